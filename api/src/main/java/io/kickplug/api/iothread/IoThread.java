@@ -1,0 +1,35 @@
+package io.kickplug.api.iothread;
+
+import org.osgi.annotation.versioning.ProviderType;
+
+/**
+ * A device-side event loop on its own thread (QEMU's IOThread). Work arrives as signalled sources and as
+ * tasks; the loop runs every pending source, then the tasks, then waits.
+ */
+@ProviderType
+public interface IoThread extends AutoCloseable {
+
+    String name();
+
+    /**
+     * Registers {@code handler}, run on this thread once per loop iteration after
+     * {@link IoSource#signal()} was called (signals that arrive before it runs coalesce).
+     */
+    IoSource register(String name, Runnable handler);
+
+    /** Runs {@code task} on this thread, in order with other tasks. */
+    void execute(Runnable task);
+
+    /** True when called from this loop's thread. */
+    boolean inLoop();
+
+    /** Loop iterations so far. */
+    long iterations();
+
+    /** CPU time of the loop thread in nanoseconds, or -1 when the JVM cannot measure it. */
+    long cpuTimeNanos();
+
+    /** Stops the loop after the current iteration and waits for its thread to end. Idempotent. */
+    @Override
+    void close();
+}

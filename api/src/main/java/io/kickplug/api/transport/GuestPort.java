@@ -1,0 +1,25 @@
+package io.kickplug.api.transport;
+
+import io.kickplug.api.memory.GuestMemory;
+import org.osgi.annotation.versioning.ProviderType;
+
+/**
+ * Everything a guest may touch of one device: guest memory, the transport's registers, and the
+ * interrupt connection. A simulated guest uses nothing else.
+ */
+@ProviderType
+public interface GuestPort {
+
+    TransportKind kind();
+
+    GuestMemory memory();
+
+    /** The MMIO register window (section 4.2.2), or {@code null} for another transport. */
+    RegisterWindow mmio();
+
+    /** The PCI function (section 4.1), or {@code null} for another transport. */
+    PciFunction pci();
+
+    /** Connects the guest's interrupt controller, replacing any earlier one; {@code null} disconnects. */
+    void connectInterrupts(GuestInterrupts interrupts);
+}
