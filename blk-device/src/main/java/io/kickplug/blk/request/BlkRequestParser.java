@@ -99,17 +99,14 @@ public final class BlkRequestParser {
         return null;
     }
 
-    /** Whether {@code [sector, sector + sectors)} fits in the capacity; {@code sector} is unsigned. */
+    /**
+     * Whether {@code [sector, sector + sectors)} fits in the capacity. {@code sector} and the capacity are
+     * unsigned; {@code sectors} is non-negative. No sum is formed, so nothing can overflow.
+     */
     static boolean inRange(long sector, long sectors, long capacitySectors) {
         if (Long.compareUnsigned(sector, capacitySectors) > 0) {
-            return false; // also every sector >= 2^63, negative as a signed long
+            return false; // also every sector >= 2^63 on a disk of usual size
         }
-        long end;
-        try {
-            end = Math.addExact(sector, sectors);
-        } catch (ArithmeticException overflow) {
-            return false;
-        }
-        return Long.compareUnsigned(end, capacitySectors) <= 0;
+        return Long.compareUnsigned(sectors, capacitySectors - sector) <= 0;
     }
 }
