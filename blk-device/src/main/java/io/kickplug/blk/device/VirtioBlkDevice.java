@@ -120,8 +120,9 @@ public final class VirtioBlkDevice implements VirtioDevice {
     public void activate(DeviceActivation activation) {
         synchronized (lifecycle) {
             if (active != null) {
-                LOG.log(Level.WARNING, "disk " + name + ": activated while active; resetting first");
-                stopActive();
+                // The transport resets before it activates again; waiting for I/O threads here could
+                // deadlock with a transport that holds its lock while activating.
+                throw new IllegalStateException("disk " + name + ": activated twice without a reset");
             }
             Active next = new Active(activation);
             active = next;
