@@ -229,7 +229,11 @@ public final class VirtioBlkDevice implements VirtioDevice {
                     continue; // reset from this very thread: its handler is not running
                 }
                 CountDownLatch barrier = new CountDownLatch(1);
-                thread.execute(barrier::countDown);
+                try {
+                    thread.execute(barrier::countDown);
+                } catch (RuntimeException stopped) {
+                    continue; // a stopped loop runs no handler any more
+                }
                 barriers.add(barrier);
             }
             boolean interrupted = false;

@@ -6,7 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Wraps a backend, counts calls, and can be told to fail. */
-public final class RecordingBackend implements BlockBackend {
+public class RecordingBackend implements BlockBackend {
 
     public final AtomicInteger reads = new AtomicInteger();
     public final AtomicInteger writes = new AtomicInteger();
