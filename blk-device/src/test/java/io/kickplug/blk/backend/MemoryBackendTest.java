@@ -106,8 +106,8 @@ class MemoryBackendTest {
     }
 
     @Test
-    void moreThanTwoGibibytesOfChunksAreAddressed() throws IOException {
-        // Five small chunks stand in for five 1 GiB chunks: chunk index arithmetic past 2^31 bytes is long.
+    void lastOfManyChunksIsAddressed() throws IOException {
+        // Five small chunks stand in for the 1 GiB chunks of a disk over 2 GiB.
         MemoryBackend backend = new MemoryBackend(5 * 512, false, 512);
         byte[] data = new byte[512];
         new Random(4).nextBytes(data);
