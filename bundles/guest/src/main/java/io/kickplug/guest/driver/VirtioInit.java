@@ -10,14 +10,13 @@ import java.time.Duration;
  * device-specific part (config reads, queue discovery) happens between {@link #negotiate} and
  * {@link #driverOk}, done by the device driver with {@link #setupQueue}-style transport calls.
  *
- * <p>The status register is always written with every bit set so far, as the spec's step list and
- * Linux's {@code virtio_add_status} do.
+ * <p>Each step sets its bit on top of the status read back from the device, as Linux's
+ * {@code virtio_add_status} does, so a bit the device dropped (FEATURES_OK) is not written again.
  */
 public final class VirtioInit {
 
     private final VirtioTransportDriver transport;
     private final Duration resetTimeout;
-    private int status;
 
     public VirtioInit(VirtioTransportDriver transport, Duration resetTimeout) {
         this.transport = transport;
@@ -69,7 +68,7 @@ public final class VirtioInit {
         addStatus(DeviceStatus.DRIVER_OK);
     }
 
-    /** Sets FAILED on top of the status written so far (section 3.1.1: the driver gives up on the device). */
+    /** Sets FAILED on top of the current status (section 3.1.1: the driver gives up on the device). */
     public void fail() {
         addStatus(DeviceStatus.FAILED);
     }
@@ -80,7 +79,6 @@ public final class VirtioInit {
      */
     public void reset() {
         transport.setStatus(0);
-        status = 0;
         long deadline = System.nanoTime() + resetTimeout.toNanos();
         int spins = 0;
         while (transport.status() != 0) {
@@ -97,13 +95,9 @@ public final class VirtioInit {
         }
     }
 
-    /** The status bits this driver has written since the last reset. */
-    public int writtenStatus() {
-        return status;
-    }
-
     private void addStatus(int bit) {
-        status |= bit;
-        transport.setStatus(status);
+        // DEVICE_NEEDS_RESET is the device's bit (section 2.1); the driver never writes it.
+        int current = transport.status() & ~DeviceStatus.DEVICE_NEEDS_RESET;
+        transport.setStatus(current | bit);
     }
 }
