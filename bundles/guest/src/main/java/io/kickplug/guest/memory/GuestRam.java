@@ -44,22 +44,25 @@ public final class GuestRam {
         if (alignment <= 0 || Long.bitCount(alignment) != 1) {
             throw new IllegalArgumentException("alignment must be a power of two: " + alignment);
         }
-        while (region < regions.size()) {
-            MemoryRegion r = regions.get(region);
+        // Search with a local cursor: a failed allocation leaves the allocator as it was.
+        for (int i = region; i < regions.size(); i++) {
+            MemoryRegion r = regions.get(i);
             long start = Long.compareUnsigned(next, r.guestAddress()) > 0 ? next : r.guestAddress();
             long aligned = (start + alignment - 1) & -alignment;
             // Unsigned compares: a region may sit in the upper half of the address space.
             if (Long.compareUnsigned(aligned, start) >= 0
                     && Long.compareUnsigned(aligned, r.lastAddress()) <= 0
                     && Long.compareUnsigned(bytes - 1, r.lastAddress() - aligned) <= 0) {
-                next = aligned + bytes;
                 allocated += bytes;
                 if (Long.compareUnsigned(aligned + bytes - 1, r.lastAddress()) == 0) {
-                    region++;
+                    region = i + 1;
+                    next = i + 1 < regions.size() ? regions.get(i + 1).guestAddress() : 0;
+                } else {
+                    region = i;
+                    next = aligned + bytes;
                 }
                 return aligned;
             }
-            region++;
         }
         throw new IllegalStateException("guest memory exhausted: cannot allocate " + bytes + " bytes after "
                 + allocated + " of " + memory.totalSize() + " bytes were used");
