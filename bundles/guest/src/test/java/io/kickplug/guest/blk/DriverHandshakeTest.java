@@ -60,6 +60,7 @@ class DriverHandshakeTest {
             assertTrue(fake.positionsOf(QUEUE_DEVICE_HIGH).get(0) < ready.get(0), "addresses before QueueReady");
             assertTrue(ready.get(0) < driverOk, "QueueReady before DRIVER_OK");
             assertTrue(fake.queueReady[0]);
+            assertEquals(1, driver.queueCount());
         }
     }
 
@@ -143,6 +144,7 @@ class DriverHandshakeTest {
         fake.resetLagReads = 5;
         try (VirtioBlkDriver driver = VirtioBlkDriver.boot(fake, queues, config)) {
             assertEquals(ACK | DRV | FOK | DOK, fake.status);
+            assertEquals(2048, driver.capacitySectors());
         }
     }
 
