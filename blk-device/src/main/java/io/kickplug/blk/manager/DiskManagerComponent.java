@@ -8,6 +8,7 @@ import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
+import io.kickplug.api.virtio.VirtioDevice;
 import java.util.List;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -56,6 +57,16 @@ public final class DiskManagerComponent implements DiskManager {
     @Override
     public DiskInfo info(String name) {
         return registry.info(name);
+    }
+
+    @Override
+    public VirtioDevice exportDevice(String name, int numQueues) {
+        return registry.exportDevice(name, numQueues);
+    }
+
+    @Override
+    public void releaseExport(String name, VirtioDevice device) {
+        registry.releaseExport(name, device);
     }
 
     @Override

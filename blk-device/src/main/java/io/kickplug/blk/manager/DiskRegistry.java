@@ -44,6 +44,8 @@ public final class DiskRegistry implements AutoCloseable {
     private final GuestMemoryFactory memoryFactory;
     private final Supplier<? extends Collection<BackendFactory>> backendFactories;
     private final Map<String, AttachedDisk> disks = new LinkedHashMap<>();
+    /** Devices handed out by {@link #exportDevice}, per disk; reset before the disk's backend closes. */
+    private final Map<String, List<VirtioBlkDevice>> exports = new LinkedHashMap<>();
 
     /**
      * @param backendFactories the backend factories available at the moment of the call
@@ -104,6 +106,14 @@ public final class DiskRegistry implements AutoCloseable {
             throw noSuchDisk(name);
         }
         List<Throwable> failures = new ArrayList<>();
+        for (VirtioBlkDevice exported : exports.getOrDefault(name, List.of())) {
+            try {
+                exported.reset();
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+        }
+        exports.remove(name);
         // Closing the transport resets the device, which waits for in-flight requests (section 2.4).
         release(disk.transport(), disk.threads(), disk.backend(), failures);
         if (!failures.isEmpty()) {
@@ -129,6 +139,29 @@ public final class DiskRegistry implements AutoCloseable {
             throw new DiskException("disk '" + name + "' has no in-process transport");
         }
         return port;
+    }
+
+    /**
+     * A fresh device over the disk's backend and I/O threads for an out-of-registry transport (vhost-user);
+     * {@link #detach} resets it before closing the backend.
+     */
+    public synchronized VirtioBlkDevice exportDevice(String name, int numQueues) {
+        AttachedDisk disk = find(name);
+        if (numQueues < 1 || numQueues > DiskSpec.MAX_QUEUES) {
+            throw new DiskException("number of queues " + numQueues + " is not in 1.." + DiskSpec.MAX_QUEUES);
+        }
+        VirtioBlkDevice device = new VirtioBlkDevice(name, disk.backend(), disk.spec().backend().readOnly(),
+                numQueues, disk.spec().queueSize(), serial(disk.spec()), disk.threads());
+        exports.computeIfAbsent(name, n -> new ArrayList<>()).add(device);
+        return device;
+    }
+
+    /** Forgets an exported device (its transport reset it). */
+    public synchronized void releaseExport(String name, Object device) {
+        List<VirtioBlkDevice> list = exports.get(name);
+        if (list != null && list.removeIf(d -> d == device) && list.isEmpty()) {
+            exports.remove(name);
+        }
     }
 
     /** The device of a disk, for diagnostics and tests. */
