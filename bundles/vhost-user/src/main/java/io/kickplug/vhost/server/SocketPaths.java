@@ -3,14 +3,10 @@ package io.kickplug.vhost.server;
 import java.io.IOException;
 import java.net.SocketException;
 import java.nio.file.AccessDeniedException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Comparator;
-import java.util.stream.Stream;
 import org.newsclub.net.unix.AFUNIXServerSocket;
 import org.newsclub.net.unix.AFUNIXSocket;
 import org.newsclub.net.unix.AFUNIXSocketAddress;
@@ -50,9 +46,11 @@ final class SocketPaths {
     }
 
     /**
-     * Binds a listening socket at {@code path} with mode 0600. The socket is created inside a fresh 0700
-     * directory next to {@code path}, made 0600 and then moved into place, so it is never reachable with a
-     * wider mode (whatever the umask).
+     * Binds a listening socket at {@code path} and sets its mode to 0600 before anything is accepted. The
+     * socket file is created with the process umask first (Java cannot change the umask); connecting needs
+     * write permission, so under the usual umask 022 or 077 no other user can connect in that instant.
+     * (Binding elsewhere and renaming the file into place does not work: junixsocket's accept checks that the
+     * bound path still names the socket.)
      */
     static AFUNIXServerSocket bind(Path path) throws IOException {
         Path target = path.toAbsolutePath();
@@ -63,48 +61,17 @@ final class SocketPaths {
         if (target.toString().getBytes().length > MAX_PATH_BYTES) {
             throw new IOException("socket path " + target + " is longer than " + MAX_PATH_BYTES + " bytes");
         }
-        Path dir;
-        try {
-            dir = Files.createTempDirectory(parent, ".kp",
-                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        } catch (AccessDeniedException e) {
-            throw new IOException("cannot create the socket in " + parent + ": permission denied");
-        }
-        Path temp = dir.resolve("s");
         AFUNIXServerSocket server = AFUNIXServerSocket.newInstance();
         try {
-            if (temp.toString().getBytes().length > MAX_PATH_BYTES) {
-                throw new IOException("socket path " + target + " is too long for a temporary name beside it");
-            }
-            server.bind(AFUNIXSocketAddress.of(temp.toFile()));
-            Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rw-------"));
-            try {
-                Files.move(temp, target);
-            } catch (FileAlreadyExistsException e) {
-                throw new IOException("socket path " + target + " appeared while binding; not replacing it");
-            }
+            server.bind(AFUNIXSocketAddress.of(target.toFile()));
+            Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-------"));
             return server;
+        } catch (AccessDeniedException e) {
+            server.close();
+            throw new IOException("cannot create the socket " + target + ": permission denied");
         } catch (IOException | RuntimeException e) {
             server.close();
             throw e;
-        } finally {
-            deleteTree(dir);
-        }
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    // a temporary leftover is harmless
-                }
-            });
-        } catch (NoSuchFileException e) {
-            // already gone
-        } catch (IOException e) {
-            // a temporary leftover is harmless
         }
     }
 }
