@@ -92,6 +92,40 @@ public final class VhostUserServer implements Closeable {
                 b == null ? null : b.status());
     }
 
+    /**
+     * Waits until no front-end is connected (the last session ended and its device was reset).
+     *
+     * @return false on timeout
+     */
+    public synchronized boolean awaitNoFrontend(long timeout, TimeUnit unit) throws InterruptedException {
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        while (session != null) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        return true;
+    }
+
+    /**
+     * Waits until a front-end is connected.
+     *
+     * @return false on timeout
+     */
+    public synchronized boolean awaitFrontend(long timeout, TimeUnit unit) throws InterruptedException {
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        while (session == null) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        return true;
+    }
+
     private void acceptLoop() {
         while (!closed) {
             AFUNIXSocket socket;
@@ -121,6 +155,7 @@ public final class VhostUserServer implements Closeable {
                 Session s = new Session(socket, peer, number);
                 session = s;
                 s.thread.start();
+                notifyAll();
             }
         }
     }
@@ -179,6 +214,7 @@ public final class VhostUserServer implements Closeable {
                     if (session == this) {
                         session = null;
                     }
+                    VhostUserServer.this.notifyAll();
                 }
                 LOG.log(closed ? Level.DEBUG : Level.INFO, "vhost-user " + name + ": " + end
                         + (closed ? "" : "; waiting for the next front-end"));
