@@ -1,0 +1,19 @@
+package io.kickplug.virtio.ds;
+
+import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.virtio.DriverQueue;
+import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.VirtqueueFactory;
+import io.kickplug.virtio.queue.SplitDriverQueue;
+import org.osgi.service.component.annotations.Component;
+
+/** Driver views of split virtqueues, for simulated guests. */
+@Component(service = VirtqueueFactory.class)
+public final class VirtqueueFactoryComponent implements VirtqueueFactory {
+
+    @Override
+    public DriverQueue createDriverQueue(GuestMemory memory, QueueLayout layout, long features, long indirectArea,
+            int maxIndirect) {
+        return new SplitDriverQueue(memory, layout, features, indirectArea, maxIndirect);
+    }
+}

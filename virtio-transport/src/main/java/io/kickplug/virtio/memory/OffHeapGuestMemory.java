@@ -1,0 +1,477 @@
+package io.kickplug.virtio.memory;
+
+import io.kickplug.api.memory.AddressOverflowException;
+import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.memory.InvalidGuestAddressException;
+import io.kickplug.api.memory.MemoryRegion;
+import io.kickplug.api.memory.PartialBufferException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Guest memory over direct (off-heap or memory-mapped) byte buffers, one or more regions, each region
+ * split into chunks of a power-of-two size so regions over 2 GiB work.
+ *
+ * <p>Every access is bounds-checked before it touches memory; there is no switch to turn the checks off.
+ * Ordered accessors use {@link VarHandle} views with acquire/release semantics; they need aligned
+ * addresses and fall back to a plain access framed by fences when an address is misaligned (a guest may
+ * misplace a ring on purpose; the queue setup rejects that, but memory stays correct regardless).
+ */
+public final class OffHeapGuestMemory implements GuestMemory {
+
+    /** Default chunk: 1 GiB. */
+    public static final int DEFAULT_CHUNK_SHIFT = 30;
+
+    private static final VarHandle SHORT = MethodHandles.byteBufferViewVarHandle(short[].class,
+            ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class,
+            ByteOrder.LITTLE_ENDIAN);
+
+    private static final class Region {
+        final long start;
+        final long size;
+        final ByteBuffer[] chunks;
+        final int shift;
+        final long mask;
+
+        Region(long start, long size, ByteBuffer[] chunks, int shift) {
+            this.start = start;
+            this.size = size;
+            this.chunks = chunks;
+            this.shift = shift;
+            this.mask = (1L << shift) - 1;
+        }
+
+        /** True when {@code address} lies in this region (unsigned). */
+        boolean contains(long address) {
+            long off = address - start;
+            return Long.compareUnsigned(address, start) >= 0 && Long.compareUnsigned(off, size) < 0;
+        }
+    }
+
+    private final Region[] regions;
+    private final List<MemoryRegion> layout;
+    private final long totalSize;
+
+    private OffHeapGuestMemory(Region[] regions) {
+        this.regions = regions;
+        List<MemoryRegion> l = new ArrayList<>();
+        long total = 0;
+        for (Region r : regions) {
+            l.add(new MemoryRegion(r.start, r.size));
+            total += r.size;
+        }
+        this.layout = List.copyOf(l);
+        this.totalSize = total;
+    }
+
+    /** Allocates one zeroed region of {@code size} bytes at guest address 0. */
+    public static OffHeapGuestMemory allocate(long size) {
+        return allocate(List.of(new MemoryRegion(0, size)), DEFAULT_CHUNK_SHIFT);
+    }
+
+    /** Allocates zeroed regions; {@code chunkShift} sets the chunk size (tests use small chunks). */
+    public static OffHeapGuestMemory allocate(List<MemoryRegion> layout, int chunkShift) {
+        if (chunkShift < 3 || chunkShift > 30) {
+            throw new IllegalArgumentException("chunk shift must be 3..30: " + chunkShift);
+        }
+        List<List<ByteBuffer>> chunks = new ArrayList<>();
+        for (MemoryRegion r : layout) {
+            List<ByteBuffer> list = new ArrayList<>();
+            long left = r.size();
+            while (left > 0) {
+                int n = (int) Math.min(left, 1L << chunkShift);
+                list.add(ByteBuffer.allocateDirect(n));
+                left -= n;
+            }
+            chunks.add(list);
+        }
+        return wrap(layout, chunks);
+    }
+
+    /**
+     * Wraps existing direct buffers. Within a region every chunk but the last must have the same
+     * power-of-two capacity, and the capacities must sum to the region size.
+     */
+    public static OffHeapGuestMemory wrap(List<MemoryRegion> layout, List<List<ByteBuffer>> chunks) {
+        Objects.requireNonNull(layout, "layout");
+        if (layout.isEmpty()) {
+            throw new IllegalArgumentException("guest memory needs at least one region");
+        }
+        if (layout.size() != chunks.size()) {
+            throw new IllegalArgumentException("one chunk list per region expected");
+        }
+        List<MemoryRegion> sorted = new ArrayList<>(layout);
+        Region[] regions = new Region[layout.size()];
+        for (int i = 0; i < layout.size(); i++) {
+            MemoryRegion r = layout.get(i);
+            List<ByteBuffer> list = chunks.get(i);
+            if (list.isEmpty()) {
+                throw new IllegalArgumentException("region " + i + " has no buffers");
+            }
+            int first = list.get(0).capacity();
+            int shift = 31 - Integer.numberOfLeadingZeros(first);
+            long sum = 0;
+            ByteBuffer[] arr = new ByteBuffer[list.size()];
+            for (int c = 0; c < arr.length; c++) {
+                ByteBuffer b = list.get(c);
+                if (!b.isDirect()) {
+                    throw new IllegalArgumentException("guest memory buffers must be direct");
+                }
+                if (c < arr.length - 1 && (b.capacity() != first || Integer.bitCount(first) != 1)) {
+                    throw new IllegalArgumentException("region " + i + ": every chunk but the last must have the"
+                            + " same power-of-two capacity");
+                }
+                if (c == arr.length - 1 && arr.length > 1 && b.capacity() > first) {
+                    throw new IllegalArgumentException("region " + i + ": last chunk larger than the others");
+                }
+                arr[c] = b.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
+                sum += b.capacity();
+            }
+            if (arr.length == 1) {
+                // A single chunk of any size: use a shift that covers it whole.
+                shift = 31;
+            }
+            if (sum != r.size()) {
+                throw new IllegalArgumentException("region " + i + ": buffers hold " + sum + " bytes, region size is "
+                        + r.size());
+            }
+            regions[i] = new Region(r.guestAddress(), r.size(), arr, shift);
+        }
+        java.util.Arrays.sort(regions, (a, b) -> Long.compareUnsigned(a.start, b.start));
+        sorted.sort((a, b) -> Long.compareUnsigned(a.guestAddress(), b.guestAddress()));
+        for (int i = 1; i < regions.length; i++) {
+            Region prev = regions[i - 1];
+            if (Long.compareUnsigned(regions[i].start, prev.start + prev.size - 1) <= 0) {
+                throw new IllegalArgumentException("memory regions overlap at 0x" + Long.toHexString(regions[i].start));
+            }
+        }
+        return new OffHeapGuestMemory(regions);
+    }
+
+    @Override
+    public List<MemoryRegion> regions() {
+        return layout;
+    }
+
+    @Override
+    public long totalSize() {
+        return totalSize;
+    }
+
+    private Region find(long address) {
+        Region[] rs = regions;
+        if (rs.length == 1) {
+            return rs[0].contains(address) ? rs[0] : null;
+        }
+        int lo = 0;
+        int hi = rs.length - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            Region r = rs[mid];
+            if (Long.compareUnsigned(address, r.start) < 0) {
+                hi = mid - 1;
+            } else if (r.contains(address)) {
+                return r;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return null;
+    }
+
+    /** Validates the range and returns the region of its first byte. */
+    private Region check(long address, long length) {
+        if (length < 0 || (length > 0 && Long.compareUnsigned(address + length - 1, address) < 0)) {
+            throw new AddressOverflowException(address, length);
+        }
+        Region r = find(address);
+        if (r == null) {
+            throw new InvalidGuestAddressException(address);
+        }
+        long inRegion = r.size - (address - r.start);
+        if (length <= inRegion) {
+            return r;
+        }
+        // Crosses into the following regions: they must be adjacent.
+        long done = inRegion;
+        long cur = address + inRegion;
+        while (done < length) {
+            Region next = find(cur);
+            if (next == null) {
+                throw new PartialBufferException(address, length, done);
+            }
+            long n = Math.min(next.size, length - done);
+            done += n;
+            cur += n;
+        }
+        return r;
+    }
+
+    @Override
+    public void checkRange(long address, long length) {
+        if (length == 0) {
+            return;
+        }
+        check(address, length);
+    }
+
+    @Override
+    public boolean isValidRange(long address, long length) {
+        if (length == 0) {
+            return true;
+        }
+        try {
+            check(address, length);
+            return true;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** True when [address, address+width) lies in one chunk of {@code r}. */
+    private static boolean inOneChunk(Region r, long off, int width) {
+        return ((off & r.mask) + width) <= (r.mask + 1) || r.chunks.length == 1;
+    }
+
+    private static ByteBuffer chunk(Region r, long off) {
+        return r.chunks[(int) (off >>> r.shift)];
+    }
+
+    private static int index(Region r, long off) {
+        return (int) (off & r.mask);
+    }
+
+    @Override
+    public byte readU8(long address) {
+        Region r = check(address, 1);
+        long off = address - r.start;
+        return chunk(r, off).get(index(r, off));
+    }
+
+    @Override
+    public void writeU8(long address, byte value) {
+        Region r = check(address, 1);
+        long off = address - r.start;
+        chunk(r, off).put(index(r, off), value);
+    }
+
+    /** Reads {@code width} bytes little-endian, byte by byte (for ranges crossing chunks or regions). */
+    private long readSlow(long address, int width) {
+        long v = 0;
+        for (int i = 0; i < width; i++) {
+            v |= (readU8(address + i) & 0xffL) << (8 * i);
+        }
+        return v;
+    }
+
+    private void writeSlow(long address, int width, long value) {
+        for (int i = 0; i < width; i++) {
+            writeU8(address + i, (byte) (value >>> (8 * i)));
+        }
+    }
+
+    @Override
+    public short readU16(long address) {
+        Region r = check(address, 2);
+        long off = address - r.start;
+        if (inOneChunk(r, off, 2) && off + 2 <= r.size) {
+            return chunk(r, off).getShort(index(r, off));
+        }
+        return (short) readSlow(address, 2);
+    }
+
+    @Override
+    public short readU16Acquire(long address) {
+        Region r = check(address, 2);
+        long off = address - r.start;
+        if ((address & 1) == 0 && inOneChunk(r, off, 2) && off + 2 <= r.size) {
+            return (short) SHORT.getAcquire(chunk(r, off), index(r, off));
+        }
+        short v = (short) readSlow(address, 2);
+        VarHandle.acquireFence();
+        return v;
+    }
+
+    @Override
+    public void writeU16(long address, short value) {
+        Region r = check(address, 2);
+        long off = address - r.start;
+        if (inOneChunk(r, off, 2) && off + 2 <= r.size) {
+            chunk(r, off).putShort(index(r, off), value);
+        } else {
+            writeSlow(address, 2, value);
+        }
+    }
+
+    @Override
+    public void writeU16Release(long address, short value) {
+        Region r = check(address, 2);
+        long off = address - r.start;
+        if ((address & 1) == 0 && inOneChunk(r, off, 2) && off + 2 <= r.size) {
+            SHORT.setRelease(chunk(r, off), index(r, off), value);
+        } else {
+            VarHandle.releaseFence();
+            writeSlow(address, 2, value);
+        }
+    }
+
+    @Override
+    public int readU32(long address) {
+        Region r = check(address, 4);
+        long off = address - r.start;
+        if (inOneChunk(r, off, 4) && off + 4 <= r.size) {
+            return chunk(r, off).getInt(index(r, off));
+        }
+        return (int) readSlow(address, 4);
+    }
+
+    @Override
+    public int readU32Acquire(long address) {
+        Region r = check(address, 4);
+        long off = address - r.start;
+        if ((address & 3) == 0 && inOneChunk(r, off, 4) && off + 4 <= r.size) {
+            return (int) INT.getAcquire(chunk(r, off), index(r, off));
+        }
+        int v = (int) readSlow(address, 4);
+        VarHandle.acquireFence();
+        return v;
+    }
+
+    @Override
+    public void writeU32(long address, int value) {
+        Region r = check(address, 4);
+        long off = address - r.start;
+        if (inOneChunk(r, off, 4) && off + 4 <= r.size) {
+            chunk(r, off).putInt(index(r, off), value);
+        } else {
+            writeSlow(address, 4, value);
+        }
+    }
+
+    @Override
+    public void writeU32Release(long address, int value) {
+        Region r = check(address, 4);
+        long off = address - r.start;
+        if ((address & 3) == 0 && inOneChunk(r, off, 4) && off + 4 <= r.size) {
+            INT.setRelease(chunk(r, off), index(r, off), value);
+        } else {
+            VarHandle.releaseFence();
+            writeSlow(address, 4, value);
+        }
+    }
+
+    @Override
+    public long readU64(long address) {
+        Region r = check(address, 8);
+        long off = address - r.start;
+        if (inOneChunk(r, off, 8) && off + 8 <= r.size) {
+            return chunk(r, off).getLong(index(r, off));
+        }
+        return readSlow(address, 8);
+    }
+
+    @Override
+    public void writeU64(long address, long value) {
+        Region r = check(address, 8);
+        long off = address - r.start;
+        if (inOneChunk(r, off, 8) && off + 8 <= r.size) {
+            chunk(r, off).putLong(index(r, off), value);
+        } else {
+            writeSlow(address, 8, value);
+        }
+    }
+
+    /** Visits each contiguous piece of an already checked range. */
+    private interface Piece {
+        void accept(ByteBuffer chunk, int index, int length, long done);
+    }
+
+    private void forEachPiece(long address, long length, Piece piece) {
+        check(address, length);
+        long done = 0;
+        while (done < length) {
+            long cur = address + done;
+            Region r = find(cur);
+            long off = cur - r.start;
+            long chunkLeft = r.chunks.length == 1 ? r.size - off : (r.mask + 1) - (off & r.mask);
+            chunkLeft = Math.min(chunkLeft, r.size - off);
+            int n = (int) Math.min(Math.min(chunkLeft, length - done), Integer.MAX_VALUE);
+            piece.accept(chunk(r, off), index(r, off), n, done);
+            done += n;
+        }
+    }
+
+    @Override
+    public void read(long address, byte[] dst, int offset, int length) {
+        Objects.checkFromIndexSize(offset, length, dst.length);
+        forEachPiece(address, length, (c, i, n, done) -> c.get(i, dst, offset + (int) done, n));
+    }
+
+    @Override
+    public void write(long address, byte[] src, int offset, int length) {
+        Objects.checkFromIndexSize(offset, length, src.length);
+        forEachPiece(address, length, (c, i, n, done) -> c.put(i, src, offset + (int) done, n));
+    }
+
+    @Override
+    public void read(long address, ByteBuffer dst) {
+        int len = dst.remaining();
+        forEachPiece(address, len, (c, i, n, done) -> dst.put(c.slice(i, n)));
+    }
+
+    @Override
+    public void write(long address, ByteBuffer src) {
+        int len = src.remaining();
+        forEachPiece(address, len, (c, i, n, done) -> {
+            ByteBuffer part = src.slice(src.position(), n);
+            c.put(i, part, 0, n);
+            src.position(src.position() + n);
+        });
+    }
+
+    private static final byte[] ZEROES = new byte[64 * 1024];
+
+    @Override
+    public void fill(long address, long length, byte value) {
+        byte[] pattern = value == 0 ? ZEROES : filled(value);
+        forEachPiece(address, length, (c, i, n, done) -> {
+            int left = n;
+            int at = i;
+            while (left > 0) {
+                int k = Math.min(left, pattern.length);
+                c.put(at, pattern, 0, k);
+                at += k;
+                left -= k;
+            }
+        });
+    }
+
+    private static byte[] filled(byte value) {
+        byte[] b = new byte[64 * 1024];
+        java.util.Arrays.fill(b, value);
+        return b;
+    }
+
+    @Override
+    public ByteBuffer[] views(long address, long length) {
+        List<ByteBuffer> out = new ArrayList<>(1);
+        forEachPiece(address, length, (c, i, n, done) -> out.add(c.slice(i, n).order(ByteOrder.LITTLE_ENDIAN)));
+        return out.toArray(new ByteBuffer[0]);
+    }
+
+    @Override
+    public void fullFence() {
+        VarHandle.fullFence();
+    }
+
+    @Override
+    public String toString() {
+        return "OffHeapGuestMemory" + layout;
+    }
+}
