@@ -59,6 +59,8 @@ final class Launcher {
     private Path cacheDir;
     private boolean temporaryCache;
     private boolean shutDown;
+    /** Set when shutdown begins; failures after it are the shutdown's doing (SIGTERM), not the user's. */
+    private volatile boolean stopping;
 
     Launcher(Options options, Path felixHome, PrintStream out, PrintStream err) {
         this.options = options;
@@ -101,6 +103,7 @@ final class Launcher {
 
     /** Stops the framework and deletes a temporary cache; safe to call twice and from a shutdown hook. */
     void shutdown() {
+        stopping = true;
         synchronized (lifecycle) {
             if (shutDown) {
                 return;
@@ -283,6 +286,9 @@ final class Launcher {
     }
 
     private void fail(String message, Throwable failure) {
+        if (stopping) {
+            return;
+        }
         out.flush();
         err.println("error: " + message);
         if (options.verbose() && failure != null) {

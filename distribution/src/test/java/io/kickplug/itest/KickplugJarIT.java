@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
+import java.io.File;
 import java.io.InputStreamReader;
-import java.io.UncheckedIOException;
+import java.lang.ProcessBuilder.Redirect;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,6 +30,8 @@ class KickplugJarIT {
 
     private static final long TIMEOUT_SECONDS = 90;
     private static Path jar;
+
+    private int runs;
 
     @TempDir
     Path workDir;
@@ -159,11 +161,11 @@ class KickplugJarIT {
 
     @Test
     void daemonRunsUntilSigtermAndStopsCleanly() throws Exception {
-        Process process = start("--daemon");
+        Path errFile = tmpDir.resolve("daemon.err");
+        Process process = start(Redirect.PIPE, Redirect.to(errFile.toFile()), "--daemon");
         List<String> out = Collections.synchronizedList(new ArrayList<>());
         CompletableFuture<Void> running = new CompletableFuture<>();
-        CompletableFuture<List<String>> err = CompletableFuture.supplyAsync(() -> lines(process.getErrorStream()));
-        CompletableFuture<Void> reader = CompletableFuture.runAsync(() -> {
+        Thread reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(
                     new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null;) {
@@ -176,15 +178,19 @@ class KickplugJarIT {
                 running.completeExceptionally(e);
             }
             running.completeExceptionally(new AssertionError("daemon ended before it was running: " + out));
-        });
+        }, "daemon-stdout");
+        reader.start();
         try {
             running.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
             assertTrue(process.isAlive(), "daemon exited on its own");
-            process.destroy(); // SIGTERM
+            // SIGTERM, as Process.destroy() sends, but through the handle: Process.destroy() also closes our end
+            // of the child's stdout, which would lose what the daemon prints while it stops.
+            assertTrue(process.toHandle().destroy(), "could not send SIGTERM");
             assertTrue(process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS), "daemon did not stop after SIGTERM");
-            reader.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
-            assertEquals(0, process.exitValue(), () -> "stdout " + out + " stderr " + err.join());
-            assertTrue(err.get(TIMEOUT_SECONDS, TimeUnit.SECONDS).isEmpty(), () -> "stderr " + err.join());
+            reader.join(TimeUnit.SECONDS.toMillis(TIMEOUT_SECONDS));
+            List<String> err = nonBlankLines(errFile);
+            assertEquals(0, process.exitValue(), () -> "stdout " + out + " stderr " + err);
+            assertTrue(err.isEmpty(), () -> "stderr " + err);
             assertTrue(out.contains("kickplug: stopped"), () -> "stdout " + out);
         } finally {
             process.destroyForcibly();
@@ -211,37 +217,40 @@ class KickplugJarIT {
     }
 
     private Run run(String... args) throws Exception {
-        Process process = start(args);
-        CompletableFuture<List<String>> out = CompletableFuture.supplyAsync(() -> lines(process.getInputStream()));
-        CompletableFuture<List<String>> err = CompletableFuture.supplyAsync(() -> lines(process.getErrorStream()));
+        // Output goes to files: no reader threads racing the process's exit.
+        int n = runs++;
+        Path outFile = tmpDir.resolve("run" + n + ".out");
+        Path errFile = tmpDir.resolve("run" + n + ".err");
+        Process process = start(Redirect.to(outFile.toFile()), Redirect.to(errFile.toFile()), args);
         try {
             assertTrue(process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS),
                     "kickplug.jar " + String.join(" ", args) + " did not finish in " + TIMEOUT_SECONDS + " s");
-            return new Run(process.exitValue(), out.get(TIMEOUT_SECONDS, TimeUnit.SECONDS),
-                    err.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+            return new Run(process.exitValue(), nonBlankLines(outFile), nonBlankLines(errFile));
         } finally {
             process.destroyForcibly();
         }
     }
 
     /** Starts the jar from a fresh, empty working directory, with its own temporary directory. */
-    private Process start(String... args) throws IOException {
+    private Process start(Redirect out, Redirect err, String... args) throws IOException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Djava.io.tmpdir=" + tmpDir);
         command.add("-jar");
         command.add(jar.toString());
         command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).directory(workDir.toFile()).start();
-        process.getOutputStream().close();
-        return process;
+        return new ProcessBuilder(command).directory(workDir.toFile())
+                .redirectInput(Redirect.from(devNull()))
+                .redirectOutput(out)
+                .redirectError(err)
+                .start();
     }
 
-    private static List<String> lines(InputStream in) {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-            return r.lines().filter(line -> !line.isBlank()).toList();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    private static File devNull() {
+        return new File(System.getProperty("os.name").startsWith("Windows") ? "NUL" : "/dev/null");
+    }
+
+    private static List<String> nonBlankLines(Path file) throws IOException {
+        return Files.readAllLines(file, StandardCharsets.UTF_8).stream().filter(line -> !line.isBlank()).toList();
     }
 }
