@@ -91,6 +91,22 @@ class KickplugJarIT {
     }
 
     @Test
+    void daemonWhoseScriptFailsExitsOne() throws Exception {
+        Path script = Files.writeString(tmpDir.resolve("serve.gosh"), "echo serving\nkp:detach nosuch\n");
+        Run run = run("--daemon", "-f", script.toString());
+        assertOneErrorLine(run);
+        assertTrue(run.out().contains("serving"), run::toString);
+    }
+
+    @Test
+    void withoutArgumentsTheConsoleReadsStdinAndStopsAtItsEnd() throws Exception {
+        Path input = Files.writeString(tmpDir.resolve("console.in"), "echo from-the-console\n");
+        Run run = run(Redirect.from(input.toFile()));
+        assertEquals(0, run.exit(), run::toString);
+        assertTrue(run.outText().contains("from-the-console"), run::toString);
+    }
+
+    @Test
     void demoExitsZero() throws Exception {
         Run run = run("--demo");
         assertEquals(0, run.exit(), run::toString);
@@ -162,7 +178,7 @@ class KickplugJarIT {
     @Test
     void daemonRunsUntilSigtermAndStopsCleanly() throws Exception {
         Path errFile = tmpDir.resolve("daemon.err");
-        Process process = start(Redirect.PIPE, Redirect.to(errFile.toFile()), "--daemon");
+        Process process = start(Redirect.from(devNull()), Redirect.PIPE, Redirect.to(errFile.toFile()), "--daemon");
         List<String> out = Collections.synchronizedList(new ArrayList<>());
         CompletableFuture<Void> running = new CompletableFuture<>();
         Thread reader = new Thread(() -> {
@@ -217,11 +233,15 @@ class KickplugJarIT {
     }
 
     private Run run(String... args) throws Exception {
+        return run(Redirect.from(devNull()), args);
+    }
+
+    private Run run(Redirect in, String... args) throws Exception {
         // Output goes to files: no reader threads racing the process's exit.
         int n = runs++;
         Path outFile = tmpDir.resolve("run" + n + ".out");
         Path errFile = tmpDir.resolve("run" + n + ".err");
-        Process process = start(Redirect.to(outFile.toFile()), Redirect.to(errFile.toFile()), args);
+        Process process = start(in, Redirect.to(outFile.toFile()), Redirect.to(errFile.toFile()), args);
         try {
             assertTrue(process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS),
                     "kickplug.jar " + String.join(" ", args) + " did not finish in " + TIMEOUT_SECONDS + " s");
@@ -232,15 +252,19 @@ class KickplugJarIT {
     }
 
     /** Starts the jar from a fresh, empty working directory, with its own temporary directory. */
-    private Process start(Redirect out, Redirect err, String... args) throws IOException {
+    private Process start(Redirect in, Redirect out, Redirect err, String... args) throws IOException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        if (Runtime.version().feature() >= 23) {
+            // Felix calls sun.misc.Unsafe; newer JDKs warn on stderr unless allowed (build-facts, Java 25).
+            command.add("--sun-misc-unsafe-memory-access=allow");
+        }
         command.add("-Djava.io.tmpdir=" + tmpDir);
         command.add("-jar");
         command.add(jar.toString());
         command.addAll(List.of(args));
         return new ProcessBuilder(command).directory(workDir.toFile())
-                .redirectInput(Redirect.from(devNull()))
+                .redirectInput(in)
                 .redirectOutput(out)
                 .redirectError(err)
                 .start();
