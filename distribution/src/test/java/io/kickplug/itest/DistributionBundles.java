@@ -23,11 +23,8 @@ final class DistributionBundles {
     }
 
     static Path felixHome() {
-        String dir = System.getProperty("kickplug.felix.dir");
-        if (dir == null) {
-            throw new IllegalStateException("system property kickplug.felix.dir is not set (run through failsafe)");
-        }
-        return Path.of(dir);
+        // failsafe sets the property; target/felix is where the module builds it (run from the module directory).
+        return Path.of(System.getProperty("kickplug.felix.dir", "target/felix")).toAbsolutePath();
     }
 
     static List<BundleSet.Jar> jars() {
