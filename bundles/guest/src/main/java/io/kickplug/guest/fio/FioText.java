@@ -63,7 +63,7 @@ public final class FioText {
         double iops = seconds > 0 ? d.ios() / seconds : 0;
         double bw = seconds > 0 ? d.bytes() / seconds : 0;
         out.append(String.format(Locale.ROOT, "  %s: IOPS=%s, BW=%s/s (%s/s)(%s/%dmsec)%n", dir,
-                num2str(iops, 1000, new String[] {"", "k", "M", "G", "T"}), iec(bw), si(bw), iec(d.bytes()),
+                num2str(iops, 4, 1000, new String[] {"", "k", "M", "G", "T"}), iec(bw), si(bw), iec(d.bytes()),
                 millis(runtimeNanos)));
         latency(out, "slat", d.slat());
         latency(out, "clat", d.clat());
@@ -95,8 +95,8 @@ public final class FioText {
             dev /= 1e3;
         }
         out.append(String.format(Locale.ROOT, "    %s (%s): min=%s, max=%s, avg=%5.2f, stdev=%5.2f%n", name, unit,
-                num2str(Math.floor(min), 1000, new String[] {"", "k", "M", "G"}),
-                num2str(Math.floor(max), 1000, new String[] {"", "k", "M", "G"}), mean, dev));
+                num2str(Math.floor(min), 6, 1000, new String[] {"", "k", "M", "G"}),
+                num2str(Math.floor(max), 6, 1000, new String[] {"", "k", "M", "G"}), mean, dev));
     }
 
     private static void percentiles(StringBuilder out, LatencyStat clat) {
@@ -174,22 +174,23 @@ public final class FioText {
 
     /** Bytes with IEC units, fio's num2str with 4 digits: "4096MiB", "11.5MiB", "133MiB". */
     static String iec(double bytes) {
-        return num2str(bytes, 1024, new String[] {"B", "KiB", "MiB", "GiB", "TiB", "PiB"});
+        return num2str(bytes, 4, 1024, new String[] {"B", "KiB", "MiB", "GiB", "TiB", "PiB"});
     }
 
     /** Bytes with SI units: "139MB", "12.6MB". */
     static String si(double bytes) {
-        return num2str(bytes, 1000, new String[] {"B", "kB", "MB", "GB", "TB", "PB"});
+        return num2str(bytes, 4, 1000, new String[] {"B", "kB", "MB", "GB", "TB", "PB"});
     }
 
     /**
-     * fio's num2str with at most 4 digits: divide by {@code base} while the integer part has more than 4
-     * digits; after a division, use the digits left (of 4, one going to the point) for decimals.
+     * fio's num2str: divide by {@code base} while the integer part has more than {@code digits} digits;
+     * after a division, use the digits left (one going to the point) for decimals.
      */
-    static String num2str(double value, int base, String[] units) {
+    static String num2str(double value, int digits, int base, String[] units) {
         double v = Math.max(0, value);
         int unit = 0;
-        while (v >= 10_000 && unit < units.length - 1) {
+        double limit = Math.pow(10, digits);
+        while (v >= limit && unit < units.length - 1) {
             v /= base;
             unit++;
         }
@@ -197,7 +198,7 @@ public final class FioText {
             return (long) Math.floor(v) + units[0];
         }
         int intDigits = Long.toString((long) Math.floor(v)).length();
-        int decimals = 4 - intDigits - 1;
+        int decimals = digits - intDigits - 1;
         if (decimals <= 0) {
             return (long) Math.floor(v) + units[unit];
         }

@@ -15,7 +15,8 @@ import java.util.zip.CRC32C;
  *  0  u16 magic 0xacca           2  u16 verify type (1 crc32c, 2 md5)
  *  4  u32 block length           8  u64 rand_seed of the payload
  * 16  u64 block offset on disk  24  u64 numberio (the job's write sequence number)
- * 32  u32 crc32c of bytes 0..32 36  checksum of the payload: crc32c (4 bytes) or md5 (16 bytes)
+ * 32  u32 crc32c of bytes 0..32 and 36..56
+ * 36  checksum of the payload: crc32c (4 bytes) or md5 (16 bytes), then zeroes up to 56
  * 56  payload: bytes of SplittableRandom(rand_seed)
  * </pre>
  * Verifying checks the magic, the header checksum, that the block says it lives at the offset it was read
@@ -67,7 +68,6 @@ public final class VerifyCodec {
         b.putLong(8, seed);
         b.putLong(16, offset);
         b.putLong(24, numberio);
-        b.putInt(32, headerCrc(b));
         for (int i = 36; i < HEADER_BYTES; i++) {
             b.put(i, (byte) 0);
         }
@@ -75,6 +75,7 @@ public final class VerifyCodec {
         for (int i = 0; i < sum.length; i++) {
             b.put(36 + i, sum[i]);
         }
+        b.putInt(32, headerCrc(b));
     }
 
     /**
@@ -126,9 +127,11 @@ public final class VerifyCodec {
         return null;
     }
 
+    /** The header's own checksum: every header byte except the checksum field itself. */
     private int headerCrc(ByteBuffer b) {
         crc.reset();
         crc.update(b.duplicate().position(0).limit(32));
+        crc.update(b.duplicate().position(36).limit(HEADER_BYTES));
         return (int) crc.getValue();
     }
 
