@@ -153,6 +153,16 @@ class FioRunTest {
     }
 
     @Test
+    void ioIssuedDuringTheRampIsNotCounted() {
+        FakeMachine m = new FakeMachine(DISK, 1);
+        // 16 reads finish long before a one-hour ramp ends: all of them ran, none is in the statistics.
+        FioReport report = run(m, "[j]\nrw=read\nsize=64k\nramp_time=1h\n");
+        assertEquals(16, m.submits);
+        assertEquals(0, report.jobs().get(0).read().ios());
+        assertEquals(0, report.jobs().get(0).runtimeNanos());
+    }
+
+    @Test
     void loopsRepeatsTheRegion() {
         FakeMachine m = new FakeMachine(DISK, 1);
         FioReport report = run(m, "[j]\nrw=write\nsize=64k\nloops=3\n");
