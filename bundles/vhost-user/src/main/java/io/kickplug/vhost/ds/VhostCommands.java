@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Hashtable;
 import java.util.List;
+import org.apache.felix.service.command.CommandSession;
 import org.apache.felix.service.command.Function;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
@@ -20,11 +21,16 @@ import org.osgi.service.component.annotations.Reference;
 /**
  * The vhost-user exports and their Gogo commands: {@code kp:vhost <disk> --socket PATH [--queues N]},
  * {@code kp:vhost-stop <disk>} and {@code kp:vhost-list}. Gogo cannot map a hyphenated command to a Java
- * method, so each command is a {@link Function} service of its own. Stopping the component stops every
- * export (the front-ends are disconnected, the devices reset, the sockets removed).
+ * method, so each command is a {@link Function}: this component is {@code kp:vhost} (declared in its DS
+ * properties, so the launcher waits for it before running a script), and registers the other two when it
+ * activates (immediately). Stopping the component stops every export (the front-ends are disconnected, the
+ * devices reset, the sockets removed).
  */
-@Component(service = {})
-public final class VhostCommands {
+@Component(service = Function.class, immediate = true, property = {
+    "osgi.command.scope=kp",
+    "osgi.command.function=vhost",
+})
+public final class VhostCommands implements Function {
 
     static final String USAGE = "usage: kp:vhost <disk> --socket PATH [--queues N]";
 
@@ -36,9 +42,14 @@ public final class VhostCommands {
             @Reference(name = "virtqueueFactory") VirtqueueFactory queues,
             @Reference(name = "guestMemoryFactory") GuestMemoryFactory memory) {
         this.exports = new VhostExports(disks, queues, memory);
-        register(context, "vhost", (session, args) -> vhost(exports, strings(args)));
         register(context, "vhost-stop", (session, args) -> stop(exports, strings(args)));
         register(context, "vhost-list", (session, args) -> StatusTable.format(exports.list()));
+    }
+
+    /** {@code kp:vhost}. */
+    @Override
+    public Object execute(CommandSession session, List<Object> arguments) {
+        return vhost(exports, strings(arguments));
     }
 
     private void register(BundleContext context, String function, Function f) {
