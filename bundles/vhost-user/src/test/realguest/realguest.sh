@@ -60,7 +60,10 @@ prepare() {
         rm -rf "$cache/deb"
     fi
 
-    if ! [ -f "$cache/base.cpio" ]; then
+    # Rebuilt when /init or the host's fio or busybox change.
+    local stamp
+    stamp=$(cat "$here/init" "$(command -v fio)" /bin/busybox | md5sum | cut -c1-32)
+    if ! [ -f "$cache/base.cpio" ] || [ "$(cat "$cache/base.stamp" 2>/dev/null)" != "$stamp" ]; then
         local root=$cache/initramfs
         rm -rf "$root" && mkdir -p "$root"/{bin,dev,proc,sys,rg,lib/modules,tmp}
         cp /bin/busybox "$root/bin/busybox"
@@ -75,6 +78,7 @@ prepare() {
         chmod 755 "$root/init"
         (cd "$root" && find . | busybox cpio -o -H newc -R 0:0 >"$cache/base.cpio.tmp" 2>/dev/null)
         mv "$cache/base.cpio.tmp" "$cache/base.cpio"
+        echo "$stamp" >"$cache/base.stamp"
         rm -rf "$root"
     fi
     echo "RG-PREPARED kernel=$(cat "$cache/kernel-version") initramfs=$(stat -c %s "$cache/base.cpio")"

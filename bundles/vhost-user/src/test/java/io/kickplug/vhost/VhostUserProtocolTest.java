@@ -53,7 +53,8 @@ class VhostUserProtocolTest {
 
     @Test
     void writeThenReadReachesTheBackendAndRaisesTheCallNotification() throws Exception {
-        client.negotiate(wanted());
+        // Without EVENT_IDX and with interrupts enabled the device MUST notify after each batch (2.7.7.2).
+        client.negotiate(wanted() & ~VirtioFeatures.RING_EVENT_IDX);
         Queue q = client.startQueue(0, 0, false);
 
         client.writeReadVerify(q, 8, (byte) 0x5a, true);
@@ -65,7 +66,9 @@ class VhostUserProtocolTest {
         assertArrayEquals(expected, stored.array(), "the backend holds what the driver wrote");
         VhostUserBackend.Status s = disk.server.status().connection();
         assertTrue(s.interrupts() >= 2, "each completion wrote the call descriptor: " + s.interrupts());
-        assertTrue(s.kicks() >= 2, "each request arrived by a kick: " + s.kicks());
+        // The second request may legitimately need no kick: the device re-checks the available ring after
+        // re-enabling notifications (section 2.7.10), so only the first kick is certain.
+        assertTrue(s.kicks() >= 1, "the first request arrived by a kick: " + s.kicks());
         assertEquals(0, s.refusals());
     }
 
@@ -134,7 +137,8 @@ class VhostUserProtocolTest {
         assertEquals("1", s.pollQueues());
         assertEquals(0, s.interrupts(), "no notification for the poll queue");
         client.writeReadVerify(q0, 400, (byte) 0x44, true);
-        assertTrue(disk.server.status().connection().interrupts() >= 2, "the interrupt queue still gets them");
+        // With EVENT_IDX the driver's used_event decides how many; at least the first completion notifies.
+        assertTrue(disk.server.status().connection().interrupts() >= 1, "the interrupt queue still gets them");
         assertEquals(0, poll.interruptsPending());
     }
 

@@ -164,8 +164,9 @@ public final class KickPoller implements Closeable {
                     n = 0; // EAGAIN: another reader took it, or a spurious wake-up
                 }
                 if (n < 0 || (n == 0 && (ready[i + 1] & KickplugPoll.INVALID) != 0)) {
-                    LOG.log(Level.WARNING, name + ": kick descriptor of queue " + q
-                            + " was closed or failed; the queue gets no more notifications until a new one is set");
+                    LOG.log(Level.WARNING, name + ": kick descriptor of queue " + q + " (" + describe(fds[i + 1])
+                            + ") reports " + (n < 0 ? "end of file" : "an error or hang-up")
+                            + "; the queue gets no more notifications until a new one is set");
                     dropIfCurrent(q, fds[i + 1]);
                     continue;
                 }
@@ -180,6 +181,15 @@ public final class KickPoller implements Closeable {
                     }
                 }
             }
+        }
+    }
+
+    private static String describe(FileDescriptor fd) {
+        try {
+            return java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/self/fd/"
+                    + io.kickplug.vhost.protocol.Fds.number(fd))).toString();
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
         }
     }
 

@@ -187,7 +187,8 @@ public final class VhostUserServer implements Closeable {
         public void run() {
             LOG.log(Level.INFO, "vhost-user " + name + ": front-end connected (" + peer + ")");
             String end = "front-end disconnected";
-            try (MessageChannel channel = new MessageChannel(socket)) {
+            try {
+                MessageChannel channel = new MessageChannel(socket);
                 backend = new VhostUserBackend(name, device, queueFactory, memoryFactory, channel::reply);
                 Message m;
                 while ((m = channel.read()) != null) {
@@ -201,6 +202,8 @@ public final class VhostUserServer implements Closeable {
                 LOG.log(Level.ERROR, "vhost-user " + name + ": session failed", e);
                 end = "session failed: " + e;
             } finally {
+                // The backend first: junixsocket closes every descriptor received on a socket when the socket
+                // closes, and the backend must stop using its kick and call descriptors before that.
                 VhostUserBackend b = backend;
                 if (b != null) {
                     try {
@@ -239,8 +242,19 @@ public final class VhostUserServer implements Closeable {
             LOG.log(Level.DEBUG, "vhost-user " + name + ": closing the listening socket: " + e.getMessage());
         }
         if (s != null) {
-            closeQuietly(s.socket);
+            // Shut the input down rather than close the socket: the session thread then reads end of file,
+            // closes its backend and then the socket itself. Closing the socket from here would race the
+            // session's own closing of received descriptors inside junixsocket (a lock-order deadlock).
+            try {
+                s.socket.shutdownInput();
+            } catch (IOException e) {
+                LOG.log(Level.DEBUG, "vhost-user " + name + ": shutting the connection down: " + e.getMessage());
+            }
             join(s.thread);
+            if (s.thread.isAlive()) {
+                closeQuietly(s.socket);
+                join(s.thread);
+            }
         }
         join(acceptThread);
         try {
