@@ -13,10 +13,8 @@ import io.kickplug.blk.request.Outcome;
  * {@link #finish} is the one place that turns an outcome into the status byte, the counters and the used
  * length.
  *
- * <p>Today every request runs inline on the calling I/O thread, which suits non-blocking backends
- * ({@link BlockBackend#blocking()} false). A worker pool for blocking backends would call
- * {@link RequestExecutor#execute} on a worker and hand {@link #finish} plus the used-ring push back to the
- * queue's I/O thread.
+ * <p>{@link #serve} does all three inline; the device's queues use {@link #accept}, run the executor inline
+ * or on a worker, and call {@link #finish} back on the queue's I/O thread ({@link QueueWorker}).
  */
 final class RequestProcessor {
 
@@ -64,6 +62,26 @@ final class RequestProcessor {
             throw e;
         }
         return finish(request, result.outcome(), result.dataWritten());
+    }
+
+    /**
+     * Counts a chain as in flight and parses it; the caller must later {@link #finish} the request.
+     *
+     * @throws GuestFaultException when the chain cannot carry a request (it is then not in flight)
+     */
+    BlkRequest accept(DescriptorChain chain) {
+        stats.begin();
+        try {
+            return BlkRequestParser.parse(chain, capacitySectors(), readOnly);
+        } catch (RuntimeException e) {
+            stats.abandon();
+            throw e;
+        }
+    }
+
+    /** The synchronous backend work, callable from any thread. */
+    RequestExecutor executor() {
+        return executor;
     }
 
     /**

@@ -1,6 +1,8 @@
 package io.kickplug.blk.device;
 
 import io.kickplug.api.blk.BlockBackend;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
@@ -9,20 +11,24 @@ import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.blk.tracked.TrackedRequests;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The virtio-blk device (VIRTIO 1.2 section 5.2). Queue {@code q} is served by I/O thread
- * {@code q % ioThreads.size()}; a notification only signals that thread's source for the queue.
+ * The virtio-blk device (VIRTIO 1.2 section 5.2). Queue {@code q} is served by the I/O thread its
+ * {@link QueueMapping} names; a notification only signals that thread's source for the queue. Requests
+ * are ordered by the disk's {@link TrackedRequests}; a blocking backend's calls run on a per-disk worker
+ * pool (see {@link QueueWorker} for the pipeline).
  */
 public final class VirtioBlkDevice implements VirtioDevice {
 
@@ -36,10 +42,27 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private final int numQueues;
     private final int queueSize;
     private final List<IoThread> ioThreads;
+    private final QueueMapping mapping;
     private final BlkStats stats = new BlkStats();
     private final RequestProcessor processor;
+    private final TrackedRequests tracked;
+    /** Runs backend calls of a blocking backend; {@code null} for a non-blocking one. */
+    private final ThreadPoolExecutor pool;
     private final Object lifecycle = new Object();
     private volatile Active active;
+
+    /**
+     * A device with round-robin queue mapping, the mutex tracked lock and the default worker count.
+     *
+     * @see #VirtioBlkDevice(String, BlockBackend, boolean, int, int, byte[], List, QueueMapping, TrackedLockKind,
+     *     int)
+     */
+    public VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
+            byte[] serial, List<IoThread> ioThreads) {
+        this(name, backend, readOnly, numQueues, queueSize, serial, ioThreads,
+                QueueMapping.of(List.of(), numQueues, Math.max(1, ioThreads.size())), TrackedLockKind.MUTEX,
+                DiskSpec.DEFAULT_WORKERS);
+    }
 
     /**
      * @param name the disk name, for thread, source and log names
@@ -48,9 +71,13 @@ public final class VirtioBlkDevice implements VirtioDevice {
      * @param queueSize the largest queue size, a power of two from 2 to 32768
      * @param serial the GET_ID answer, at most 20 bytes
      * @param ioThreads the threads that serve the queues, at least one
+     * @param mapping which of {@code ioThreads} serves each queue
+     * @param trackedLock the lock of the tracked-requests list to start with
+     * @param workers threads of the worker pool that runs the calls of a blocking backend
      */
     public VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
-            byte[] serial, List<IoThread> ioThreads) {
+            byte[] serial, List<IoThread> ioThreads, QueueMapping mapping, TrackedLockKind trackedLock,
+            int workers) {
         if (numQueues < 1 || numQueues > 0xFFFF) {
             throw new IllegalArgumentException("numQueues " + numQueues + " is out of range 1..65535");
         }
@@ -60,13 +87,40 @@ public final class VirtioBlkDevice implements VirtioDevice {
         if (ioThreads.isEmpty()) {
             throw new IllegalArgumentException("a device needs at least one I/O thread");
         }
+        if (mapping.queues() != numQueues) {
+            throw new IllegalArgumentException("the queue mapping covers " + mapping.queues() + " queues, not "
+                    + numQueues);
+        }
+        for (int q = 0; q < numQueues; q++) {
+            if (mapping.threadOf(q) >= ioThreads.size()) {
+                throw new IllegalArgumentException("the queue mapping names I/O thread " + mapping.threadOf(q)
+                        + " of " + ioThreads.size());
+            }
+        }
+        if (workers < 1) {
+            throw new IllegalArgumentException("workers " + workers + " must be positive");
+        }
         this.name = name;
         this.backend = backend;
         this.readOnly = readOnly || backend.readOnly();
         this.numQueues = numQueues;
         this.queueSize = queueSize;
         this.ioThreads = List.copyOf(ioThreads);
+        this.mapping = mapping;
         this.processor = new RequestProcessor(name, backend, this.readOnly, serial, stats);
+        this.tracked = new TrackedRequests(trackedLock, ioThreads.size());
+        this.pool = backend.blocking() ? newPool(name, workers) : null;
+    }
+
+    private static ThreadPoolExecutor newPool(String name, int workers) {
+        AtomicInteger count = new AtomicInteger();
+        ThreadFactory factory = task -> {
+            Thread t = new Thread(task, "kickplug-blk-" + name + "-worker" + count.getAndIncrement());
+            t.setDaemon(true);
+            return t;
+        };
+        // At most `workers` threads; the queue holds at most the requests the rings can hold.
+        return new ThreadPoolExecutor(workers, workers, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), factory);
     }
 
     @Override
@@ -156,6 +210,47 @@ public final class VirtioBlkDevice implements VirtioDevice {
         return stats;
     }
 
+    /** The disk's tracked-requests list (lock kind, lock statistics). */
+    public TrackedRequests trackedRequests() {
+        return tracked;
+    }
+
+    /** Switches the tracked-requests lock; requests in flight finish under the lock they started with. */
+    public void setTrackedLock(TrackedLockKind kind) {
+        tracked.switchTo(kind);
+    }
+
+    /** Which I/O thread serves each queue. */
+    public QueueMapping mapping() {
+        return mapping;
+    }
+
+    /** Whether backend calls run on the worker pool. */
+    public boolean usesWorkerPool() {
+        return pool != null;
+    }
+
+    /**
+     * Releases the worker pool; call after the last {@link #reset()} (the transport's close), before the
+     * backend is closed. Idempotent.
+     */
+    public void close() {
+        synchronized (lifecycle) {
+            stopActive();
+        }
+        if (pool != null) {
+            pool.shutdown();
+            try {
+                if (!pool.awaitTermination(RESET_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                    LOG.log(Level.ERROR, "disk " + name + ": worker pool did not stop in " + RESET_TIMEOUT_SECONDS
+                            + " s");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     /** True when queue {@code queueIndex} stopped after a fault and waits for a reset. */
     public boolean queueStopped(int queueIndex) {
         Active current = active;
@@ -171,11 +266,11 @@ public final class VirtioBlkDevice implements VirtioDevice {
         active = null;
     }
 
-    /** One activation: a worker and a source per enabled queue. */
+    /** One activation: a worker and a source per enabled queue, an I/O context per I/O thread. */
     private final class Active {
         private final IoSource[] sources;
         private final QueueWorker[] workers;
-        private final Set<IoThread> threads = Collections.newSetFromMap(new IdentityHashMap<>());
+        private final IoContext[] contexts;
         private volatile boolean stopping;
 
         Active(DeviceActivation activation) {
@@ -183,15 +278,19 @@ public final class VirtioBlkDevice implements VirtioDevice {
             int count = Math.min(queues.size(), numQueues);
             sources = new IoSource[count];
             workers = new QueueWorker[count];
+            contexts = new IoContext[ioThreads.size()];
+            QueueWorker.Shared shared = new QueueWorker.Shared(name, processor, processor.executor(), tracked, pool);
             for (int q = 0; q < count; q++) {
                 DeviceQueue queue = queues.get(q);
                 if (queue == null) {
                     continue; // the driver did not enable it
                 }
-                IoThread thread = ioThreads.get(q % ioThreads.size());
-                workers[q] = new QueueWorker(name, queue, activation.signals(), processor, () -> stopping);
-                sources[q] = thread.register("blk-" + name + "-q" + q, workers[q]);
-                threads.add(thread);
+                int t = mapping.threadOf(q);
+                if (contexts[t] == null) {
+                    contexts[t] = new IoContext(ioThreads.get(t), t);
+                }
+                workers[q] = new QueueWorker(shared, queue, activation.signals(), contexts[t], () -> stopping);
+                sources[q] = ioThreads.get(t).register("blk-" + name + "-q" + q, workers[q]);
             }
         }
 
@@ -216,17 +315,25 @@ public final class VirtioBlkDevice implements VirtioDevice {
         }
 
         /**
-         * Section 2.4: stops the sources, then waits until every I/O thread has finished the handler it
-         * may be running (a barrier task runs after the sources of its iteration) and no request is in
-         * flight.
+         * Section 2.4: stops the sources, waits until every I/O thread has finished the handler it may be
+         * running (a barrier task runs after the sources of its iteration), then until every request in
+         * flight has completed with its true status: on the worker pool, then back on its I/O thread,
+         * which pushes it into the used ring. When the reset runs on one of the disk's own I/O threads, it
+         * runs that thread's completions itself while it waits.
          */
         void stop() {
             stopping = true;
             Arrays.stream(sources).filter(s -> s != null).forEach(IoSource::cancel);
             List<CountDownLatch> barriers = new ArrayList<>();
-            for (IoThread thread : threads) {
+            IoContext own = null;
+            for (IoContext context : contexts) {
+                if (context == null) {
+                    continue;
+                }
+                IoThread thread = context.thread();
                 if (thread.inLoop()) {
-                    continue; // reset from this very thread: its handler is not running
+                    own = context; // reset from this very thread: its handler is not running
+                    continue;
                 }
                 CountDownLatch barrier = new CountDownLatch(1);
                 try {
@@ -245,7 +352,16 @@ public final class VirtioBlkDevice implements VirtioDevice {
                                 + RESET_TIMEOUT_SECONDS + " s");
                     }
                 }
-                if (!stats.awaitIdle(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                boolean idle;
+                if (own == null) {
+                    idle = stats.awaitIdle(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } else {
+                    do {
+                        own.runPending();
+                        idle = stats.awaitIdle(1, TimeUnit.MILLISECONDS);
+                    } while (!idle && System.nanoTime() - deadline < 0);
+                }
+                if (!idle) {
                     LOG.log(Level.ERROR, "disk " + name + ": " + stats.requestsInFlight()
                             + " requests still in flight after reset");
                 }
