@@ -6,6 +6,7 @@ import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.IoThreadFactory;
@@ -14,6 +15,7 @@ import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
 import io.kickplug.api.transport.TransportInstance;
+import io.kickplug.blk.device.QueueMapping;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import java.io.IOException;
 import java.lang.System.Logger;
@@ -38,6 +40,7 @@ public final class DiskRegistry implements AutoCloseable {
     private static final Logger LOG = System.getLogger(DiskRegistry.class.getName());
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
     private static final int MAX_QUEUE_SIZE = 32768;
+    private static final int MAX_WORKERS = 256;
 
     private final TransportFactory transports;
     private final IoThreadFactory ioThreadFactory;
@@ -61,25 +64,28 @@ public final class DiskRegistry implements AutoCloseable {
             TransportInstance transport) {
 
         DiskInfo info() {
-            return new DiskInfo(spec.name(), backend.size(), backend.kind(), device.readOnly(), transport.kind(), spec.numQueues(),
-                    spec.queueSize(), spec.ioThreads(), transport.deviceStatus(),
-                    device.stats().requestsCompleted(), device.stats().requestsInFlight());
+            return new DiskInfo(spec.name(), backend.size(), backend.kind(), device.readOnly(), transport.kind(),
+                    spec.numQueues(), spec.queueSize(), spec.ioThreads(), transport.deviceStatus(),
+                    device.stats().requestsCompleted(), device.stats().requestsInFlight(), spec.backend().path(),
+                    device.mapping().asLists(), device.trackedRequests().kind());
         }
     }
 
     public synchronized DiskInfo attach(DiskSpec spec) {
         BackendFactory factory = validate(spec);
+        QueueMapping mapping = QueueMapping.of(spec.mapping(), spec.numQueues(), spec.ioThreads());
         String name = spec.name();
         BlockBackend backend = null;
         List<IoThread> threads = new ArrayList<>();
+        VirtioBlkDevice device = null;
         TransportInstance transport = null;
         try {
             backend = open(factory, spec);
             for (int i = 0; i < spec.ioThreads(); i++) {
                 threads.add(ioThreadFactory.start("kickplug-blk-" + name + "-io" + i));
             }
-            VirtioBlkDevice device = new VirtioBlkDevice(name, backend, spec.backend().readOnly(), spec.numQueues(),
-                    spec.queueSize(), serial(spec), threads);
+            device = new VirtioBlkDevice(name, backend, spec.backend().readOnly(), spec.numQueues(),
+                    spec.queueSize(), serial(spec), threads, mapping, spec.trackedLock(), spec.workers());
             GuestMemory memory = allocate(spec);
             transport = createTransport(spec, device, memory);
             AttachedDisk disk = new AttachedDisk(spec, backend, device, List.copyOf(threads), transport);
@@ -89,7 +95,7 @@ public final class DiskRegistry implements AutoCloseable {
             return disk.info();
         } catch (RuntimeException | Error e) {
             List<Throwable> cleanup = new ArrayList<>();
-            release(transport, threads, backend, cleanup);
+            release(transport, device, threads, backend, cleanup);
             cleanup.forEach(e::addSuppressed);
             if (e instanceof DiskException) {
                 throw e;
@@ -105,7 +111,7 @@ public final class DiskRegistry implements AutoCloseable {
         }
         List<Throwable> failures = new ArrayList<>();
         // Closing the transport resets the device, which waits for in-flight requests (section 2.4).
-        release(disk.transport(), disk.threads(), disk.backend(), failures);
+        release(disk.transport(), disk.device(), disk.threads(), disk.backend(), failures);
         if (!failures.isEmpty()) {
             DiskException e = new DiskException("disk '" + name + "' detached, but cleaning up failed: "
                     + failures.get(0));
@@ -113,6 +119,21 @@ public final class DiskRegistry implements AutoCloseable {
             throw e;
         }
         LOG.log(Level.INFO, "detached disk " + name);
+    }
+
+    /**
+     * Switches the tracked-requests lock of a running disk; requests in flight finish under their lock.
+     *
+     * @throws DiskException for an unknown disk or no kind
+     */
+    public synchronized DiskInfo setTrackedLock(String name, TrackedLockKind kind) {
+        AttachedDisk disk = find(name);
+        if (kind == null) {
+            throw new DiskException("no tracked lock kind given (expected yielding, mutex or sharded)");
+        }
+        disk.device().setTrackedLock(kind);
+        LOG.log(Level.INFO, "disk " + name + ": tracked-requests lock is now " + kind.label());
+        return disk.info();
     }
 
     public synchronized List<DiskInfo> list() {
@@ -195,6 +216,9 @@ public final class DiskRegistry implements AutoCloseable {
             throw new DiskException("number of I/O threads " + spec.ioThreads() + " is not in 1.."
                     + DiskSpec.MAX_QUEUES);
         }
+        if (spec.workers() < 1 || spec.workers() > MAX_WORKERS) {
+            throw new DiskException("number of workers " + spec.workers() + " is not in 1.." + MAX_WORKERS);
+        }
         if (spec.serial() != null && spec.serial().getBytes(StandardCharsets.UTF_8).length > VirtioBlk.ID_BYTES) {
             throw new DiskException("serial '" + spec.serial() + "' is longer than " + VirtioBlk.ID_BYTES + " bytes");
         }
@@ -270,12 +294,22 @@ public final class DiskRegistry implements AutoCloseable {
         return serial.getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Closes what exists, in order transport, I/O threads, backend; collects failures. */
-    private static void release(TransportInstance transport, List<IoThread> threads, BlockBackend backend,
-            List<Throwable> failures) {
+    /**
+     * Closes what exists, in order transport (its reset waits for in-flight requests), device (its worker
+     * pool), I/O threads, backend; collects failures.
+     */
+    private static void release(TransportInstance transport, VirtioBlkDevice device, List<IoThread> threads,
+            BlockBackend backend, List<Throwable> failures) {
         if (transport != null) {
             try {
                 transport.close();
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+        }
+        if (device != null) {
+            try {
+                device.close();
             } catch (RuntimeException e) {
                 failures.add(e);
             }
