@@ -6,6 +6,7 @@ import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.GuestFaultException;
 import io.kickplug.blk.request.BlkRequest;
+import io.kickplug.blk.request.DiscardSegment;
 import io.kickplug.blk.request.Outcome;
 import io.kickplug.blk.tracked.TrackedRequests;
 import io.kickplug.blk.tracked.TrackedRequests.Access;
@@ -113,7 +114,7 @@ final class QueueWorker implements Runnable {
             return;
         }
         InFlight f = new InFlight(request);
-        f.tracked = disk.tracked().begin(access, request.sector(), end(request), context.index(), f::resume);
+        f.tracked = disk.tracked().begin(access, first(request), end(request), context.index(), f::resume);
         if (f.tracked.arm()) {
             f.start(true);
         }
@@ -128,13 +129,37 @@ final class QueueWorker implements Runnable {
             case IN -> Access.READ;
             case OUT -> Access.WRITE;
             case FLUSH -> Access.FLUSH;
-            default -> null;
+            // QEMU makes write-zeroes and discard serialising: overlapping requests wait for each other.
+            case DISCARD, WRITE_ZEROES, SECURE_ERASE -> Access.SERIALISING;
+            default -> null; // GET_ID, GET_LIFETIME: no disk data
         };
     }
 
-    /** The sector after the last one a request touches (its range starts at {@link BlkRequest#sector()}). */
+    /** The first sector a request touches; for segment requests, the lowest of all segments. */
+    static long first(BlkRequest request) {
+        if (request.segments().isEmpty()) {
+            return request.sector();
+        }
+        long first = Long.MAX_VALUE;
+        for (DiscardSegment s : request.segments()) {
+            first = Math.min(first, s.sector());
+        }
+        return first;
+    }
+
+    /**
+     * The sector after the last one a request touches; for segment requests, the end of the span that
+     * covers all segments (a conservative range: it may order requests that fall between segments).
+     */
     static long end(BlkRequest request) {
-        return request.sector() + request.dataBytes() / VirtioBlk.SECTOR_SIZE;
+        if (request.segments().isEmpty()) {
+            return request.sector() + request.dataBytes() / VirtioBlk.SECTOR_SIZE;
+        }
+        long end = 0;
+        for (DiscardSegment s : request.segments()) {
+            end = Math.max(end, s.sector() + s.numSectors()); // range-checked by the parser: no overflow
+        }
+        return end;
     }
 
     /** One request between acceptance and completion. */

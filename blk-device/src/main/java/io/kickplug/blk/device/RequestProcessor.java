@@ -22,15 +22,28 @@ final class RequestProcessor {
     private final boolean readOnly;
     private final RequestExecutor executor;
     private final BlkStats stats;
+    private final BlkMode mode;
 
     /**
+     * A processor with a write cache and only FLUSH negotiated.
+     *
      * @param serial the GET_ID answer, at most 20 bytes; padded with zeroes to 20 (section 5.2.6)
      */
     RequestProcessor(String diskName, BlockBackend backend, boolean readOnly, byte[] serial, BlkStats stats) {
+        this(diskName, backend, readOnly, serial, stats, BlkMode.negotiated(VirtioBlk.F_FLUSH));
+    }
+
+    /**
+     * @param serial the GET_ID answer, at most 20 bytes; padded with zeroes to 20 (section 5.2.6)
+     * @param mode the negotiated features, limits and write cache of the device
+     */
+    RequestProcessor(String diskName, BlockBackend backend, boolean readOnly, byte[] serial, BlkStats stats,
+            BlkMode mode) {
         this.backend = backend;
         this.readOnly = readOnly;
-        this.executor = new RequestExecutor(diskName, backend, serial);
+        this.executor = new RequestExecutor(diskName, backend, serial, mode);
         this.stats = stats;
+        this.mode = mode;
     }
 
     /** Capacity in 512-byte sectors, as the configuration space reports it. */
@@ -48,7 +61,7 @@ final class RequestProcessor {
         stats.begin();
         BlkRequest request;
         try {
-            request = BlkRequestParser.parse(chain, capacitySectors(), readOnly);
+            request = BlkRequestParser.parse(chain, capacitySectors(), readOnly, mode.features(), mode.limits());
         } catch (RuntimeException e) {
             stats.abandon();
             throw e;
@@ -72,7 +85,7 @@ final class RequestProcessor {
     BlkRequest accept(DescriptorChain chain) {
         stats.begin();
         try {
-            return BlkRequestParser.parse(chain, capacitySectors(), readOnly);
+            return BlkRequestParser.parse(chain, capacitySectors(), readOnly, mode.features(), mode.limits());
         } catch (RuntimeException e) {
             stats.abandon();
             throw e;

@@ -9,8 +9,10 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceQueue;
+import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.blk.request.BlkLimits;
 import io.kickplug.blk.tracked.TrackedRequests;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -44,10 +46,13 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private final List<IoThread> ioThreads;
     private final QueueMapping mapping;
     private final BlkStats stats = new BlkStats();
+    private final BlkMode mode;
     private final RequestProcessor processor;
     private final TrackedRequests tracked;
     /** Runs backend calls of a blocking backend; {@code null} for a non-blocking one. */
     private final ThreadPoolExecutor pool;
+    /** The transport's signals from the last activation, kept across resets for configuration changes. */
+    private volatile DeviceSignals signals;
     private final Object lifecycle = new Object();
     private volatile Active active;
 
@@ -107,7 +112,9 @@ public final class VirtioBlkDevice implements VirtioDevice {
         this.queueSize = queueSize;
         this.ioThreads = List.copyOf(ioThreads);
         this.mapping = mapping;
-        this.processor = new RequestProcessor(name, backend, this.readOnly, serial, stats);
+        // write_zeroes_may_unmap: the unmap flag may deallocate where the backend can discard (5.2.4).
+        this.mode = new BlkMode(BlkLimits.DEFAULTS.withWriteZeroesMayUnmap(backend.supportsDiscard()));
+        this.processor = new RequestProcessor(name, backend, this.readOnly, serial, stats, mode);
         this.tracked = new TrackedRequests(trackedLock, ioThreads.size());
         this.pool = backend.blocking() ? newPool(name, workers) : null;
     }
@@ -128,17 +135,38 @@ public final class VirtioBlkDevice implements VirtioDevice {
         return DeviceIds.BLOCK;
     }
 
+    /**
+     * Section 5.2.3. Always: SIZE_MAX, SEG_MAX, BLK_SIZE, TOPOLOGY, FLUSH, CONFIG_WCE (5.2.5.2: FLUSH MUST
+     * be offered with it) and LIFETIME. MQ with several queues, RO on a read-only disk. DISCARD when the
+     * backend can discard, WRITE_ZEROES and SECURE_ERASE (done as writing zeroes) when it can write zeroes;
+     * none of these three on a read-only disk.
+     */
     @Override
     public long offeredFeatures() {
         long features = VirtioFeatures.VERSION_1 | VirtioFeatures.RING_INDIRECT_DESC | VirtioFeatures.RING_EVENT_IDX
-                | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE | VirtioBlk.F_FLUSH;
+                | VirtioBlk.F_SIZE_MAX | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE | VirtioBlk.F_TOPOLOGY
+                | VirtioBlk.F_FLUSH | VirtioBlk.F_CONFIG_WCE | VirtioBlk.F_LIFETIME;
         if (numQueues > 1) {
             features |= VirtioBlk.F_MQ;
         }
         if (readOnly) {
             features |= VirtioBlk.F_RO;
+        } else {
+            if (backend.supportsDiscard()) {
+                features |= VirtioBlk.F_DISCARD;
+            }
+            if (backend.supportsWriteZeroes()) {
+                features |= VirtioBlk.F_WRITE_ZEROES | VirtioBlk.F_SECURE_ERASE;
+            }
         }
         return features;
+    }
+
+    /** A new negotiation (FEATURES_OK): the request types and the write cache follow it. */
+    @Override
+    public boolean acceptsFeatures(long driverFeatures) {
+        mode.negotiate(driverFeatures);
+        return true;
     }
 
     @Override
@@ -156,18 +184,46 @@ public final class VirtioBlkDevice implements VirtioDevice {
         return VirtioBlk.CONFIG_SIZE;
     }
 
-    /** Section 5.2.4: capacity in 512-byte sectors, seg_max, blk_size and num_queues; the rest reads 0. */
+    /**
+     * Section 5.2.4: capacity in 512-byte sectors (read live from the backend, so a resize shows at once),
+     * then the fields of the offered features ({@link BlkConfigSpace}); {@code seg_max} is the queue size
+     * minus the header and status descriptors.
+     */
     @Override
     public long readConfig(int offset, int width) {
-        // seg_max leaves room for the header and status descriptors of a request.
-        byte[] config = BlkConfigSpace.layout(processor.capacitySectors(), queueSize - 2, VirtioBlk.SECTOR_SIZE,
-                numQueues);
+        byte[] config = BlkConfigSpace.layout(processor.capacitySectors(), offeredFeatures(), mode.writeCache(),
+                queueSize - 2, numQueues, BlkGeometry.DEFAULTS, mode.limits());
         return BlkConfigSpace.read(config, offset, width);
     }
 
-    /** No field is driver-writable without VIRTIO_BLK_F_CONFIG_WCE, which is not offered: ignored. */
+    /**
+     * The only driver-writable field is {@code writeback}, a byte, and only with VIRTIO_BLK_F_CONFIG_WCE
+     * negotiated (5.2.4); any nonzero value selects writeback, as in QEMU. Every other write is ignored.
+     */
     @Override
     public void writeConfig(int offset, int width, long value) {
+        if (offset == VirtioBlk.CFG_WRITEBACK && width == 1 && mode.setWriteback(value != 0)) {
+            LOG.log(Level.DEBUG, () -> "disk " + name + ": write cache " + (value != 0 ? "writeback" : "writethrough"));
+            return;
+        }
+        LOG.log(Level.DEBUG, () -> "disk " + name + ": ignored config write of " + width + " bytes at " + offset);
+    }
+
+    /**
+     * The backend's size changed: sends a configuration-change notification (5.2.6.2 SHOULD; the
+     * transport advances the configuration generation, 2.5). Before the first activation there is nobody to
+     * tell; a driver reads the capacity when it initialises.
+     */
+    public void capacityChanged() {
+        DeviceSignals current = signals;
+        if (current != null) {
+            current.configChanged();
+        }
+    }
+
+    /** Whether the driver's write cache is on (CONFIG_WCE writeback, or FLUSH negotiated). */
+    public boolean writeCache() {
+        return mode.writeCache();
     }
 
     @Override
@@ -178,6 +234,8 @@ public final class VirtioBlkDevice implements VirtioDevice {
                 // deadlock with a transport that holds its lock while activating.
                 throw new IllegalStateException("disk " + name + ": activated twice without a reset");
             }
+            mode.confirm(activation.negotiatedFeatures());
+            signals = activation.signals();
             Active next = new Active(activation);
             active = next;
             next.kickAll();
@@ -188,6 +246,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
     public void reset() {
         synchronized (lifecycle) {
             stopActive();
+            mode.reset();
         }
     }
 

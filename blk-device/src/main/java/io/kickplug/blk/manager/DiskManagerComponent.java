@@ -55,6 +55,11 @@ public final class DiskManagerComponent implements DiskManager {
     }
 
     @Override
+    public DiskInfo resize(String name, long newSizeBytes) {
+        return registry.resize(name, newSizeBytes);
+    }
+
+    @Override
     public List<DiskInfo> list() {
         return registry.list();
     }

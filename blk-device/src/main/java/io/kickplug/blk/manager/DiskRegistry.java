@@ -136,6 +136,37 @@ public final class DiskRegistry implements AutoCloseable {
         return disk.info();
     }
 
+    /**
+     * Resizes a disk: the backend changes size, then the device announces the new capacity with a
+     * configuration-change notification (VIRTIO 1.2 section 5.2.6.2). Requests already validated against
+     * the old capacity that reach past a smaller one fail with IOERR in the backend.
+     */
+    public synchronized DiskInfo resize(String name, long newSizeBytes) {
+        AttachedDisk disk = find(name);
+        if (newSizeBytes <= 0 || newSizeBytes % VirtioBlk.SECTOR_SIZE != 0) {
+            throw new DiskException("new size " + newSizeBytes + " of disk '" + name
+                    + "' is not a positive multiple of 512 bytes");
+        }
+        if (disk.device().readOnly()) {
+            throw new DiskException("disk '" + name + "' is read-only and cannot be resized");
+        }
+        BlockBackend backend = disk.backend();
+        long oldSize = backend.size();
+        if (newSizeBytes != oldSize) {
+            try {
+                backend.resize(newSizeBytes);
+            } catch (UnsupportedOperationException e) {
+                throw new DiskException("the " + backend.kind() + " backend of disk '" + name + "' cannot resize");
+            } catch (IOException | RuntimeException e) {
+                throw new DiskException("cannot resize disk '" + name + "' to " + newSizeBytes + " bytes: "
+                        + e.getMessage(), e);
+            }
+            disk.device().capacityChanged();
+            LOG.log(Level.INFO, "resized disk " + name + " from " + oldSize + " to " + newSizeBytes + " bytes");
+        }
+        return disk.info();
+    }
+
     public synchronized List<DiskInfo> list() {
         return disks.values().stream().map(AttachedDisk::info).toList();
     }
