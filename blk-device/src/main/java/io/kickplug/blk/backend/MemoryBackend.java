@@ -198,7 +198,12 @@ public final class MemoryBackend implements BlockBackend {
         if (readOnly) {
             throw new IOException("the memory disk is read-only");
         }
-        int newCount = chunkCount(newSize, chunkSize);
+        int newCount;
+        try {
+            newCount = chunkCount(newSize, chunkSize);
+        } catch (IllegalArgumentException e) {
+            throw new IOException(e.getMessage());
+        }
         resizeLock.writeLock().lock();
         try {
             AtomicReferenceArray<ByteBuffer> old = open();
