@@ -1,0 +1,1119 @@
+package io.kickplug.guest.engine;
+
+import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.guest.KickPolicy;
+import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.transport.GuestInterrupts;
+import io.kickplug.api.transport.GuestPort;
+import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.BufferSpec;
+import io.kickplug.api.virtio.DeviceIds;
+import io.kickplug.api.virtio.DeviceStatus;
+import io.kickplug.api.virtio.DriverQueue;
+import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.UsedBuffer;
+import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.api.virtio.VirtqueueFactory;
+import io.kickplug.guest.driver.GuestDriverException;
+import io.kickplug.guest.driver.VirtioInit;
+import io.kickplug.guest.lock.LockRegistry;
+import io.kickplug.guest.lock.SpinLock;
+import io.kickplug.guest.memory.GuestRam;
+import io.kickplug.guest.transport.MmioTransportDriver;
+import io.kickplug.guest.transport.VirtioTransportDriver;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The simulated guest: a virtio-blk driver after Linux's virtio_blk with blk-mq, driven by vCPU threads.
+ *
+ * <p><b>Queues.</b> vCPU {@code v} submits to hardware queue {@code v % numQueues} (blk-mq's map); the
+ * interrupt of queue {@code q} is handled on vCPU {@code q % vcpus} (its MSI-X vector's affinity). Each
+ * virtqueue has one {@link SpinLock} (Linux's {@code vblk->vqs[q].lock}) around adding chains, kick_prepare
+ * and collecting used buffers, and a fixed number of tags (requests in flight).
+ *
+ * <p><b>Submission.</b> {@link Vcpu#submit} takes a tag per request (splitting as {@link RequestSplitter})
+ * and puts the requests on the vCPU's plug list; {@link Vcpu#commit} dispatches the list as
+ * {@code virtio_queue_rq} does: per request, lock, add the chain, and for the last one ({@code bd->last})
+ * hand the locked queue to the {@link KickPolicy}, which releases the lock and notifies the device as it
+ * sees fit; other requests just unlock. Without a free tag the vCPU first dispatches its plug, then waits
+ * (handling its own interrupts). A chain that does not fit the ring (no free descriptors) gets the queue
+ * kicked and waits for completions, as {@code BLK_STS_DEV_RESOURCE} does. After every job method the plug is
+ * dispatched if the job forgot to commit (blk_finish_plug at the end of a system call).
+ *
+ * <p><b>Completion.</b> virtio-mmio has one interrupt line; the guest's interrupt controller fans a raise out
+ * to the vCPUs owning queues (as if each queue had its own vector). The handler reads and acknowledges
+ * InterruptStatus (vm_interrupt), then for each of its queues with used buffers ({@code vring_interrupt}'s
+ * more_used check, without the lock) runs {@code virtblk_done}: lock, disable callbacks, collect used
+ * buffers, re-enable, repeat while more arrived, unlock. Tags are freed there; the completions go to the
+ * submitting vCPU (an IPI when it is another one) whose loop runs the callbacks. A vCPU pays the injection
+ * latency once per interrupt that found used buffers on its queues; a fanned-out raise that found nothing is
+ * treated as an interrupt for another vCPU and costs nothing. Reading InterruptStatus and the IPI are free.
+ *
+ * <p><b>Exit cost.</b> Each notify is the QueueNotify write followed by a busy-wait on the vCPU thread until
+ * the exit latency has passed since the write began.
+ */
+final class BlkMachine implements GuestMachine {
+    private static final int MAX_QUEUE_SIZE = 32768;
+    private static final int INTERRUPT_CONFIG_CHANGE = 2;
+    private static final byte STATUS_UNWRITTEN = (byte) 0xFF;
+    private static final int CONFIG_READ_ATTEMPTS = 1000;
+    /** Linux's BLK_MAX_REQUEST_COUNT: a plug holding this many requests is dispatched at once. */
+    static final int PLUG_FLUSH_COUNT = 32;
+    /** Longest park of an idle vCPU between checks of its deadlines. */
+    private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+    private final GuestPort port;
+    private final VirtioTransportDriver transport;
+    private final VirtioInit init;
+    private final MachineConfig config;
+    private final KickPolicy policy;
+    private final GuestMemory memory;
+    private final GuestRam ram;
+    private final long features;
+    private final List<Hwq> queues = new ArrayList<>();
+    private final List<VcpuThread> vcpus = new ArrayList<>();
+    private final AtomicBoolean running = new AtomicBoolean();
+    private volatile long capacitySectors;
+    private int segMax = 1;
+    private boolean indirect;
+    private final java.util.concurrent.atomic.AtomicReference<Throwable> failure =
+            new java.util.concurrent.atomic.AtomicReference<>();
+    private volatile Throwable broken;
+    /** The vCPUs that receive interrupts; empty until they run. */
+    private volatile VcpuThread[] irqTargets = new VcpuThread[0];
+    private volatile boolean stopped;
+    private volatile Run run;
+    private boolean closed;
+
+    private BlkMachine(GuestPort port, VirtioTransportDriver transport, MachineConfig config, KickPolicy policy) {
+        this.port = port;
+        this.transport = transport;
+        this.config = config;
+        this.policy = policy;
+        this.memory = port.memory();
+        this.ram = new GuestRam(memory);
+        this.init = new VirtioInit(transport, config.timeout());
+        this.features = init.negotiate(DeviceIds.BLOCK, config.supportedFeatures());
+    }
+
+    /**
+     * Initializes the device (VIRTIO 1.2 section 3.1.1), sets up the queues and starts the vCPU threads.
+     *
+     * @throws GuestDriverException when the device cannot be driven; FAILED is set when the device got that
+     *     far, and interrupts are disconnected again
+     */
+    static BlkMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config, KickPolicy policy,
+            LockRegistry locks) {
+        Objects.requireNonNull(policy, "policy");
+        if (port.kind() != TransportKind.MMIO || port.mmio() == null) {
+            throw new GuestDriverException("the simulated guest drives virtio-mmio only; this device sits behind "
+                    + port.kind().label());
+        }
+        BlkMachine machine = new BlkMachine(port, new MmioTransportDriver(port.mmio()), config, policy);
+        try {
+            machine.setUp(factory, locks);
+        } catch (RuntimeException e) {
+            machine.init.fail();
+            port.connectInterrupts(null);
+            if (e instanceof GuestDriverException) {
+                throw e;
+            }
+            throw new GuestDriverException("virtio-blk initialization failed: " + e.getMessage(), e);
+        }
+        machine.startVcpus();
+        return machine;
+    }
+
+    private void setUp(VirtqueueFactory factory, LockRegistry locks) {
+        capacitySectors = readConfig64(VirtioBlk.CFG_CAPACITY);
+        if ((features & VirtioBlk.F_SEG_MAX) != 0) {
+            segMax = readConfigStable(VirtioBlk.CFG_SEG_MAX, 4);
+            if (segMax == 0) {
+                throw new GuestDriverException("device offers VIRTIO_BLK_F_SEG_MAX with seg_max 0; a request needs "
+                        + "at least one data segment (VIRTIO 1.2 section 5.2.4)");
+            }
+        }
+        // size_max (section 5.2.4) is read for completeness; Linux clamps it to at least a page, so with one
+        // segment per page it never cuts anything (see RequestSplitter).
+        if ((features & VirtioBlk.F_SIZE_MAX) != 0) {
+            readConfigStable(VirtioBlk.CFG_SIZE_MAX, 4);
+        }
+        int wanted = 1;
+        if ((features & VirtioBlk.F_MQ) != 0) {
+            // Section 5.2.4: num_queues is valid with VIRTIO_BLK_F_MQ; 0 makes no sense, use one queue then.
+            wanted = Math.max(1, readConfigStable(VirtioBlk.CFG_NUM_QUEUES, 2) & 0xFFFF);
+        }
+        // Linux: min(num_queues, nr_cpu_ids).
+        wanted = Math.min(wanted, config.maxQueues() == 0 ? config.vcpus() : config.maxQueues());
+        indirect = (features & VirtioFeatures.RING_INDIRECT_DESC) != 0;
+        // A request never needs more segments than pages in maxRequestBytes; cap seg_max there so the
+        // preallocated indirect tables stay small (Linux caps at 32766).
+        segMax = (int) Math.min(Integer.toUnsignedLong(segMax), config.maxRequestBytes() / RequestSplitter.PAGE + 1);
+
+        List<Integer> sizes = new ArrayList<>();
+        for (int q = 0; q < wanted; q++) {
+            int max = transport.queueMaxSize(q);
+            if (max == 0) {
+                if (q == 0) {
+                    throw new GuestDriverException("device has no request queue: QueueNumMax of queue 0 is 0 "
+                            + "(VIRTIO 1.2 section 4.2.3.2)");
+                }
+                break;
+            }
+            if (max < 0 || max > MAX_QUEUE_SIZE || Integer.bitCount(max) != 1) {
+                throw new GuestDriverException("queue " + q + " reports QueueNumMax " + Integer.toUnsignedString(max)
+                        + "; a split virtqueue size is a power of two up to 32768 (VIRTIO 1.2 section 2.7)");
+            }
+            if (transport.queueReady(q)) {
+                throw new GuestDriverException("queue " + q + " is already ready before the driver set it up "
+                        + "(VIRTIO 1.2 section 4.2.3.2)");
+            }
+            sizes.add(max);
+        }
+        if (!indirect) {
+            // Without indirect descriptors a chain of header + segments + status must fit the ring (2.7.5).
+            int smallest = sizes.stream().mapToInt(Integer::intValue).min().orElse(4);
+            segMax = Math.max(1, Math.min(segMax, smallest - 2));
+        }
+        port.connectInterrupts(new Interrupts());
+        for (int q = 0; q < sizes.size(); q++) {
+            int size = sizes.get(q);
+            long base = ram.allocate(QueueLayout.contiguousBytes(size), 16);
+            QueueLayout layout = QueueLayout.contiguous(size, base);
+            int maxIndirect = segMax + 2;
+            long indirectArea = indirect ? ram.allocate((long) size * maxIndirect * 16, 16) : -1;
+            DriverQueue dq = factory.createDriverQueue(memory, layout, features, indirectArea,
+                    indirect ? maxIndirect : 0);
+            transport.setupQueue(q, layout);
+            int tags = config.queueDepth() == 0 ? size : Math.min(config.queueDepth(), size);
+            Hwq hwq = new Hwq(q, dq, new SpinLock(locks.lockClass(config.name() + " vq" + q)), tags);
+            for (int t = 0; t < tags; t++) {
+                hwq.free.add(new Req(hwq, t, ram.allocate(VirtioBlk.HEADER_SIZE, 16), ram.allocate(1, 1)));
+            }
+            queues.add(hwq);
+            transport.enableQueue(q);
+        }
+        init.driverOk();
+    }
+
+    private void startVcpus() {
+        for (int v = 0; v < config.vcpus(); v++) {
+            vcpus.add(new VcpuThread(v));
+        }
+        for (Hwq q : queues) {
+            q.handler = vcpus.get(q.index % vcpus.size());
+            q.handler.affine.add(q);
+        }
+        irqTargets = vcpus.stream().filter(v -> !v.affine.isEmpty()).toArray(VcpuThread[]::new);
+        for (VcpuThread v : vcpus) {
+            v.thread.start();
+        }
+    }
+
+    @Override
+    public MachineConfig config() {
+        return config;
+    }
+
+    @Override
+    public long capacityBytes() {
+        long sectors = capacitySectors;
+        return sectors > Long.MAX_VALUE / VirtioBlk.SECTOR_SIZE ? Long.MAX_VALUE : sectors * VirtioBlk.SECTOR_SIZE;
+    }
+
+    @Override
+    public int numQueues() {
+        return queues.size();
+    }
+
+    @Override
+    public int queueDepth(int queue) {
+        return queues.get(queue).tags;
+    }
+
+    @Override
+    public boolean readOnly() {
+        return (features & VirtioBlk.F_RO) != 0;
+    }
+
+    @Override
+    public boolean hasFlush() {
+        return (features & VirtioBlk.F_FLUSH) != 0;
+    }
+
+    @Override
+    public long features() {
+        return features;
+    }
+
+    /** Data segments per request after the caps (seg_max, ring size, maxRequestBytes). */
+    int segMax() {
+        return segMax;
+    }
+
+    @Override
+    public RunResult runJobs(List<GuestJob> jobs, Duration timeout) {
+        Objects.requireNonNull(jobs, "jobs");
+        Objects.requireNonNull(timeout, "timeout");
+        checkUsable();
+        if (!running.compareAndSet(false, true)) {
+            throw new IllegalStateException("machine " + config.name() + " is already running jobs");
+        }
+        try {
+            List<List<GuestJob>> perVcpu = new ArrayList<>();
+            for (int v = 0; v < vcpus.size(); v++) {
+                perVcpu.add(new ArrayList<>());
+            }
+            for (int i = 0; i < jobs.size(); i++) {
+                perVcpu.get(i % vcpus.size()).add(Objects.requireNonNull(jobs.get(i), "job " + i));
+            }
+            Run r = new Run(perVcpu, vcpus.size());
+            long[] cpuBefore = new long[vcpus.size()];
+            Counters[] before = new Counters[vcpus.size()];
+            for (VcpuThread v : vcpus) {
+                cpuBefore[v.id] = cpuTime(v.thread);
+                before[v.id] = v.counters();
+            }
+            long start = System.nanoTime();
+            run = r;
+            vcpus.forEach(v -> LockSupport.unpark(v.thread));
+            try {
+                r.done.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                IllegalStateException failure = new IllegalStateException("jobs on " + config.name()
+                        + " did not finish within " + timeout.toMillis() + " ms");
+                fail(failure);
+                throw failure;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                IllegalStateException failure = new IllegalStateException("interrupted while running jobs");
+                fail(failure);
+                throw failure;
+            } catch (ExecutionException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof RuntimeException re) {
+                    throw re;
+                }
+                if (cause instanceof Error err) {
+                    throw err;
+                }
+                throw new IllegalStateException(cause.getMessage(), cause);
+            }
+            long elapsed = System.nanoTime() - start;
+            List<VcpuStats> stats = new ArrayList<>();
+            for (VcpuThread v : vcpus) {
+                long cpu = cpuTime(v.thread);
+                Counters now = v.counters();
+                Counters b = before[v.id];
+                stats.add(new VcpuStats(v.id, cpu < 0 || cpuBefore[v.id] < 0 ? -1 : cpu - cpuBefore[v.id],
+                        now.exitNanos - b.exitNanos, now.injectNanos - b.injectNanos, now.notifies - b.notifies,
+                        now.interrupts - b.interrupts, now.completions - b.completions, now.requests - b.requests));
+            }
+            return new RunResult(elapsed, stats);
+        } finally {
+            running.set(false);
+        }
+    }
+
+    private static long cpuTime(Thread t) {
+        if (!THREADS.isThreadCpuTimeSupported()) {
+            return -1;
+        }
+        return THREADS.getThreadCpuTime(t.getId());
+    }
+
+    private void checkUsable() {
+        if (closed || stopped) {
+            throw new GuestDriverException("machine " + config.name() + " is closed");
+        }
+        Throwable b = broken;
+        if (b != null) {
+            if (b instanceof GuestDriverException g) {
+                throw g;
+            }
+            throw new GuestDriverException("machine " + config.name() + " failed earlier: " + b.getMessage(), b);
+        }
+    }
+
+    /** Latches the first failure, fails the current run, and wakes every vCPU so they stop. */
+    void fail(Throwable t) {
+        failure.compareAndSet(null, t);
+        broken = failure.get();
+        Run r = run;
+        if (r != null) {
+            r.done.completeExceptionally(broken);
+        }
+        vcpus.forEach(v -> LockSupport.unpark(v.thread));
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        stopped = true;
+        Run r = run;
+        if (r != null) {
+            r.done.completeExceptionally(new GuestDriverException("machine " + config.name()
+                    + " was closed while running jobs"));
+        }
+        for (VcpuThread v : vcpus) {
+            LockSupport.unpark(v.thread);
+        }
+        for (VcpuThread v : vcpus) {
+            if (v.thread != Thread.currentThread()) {
+                try {
+                    v.thread.join(TimeUnit.SECONDS.toMillis(10));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+        try {
+            init.reset();
+        } finally {
+            port.connectInterrupts(null);
+            // The vCPUs are gone: nobody else touches the rings now, the locks are not needed.
+            for (Hwq q : queues) {
+                q.dq.detachUnused();
+            }
+        }
+    }
+
+    // Configuration space (VIRTIO 1.2 sections 2.5 and 4.2.2.2).
+
+    private long readConfig64(int offset) {
+        for (int i = 0; i < CONFIG_READ_ATTEMPTS; i++) {
+            int before = transport.configGeneration();
+            long low = transport.readConfig(offset, 4) & 0xFFFF_FFFFL;
+            long high = transport.readConfig(offset + 4, 4) & 0xFFFF_FFFFL;
+            if (transport.configGeneration() == before) {
+                return high << 32 | low;
+            }
+        }
+        throw unstableConfig();
+    }
+
+    private int readConfigStable(int offset, int width) {
+        for (int i = 0; i < CONFIG_READ_ATTEMPTS; i++) {
+            int before = transport.configGeneration();
+            int value = transport.readConfig(offset, width);
+            if (transport.configGeneration() == before) {
+                return value;
+            }
+        }
+        throw unstableConfig();
+    }
+
+    private static GuestDriverException unstableConfig() {
+        return new GuestDriverException("ConfigGeneration changed on each of " + CONFIG_READ_ATTEMPTS
+                + " attempts to read the configuration space (VIRTIO 1.2 section 2.5)");
+    }
+
+    /** Busy-waits until {@code deadline} (System.nanoTime based); the cost model, not a test wait. */
+    static void spinUntil(long deadline) {
+        while (System.nanoTime() - deadline < 0) {
+            Thread.onSpinWait();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+
+    /** The guest's interrupt controller: fans the MMIO line out to the vCPUs that own queues. */
+    private final class Interrupts implements GuestInterrupts {
+        @Override
+        public void raise(int vector) {
+            for (VcpuThread v : irqTargets) {
+                v.irq.set(true);
+                LockSupport.unpark(v.thread);
+            }
+        }
+    }
+
+    /** One hardware queue: virtqueue, its lock, its tags. */
+    static final class Hwq {
+        final int index;
+        final DriverQueue dq;
+        final SpinLock lock;
+        final int tags;
+        final ConcurrentLinkedQueue<Req> free = new ConcurrentLinkedQueue<>();
+        final ConcurrentLinkedQueue<Thread> waiters = new ConcurrentLinkedQueue<>();
+        /** Incremented after each completion handler run that collected something. */
+        final AtomicLong drains = new AtomicLong();
+        VcpuThread handler;
+
+        Hwq(int index, DriverQueue dq, SpinLock lock, int tags) {
+            this.index = index;
+            this.dq = dq;
+            this.lock = lock;
+            this.tags = tags;
+        }
+
+        void wakeWaiters() {
+            for (Thread t : waiters) {
+                LockSupport.unpark(t);
+            }
+        }
+    }
+
+    /** A tag: one request's header and status byte in guest memory, reused. */
+    static final class Req {
+        final Hwq hwq;
+        final int tag;
+        final long header;
+        final long status;
+        Io io;
+        VcpuThread owner;
+        List<BufferSpec> chain;
+        boolean inDevice;
+
+        Req(Hwq hwq, int tag, long header, long status) {
+            this.hwq = hwq;
+            this.tag = tag;
+            this.header = header;
+            this.status = status;
+        }
+    }
+
+    /** One {@link Vcpu#submit} call; touched only by the submitting vCPU. */
+    static final class Io {
+        final JobRun job;
+        final IoCallback callback;
+        int partsLeft;
+        int status = VirtioBlk.S_OK;
+
+        Io(JobRun job, IoCallback callback, int parts) {
+            this.job = job;
+            this.callback = callback;
+            this.partsLeft = parts;
+        }
+    }
+
+    record Completion(Io io, int status, long at) {
+    }
+
+    /** A job on its vCPU. */
+    static final class JobRun {
+        final GuestJob job;
+        int inFlight;
+        boolean needsStep = true;
+        boolean done;
+        boolean finished;
+
+        JobRun(GuestJob job) {
+            this.job = job;
+        }
+    }
+
+    /** One {@link #runJobs} call. */
+    static final class Run {
+        final List<List<GuestJob>> perVcpu;
+        final AtomicInteger unfinished;
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+
+        Run(List<List<GuestJob>> perVcpu, int vcpus) {
+            this.perVcpu = perVcpu;
+            this.unfinished = new AtomicInteger(vcpus);
+        }
+
+        void vcpuDone() {
+            if (unfinished.decrementAndGet() == 0) {
+                done.complete(null);
+            }
+        }
+    }
+
+    record Counters(long exitNanos, long injectNanos, long notifies, long interrupts, long completions,
+            long requests) {
+    }
+
+    /** A guest buffer carved from guest RAM. */
+    private final class Buffer implements GuestBuffer {
+        private final long address;
+        private final int size;
+
+        Buffer(long address, int size) {
+            this.address = address;
+            this.size = size;
+        }
+
+        @Override
+        public long address() {
+            return address;
+        }
+
+        @Override
+        public int size() {
+            return size;
+        }
+
+        @Override
+        public ByteBuffer view() {
+            ByteBuffer[] views = memory.views(address, size);
+            if (views.length != 1) {
+                throw new IllegalStateException("guest buffer at 0x" + Long.toHexString(address)
+                        + " spans memory regions");
+            }
+            return views[0].slice().order(ByteOrder.LITTLE_ENDIAN);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+
+    /** One vCPU: its thread, its loop, and the {@link Vcpu} face its jobs see. */
+    final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
+        final int id;
+        final Thread thread;
+        final Hwq hwq;
+        final List<Hwq> affine = new ArrayList<>();
+        final AtomicBoolean irq = new AtomicBoolean();
+        /** Completions collected by other vCPUs' handlers for this vCPU's requests (the IPI). */
+        final ConcurrentLinkedQueue<Completion> remote = new ConcurrentLinkedQueue<>();
+        private final ArrayDeque<Completion> local = new ArrayDeque<>();
+        private final List<Req> plug = new ArrayList<>();
+        private final List<JobRun> jobs = new ArrayList<>();
+        private Run seen;
+        private JobRun current;
+        private int inFlight;
+        private long lastProgress;
+        private volatile long exitNanos;
+        private volatile long injectNanos;
+        private volatile long notifies;
+        private volatile long interrupts;
+        private volatile long completions;
+        private volatile long requests;
+
+        VcpuThread(int id) {
+            this.id = id;
+            this.hwq = queues.get(id % queues.size());
+            this.thread = new Thread(this, "vcpu" + id + "-" + config.name());
+            thread.setDaemon(true);
+        }
+
+        Counters counters() {
+            return new Counters(exitNanos, injectNanos, notifies, interrupts, completions, requests);
+        }
+
+        @Override
+        public void run() {
+            try {
+                while (!stopped && broken == null) {
+                    boolean work = handleInterrupt();
+                    work |= runCompletions();
+                    Run r = run;
+                    if (r != seen) {
+                        seen = r;
+                        startRun(r);
+                        work = true;
+                    }
+                    if (!jobs.isEmpty()) {
+                        work |= stepJobs();
+                    }
+                    if (!work && !irq.get() && remote.isEmpty() && run == seen) {
+                        checkProgress();
+                        LockSupport.parkNanos(this, IDLE_PARK_NANOS);
+                    }
+                }
+            } catch (Throwable t) {
+                fail(t);
+            }
+        }
+
+        private void startRun(Run r) {
+            jobs.clear();
+            for (GuestJob job : r.perVcpu.get(id)) {
+                jobs.add(new JobRun(job));
+            }
+            lastProgress = System.nanoTime();
+            if (jobs.isEmpty()) {
+                r.vcpuDone();
+                return;
+            }
+            for (JobRun j : jobs) {
+                current = j;
+                try {
+                    j.job.start(this);
+                } finally {
+                    current = null;
+                }
+                finishPlug();
+            }
+        }
+
+        /** Steps the jobs that may progress; finishes those done and drained. Returns true if any ran. */
+        private boolean stepJobs() {
+            boolean ran = false;
+            boolean allFinished = true;
+            for (JobRun j : jobs) {
+                if (j.finished) {
+                    continue;
+                }
+                if (!j.done && j.needsStep) {
+                    ran = true;
+                    current = j;
+                    try {
+                        j.done = !j.job.step(this);
+                    } finally {
+                        current = null;
+                    }
+                    finishPlug();
+                    // A job that is not done and has nothing in flight is stepped again next round.
+                    j.needsStep = !j.done && j.inFlight == 0;
+                }
+                if (j.done && j.inFlight == 0) {
+                    ran = true;
+                    j.finished = true;
+                    current = j;
+                    try {
+                        j.job.finish(this);
+                    } finally {
+                        current = null;
+                    }
+                    finishPlug();
+                    if (j.inFlight > 0) {
+                        throw new IllegalStateException("job " + j.job + " submitted I/O from finish()");
+                    }
+                }
+                allFinished &= j.finished;
+            }
+            if (allFinished) {
+                jobs.clear();
+                seen.vcpuDone();
+            }
+            return ran;
+        }
+
+        private void checkProgress() {
+            if (inFlight == 0 || System.nanoTime() - lastProgress < config.timeout().toNanos()) {
+                return;
+            }
+            int status = transport.status();
+            if ((status & DeviceStatus.DEVICE_NEEDS_RESET) != 0) {
+                throw new GuestDriverException("device set DEVICE_NEEDS_RESET without a configuration-change "
+                        + "interrupt (status 0x" + Integer.toHexString(status) + ", VIRTIO 1.2 section 2.1.2)");
+            }
+            long millis = config.timeout().toMillis();
+            throw new GuestDriverException("no completion within " + (millis % 1000 == 0 ? millis / 1000 + " s"
+                    : millis + " ms") + " (" + inFlight + " requests in flight on vcpu " + id
+                    + ", device status 0x" + Integer.toHexString(status) + ")");
+        }
+
+        // Completion side --------------------------------------------------------------------------
+
+        /** The interrupt handler: returns true when an interrupt was pending. Runs no job code. */
+        private boolean handleInterrupt() {
+            if (!irq.getAndSet(false)) {
+                return false;
+            }
+            // vm_interrupt (virtio-mmio): read and acknowledge InterruptStatus (section 4.2.3.4).
+            int isr = transport.interruptStatus();
+            if (isr != 0) {
+                transport.ackInterrupt(isr);
+            }
+            if ((isr & INTERRUPT_CONFIG_CHANGE) != 0) {
+                int status = transport.status();
+                if ((status & DeviceStatus.DEVICE_NEEDS_RESET) != 0) {
+                    // Section 2.1.2: an error the device cannot recover from without a reset.
+                    throw new GuestDriverException("device needs a reset (DEVICE_NEEDS_RESET set, status 0x"
+                            + Integer.toHexString(status) + ", VIRTIO 1.2 section 2.1.2)");
+                }
+                capacitySectors = readConfig64(VirtioBlk.CFG_CAPACITY);
+            }
+            boolean mine = false;
+            for (Hwq q : affine) {
+                // vring_interrupt's more_used check, without the lock: only this vCPU consumes q's used ring.
+                mine |= q.dq.hasUsed();
+            }
+            if (!mine) {
+                return true;
+            }
+            interrupts++;
+            long t0 = System.nanoTime();
+            spinUntil(t0 + config.injectLatencyNs());
+            injectNanos += System.nanoTime() - t0;
+            for (Hwq q : affine) {
+                if (q.dq.hasUsed()) {
+                    drain(q);
+                }
+            }
+            return true;
+        }
+
+        /** virtblk_done: collect q's used buffers under its lock, free the tags, route the completions. */
+        private void drain(Hwq q) {
+            List<Req> done = new ArrayList<>();
+            q.lock.lock(id);
+            try {
+                do {
+                    q.dq.disableCallbacks();
+                    UsedBuffer used;
+                    while ((used = q.dq.getUsed()) != null) {
+                        done.add(claim(q, used.token()));
+                    }
+                } while (!q.dq.enableCallbacks());
+            } catch (IllegalStateException e) {
+                throw new GuestDriverException("used ring of queue " + q.index + " is corrupt: " + e.getMessage(), e);
+            } finally {
+                q.lock.unlock();
+            }
+            long now = System.nanoTime();
+            List<VcpuThread> wake = new ArrayList<>();
+            for (Req r : done) {
+                Completion c = new Completion(r.io, memory.readU8(r.status) & 0xFF, now);
+                VcpuThread owner = r.owner;
+                r.io = null;
+                r.owner = null;
+                r.chain = null;
+                q.free.add(r);
+                if (owner == this) {
+                    local.add(c);
+                } else {
+                    owner.remote.add(c);
+                    if (!wake.contains(owner)) {
+                        wake.add(owner);
+                    }
+                }
+            }
+            completions += done.size();
+            q.drains.incrementAndGet();
+            q.wakeWaiters();
+            for (VcpuThread v : wake) {
+                LockSupport.unpark(v.thread);
+            }
+        }
+
+        /** Maps a used token back to its request; the device may not invent or repeat buffers (2.7.8). */
+        private Req claim(Hwq q, Object token) {
+            if (!(token instanceof Req r) || r.hwq != q || !r.inDevice) {
+                throw new GuestDriverException("device returned a buffer on queue " + q.index
+                        + " that the driver did not make available (VIRTIO 1.2 section 2.7.8)");
+            }
+            r.inDevice = false;
+            return r;
+        }
+
+        /** Runs the callbacks of completed I/O; returns true if any completion was processed. */
+        private boolean runCompletions() {
+            boolean any = false;
+            Completion c;
+            while ((c = local.poll()) != null || (c = remote.poll()) != null) {
+                any = true;
+                lastProgress = System.nanoTime();
+                Io io = c.io();
+                if (io.status == VirtioBlk.S_OK && c.status() != VirtioBlk.S_OK) {
+                    io.status = c.status();
+                }
+                if (--io.partsLeft > 0) {
+                    continue;
+                }
+                inFlight--;
+                io.job.inFlight--;
+                io.job.needsStep = true;
+                current = io.job;
+                try {
+                    io.callback.done(io.status, c.at());
+                } finally {
+                    current = null;
+                }
+                finishPlug();
+            }
+            return any;
+        }
+
+        // Submission side --------------------------------------------------------------------------
+
+        @Override
+        public int id() {
+            return id;
+        }
+
+        @Override
+        public int queue() {
+            return hwq.index;
+        }
+
+        @Override
+        public GuestBuffer allocate(int bytes) {
+            onThisThread();
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("buffer size must be positive: " + bytes);
+            }
+            long address;
+            synchronized (ram) {
+                address = ram.allocate(bytes, RequestSplitter.PAGE);
+            }
+            memory.fill(address, bytes, (byte) 0);
+            return new Buffer(address, bytes);
+        }
+
+        @Override
+        public void submit(IoOp op, long offset, int length, GuestBuffer buf, boolean hipri, IoCallback cb) {
+            onThisThread();
+            Objects.requireNonNull(op, "op");
+            Objects.requireNonNull(cb, "cb");
+            if (current == null) {
+                throw new IllegalStateException("submit outside a job's start, step, finish or callback");
+            }
+            if (hipri) {
+                throw new UnsupportedOperationException("hipri (polled completion) is not available: the simulated"
+                        + " virtio_blk driver has no poll queues yet");
+            }
+            if (broken != null || stopped) {
+                checkUsable();
+            }
+            if (op == IoOp.FLUSH) {
+                if (length != 0 || buf != null) {
+                    throw new IllegalArgumentException("a flush has no data (VIRTIO 1.2 section 5.2.6.1)");
+                }
+                Io io = new Io(current, cb, 1);
+                count(io);
+                if (!hasFlush()) {
+                    // Linux: without VIRTIO_BLK_F_FLUSH there is no volatile cache, a flush completes at once.
+                    local.add(new Completion(io, VirtioBlk.S_OK, System.nanoTime()));
+                    return;
+                }
+                queueRequest(io, op, 0, List.of());
+                return;
+            }
+            checkData(op, offset, length, buf);
+            List<RequestSplitter.Part> parts = RequestSplitter.split(offset, length, buf.address(), segMax,
+                    config.maxRequestBytes());
+            Io io = new Io(current, cb, parts.size());
+            count(io);
+            for (RequestSplitter.Part p : parts) {
+                List<BufferSpec> data = new ArrayList<>(p.segments().size());
+                for (RequestSplitter.Segment s : p.segments()) {
+                    data.add(op == IoOp.READ ? BufferSpec.writable(s.address(), s.length())
+                            : BufferSpec.readable(s.address(), s.length()));
+                }
+                queueRequest(io, op, p.offset() / VirtioBlk.SECTOR_SIZE, data);
+            }
+        }
+
+        private void count(Io io) {
+            inFlight++;
+            io.job.inFlight++;
+            lastProgress = inFlight == 1 ? System.nanoTime() : lastProgress;
+        }
+
+        private void checkData(IoOp op, long offset, int length, GuestBuffer buf) {
+            Objects.requireNonNull(buf, "buf");
+            if (offset < 0 || offset % VirtioBlk.SECTOR_SIZE != 0) {
+                throw new IllegalArgumentException("offset " + offset + " must be a non-negative multiple of 512 "
+                        + "(VIRTIO 1.2 section 5.2.6.1)");
+            }
+            // Section 5.2.6.1: the data of IN and OUT requests is a multiple of 512 bytes.
+            if (length <= 0 || length % VirtioBlk.SECTOR_SIZE != 0 || length > buf.size()) {
+                throw new IllegalArgumentException("length " + length + " must be a positive multiple of 512 within "
+                        + "the " + buf.size() + "-byte buffer (VIRTIO 1.2 section 5.2.6.1)");
+            }
+            if (buf.address() % VirtioBlk.SECTOR_SIZE != 0) {
+                throw new IllegalArgumentException("buffer at 0x" + Long.toHexString(buf.address())
+                        + " is not 512-byte aligned");
+            }
+            if (offset > capacityBytes() - length) {
+                throw new IllegalArgumentException("I/O of " + length + " bytes at offset " + offset
+                        + " passes the capacity of " + capacityBytes() + " bytes");
+            }
+            if (op == IoOp.WRITE && readOnly()) {
+                throw new IllegalArgumentException("disk " + config.name()
+                        + " is read-only (VIRTIO_BLK_F_RO, VIRTIO 1.2 section 5.2.6.2)");
+            }
+        }
+
+        /** Takes a tag (waiting if none), fills the header, and puts the request on the plug. */
+        private void queueRequest(Io io, IoOp op, long sector, List<BufferSpec> data) {
+            Req r = hwq.free.poll();
+            if (r == null) {
+                // blk_mq_get_tag: run the hardware queue (our plug) before sleeping for a tag.
+                dispatchPlug();
+                r = awaitTag();
+            }
+            memory.writeU32(r.header, op.requestType());
+            memory.writeU32(r.header + 4, 0);
+            memory.writeU64(r.header + 8, sector);
+            memory.writeU8(r.status, STATUS_UNWRITTEN);
+            List<BufferSpec> chain = new ArrayList<>(data.size() + 2);
+            chain.add(BufferSpec.readable(r.header, VirtioBlk.HEADER_SIZE));
+            chain.addAll(data);
+            chain.add(BufferSpec.writable(r.status, 1));
+            r.chain = chain;
+            r.io = io;
+            r.owner = this;
+            plug.add(r);
+            requests++;
+            if (plug.size() >= PLUG_FLUSH_COUNT) {
+                dispatchPlug();
+            }
+        }
+
+        private Req awaitTag() {
+            Req[] got = new Req[1];
+            awaitQueue(() -> (got[0] = hwq.free.poll()) != null, "a free tag");
+            return got[0];
+        }
+
+        /**
+         * Waits until {@code ready} holds, handling this vCPU's interrupts meanwhile (their callbacks run
+         * later, from the loop). Bounded by the machine's timeout.
+         */
+        private void awaitQueue(BooleanSupplier ready, String what) {
+            long deadline = System.nanoTime() + config.timeout().toNanos();
+            while (!ready.getAsBoolean()) {
+                hwq.waiters.add(thread);
+                try {
+                    if (ready.getAsBoolean()) {
+                        return;
+                    }
+                    if (handleInterrupt()) {
+                        continue;
+                    }
+                    if (broken != null || stopped) {
+                        checkUsable();
+                    }
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        throw new GuestDriverException("vcpu " + id + " waited " + config.timeout().toMillis()
+                                + " ms for " + what + " on queue " + hwq.index + " (" + inFlight
+                                + " requests in flight, device status 0x" + Integer.toHexString(transport.status())
+                                + ")");
+                    }
+                    LockSupport.parkNanos(this, Math.min(left, IDLE_PARK_NANOS));
+                } finally {
+                    hwq.waiters.remove(thread);
+                }
+            }
+        }
+
+        @Override
+        public void commit() {
+            onThisThread();
+            dispatchPlug();
+        }
+
+        private void finishPlug() {
+            if (!plug.isEmpty()) {
+                dispatchPlug();
+            }
+        }
+
+        /** virtio_queue_rq over the plug list, kicking through the policy on the last request. */
+        private void dispatchPlug() {
+            int n = plug.size();
+            if (n == 0) {
+                return;
+            }
+            boolean indirectChains = indirect;
+            for (int i = 0; i < n; i++) {
+                Req r = plug.get(i);
+                boolean last = i == n - 1;
+                hwq.lock.lock(id);
+                while (!hwq.dq.add(r.chain, indirectChains && r.chain.size() > 1, r)) {
+                    // BLK_STS_DEV_RESOURCE: kick what this round added, wait for completions, retry.
+                    long drains = hwq.drains.get();
+                    if (i > 0) {
+                        kickLocked();
+                    } else {
+                        hwq.lock.unlock();
+                    }
+                    awaitQueue(() -> hwq.drains.get() != drains, "free descriptors");
+                    hwq.lock.lock(id);
+                }
+                r.inDevice = true;
+                if (last) {
+                    kickLocked();
+                } else {
+                    hwq.lock.unlock();
+                }
+            }
+            plug.clear();
+        }
+
+        /** Hands the locked queue to the kick policy, which must release the lock. */
+        private void kickLocked() {
+            boolean returned = false;
+            try {
+                policy.kick(this);
+                returned = true;
+            } finally {
+                if (hwq.lock.isHeldByCurrentThread()) {
+                    hwq.lock.unlock();
+                    if (returned) {
+                        throw new IllegalStateException("kick policy " + config.kickPolicy()
+                                + " returned with the lock of queue " + hwq.index + " held");
+                    }
+                }
+            }
+        }
+
+        // KickPolicy.Queue: this vCPU's hardware queue, lent to the policy for one kick.
+
+        @Override
+        public int index() {
+            return hwq.index;
+        }
+
+        @Override
+        public boolean kickPrepare() {
+            if (!hwq.lock.isHeldByCurrentThread()) {
+                throw new IllegalStateException("kickPrepare of queue " + hwq.index + " without its lock");
+            }
+            return hwq.dq.kickPrepare();
+        }
+
+        @Override
+        public void notifyDevice() {
+            long t0 = System.nanoTime();
+            transport.notify(hwq.index);
+            notifies++;
+            spinUntil(t0 + config.exitLatencyNs());
+            exitNanos += System.nanoTime() - t0;
+        }
+
+        @Override
+        public void unlock() {
+            hwq.lock.unlock();
+        }
+
+        @Override
+        public int inFlight() {
+            return inFlight;
+        }
+
+        @Override
+        public long nowNanos() {
+            return System.nanoTime();
+        }
+
+        private void onThisThread() {
+            if (Thread.currentThread() != thread) {
+                throw new IllegalStateException("vcpu " + id + " used from thread " + Thread.currentThread().getName());
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "vcpu" + id;
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package io.kickplug.guest.engine;
+
+import io.kickplug.api.guest.GuestSettings;
+import io.kickplug.api.transport.GuestPort;
+import io.kickplug.api.virtio.VirtqueueFactory;
+import io.kickplug.guest.kick.KickPolicies;
+import io.kickplug.guest.lock.LockRegistry;
+import java.util.Objects;
+
+/**
+ * The {@link GuestEngine}: kick policies by name, one lock registry for every machine it boots, and the
+ * runtime settings of {@code kp:guest}.
+ */
+public final class StandardGuestEngine implements GuestEngine {
+
+    private final KickPolicies policies;
+    private final LockRegistry locks;
+    private volatile GuestSettings settings;
+
+    public StandardGuestEngine(KickPolicies policies, LockRegistry locks) {
+        this.policies = Objects.requireNonNull(policies, "policies");
+        this.locks = Objects.requireNonNull(locks, "locks");
+        MachineConfig d = MachineConfig.defaults("guest");
+        this.settings = new GuestSettings(d.vcpus(), d.exitLatencyNs(), d.injectLatencyNs(), d.kickPolicy());
+    }
+
+    /** The built-in policies and a fresh lock registry: for use without OSGi. */
+    public static StandardGuestEngine standalone() {
+        return new StandardGuestEngine(KickPolicies.builtIn(), new LockRegistry());
+    }
+
+    public KickPolicies policies() {
+        return policies;
+    }
+
+    public LockRegistry locks() {
+        return locks;
+    }
+
+    public GuestSettings settings() {
+        return settings;
+    }
+
+    /**
+     * Replaces the settings after checking them (range of each value; the kick policy must exist now).
+     *
+     * @throws IllegalArgumentException naming the bad value
+     */
+    public GuestSettings configure(GuestSettings next) {
+        Objects.requireNonNull(next, "settings");
+        // The record's checks give the one-line messages for the numbers.
+        MachineConfig.defaults("guest").withVcpus(next.vcpus())
+                .withLatencies(next.exitLatencyNs(), next.injectLatencyNs()).withKickPolicy(next.kickPolicy());
+        policies.get(next.kickPolicy());
+        settings = next;
+        return next;
+    }
+
+    @Override
+    public MachineConfig defaults(String name) {
+        GuestSettings s = settings;
+        return MachineConfig.defaults(name).withVcpus(s.vcpus()).withLatencies(s.exitLatencyNs(), s.injectLatencyNs())
+                .withKickPolicy(s.kickPolicy());
+    }
+
+    @Override
+    public GuestMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config) {
+        Objects.requireNonNull(port, "port");
+        Objects.requireNonNull(factory, "factory");
+        Objects.requireNonNull(config, "config");
+        return BlkMachine.boot(port, factory, config, policies.get(config.kickPolicy()), locks);
+    }
+}
