@@ -260,7 +260,7 @@ class DiskRegistryTest {
     void transportFailureLeavesNothingBehind() {
         assertRefused(new DiskSpec("d", new BackendSpec("memory", null, 4096, false), TransportKind.VHOST_USER, 1, 64,
                 1, null, MEMORY), "cannot put disk 'd' behind transport vhost-user: transport vhost-user is not "
-                        + "available in-process (available: mmio)");
+                        + "available in-process (available: mmio, pci)");
         assertEquals(List.of(), registry.list());
     }
 
