@@ -25,6 +25,27 @@ public interface DiskManager {
 
     List<DiskInfo> list();
 
+    /**
+     * Changes the disk's size (a positive multiple of 512): the backend grows or shrinks, the capacity in
+     * the configuration space changes and the driver gets a configuration-change notification (VIRTIO 1.2
+     * section 5.2.6.2).
+     *
+     * @throws DiskException for an unknown disk, a bad size or a backend that cannot resize
+     */
+    default DiskInfo resize(String name, long newSizeBytes) {
+        throw new DiskException("resize is not supported by this disk manager");
+    }
+
+    /**
+     * Switches the tracked-requests lock of a disk while it runs; requests in flight finish under the
+     * lock they started with.
+     *
+     * @throws DiskException for an unknown disk
+     */
+    default DiskInfo setTrackedLock(String name, TrackedLockKind kind) {
+        throw new DiskException("changing the tracked lock is not supported by this disk manager");
+    }
+
     /** @throws DiskException when no disk has that name */
     DiskInfo info(String name);
 

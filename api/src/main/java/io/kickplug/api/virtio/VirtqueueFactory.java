@@ -3,7 +3,10 @@ package io.kickplug.api.virtio;
 import io.kickplug.api.memory.GuestMemory;
 import org.osgi.annotation.versioning.ProviderType;
 
-/** Service that creates driver views of split virtqueues (device views are created by transports). */
+/**
+ * Service that creates views of split virtqueues: driver views for simulated guests, device views for
+ * transports that live in other bundles (vhost-user).
+ */
 @ProviderType
 public interface VirtqueueFactory {
 
@@ -17,4 +20,15 @@ public interface VirtqueueFactory {
      */
     DriverQueue createDriverQueue(GuestMemory memory, QueueLayout layout, long features, long indirectArea,
             int maxIndirect);
+
+    /**
+     * Creates a device view over rings the driver laid out, validating size, alignment and placement
+     * (VIRTIO 1.2 section 2.7).
+     *
+     * @param nextAvail the available index to start from (vhost-user SET_VRING_BASE; 0 after a reset)
+     * @param nextUsed the used index to start from (normally equal to nextAvail)
+     * @throws GuestFaultException for a layout the spec forbids
+     */
+    DeviceQueue createDeviceQueue(GuestMemory memory, int index, QueueLayout layout, long features, int nextAvail,
+            int nextUsed);
 }

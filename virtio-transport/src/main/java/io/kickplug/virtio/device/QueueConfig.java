@@ -8,8 +8,8 @@ final class QueueConfig {
     long desc;
     long driver;
     long device;
-    /** MSI-X vector for this queue (PCI), or NO_VECTOR. */
-    int msixVector = VirtioFunction.NO_VECTOR;
+    /** MSI-X vector for this queue (PCI), or NO_VECTOR; read by device threads when they signal. */
+    volatile int msixVector = VirtioFunction.NO_VECTOR;
 
     QueueConfig(int maxSize) {
         this.maxSize = maxSize;

@@ -134,6 +134,8 @@ public final class VirtioFunction implements DeviceSignals {
             reset();
             return;
         }
+        List<DeviceQueue> toActivate = null;
+        GuestFaultException refused = null;
         synchronized (this) {
             int old = status;
             // Section 2.1.2 / 3.1.1: the driver never clears bits except by writing 0; DEVICE_NEEDS_RESET
@@ -149,13 +151,24 @@ public final class VirtioFunction implements DeviceSignals {
                 }
             }
             status = next | (needsReset ? DeviceStatus.DEVICE_NEEDS_RESET : 0);
-            if ((next & DeviceStatus.DRIVER_OK) != 0 && (old & DeviceStatus.DRIVER_OK) == 0) {
+            if ((next & DeviceStatus.DRIVER_OK) != 0 && (old & DeviceStatus.DRIVER_OK) == 0 && !needsReset) {
                 if ((next & DeviceStatus.FEATURES_OK) == 0) {
-                    fault(new GuestFaultException("3.1.1", "DRIVER_OK set without FEATURES_OK"));
-                    return;
+                    refused = new GuestFaultException("3.1.1", "DRIVER_OK set without FEATURES_OK");
+                } else {
+                    try {
+                        toActivate = buildQueues();
+                        active = true;
+                    } catch (GuestFaultException e) {
+                        refused = e;
+                    }
                 }
-                activate();
             }
+        }
+        if (refused != null) {
+            fault(refused);
+        } else if (toActivate != null) {
+            // Outside the monitor: a device may wait for its I/O threads, which call back into us.
+            activate(toActivate);
         }
     }
 
@@ -174,22 +187,20 @@ public final class VirtioFunction implements DeviceSignals {
         return device.acceptsFeatures(features);
     }
 
-    /** Builds the device views of ready queues and hands them to the device (DRIVER_OK). */
-    private void activate() {
+    /** Builds the device views of the ready queues (validating them, section 2.7). Holds the monitor. */
+    private List<DeviceQueue> buildQueues() {
         List<DeviceQueue> views = new ArrayList<>(queues.length);
-        try {
-            for (int i = 0; i < queues.length; i++) {
-                QueueConfig q = queues[i];
-                views.add(q.ready ? new SplitDeviceQueue(memory, i,
-                        new QueueLayout(q.size, q.desc, q.driver, q.device), negotiated) : null);
-            }
-        } catch (GuestFaultException e) {
-            fault(e);
-            return;
+        for (int i = 0; i < queues.length; i++) {
+            QueueConfig q = queues[i];
+            views.add(q.ready ? new SplitDeviceQueue(memory, i, new QueueLayout(q.size, q.desc, q.driver, q.device),
+                    negotiated) : null);
         }
-        List<DeviceQueue> list = Collections.unmodifiableList(views);
+        return Collections.unmodifiableList(views);
+    }
+
+    /** Hands the queues to the device (DRIVER_OK). */
+    private void activate(List<DeviceQueue> list) {
         long features = negotiated;
-        active = true;
         try {
             device.activate(new DeviceActivation() {
                 @Override

@@ -6,6 +6,7 @@ import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.device.PciTransport;
 import org.osgi.service.component.annotations.Component;
 
 /** In-process transports. */
@@ -16,8 +17,9 @@ public final class TransportFactoryComponent implements TransportFactory {
     public TransportInstance create(TransportKind kind, VirtioDevice device, GuestMemory memory) {
         return switch (kind) {
             case MMIO -> new MmioTransport(device, memory);
+            case PCI -> new PciTransport(device, memory);
             default -> throw new IllegalArgumentException("transport " + kind.label()
-                    + " is not available in-process (available: mmio)");
+                    + " is not available in-process (available: mmio, pci)");
         };
     }
 }

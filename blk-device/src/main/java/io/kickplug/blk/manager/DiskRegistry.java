@@ -1,0 +1,298 @@
+package io.kickplug.blk.manager;
+
+import io.kickplug.api.blk.BackendFactory;
+import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.BlockBackend;
+import io.kickplug.api.blk.DiskException;
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.iothread.IoThread;
+import io.kickplug.api.iothread.IoThreadFactory;
+import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.memory.GuestMemoryFactory;
+import io.kickplug.api.transport.GuestPort;
+import io.kickplug.api.transport.TransportFactory;
+import io.kickplug.api.transport.TransportInstance;
+import io.kickplug.blk.device.VirtioBlkDevice;
+import java.io.IOException;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+
+/**
+ * The attached disks and the logic of {@link io.kickplug.api.blk.DiskManager}, without OSGi. Attach either
+ * completes or leaves nothing behind. Thread-safe: one operation at a time.
+ */
+public final class DiskRegistry implements AutoCloseable {
+
+    private static final Logger LOG = System.getLogger(DiskRegistry.class.getName());
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+    private static final int MAX_QUEUE_SIZE = 32768;
+
+    private final TransportFactory transports;
+    private final IoThreadFactory ioThreadFactory;
+    private final GuestMemoryFactory memoryFactory;
+    private final Supplier<? extends Collection<BackendFactory>> backendFactories;
+    private final Map<String, AttachedDisk> disks = new LinkedHashMap<>();
+
+    /**
+     * @param backendFactories the backend factories available at the moment of the call
+     */
+    public DiskRegistry(TransportFactory transports, IoThreadFactory ioThreadFactory,
+            GuestMemoryFactory memoryFactory, Supplier<? extends Collection<BackendFactory>> backendFactories) {
+        this.transports = Objects.requireNonNull(transports, "transports");
+        this.ioThreadFactory = Objects.requireNonNull(ioThreadFactory, "ioThreadFactory");
+        this.memoryFactory = Objects.requireNonNull(memoryFactory, "memoryFactory");
+        this.backendFactories = Objects.requireNonNull(backendFactories, "backendFactories");
+    }
+
+    /** One attached disk and everything it owns. */
+    private record AttachedDisk(DiskSpec spec, BlockBackend backend, VirtioBlkDevice device, List<IoThread> threads,
+            TransportInstance transport) {
+
+        DiskInfo info() {
+            return new DiskInfo(spec.name(), backend.size(), backend.kind(), device.readOnly(), transport.kind(), spec.numQueues(),
+                    spec.queueSize(), spec.ioThreads(), transport.deviceStatus(),
+                    device.stats().requestsCompleted(), device.stats().requestsInFlight());
+        }
+    }
+
+    public synchronized DiskInfo attach(DiskSpec spec) {
+        BackendFactory factory = validate(spec);
+        String name = spec.name();
+        BlockBackend backend = null;
+        List<IoThread> threads = new ArrayList<>();
+        TransportInstance transport = null;
+        try {
+            backend = open(factory, spec);
+            for (int i = 0; i < spec.ioThreads(); i++) {
+                threads.add(ioThreadFactory.start("kickplug-blk-" + name + "-io" + i));
+            }
+            VirtioBlkDevice device = new VirtioBlkDevice(name, backend, spec.backend().readOnly(), spec.numQueues(),
+                    spec.queueSize(), serial(spec), threads);
+            GuestMemory memory = allocate(spec);
+            transport = createTransport(spec, device, memory);
+            AttachedDisk disk = new AttachedDisk(spec, backend, device, List.copyOf(threads), transport);
+            disks.put(name, disk);
+            LOG.log(Level.INFO, "attached disk " + name + " (" + backend.kind() + ", " + backend.size() + " bytes, "
+                    + spec.transport().label() + ")");
+            return disk.info();
+        } catch (RuntimeException | Error e) {
+            List<Throwable> cleanup = new ArrayList<>();
+            release(transport, threads, backend, cleanup);
+            cleanup.forEach(e::addSuppressed);
+            if (e instanceof DiskException) {
+                throw e;
+            }
+            throw new DiskException("cannot attach disk '" + name + "': " + e, e);
+        }
+    }
+
+    public synchronized void detach(String name) {
+        AttachedDisk disk = disks.remove(name);
+        if (disk == null) {
+            throw noSuchDisk(name);
+        }
+        List<Throwable> failures = new ArrayList<>();
+        // Closing the transport resets the device, which waits for in-flight requests (section 2.4).
+        release(disk.transport(), disk.threads(), disk.backend(), failures);
+        if (!failures.isEmpty()) {
+            DiskException e = new DiskException("disk '" + name + "' detached, but cleaning up failed: "
+                    + failures.get(0));
+            failures.forEach(e::addSuppressed);
+            throw e;
+        }
+        LOG.log(Level.INFO, "detached disk " + name);
+    }
+
+    public synchronized List<DiskInfo> list() {
+        return disks.values().stream().map(AttachedDisk::info).toList();
+    }
+
+    public synchronized DiskInfo info(String name) {
+        return find(name).info();
+    }
+
+    public synchronized GuestPort port(String name) {
+        GuestPort port = find(name).transport().port();
+        if (port == null) {
+            throw new DiskException("disk '" + name + "' has no in-process transport");
+        }
+        return port;
+    }
+
+    /** The device of a disk, for diagnostics and tests. */
+    public synchronized VirtioBlkDevice device(String name) {
+        return find(name).device();
+    }
+
+    /** Detaches every disk. */
+    @Override
+    public synchronized void close() {
+        for (String name : new ArrayList<>(disks.keySet())) {
+            try {
+                detach(name);
+            } catch (DiskException e) {
+                LOG.log(Level.WARNING, e.getMessage(), e);
+            }
+        }
+    }
+
+    private AttachedDisk find(String name) {
+        AttachedDisk disk = disks.get(name);
+        if (disk == null) {
+            throw noSuchDisk(name);
+        }
+        return disk;
+    }
+
+    private static DiskException noSuchDisk(String name) {
+        return new DiskException("no disk named '" + name + "'");
+    }
+
+    /** Checks every field of {@code spec}; returns the factory of its backend kind. */
+    private BackendFactory validate(DiskSpec spec) {
+        if (spec == null) {
+            throw new DiskException("no disk spec given");
+        }
+        String name = spec.name();
+        if (name == null || !NAME.matcher(name).matches()) {
+            throw new DiskException("invalid disk name '" + name
+                    + "': use 1 to 64 letters, digits, '.', '_' or '-'");
+        }
+        if (disks.containsKey(name)) {
+            throw new DiskException("a disk named '" + name + "' is already attached");
+        }
+        BackendSpec backend = spec.backend();
+        if (backend == null || backend.kind() == null) {
+            throw new DiskException("disk '" + name + "' has no backend kind");
+        }
+        BackendFactory factory = factoryFor(backend.kind());
+        long size = backend.sizeBytes();
+        // A file backend may take its size from the file (size 0); every other size is checked here.
+        boolean sizeFromFile = size == 0 && "file".equals(backend.kind());
+        if (!sizeFromFile && (size <= 0 || size % VirtioBlk.SECTOR_SIZE != 0)) {
+            throw new DiskException("disk size " + size + " is not a positive multiple of 512 bytes");
+        }
+        if (spec.numQueues() < 1 || spec.numQueues() > DiskSpec.MAX_QUEUES) {
+            throw new DiskException("number of queues " + spec.numQueues() + " is not in 1.." + DiskSpec.MAX_QUEUES);
+        }
+        int queueSize = spec.queueSize();
+        if (queueSize < 2 || queueSize > MAX_QUEUE_SIZE || Integer.bitCount(queueSize) != 1) {
+            throw new DiskException("queue size " + queueSize + " is not a power of two in 2.." + MAX_QUEUE_SIZE);
+        }
+        if (spec.ioThreads() < 1 || spec.ioThreads() > DiskSpec.MAX_QUEUES) {
+            throw new DiskException("number of I/O threads " + spec.ioThreads() + " is not in 1.."
+                    + DiskSpec.MAX_QUEUES);
+        }
+        if (spec.serial() != null && spec.serial().getBytes(StandardCharsets.UTF_8).length > VirtioBlk.ID_BYTES) {
+            throw new DiskException("serial '" + spec.serial() + "' is longer than " + VirtioBlk.ID_BYTES + " bytes");
+        }
+        if (spec.transport() == null) {
+            throw new DiskException("disk '" + name + "' has no transport");
+        }
+        if (spec.guestMemoryBytes() <= 0) {
+            throw new DiskException("guest memory size " + spec.guestMemoryBytes() + " must be positive");
+        }
+        return factory;
+    }
+
+    private BackendFactory factoryFor(String kind) {
+        Collection<BackendFactory> available = backendFactories.get();
+        TreeSet<String> kinds = new TreeSet<>();
+        if (available != null) {
+            for (BackendFactory factory : available) {
+                if (factory.kind().equals(kind)) {
+                    return factory;
+                }
+                kinds.add(factory.kind());
+            }
+        }
+        throw new DiskException("unknown backend kind '" + kind + "' (available: "
+                + (kinds.isEmpty() ? "none" : String.join(", ", kinds)) + ")");
+    }
+
+    private static BlockBackend open(BackendFactory factory, DiskSpec spec) {
+        BlockBackend backend;
+        try {
+            backend = factory.open(spec.backend());
+        } catch (DiskException e) {
+            throw e;
+        } catch (IOException | RuntimeException e) {
+            throw new DiskException("cannot open the " + spec.backend().kind() + " backend of disk '" + spec.name()
+                    + "': " + e.getMessage(), e);
+        }
+        long size = backend.size();
+        if (size <= 0 || size % VirtioBlk.SECTOR_SIZE != 0) {
+            try {
+                backend.close();
+            } catch (IOException | RuntimeException e) {
+                LOG.log(Level.WARNING, "closing a refused backend failed", e);
+            }
+            throw new DiskException("the " + backend.kind() + " backend of disk '" + spec.name() + "' has size " + size
+                    + ", not a positive multiple of 512 bytes");
+        }
+        return backend;
+    }
+
+    private GuestMemory allocate(DiskSpec spec) {
+        try {
+            return memoryFactory.allocate(spec.guestMemoryBytes());
+        } catch (RuntimeException | OutOfMemoryError e) {
+            throw new DiskException("cannot allocate " + spec.guestMemoryBytes() + " bytes of guest memory for disk '"
+                    + spec.name() + "': " + e.getMessage(), e);
+        }
+    }
+
+    private TransportInstance createTransport(DiskSpec spec, VirtioBlkDevice device, GuestMemory memory) {
+        try {
+            return transports.create(spec.transport(), device, memory);
+        } catch (RuntimeException e) {
+            throw new DiskException("cannot put disk '" + spec.name() + "' behind transport "
+                    + spec.transport().label() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The GET_ID answer: the spec's serial, or the first 20 characters of the (ASCII) name. */
+    private static byte[] serial(DiskSpec spec) {
+        String serial = spec.serial() != null ? spec.serial()
+                : spec.name().substring(0, Math.min(spec.name().length(), VirtioBlk.ID_BYTES));
+        return serial.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Closes what exists, in order transport, I/O threads, backend; collects failures. */
+    private static void release(TransportInstance transport, List<IoThread> threads, BlockBackend backend,
+            List<Throwable> failures) {
+        if (transport != null) {
+            try {
+                transport.close();
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+        }
+        for (IoThread thread : threads) {
+            try {
+                thread.close();
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+        }
+        if (backend != null) {
+            try {
+                backend.close();
+            } catch (IOException | RuntimeException e) {
+                failures.add(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+package io.kickplug.guest.transport;
+
+import io.kickplug.api.transport.RegisterWindow;
+import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.guest.driver.GuestDriverException;
+import java.util.Objects;
+
+/** {@link VirtioTransportDriver} over a virtio-mmio version 2 register window (VIRTIO 1.2 section 4.2.2). */
+public final class MmioTransportDriver implements VirtioTransportDriver {
+    public static final int MAGIC_VALUE = 0x000;
+    public static final int VERSION = 0x004;
+    public static final int DEVICE_ID = 0x008;
+    public static final int VENDOR_ID = 0x00c;
+    public static final int DEVICE_FEATURES = 0x010;
+    public static final int DEVICE_FEATURES_SEL = 0x014;
+    public static final int DRIVER_FEATURES = 0x020;
+    public static final int DRIVER_FEATURES_SEL = 0x024;
+    public static final int QUEUE_SEL = 0x030;
+    public static final int QUEUE_NUM_MAX = 0x034;
+    public static final int QUEUE_NUM = 0x038;
+    public static final int QUEUE_READY = 0x044;
+    public static final int QUEUE_NOTIFY = 0x050;
+    public static final int INTERRUPT_STATUS = 0x060;
+    public static final int INTERRUPT_ACK = 0x064;
+    public static final int STATUS = 0x070;
+    public static final int QUEUE_DESC_LOW = 0x080;
+    public static final int QUEUE_DESC_HIGH = 0x084;
+    public static final int QUEUE_DRIVER_LOW = 0x090;
+    public static final int QUEUE_DRIVER_HIGH = 0x094;
+    public static final int QUEUE_DEVICE_LOW = 0x0a0;
+    public static final int QUEUE_DEVICE_HIGH = 0x0a4;
+    public static final int CONFIG_GENERATION = 0x0fc;
+    public static final int CONFIG = 0x100;
+
+    /** "virt" in little-endian. */
+    public static final int MAGIC = 0x74726976;
+
+    private final RegisterWindow window;
+
+    public MmioTransportDriver(RegisterWindow window) {
+        this.window = Objects.requireNonNull(window, "window");
+    }
+
+    @Override
+    public int probe() {
+        // Section 4.2.3.1.1: ignore a device whose MagicValue or Version is wrong, or whose DeviceID is 0.
+        int magic = read32(MAGIC_VALUE);
+        if (magic != MAGIC) {
+            throw new GuestDriverException(String.format(
+                    "no virtio-mmio device: MagicValue is 0x%08x, expected 0x%08x (VIRTIO 1.2 section 4.2.3.1.1)",
+                    magic, MAGIC));
+        }
+        int version = read32(VERSION);
+        if (version != 2) {
+            throw new GuestDriverException("virtio-mmio Version " + Integer.toUnsignedString(version)
+                    + " is not supported, expected 2 (VIRTIO 1.2 section 4.2.3.1.1)");
+        }
+        return read32(DEVICE_ID);
+    }
+
+    public int vendorId() {
+        return read32(VENDOR_ID);
+    }
+
+    @Override
+    public int status() {
+        return read32(STATUS);
+    }
+
+    @Override
+    public void setStatus(int status) {
+        write32(STATUS, status);
+    }
+
+    @Override
+    public long deviceFeatures() {
+        write32(DEVICE_FEATURES_SEL, 0);
+        long low = read32(DEVICE_FEATURES) & 0xFFFF_FFFFL;
+        write32(DEVICE_FEATURES_SEL, 1);
+        long high = read32(DEVICE_FEATURES) & 0xFFFF_FFFFL;
+        return high << 32 | low;
+    }
+
+    @Override
+    public void setDriverFeatures(long features) {
+        write32(DRIVER_FEATURES_SEL, 0);
+        write32(DRIVER_FEATURES, (int) features);
+        write32(DRIVER_FEATURES_SEL, 1);
+        write32(DRIVER_FEATURES, (int) (features >>> 32));
+    }
+
+    @Override
+    public int queueMaxSize(int queue) {
+        write32(QUEUE_SEL, queue);
+        return read32(QUEUE_NUM_MAX);
+    }
+
+    @Override
+    public boolean queueReady(int queue) {
+        write32(QUEUE_SEL, queue);
+        return read32(QUEUE_READY) != 0;
+    }
+
+    @Override
+    public void setupQueue(int queue, QueueLayout layout) {
+        write32(QUEUE_SEL, queue);
+        write32(QUEUE_NUM, layout.size());
+        write64(QUEUE_DESC_LOW, QUEUE_DESC_HIGH, layout.descTable());
+        write64(QUEUE_DRIVER_LOW, QUEUE_DRIVER_HIGH, layout.availRing());
+        write64(QUEUE_DEVICE_LOW, QUEUE_DEVICE_HIGH, layout.usedRing());
+    }
+
+    @Override
+    public void enableQueue(int queue) {
+        write32(QUEUE_SEL, queue);
+        write32(QUEUE_READY, 1);
+    }
+
+    @Override
+    public void notify(int queue) {
+        write32(QUEUE_NOTIFY, queue);
+    }
+
+    @Override
+    public int configGeneration() {
+        return read32(CONFIG_GENERATION);
+    }
+
+    @Override
+    public int readConfig(int offset, int width) {
+        if (width != 1 && width != 2 && width != 4) {
+            throw new IllegalArgumentException("config access width must be 1, 2 or 4: " + width);
+        }
+        if (offset < 0 || offset % width != 0) {
+            // Section 4.2.2.2: accesses to the configuration space are naturally aligned.
+            throw new IllegalArgumentException("unaligned config access: offset " + offset + ", width " + width);
+        }
+        long mask = width == 4 ? 0xFFFF_FFFFL : (1L << (8 * width)) - 1;
+        return (int) (window.read(CONFIG + offset, width) & mask);
+    }
+
+    @Override
+    public int interruptStatus() {
+        return read32(INTERRUPT_STATUS);
+    }
+
+    @Override
+    public void ackInterrupt(int bits) {
+        write32(INTERRUPT_ACK, bits);
+    }
+
+    private int read32(int offset) {
+        return (int) window.read(offset, 4);
+    }
+
+    private void write32(int offset, int value) {
+        window.write(offset, 4, value & 0xFFFF_FFFFL);
+    }
+
+    private void write64(int low, int high, long value) {
+        write32(low, (int) value);
+        write32(high, (int) (value >>> 32));
+    }
+}

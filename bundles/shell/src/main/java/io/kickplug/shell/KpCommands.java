@@ -1,0 +1,98 @@
+package io.kickplug.shell;
+
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.guest.GuestWorkloads;
+import io.kickplug.api.guest.IoPassOptions;
+import io.kickplug.api.guest.IoPassResult;
+import org.apache.felix.service.command.Descriptor;
+import org.apache.felix.service.command.Parameter;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+
+/**
+ * Gogo commands of scope {@code kp}: thin adapters over {@link DiskManager} and {@link GuestWorkloads}
+ * that return formatted text. Errors are exceptions with one-line messages.
+ */
+@Component(service = KpCommands.class, property = {
+    "osgi.command.scope=kp",
+    "osgi.command.function=attach",
+    "osgi.command.function=detach",
+    "osgi.command.function=disks",
+    "osgi.command.function=io",
+})
+public final class KpCommands {
+
+    private final DiskManager disks;
+
+    /** Optional: the disk commands work without the simulated guest bundle. */
+    @Reference(name = "guestWorkloads", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile GuestWorkloads workloads;
+
+    @Activate
+    public KpCommands(@Reference(name = "diskManager") DiskManager disks) {
+        this.disks = disks;
+    }
+
+    /** For tests and for callers outside DS. */
+    KpCommands(DiskManager disks, GuestWorkloads workloads) {
+        this.disks = disks;
+        this.workloads = workloads;
+    }
+
+    @Descriptor("attach a disk: a virtio-blk device with a memory or null backend behind an in-process transport")
+    public String attach(
+            @Descriptor("number of virtqueues (default 1)")
+            @Parameter(names = "--queues", absentValue = "1") String queues,
+            @Descriptor("size of each virtqueue, a power of two (default 256)")
+            @Parameter(names = "--queue-size", absentValue = "256") String queueSize,
+            @Descriptor("I/O threads serving the queues (default 1)")
+            @Parameter(names = "--iothreads", absentValue = "1") String ioThreads,
+            @Descriptor("transport: mmio (default)")
+            @Parameter(names = "--transport", absentValue = "mmio") String transport,
+            @Descriptor("backend: memory (default) or null")
+            @Parameter(names = "--backend", absentValue = "memory") String backend,
+            @Descriptor("disk name (letters, digits, '-', '_', '.')") String name,
+            @Descriptor("size in bytes with an optional K, M, G or T suffix, e.g. 64M") String size) {
+        DiskInfo info = disks.attach(AttachArgs.spec(name, size, queues, queueSize, ioThreads, transport, backend));
+        return AttachArgs.describe(info);
+    }
+
+    @Descriptor("detach a disk: reset its device, stop its I/O threads, close its backend")
+    public String detach(@Descriptor("disk name") String name) {
+        disks.detach(name);
+        return "detached " + name;
+    }
+
+    @Descriptor("list attached disks")
+    public String disks() {
+        return DiskTable.format(disks.list());
+    }
+
+    @Descriptor("run the simulated guest on a disk: write a pattern, read it back and verify it")
+    public String io(
+            @Descriptor("bytes per request, a multiple of 512 (default 4K)")
+            @Parameter(names = "--bs", absentValue = "4K") String blockSize,
+            @Descriptor("requests in flight (default 32)")
+            @Parameter(names = "--depth", absentValue = "32") String depth,
+            @Descriptor("bytes to write and read from offset 0 (default 0: the whole disk)")
+            @Parameter(names = "--size", absentValue = "0") String size,
+            @Descriptor("disk name") String name) {
+        IoPassOptions options = new IoPassOptions(Args.intSize("--bs", blockSize), Args.positiveInt("--depth", depth),
+                Args.size("--size", size));
+        GuestWorkloads guest = workloads;
+        if (guest == null) {
+            throw new IllegalStateException("no simulated guest: the io.kickplug.guest bundle is not active");
+        }
+        IoPassResult result = guest.writeReadVerify(name, options);
+        if (result.mismatches() > 0) {
+            throw new IllegalStateException(IoReport.mismatchError(result));
+        }
+        return IoReport.format(options, result);
+    }
+}

@@ -1,0 +1,198 @@
+package io.kickplug.shell;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.kickplug.api.blk.DiskException;
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.guest.GuestWorkloads;
+import io.kickplug.api.guest.IoPassOptions;
+import io.kickplug.api.guest.IoPassResult;
+import io.kickplug.api.transport.GuestPort;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.lang.reflect.Method;
+import java.lang.reflect.Parameter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.felix.gogo.runtime.CommandProcessorImpl;
+import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
+import org.apache.felix.service.command.CommandSession;
+import org.apache.felix.service.command.Descriptor;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The commands through Gogo's own parser (option names, defaults, conversions), with fake services. */
+class KpCommandsGogoTest {
+
+    private final Map<String, DiskInfo> attached = new LinkedHashMap<>();
+    private final List<IoPassOptions> passes = new ArrayList<>();
+    private long nextMismatches;
+
+    private final DiskManager disks = new DiskManager() {
+        @Override
+        public DiskInfo attach(DiskSpec spec) {
+            DiskInfo info = new DiskInfo(spec.name(), spec.backend().sizeBytes(), spec.backend().kind(), false,
+                    spec.transport(), spec.numQueues(), spec.queueSize(), spec.ioThreads(), 0, 0, 0);
+            attached.put(spec.name(), info);
+            return info;
+        }
+
+        @Override
+        public void detach(String name) {
+            if (attached.remove(name) == null) {
+                throw new DiskException("no disk named '" + name + "'");
+            }
+        }
+
+        @Override
+        public List<DiskInfo> list() {
+            return List.copyOf(attached.values());
+        }
+
+        @Override
+        public DiskInfo info(String name) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public GuestPort port(String name) {
+            throw new UnsupportedOperationException();
+        }
+    };
+
+    private final GuestWorkloads guest = (disk, options) -> {
+        if (!attached.containsKey(disk)) {
+            throw new DiskException("no disk named '" + disk + "'");
+        }
+        passes.add(options);
+        long total = options.totalBytes() == 0 ? attached.get(disk).sizeBytes() : options.totalBytes();
+        return new IoPassResult(disk, 2 * total / options.blockSize(), 2 * total, 1_000_000, nextMismatches, 3, 4);
+    };
+
+    private ThreadIOImpl threadIo;
+    private CommandSession session;
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+
+    @BeforeEach
+    void setUp() {
+        threadIo = new ThreadIOImpl();
+        threadIo.start();
+        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
+        KpCommands commands = new KpCommands(disks, guest);
+        for (String f : new String[] {"attach", "detach", "disks", "io"}) {
+            processor.addCommand("kp", commands, f);
+        }
+        session = processor.createSession(new ByteArrayInputStream(new byte[0]), out, out);
+    }
+
+    @AfterEach
+    void tearDown() {
+        session.close();
+        threadIo.stop();
+    }
+
+    private Object run(String line) throws Exception {
+        return session.execute(line);
+    }
+
+    @Test
+    void attachWithDefaults() throws Exception {
+        assertEquals("attached d1: 64 MiB memory disk on mmio, 1 queue of 256, 1 I/O thread", run("kp:attach d1 64M"));
+    }
+
+    @Test
+    void attachWithEveryOption() throws Exception {
+        assertEquals("attached d2: 1 GiB null disk on mmio, 4 queues of 64, 2 I/O threads",
+                run("kp:attach --queues 4 --queue-size 64 --iothreads 2 --transport mmio --backend null d2 1G"));
+        DiskInfo d = attached.get("d2");
+        assertEquals(4, d.numQueues());
+        assertEquals(64, d.queueSize());
+        assertEquals(2, d.ioThreads());
+        assertEquals("null", d.backend());
+        run("kp:attach --backend 'null' d3 1M");
+        assertEquals("null", attached.get("d3").backend(), "quoted null is the string");
+        run("kp:attach --backend memory d4 1M");
+        assertEquals("memory", attached.get("d4").backend());
+    }
+
+    @Test
+    void attachWithABadSizeFailsWithOneLine() {
+        Exception e = assertThrows(IllegalArgumentException.class, () -> run("kp:attach d1 abc"));
+        assertEquals("invalid size 'abc': expected bytes with an optional K, M, G or T suffix", e.getMessage());
+        assertTrue(attached.isEmpty());
+    }
+
+    @Test
+    void detachUnknownDiskIsTheDiskManagersMessage() {
+        Exception e = assertThrows(DiskException.class, () -> run("kp:detach nosuch"));
+        assertEquals("no disk named 'nosuch'", e.getMessage());
+    }
+
+    @Test
+    void disksListsAttachedDisks() throws Exception {
+        run("kp:attach d1 64M");
+        run("kp:attach --queues 2 d2 512K");
+        String table = (String) run("kp:disks");
+        assertTrue(table.startsWith("NAME  SIZE     BACKEND"), table);
+        assertTrue(table.contains("\nd2    512 KiB  memory   mmio       2x256"), table);
+        assertEquals("detached d1", run("kp:detach d1"));
+        assertFalse(((String) run("kp:disks")).contains("d1 "));
+    }
+
+    @Test
+    void ioPassesOptionsAndPrintsTheResult() throws Exception {
+        run("kp:attach d1 1M");
+        String report = (String) run("kp:io --bs 8K --depth 4 --size 256K d1");
+        assertEquals(List.of(new IoPassOptions(8192, 4, 256 << 10)), passes);
+        assertTrue(report.startsWith("d1: write+read+verify of 256 KiB, bs 8 KiB, depth 4"), report);
+        assertTrue(report.contains("requests    64"), report);
+        assertTrue(report.contains("mismatches  0"), report);
+        run("kp:io d1");
+        assertEquals(new IoPassOptions(4096, 32, 0), passes.get(1), "defaults: 4K, depth 32, whole disk");
+    }
+
+    @Test
+    void ioFailsWhenBlocksMismatch() throws Exception {
+        run("kp:attach d1 1M");
+        nextMismatches = 2;
+        Exception e = assertThrows(IllegalStateException.class, () -> run("kp:io d1"));
+        assertEquals("d1: 2 blocks read back differently from what was written (512 requests, 1 MiB)",
+                e.getMessage());
+    }
+
+    @Test
+    void ioRejectsBadOptionValues() {
+        assertEquals("invalid --depth 'many': expected a positive integer",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:io --depth many d1")).getMessage());
+        assertEquals("--bs: invalid size '4Q': expected bytes with an optional K, M, G or T suffix",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:io --bs 4Q d1")).getMessage());
+    }
+
+    @Test
+    void ioWithoutTheGuestBundleSaysSo() {
+        KpCommands noGuest = new KpCommands(disks, null);
+        assertEquals("no simulated guest: the io.kickplug.guest bundle is not active",
+                assertThrows(IllegalStateException.class, () -> noGuest.io("4K", "1", "0", "d1")).getMessage());
+    }
+
+    @Test
+    void everyCommandAndParameterHasADescriptor() {
+        int commands = 0;
+        for (Method m : KpCommands.class.getDeclaredMethods()) {
+            if (!java.lang.reflect.Modifier.isPublic(m.getModifiers())) {
+                continue;
+            }
+            commands++;
+            assertNotNull(m.getAnnotation(Descriptor.class), m.getName());
+            for (Parameter p : m.getParameters()) {
+                assertNotNull(p.getAnnotation(Descriptor.class), m.getName() + " " + p.getName());
+            }
+        }
+        assertEquals(4, commands);
+    }
+}

@@ -1,0 +1,116 @@
+package io.kickplug.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class CommandComponentsTest {
+
+    /** As bnd writes a component with a multi-valued function property. */
+    private static final String COMMANDS = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <scr:component xmlns:scr="http://www.osgi.org/xmlns/scr/v1.5.0" name="io.kickplug.shell.DiskCommands">
+              <property name="osgi.command.scope" type="String" value="kp"/>
+              <property name="osgi.command.function" type="String">attach
+            detach
+            disks
+            io</property>
+              <service>
+                <provide interface="io.kickplug.shell.DiskCommands"/>
+              </service>
+              <implementation class="io.kickplug.shell.DiskCommands"/>
+            </scr:component>
+            """;
+
+    private static final String SINGLE_FUNCTION = """
+            <scr:component xmlns:scr="http://www.osgi.org/xmlns/scr/v1.3.0" name="one">
+              <property name="osgi.command.scope" value="kp"/>
+              <property name="osgi.command.function" value="bench"/>
+              <service><provide interface="java.lang.Object"/></service>
+              <implementation class="x.One"/>
+            </scr:component>
+            """;
+
+    private static final String NOT_A_COMMAND = """
+            <scr:component xmlns:scr="http://www.osgi.org/xmlns/scr/v1.3.0" name="manager">
+              <service><provide interface="io.kickplug.api.blk.DiskManager"/></service>
+              <implementation class="x.Manager"/>
+            </scr:component>
+            """;
+
+    private static final String NEEDS_CONFIGURATION = """
+            <scr:component xmlns:scr="http://www.osgi.org/xmlns/scr/v1.3.0" name="cfg" configuration-policy="require">
+              <property name="osgi.command.scope" value="kp"/>
+              <property name="osgi.command.function" value="x"/>
+              <service><provide interface="java.lang.Object"/></service>
+              <implementation class="x.Cfg"/>
+            </scr:component>
+            """;
+
+    private static final String DISABLED = """
+            <scr:component xmlns:scr="http://www.osgi.org/xmlns/scr/v1.3.0" name="off" enabled="false">
+              <property name="osgi.command.scope" value="kp"/>
+              <property name="osgi.command.function" value="x"/>
+              <service><provide interface="java.lang.Object"/></service>
+              <implementation class="x.Off"/>
+            </scr:component>
+            """;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void readsScopeAndMultiValuedFunctions() throws IOException {
+        assertEquals(List.of(new CommandComponents.Command("io.kickplug.shell.DiskCommands", "kp",
+                List.of("attach", "detach", "disks", "io"))), parse(COMMANDS));
+    }
+
+    @Test
+    void readsSingleValuedFunction() throws IOException {
+        assertEquals(List.of(new CommandComponents.Command("one", "kp", List.of("bench"))), parse(SINGLE_FUNCTION));
+    }
+
+    @Test
+    void ignoresComponentsThatAreNotCommandsOrCannotActivateAlone() throws IOException {
+        assertTrue(parse(NOT_A_COMMAND).isEmpty());
+        assertTrue(parse(NEEDS_CONFIGURATION).isEmpty());
+        assertTrue(parse(DISABLED).isEmpty());
+    }
+
+    @Test
+    void readsTheDescriptionsTheManifestNames() throws IOException {
+        Path jar = TestJars.write(dir.resolve("shell.jar"),
+                Map.of("Bundle-SymbolicName", "io.kickplug.shell",
+                        "Service-Component", "OSGI-INF/a.xml, OSGI-INF/b.xml"),
+                Map.of("OSGI-INF/a.xml", COMMANDS, "OSGI-INF/b.xml", SINGLE_FUNCTION,
+                        "OSGI-INF/unlisted.xml", NOT_A_COMMAND));
+        assertEquals(List.of("io.kickplug.shell.DiskCommands", "one"),
+                CommandComponents.of(jar).stream().map(CommandComponents.Command::componentName).toList());
+    }
+
+    @Test
+    void expandsWildcardsInTheHeader() throws IOException {
+        Path jar = TestJars.write(dir.resolve("w.jar"), Map.of("Service-Component", "OSGI-INF/*.xml"),
+                Map.of("OSGI-INF/a.xml", COMMANDS, "OSGI-INF/sub/b.xml", SINGLE_FUNCTION));
+        assertEquals(List.of("io.kickplug.shell.DiskCommands"),
+                CommandComponents.of(jar).stream().map(CommandComponents.Command::componentName).toList());
+    }
+
+    @Test
+    void bundleWithoutComponentsHasNone() throws IOException {
+        Path jar = TestJars.bundle(dir, "api.jar", "io.kickplug.api");
+        assertTrue(CommandComponents.of(jar).isEmpty());
+    }
+
+    private static List<CommandComponents.Command> parse(String xml) throws IOException {
+        return CommandComponents.parse(new ByteArrayInputStream(xml.strip().getBytes(StandardCharsets.UTF_8)), "test");
+    }
+}
