@@ -27,5 +27,6 @@ class DeviceQueueFuzzTest {
     @Property(tries = 3000, edgeCases = EdgeCasesMode.NONE)
     void deviceQueueSurvivesAnyRing(@ForAll("queueInputs") VirtioQueueInput input) {
         new QueueRun(MEMORY, input).run();
+        FuzzTries.tick("deviceQueueSurvivesAnyRing");
     }
 }

@@ -22,10 +22,25 @@ public final class FuzzTries implements AroundPropertyHook {
         }
         long start = System.nanoTime();
         PropertyExecutionResult result = property.execute();
+        PROGRESS.remove(context.label());
         // One line per property, for the record of long runs: inputs tried and wall time.
         System.out.printf("kickplug fuzz: %s: %d inputs in %.1f s, %s%n", context.label(), result.countTries(),
                 (System.nanoTime() - start) / 1e9, result.status());
         return result;
+    }
+
+    private static final java.util.Map<String, long[]> PROGRESS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Counts one input of {@code property}; every 100,000 inputs prints a progress line, so that a long
+     * run that has to be stopped still leaves a record of how far it got.
+     */
+    public static void tick(String property) {
+        long[] p = PROGRESS.computeIfAbsent(property, k -> new long[] {0, System.nanoTime()});
+        if (++p[0] % 100_000 == 0) {
+            System.out.printf("kickplug fuzz: %s: %d inputs so far, %.1f s%n", property, p[0],
+                    (System.nanoTime() - p[1]) / 1e9);
+        }
     }
 
     @Override

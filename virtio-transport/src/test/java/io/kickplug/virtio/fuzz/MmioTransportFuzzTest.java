@@ -158,6 +158,7 @@ class MmioTransportFuzzTest {
     @Property(tries = 300, edgeCases = EdgeCasesMode.NONE)
     void transportSurvivesAnyDriver(@ForAll("mmioInputs") MmioInput input) {
         new Run(input).run();
+        FuzzTries.tick("transportSurvivesAnyDriver");
     }
 
     /** One input against the shared transport. */
