@@ -314,4 +314,28 @@ class HostileGuestTransportTest {
         assertEquals(1, victim.ring.usedIdx());
         assertEquals(0x5a, mem.readU8(d + 0x103));
     }
+
+    /**
+     * Found by MmioTransportFuzzTest (shrunk sample: handshake, QueueSel := 0xffffffff, read QueueNumMax):
+     * the selector is an unsigned 32-bit register, and reading QueueNumMax or QueueReady with it threw
+     * ArrayIndexOutOfBoundsException (index -1) into the vCPU thread. Section 4.2.2: a queue that does
+     * not exist reads QueueNumMax 0 (and is not ready); writes to its registers are ignored.
+     */
+    @Test
+    void queueSelAllOnesThenReadQueueNumMaxAndQueueReady() throws Exception {
+        victim.init();
+        for (long sel : new long[] {0xffffffffL, 0x80000000L, 1}) {
+            victim.w(QUEUE_SEL, sel);
+            assertEquals(0, victim.r(QUEUE_NUM_MAX), "QueueNumMax of missing queue " + sel);
+            assertEquals(0, victim.r(QUEUE_READY), "QueueReady of missing queue " + sel);
+            victim.w(QUEUE_NUM, 4);
+            victim.w(QUEUE_READY, 1);
+            assertEquals(0, victim.r(QUEUE_READY));
+        }
+        victim.w(QUEUE_SEL, 0);
+        assertEquals(64, victim.r(QUEUE_NUM_MAX));
+        assertEquals(0, victim.r(STATUS) & DeviceStatus.DEVICE_NEEDS_RESET);
+        hostHealthy();
+        victim.serveOneRequest();
+    }
 }
