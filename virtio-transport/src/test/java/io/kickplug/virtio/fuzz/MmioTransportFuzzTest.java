@@ -130,7 +130,8 @@ class MmioTransportFuzzTest {
                 Tuple.of(1, Arbitraries.of(1, 2, 8)));
         Arbitrary<Long> values = Arbitraries.frequencyOf(
                 Tuple.of(5, Arbitraries.longs().between(0, 3)),
-                Tuple.of(4, Arbitraries.of(0L, 1L, 3L, 11L, 15L, 0x4fL, 0x40L, 0x80L, 0x8bL, 64L, 0xffffL)),
+                Tuple.of(4, Arbitraries.of(0L, 1L, 3L, 11L, 15L, 0x4fL, 0x40L, 0x80L, 0x8bL, 64L, 0xffffL, 0xffffffffL,
+                        0x80000000L)),
                 Tuple.of(3, Arbitraries.longs()));
         Arbitrary<MmioOp> op = Arbitraries.frequencyOf(
                 Tuple.of(4, features.map(Handshake::new)),
