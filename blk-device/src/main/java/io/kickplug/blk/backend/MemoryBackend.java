@@ -4,19 +4,33 @@ import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.VirtioBlk;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * A disk in off-heap memory: direct buffers of at most 1 GiB each, so a disk may exceed 2 GiB. Starts
- * zeroed. Safe for concurrent calls on disjoint ranges: the chunks' own positions are never touched.
+ * A sparse disk in off-heap memory. The disk is cut into chunks (1 MiB by default) that are allocated as
+ * direct buffers on their first write; an unallocated chunk reads as zeroes, and a discard or write-zeroes
+ * that covers a whole chunk frees it. A 1 TiB disk therefore costs only its chunk table (about 4 MiB of
+ * heap) until it is written.
+ *
+ * <p>Thread-safety: calls on disjoint ranges may run concurrently (a chunk's first allocation is a
+ * compare-and-set; the chunks' own positions are never touched). Overlapping calls are ordered by the
+ * device, not here. {@link #resize} excludes all I/O with a read-write lock, so no write lands in a chunk
+ * table that a resize is replacing.
  */
 public final class MemoryBackend implements BlockBackend {
 
-    static final int DEFAULT_CHUNK = 1 << 30;
+    static final int DEFAULT_CHUNK = 1 << 20;
+    private static final byte[] ZEROES = new byte[8192];
 
-    private final long size;
     private final boolean readOnly;
     private final int chunkSize;
-    private volatile ByteBuffer[] chunks;
+    private final ReadWriteLock resizeLock = new ReentrantReadWriteLock();
+    private final AtomicLong allocated = new AtomicLong();
+    private volatile long size;
+    private volatile AtomicReferenceArray<ByteBuffer> chunks;
 
     /**
      * @param size bytes, a positive multiple of 512
@@ -27,25 +41,24 @@ public final class MemoryBackend implements BlockBackend {
 
     /** With a chosen chunk size, so tests can cross chunk boundaries cheaply. */
     MemoryBackend(long size, boolean readOnly, int chunkSize) {
-        if (size <= 0 || size % VirtioBlk.SECTOR_SIZE != 0) {
-            throw new IllegalArgumentException("memory disk size " + size + " is not a positive multiple of 512");
-        }
         if (chunkSize <= 0) {
             throw new IllegalArgumentException("chunk size " + chunkSize + " must be positive");
+        }
+        this.readOnly = readOnly;
+        this.chunkSize = chunkSize;
+        this.chunks = new AtomicReferenceArray<>(chunkCount(size, chunkSize));
+        this.size = size;
+    }
+
+    private static int chunkCount(long size, int chunkSize) {
+        if (size <= 0 || size % VirtioBlk.SECTOR_SIZE != 0) {
+            throw new IllegalArgumentException("memory disk size " + size + " is not a positive multiple of 512");
         }
         long count = (size + chunkSize - 1) / chunkSize;
         if (count > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException("memory disk size " + size + " is too large");
         }
-        ByteBuffer[] allocated = new ByteBuffer[(int) count];
-        for (int i = 0; i < allocated.length; i++) {
-            long left = size - (long) i * chunkSize;
-            allocated[i] = ByteBuffer.allocateDirect((int) Math.min(chunkSize, left));
-        }
-        this.size = size;
-        this.readOnly = readOnly;
-        this.chunkSize = chunkSize;
-        this.chunks = allocated;
+        return (int) count;
     }
 
     @Override
@@ -68,19 +81,34 @@ public final class MemoryBackend implements BlockBackend {
         return false;
     }
 
+    /** Bytes of chunks allocated now. */
+    public long allocatedBytes() {
+        return allocated.get();
+    }
+
     @Override
     public void read(long offset, ByteBuffer[] dst) throws IOException {
-        ByteBuffer[] all = open();
-        checkRange(offset, dst);
-        long position = offset;
-        for (ByteBuffer buffer : dst) {
-            while (buffer.hasRemaining()) {
-                ByteBuffer chunk = all[(int) (position / chunkSize)];
-                int within = (int) (position % chunkSize);
-                int n = Math.min(buffer.remaining(), chunk.capacity() - within);
-                buffer.put(chunk.slice(within, n));
-                position += n;
+        resizeLock.readLock().lock();
+        try {
+            AtomicReferenceArray<ByteBuffer> all = open();
+            checkRange(offset, length(dst));
+            long position = offset;
+            for (ByteBuffer buffer : dst) {
+                while (buffer.hasRemaining()) {
+                    int index = (int) (position / chunkSize);
+                    int within = (int) (position % chunkSize);
+                    int n = Math.min(buffer.remaining(), chunkSize - within);
+                    ByteBuffer chunk = all.get(index);
+                    if (chunk == null) {
+                        fillZeroes(buffer, n);
+                    } else {
+                        buffer.put(chunk.slice(within, n));
+                    }
+                    position += n;
+                }
             }
+        } finally {
+            resizeLock.readLock().unlock();
         }
     }
 
@@ -89,18 +117,23 @@ public final class MemoryBackend implements BlockBackend {
         if (readOnly) {
             throw new IOException("the memory disk is read-only");
         }
-        ByteBuffer[] all = open();
-        checkRange(offset, src);
-        long position = offset;
-        for (ByteBuffer buffer : src) {
-            while (buffer.hasRemaining()) {
-                ByteBuffer chunk = all[(int) (position / chunkSize)];
-                int within = (int) (position % chunkSize);
-                int n = Math.min(buffer.remaining(), chunk.capacity() - within);
-                chunk.slice(within, n).put(buffer.slice(buffer.position(), n));
-                buffer.position(buffer.position() + n);
-                position += n;
+        resizeLock.readLock().lock();
+        try {
+            AtomicReferenceArray<ByteBuffer> all = open();
+            checkRange(offset, length(src));
+            long position = offset;
+            for (ByteBuffer buffer : src) {
+                while (buffer.hasRemaining()) {
+                    int index = (int) (position / chunkSize);
+                    int within = (int) (position % chunkSize);
+                    int n = Math.min(buffer.remaining(), chunkSize - within);
+                    chunk(all, index).slice(within, n).put(buffer.slice(buffer.position(), n));
+                    buffer.position(buffer.position() + n);
+                    position += n;
+                }
             }
+        } finally {
+            resizeLock.readLock().unlock();
         }
     }
 
@@ -109,27 +142,159 @@ public final class MemoryBackend implements BlockBackend {
         open();
     }
 
+    @Override
+    public boolean supportsDiscard() {
+        return true;
+    }
+
+    /** Same as {@link #writeZeroes}: later reads return zeroes; whole chunks are freed. */
+    @Override
+    public void discard(long offset, long length) throws IOException {
+        writeZeroes(offset, length, true);
+    }
+
+    @Override
+    public boolean supportsWriteZeroes() {
+        return true;
+    }
+
+    /** Frees the chunks the range covers wholly and zeroes the rest of it; {@code mayUnmap} changes nothing. */
+    @Override
+    public void writeZeroes(long offset, long length, boolean mayUnmap) throws IOException {
+        if (readOnly) {
+            throw new IOException("the memory disk is read-only");
+        }
+        resizeLock.readLock().lock();
+        try {
+            AtomicReferenceArray<ByteBuffer> all = open();
+            checkRange(offset, length);
+            long position = offset;
+            long end = offset + length;
+            while (position < end) {
+                int index = (int) (position / chunkSize);
+                int within = (int) (position % chunkSize);
+                int n = (int) Math.min(end - position, chunkSize - within);
+                if (within == 0 && (n == chunkSize || position + n == size)) {
+                    free(all, index);
+                } else {
+                    ByteBuffer chunk = all.get(index);
+                    if (chunk != null) {
+                        zero(chunk, within, n);
+                    }
+                }
+                position += n;
+            }
+        } finally {
+            resizeLock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Changes the size. Growing adds unallocated (zero) chunks; shrinking frees the chunks past the end and
+     * zeroes the cut-off part of the last one, so a later growth reads zeroes there.
+     */
+    @Override
+    public void resize(long newSize) throws IOException {
+        if (readOnly) {
+            throw new IOException("the memory disk is read-only");
+        }
+        int newCount;
+        try {
+            newCount = chunkCount(newSize, chunkSize);
+        } catch (IllegalArgumentException e) {
+            throw new IOException(e.getMessage());
+        }
+        resizeLock.writeLock().lock();
+        try {
+            AtomicReferenceArray<ByteBuffer> old = open();
+            AtomicReferenceArray<ByteBuffer> next = new AtomicReferenceArray<>(newCount);
+            for (int i = 0; i < Math.min(newCount, old.length()); i++) {
+                next.set(i, old.get(i));
+            }
+            for (int i = newCount; i < old.length(); i++) {
+                free(old, i);
+            }
+            if (newSize < size) {
+                int within = (int) (newSize % chunkSize);
+                ByteBuffer last = within == 0 ? null : next.get(newCount - 1);
+                if (last != null) {
+                    zero(last, within, chunkSize - within);
+                }
+            }
+            chunks = next;
+            size = newSize;
+        } finally {
+            resizeLock.writeLock().unlock();
+        }
+    }
+
     /** Drops the memory; later calls fail. Idempotent. */
     @Override
     public void close() {
-        chunks = null;
+        resizeLock.writeLock().lock();
+        try {
+            chunks = null;
+            allocated.set(0);
+        } finally {
+            resizeLock.writeLock().unlock();
+        }
     }
 
-    private ByteBuffer[] open() throws IOException {
-        ByteBuffer[] all = chunks;
+    private ByteBuffer chunk(AtomicReferenceArray<ByteBuffer> all, int index) {
+        ByteBuffer chunk = all.get(index);
+        if (chunk != null) {
+            return chunk;
+        }
+        ByteBuffer fresh = ByteBuffer.allocateDirect(chunkSize); // zeroed
+        if (all.compareAndSet(index, null, fresh)) {
+            allocated.addAndGet(chunkSize);
+            return fresh;
+        }
+        return all.get(index); // another writer allocated it first
+    }
+
+    private void free(AtomicReferenceArray<ByteBuffer> all, int index) {
+        if (all.getAndSet(index, null) != null) {
+            allocated.addAndGet(-chunkSize);
+        }
+    }
+
+    private static void zero(ByteBuffer chunk, int from, int length) {
+        ByteBuffer target = chunk.slice(from, length);
+        while (target.hasRemaining()) {
+            fillZeroes(target, target.remaining());
+        }
+    }
+
+    /** Puts {@code n} zero bytes into {@code buffer}. */
+    private static void fillZeroes(ByteBuffer buffer, int n) {
+        while (n > 0) {
+            int step = Math.min(n, ZEROES.length);
+            buffer.put(ZEROES, 0, step);
+            n -= step;
+        }
+    }
+
+    private AtomicReferenceArray<ByteBuffer> open() throws IOException {
+        AtomicReferenceArray<ByteBuffer> all = chunks;
         if (all == null) {
             throw new IOException("the memory disk is closed");
         }
         return all;
     }
 
-    private void checkRange(long offset, ByteBuffer[] buffers) throws IOException {
+    private static long length(ByteBuffer[] buffers) {
         long length = 0;
         for (ByteBuffer buffer : buffers) {
             length += buffer.remaining();
         }
-        if (offset < 0 || offset > size || length > size - offset) {
-            throw new IOException(length + " bytes at offset " + offset + " lie outside the " + size
+        return length;
+    }
+
+    private void checkRange(long offset, long length) throws IOException {
+        long current = size;
+        if (offset < 0 || length < 0 || offset > current || length > current - offset) {
+            throw new IOException(length + " bytes at offset " + offset + " lie outside the " + current
                     + "-byte memory disk");
         }
     }

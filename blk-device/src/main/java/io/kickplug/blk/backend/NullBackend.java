@@ -5,10 +5,13 @@ import io.kickplug.api.blk.VirtioBlk;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
-/** A disk with no storage (QEMU's null-co with read-zeroes): reads return zeroes, writes are dropped. */
+/**
+ * A disk with no storage (QEMU's null-co with read-zeroes): reads return zeroes, writes are dropped.
+ * Discard and write-zeroes are no-ops (reads return zeroes anyway); resize only changes the size.
+ */
 public final class NullBackend implements BlockBackend {
 
-    private final long size;
+    private volatile long size;
     private final boolean readOnly;
     private volatile boolean closed;
 
@@ -72,20 +75,63 @@ public final class NullBackend implements BlockBackend {
     }
 
     @Override
+    public boolean supportsDiscard() {
+        return true;
+    }
+
+    @Override
+    public void discard(long offset, long length) throws IOException {
+        checkWritable(offset, length);
+    }
+
+    @Override
+    public boolean supportsWriteZeroes() {
+        return true;
+    }
+
+    @Override
+    public void writeZeroes(long offset, long length, boolean mayUnmap) throws IOException {
+        checkWritable(offset, length);
+    }
+
+    @Override
+    public void resize(long newSize) throws IOException {
+        if (newSize <= 0 || newSize % VirtioBlk.SECTOR_SIZE != 0) {
+            throw new IOException("null disk size " + newSize + " is not a positive multiple of 512");
+        }
+        if (closed) {
+            throw new IOException("the null disk is closed");
+        }
+        size = newSize;
+    }
+
+    @Override
     public void close() {
         closed = true;
     }
 
-    private void checkRange(long offset, ByteBuffer[] buffers) throws IOException {
-        if (closed) {
-            throw new IOException("the null disk is closed");
+    private void checkWritable(long offset, long length) throws IOException {
+        if (readOnly) {
+            throw new IOException("the null disk is read-only");
         }
+        checkRange(offset, length);
+    }
+
+    private void checkRange(long offset, ByteBuffer[] buffers) throws IOException {
         long length = 0;
         for (ByteBuffer buffer : buffers) {
             length += buffer.remaining();
         }
-        if (offset < 0 || offset > size || length > size - offset) {
-            throw new IOException(length + " bytes at offset " + offset + " lie outside the " + size
+        checkRange(offset, length);
+    }
+
+    private void checkRange(long offset, long length) throws IOException {
+        if (closed) {
+            throw new IOException("the null disk is closed");
+        }
+        long current = size;
+        if (offset < 0 || length < 0 || offset > current || length > current - offset) {
+            throw new IOException(length + " bytes at offset " + offset + " lie outside the " + current
                     + "-byte null disk");
         }
     }

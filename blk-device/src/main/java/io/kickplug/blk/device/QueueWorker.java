@@ -1,38 +1,60 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.DescriptorChain;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.GuestFaultException;
+import io.kickplug.blk.request.BlkRequest;
+import io.kickplug.blk.request.DiscardSegment;
+import io.kickplug.blk.request.Outcome;
+import io.kickplug.blk.tracked.TrackedRequests;
+import io.kickplug.blk.tracked.TrackedRequests.Access;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BooleanSupplier;
 
 /**
  * Serves one virtqueue on its I/O thread: the handler of the queue's {@link io.kickplug.api.iothread.IoSource}.
- * After a fault it stops serving the queue until the device is reset and activated again.
+ *
+ * <p>Pipeline of one request: the I/O thread pops and parses the chain and registers the request in the
+ * disk's tracked list; once nothing it depends on is in flight, {@link RequestExecutor#execute} runs inline
+ * (non-blocking backend) or on the disk's worker pool (blocking backend); the completion (status byte,
+ * counters, used-ring push, then one notification decision per batch) always runs on this queue's I/O
+ * thread, which alone touches the {@link DeviceQueue}. Many requests may be in flight per queue.
+ *
+ * <p>After a fault it takes no new chain until the device is reset and activated again; requests already
+ * in flight still complete.
  */
 final class QueueWorker implements Runnable {
 
     private static final Logger LOG = System.getLogger(QueueWorker.class.getName());
 
-    private final String diskName;
+    /** What the queues of one disk share. {@code pool} is {@code null} for a non-blocking backend. */
+    record Shared(String diskName, RequestProcessor processor, RequestExecutor executor, TrackedRequests tracked,
+            Executor pool) {
+    }
+
+    private final Shared disk;
     private final DeviceQueue queue;
     private final DeviceSignals signals;
-    private final RequestProcessor processor;
+    private final IoContext context;
     private final BooleanSupplier stopping;
-    /** Written and read on the I/O thread only; volatile so that tests and diagnostics see it. */
+    /** Set on the I/O thread, or by a worker after an internal error; read by tests and diagnostics. */
     private volatile boolean stopped;
+    /** Whether the queue is in its I/O context's dirty list; I/O thread only. */
+    boolean dirty;
 
     /**
      * @param stopping true once the device is being reset: the worker then takes no new chain
      */
-    QueueWorker(String diskName, DeviceQueue queue, DeviceSignals signals, RequestProcessor processor,
-            BooleanSupplier stopping) {
-        this.diskName = diskName;
+    QueueWorker(Shared disk, DeviceQueue queue, DeviceSignals signals, IoContext context, BooleanSupplier stopping) {
+        this.disk = disk;
         this.queue = queue;
         this.signals = signals;
-        this.processor = processor;
+        this.context = context;
         this.stopping = stopping;
     }
 
@@ -46,20 +68,26 @@ final class QueueWorker implements Runnable {
             drain();
         } catch (GuestFaultException fault) {
             stopped = true;
-            LOG.log(Level.WARNING, "disk " + diskName + " queue " + queue.index() + ": guest fault, queue stopped "
-                    + "until reset: " + fault.getMessage());
+            LOG.log(Level.WARNING, "disk " + disk.diskName() + " queue " + queue.index()
+                    + ": guest fault, queue stopped until reset: " + fault.getMessage());
             signals.deviceError(fault);
         } catch (Throwable t) {
-            stopped = true;
-            LOG.log(Level.ERROR, "disk " + diskName + " queue " + queue.index() + ": internal error, queue stopped "
-                    + "until reset", t);
-            // 2.1.2: DEVICE_NEEDS_RESET is how a device tells the driver it cannot go on.
-            try {
-                signals.deviceError(new GuestFaultException("2.1.2",
-                        "device error while serving queue " + queue.index() + ": " + t, t));
-            } catch (Throwable ignored) {
-                // nothing more can be done on this thread
-            }
+            internalError(t);
+        } finally {
+            context.notifyDirty();
+        }
+    }
+
+    private void internalError(Throwable t) {
+        stopped = true;
+        LOG.log(Level.ERROR, "disk " + disk.diskName() + " queue " + queue.index()
+                + ": internal error, queue stopped until reset", t);
+        // 2.1.2: DEVICE_NEEDS_RESET is how a device tells the driver it cannot go on.
+        try {
+            signals.deviceError(new GuestFaultException("2.1.2",
+                    "device error while serving queue " + queue.index() + ": " + t, t));
+        } catch (Throwable ignored) {
+            // nothing more can be done on this thread
         }
     }
 
@@ -67,18 +95,143 @@ final class QueueWorker implements Runnable {
     private void drain() {
         do {
             queue.disableNotification();
-            int pushed = 0;
             DescriptorChain chain;
             while (!stopping.getAsBoolean() && (chain = queue.pop()) != null) {
-                int usedLength = processor.serve(chain);
-                queue.pushUsed(chain.head(), usedLength);
-                pushed++;
+                accept(chain);
             }
             // 2.7.7.2: the queue decides (EVENT_IDX or NO_INTERRUPT) whether the driver wants an interrupt.
-            if (pushed > 0 && queue.needsNotification()) {
-                signals.usedBuffer(queue.index());
-            }
+            context.notifyDirty();
         } while (!stopping.getAsBoolean() && queue.enableNotification());
+    }
+
+    /** Parses a chain, registers the request and starts it when nothing it depends on is in flight. */
+    private void accept(DescriptorChain chain) {
+        BlkRequest request = disk.processor().accept(chain);
+        Access access = access(request);
+        if (access == null) {
+            // Refused, or answered without the backend (GET_ID): nothing to order it against.
+            complete(request, execute(request));
+            return;
+        }
+        InFlight f = new InFlight(request);
+        f.tracked = disk.tracked().begin(access, first(request), end(request), context.index(), f::resume);
+        if (f.tracked.arm()) {
+            f.start(true);
+        }
+    }
+
+    /** How the tracked list orders a request, or {@code null} when it does not reach the backend. */
+    static Access access(BlkRequest request) {
+        if (request.rejected()) {
+            return null;
+        }
+        return switch (request.kind()) {
+            case IN -> Access.READ;
+            case OUT -> Access.WRITE;
+            case FLUSH -> Access.FLUSH;
+            // QEMU makes write-zeroes and discard serialising: overlapping requests wait for each other.
+            case DISCARD, WRITE_ZEROES, SECURE_ERASE -> Access.SERIALISING;
+            default -> null; // GET_ID, GET_LIFETIME: no disk data
+        };
+    }
+
+    /** The first sector a request touches; for segment requests, the lowest of all segments. */
+    static long first(BlkRequest request) {
+        if (request.segments().isEmpty()) {
+            return request.sector();
+        }
+        long first = Long.MAX_VALUE;
+        for (DiscardSegment s : request.segments()) {
+            first = Math.min(first, s.sector());
+        }
+        return first;
+    }
+
+    /**
+     * The sector after the last one a request touches; for segment requests, the end of the span that
+     * covers all segments (a conservative range: it may order requests that fall between segments).
+     */
+    static long end(BlkRequest request) {
+        if (request.segments().isEmpty()) {
+            return request.sector() + request.dataBytes() / VirtioBlk.SECTOR_SIZE;
+        }
+        long end = 0;
+        for (DiscardSegment s : request.segments()) {
+            end = Math.max(end, s.sector() + s.numSectors()); // range-checked by the parser: no overflow
+        }
+        return end;
+    }
+
+    /** One request between acceptance and completion. */
+    private final class InFlight {
+        final BlkRequest request;
+        TrackedRequests.Request tracked;
+
+        InFlight(BlkRequest request) {
+            this.request = request;
+        }
+
+        /** The continuation of a deferred request; runs on whichever thread ended its last dependency. */
+        void resume() {
+            start(false);
+        }
+
+        /** Runs the backend work where it belongs, then hands the completion to the I/O thread. */
+        void start(boolean onIoThread) {
+            Executor pool = disk.pool();
+            if (pool != null) {
+                try {
+                    pool.execute(this::runAndPost);
+                    return;
+                } catch (RejectedExecutionException e) {
+                    // The pool is shut down only after a reset that waited for us; answer anyway.
+                    LOG.log(Level.ERROR, "disk " + disk.diskName() + ": worker pool refused a request");
+                }
+            }
+            if (onIoThread) {
+                RequestExecutor.Result result = executeTracked();
+                complete(request, result);
+            } else {
+                context.post(() -> complete(request, executeTracked()));
+            }
+        }
+
+        private void runAndPost() {
+            RequestExecutor.Result result = executeTracked();
+            context.post(() -> complete(request, result));
+        }
+
+        private RequestExecutor.Result executeTracked() {
+            try {
+                return execute(request);
+            } finally {
+                tracked.end();
+            }
+        }
+    }
+
+    /** The backend work; an internal error answers IOERR and latches a device error. Any thread. */
+    private RequestExecutor.Result execute(BlkRequest request) {
+        try {
+            return disk.executor().execute(request);
+        } catch (RuntimeException e) {
+            internalError(e);
+            return new RequestExecutor.Result(Outcome.IOERR, 0);
+        }
+    }
+
+    /** Status byte and counters, used-ring push; the notification decision follows at batch end. */
+    private void complete(BlkRequest request, RequestExecutor.Result result) {
+        int used = disk.processor().finish(request, result.outcome(), result.dataWritten());
+        queue.pushUsed(request.head(), used);
+        context.markDirty(this);
+    }
+
+    /** I/O thread only: sends a used-buffer notification when the queue says the driver wants one. */
+    void notifyIfNeeded() {
+        if (queue.needsNotification()) {
+            signals.usedBuffer(queue.index());
+        }
     }
 
     boolean stopped() {

@@ -7,42 +7,43 @@ import io.kickplug.api.virtio.GuestFaultException;
 import io.kickplug.blk.request.BlkRequest;
 import io.kickplug.blk.request.BlkRequestParser;
 import io.kickplug.blk.request.Outcome;
-import java.io.IOException;
-import java.lang.System.Logger;
-import java.lang.System.Logger.Level;
-import java.nio.ByteBuffer;
-import java.util.Arrays;
 
 /**
- * Serves virtio-blk requests against a backend. {@link #finish} is the one place that turns an outcome
- * into the status byte, the counters and the used length.
+ * Serves virtio-blk requests against a backend: parse, {@link RequestExecutor#execute}, {@link #finish}.
+ * {@link #finish} is the one place that turns an outcome into the status byte, the counters and the used
+ * length.
  *
- * <p>Today every request runs inline on the calling I/O thread, which suits non-blocking backends
- * ({@link BlockBackend#blocking()} false). A worker pool for blocking backends would call {@link #execute}
- * on a worker and hand {@link #finish} plus the used-ring push back to the queue's I/O thread.
+ * <p>{@link #serve} does all three inline; the device's queues use {@link #accept}, run the executor inline
+ * or on a worker, and call {@link #finish} back on the queue's I/O thread ({@link QueueWorker}).
  */
 final class RequestProcessor {
 
-    private static final Logger LOG = System.getLogger(RequestProcessor.class.getName());
-
-    private final String diskName;
     private final BlockBackend backend;
     private final boolean readOnly;
-    private final byte[] id;
+    private final RequestExecutor executor;
     private final BlkStats stats;
+    private final BlkMode mode;
 
     /**
+     * A processor with a write cache and only FLUSH negotiated.
+     *
      * @param serial the GET_ID answer, at most 20 bytes; padded with zeroes to 20 (section 5.2.6)
      */
     RequestProcessor(String diskName, BlockBackend backend, boolean readOnly, byte[] serial, BlkStats stats) {
-        if (serial.length > VirtioBlk.ID_BYTES) {
-            throw new IllegalArgumentException("serial has " + serial.length + " bytes, at most 20 allowed");
-        }
-        this.diskName = diskName;
+        this(diskName, backend, readOnly, serial, stats, BlkMode.negotiated(VirtioBlk.F_FLUSH));
+    }
+
+    /**
+     * @param serial the GET_ID answer, at most 20 bytes; padded with zeroes to 20 (section 5.2.6)
+     * @param mode the negotiated features, limits and write cache of the device
+     */
+    RequestProcessor(String diskName, BlockBackend backend, boolean readOnly, byte[] serial, BlkStats stats,
+            BlkMode mode) {
         this.backend = backend;
         this.readOnly = readOnly;
-        this.id = Arrays.copyOf(serial, VirtioBlk.ID_BYTES);
+        this.executor = new RequestExecutor(diskName, backend, serial, mode);
         this.stats = stats;
+        this.mode = mode;
     }
 
     /** Capacity in 512-byte sectors, as the configuration space reports it. */
@@ -60,14 +61,14 @@ final class RequestProcessor {
         stats.begin();
         BlkRequest request;
         try {
-            request = BlkRequestParser.parse(chain, capacitySectors(), readOnly);
+            request = BlkRequestParser.parse(chain, capacitySectors(), readOnly, mode.features(), mode.limits());
         } catch (RuntimeException e) {
             stats.abandon();
             throw e;
         }
-        Result result;
+        RequestExecutor.Result result;
         try {
-            result = execute(request);
+            result = executor.execute(request);
         } catch (RuntimeException e) {
             // The request is still well framed: answer it, then let the caller stop the queue.
             finish(request, Outcome.IOERR, 0);
@@ -76,57 +77,24 @@ final class RequestProcessor {
         return finish(request, result.outcome(), result.dataWritten());
     }
 
-    /** What {@link #execute} did: the outcome and the data bytes it wrote into the chain. */
-    record Result(Outcome outcome, long dataWritten) {
-    }
-
-    /** Performs the request on the backend (or refuses it); writes no status. */
-    Result execute(BlkRequest request) {
-        if (request.rejected()) {
-            LOG.log(Level.DEBUG, () -> "disk " + diskName + ": request " + request.head() + " refused: "
-                    + request.rejection().reason());
-            return new Result(request.rejection().outcome(), 0);
-        }
-        switch (request.kind()) {
-            case IN: {
-                ByteBuffer[] dst = request.sink().views(request.dataBytes());
-                try {
-                    backend.read(request.offset(), dst);
-                } catch (IOException | RuntimeException e) {
-                    return backendFailed("read", request, e);
-                }
-                return new Result(Outcome.OK, request.dataBytes());
-            }
-            case OUT: {
-                ByteBuffer[] src = request.source().views(request.dataBytes());
-                try {
-                    backend.write(request.offset(), src);
-                } catch (IOException | RuntimeException e) {
-                    return backendFailed("write", request, e);
-                }
-                return new Result(Outcome.OK, 0);
-            }
-            case FLUSH:
-                try {
-                    backend.flush();
-                } catch (IOException | RuntimeException e) {
-                    return backendFailed("flush", request, e);
-                }
-                return new Result(Outcome.OK, 0);
-            case GET_ID: {
-                int length = (int) request.dataBytes();
-                request.sink().write(id, 0, length);
-                return new Result(Outcome.OK, length);
-            }
-            default:
-                throw new IllegalStateException("unhandled request type " + request.kind());
+    /**
+     * Counts a chain as in flight and parses it; the caller must later {@link #finish} the request.
+     *
+     * @throws GuestFaultException when the chain cannot carry a request (it is then not in flight)
+     */
+    BlkRequest accept(DescriptorChain chain) {
+        stats.begin();
+        try {
+            return BlkRequestParser.parse(chain, capacitySectors(), readOnly, mode.features(), mode.limits());
+        } catch (RuntimeException e) {
+            stats.abandon();
+            throw e;
         }
     }
 
-    private Result backendFailed(String operation, BlkRequest request, Exception e) {
-        LOG.log(Level.WARNING, "disk " + diskName + ": " + operation + " of " + request.dataBytes()
-                + " bytes at sector " + Long.toUnsignedString(request.sector()) + " failed: " + e);
-        return new Result(Outcome.IOERR, 0);
+    /** The synchronous backend work, callable from any thread. */
+    RequestExecutor executor() {
+        return executor;
     }
 
     /**

@@ -1,28 +1,36 @@
 package io.kickplug.blk.device;
 
 import io.kickplug.api.blk.BlockBackend;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceQueue;
+import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.blk.request.BlkLimits;
+import io.kickplug.blk.tracked.TrackedRequests;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The virtio-blk device (VIRTIO 1.2 section 5.2). Queue {@code q} is served by I/O thread
- * {@code q % ioThreads.size()}; a notification only signals that thread's source for the queue.
+ * The virtio-blk device (VIRTIO 1.2 section 5.2). Queue {@code q} is served by the I/O thread its
+ * {@link QueueMapping} names; a notification only signals that thread's source for the queue. Requests
+ * are ordered by the disk's {@link TrackedRequests}; a blocking backend's calls run on a per-disk worker
+ * pool (see {@link QueueWorker} for the pipeline).
  */
 public final class VirtioBlkDevice implements VirtioDevice {
 
@@ -36,10 +44,30 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private final int numQueues;
     private final int queueSize;
     private final List<IoThread> ioThreads;
+    private final QueueMapping mapping;
     private final BlkStats stats = new BlkStats();
+    private final BlkMode mode;
     private final RequestProcessor processor;
+    private final TrackedRequests tracked;
+    /** Runs backend calls of a blocking backend; {@code null} for a non-blocking one. */
+    private final ThreadPoolExecutor pool;
+    /** The transport's signals from the last activation, kept across resets for configuration changes. */
+    private volatile DeviceSignals signals;
     private final Object lifecycle = new Object();
     private volatile Active active;
+
+    /**
+     * A device with round-robin queue mapping, the mutex tracked lock and the default worker count.
+     *
+     * @see #VirtioBlkDevice(String, BlockBackend, boolean, int, int, byte[], List, QueueMapping, TrackedLockKind,
+     *     int)
+     */
+    public VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
+            byte[] serial, List<IoThread> ioThreads) {
+        this(name, backend, readOnly, numQueues, queueSize, serial, ioThreads,
+                QueueMapping.of(List.of(), numQueues, Math.max(1, ioThreads.size())), TrackedLockKind.MUTEX,
+                DiskSpec.DEFAULT_WORKERS);
+    }
 
     /**
      * @param name the disk name, for thread, source and log names
@@ -48,9 +76,13 @@ public final class VirtioBlkDevice implements VirtioDevice {
      * @param queueSize the largest queue size, a power of two from 2 to 32768
      * @param serial the GET_ID answer, at most 20 bytes
      * @param ioThreads the threads that serve the queues, at least one
+     * @param mapping which of {@code ioThreads} serves each queue
+     * @param trackedLock the lock of the tracked-requests list to start with
+     * @param workers threads of the worker pool that runs the calls of a blocking backend
      */
     public VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
-            byte[] serial, List<IoThread> ioThreads) {
+            byte[] serial, List<IoThread> ioThreads, QueueMapping mapping, TrackedLockKind trackedLock,
+            int workers) {
         if (numQueues < 1 || numQueues > 0xFFFF) {
             throw new IllegalArgumentException("numQueues " + numQueues + " is out of range 1..65535");
         }
@@ -60,13 +92,42 @@ public final class VirtioBlkDevice implements VirtioDevice {
         if (ioThreads.isEmpty()) {
             throw new IllegalArgumentException("a device needs at least one I/O thread");
         }
+        if (mapping.queues() != numQueues) {
+            throw new IllegalArgumentException("the queue mapping covers " + mapping.queues() + " queues, not "
+                    + numQueues);
+        }
+        for (int q = 0; q < numQueues; q++) {
+            if (mapping.threadOf(q) >= ioThreads.size()) {
+                throw new IllegalArgumentException("the queue mapping names I/O thread " + mapping.threadOf(q)
+                        + " of " + ioThreads.size());
+            }
+        }
+        if (workers < 1) {
+            throw new IllegalArgumentException("workers " + workers + " must be positive");
+        }
         this.name = name;
         this.backend = backend;
         this.readOnly = readOnly || backend.readOnly();
         this.numQueues = numQueues;
         this.queueSize = queueSize;
         this.ioThreads = List.copyOf(ioThreads);
-        this.processor = new RequestProcessor(name, backend, this.readOnly, serial, stats);
+        this.mapping = mapping;
+        // write_zeroes_may_unmap: the unmap flag may deallocate where the backend can discard (5.2.4).
+        this.mode = new BlkMode(BlkLimits.DEFAULTS.withWriteZeroesMayUnmap(backend.supportsDiscard()));
+        this.processor = new RequestProcessor(name, backend, this.readOnly, serial, stats, mode);
+        this.tracked = new TrackedRequests(trackedLock, ioThreads.size());
+        this.pool = backend.blocking() ? newPool(name, workers) : null;
+    }
+
+    private static ThreadPoolExecutor newPool(String name, int workers) {
+        AtomicInteger count = new AtomicInteger();
+        ThreadFactory factory = task -> {
+            Thread t = new Thread(task, "kickplug-blk-" + name + "-worker" + count.getAndIncrement());
+            t.setDaemon(true);
+            return t;
+        };
+        // At most `workers` threads; the queue holds at most the requests the rings can hold.
+        return new ThreadPoolExecutor(workers, workers, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), factory);
     }
 
     @Override
@@ -74,17 +135,38 @@ public final class VirtioBlkDevice implements VirtioDevice {
         return DeviceIds.BLOCK;
     }
 
+    /**
+     * Section 5.2.3. Always: SIZE_MAX, SEG_MAX, BLK_SIZE, TOPOLOGY, FLUSH, CONFIG_WCE (5.2.5.2: FLUSH MUST
+     * be offered with it) and LIFETIME. MQ with several queues, RO on a read-only disk. DISCARD when the
+     * backend can discard, WRITE_ZEROES and SECURE_ERASE (done as writing zeroes) when it can write zeroes;
+     * none of these three on a read-only disk.
+     */
     @Override
     public long offeredFeatures() {
         long features = VirtioFeatures.VERSION_1 | VirtioFeatures.RING_INDIRECT_DESC | VirtioFeatures.RING_EVENT_IDX
-                | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE | VirtioBlk.F_FLUSH;
+                | VirtioBlk.F_SIZE_MAX | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE | VirtioBlk.F_TOPOLOGY
+                | VirtioBlk.F_FLUSH | VirtioBlk.F_CONFIG_WCE | VirtioBlk.F_LIFETIME;
         if (numQueues > 1) {
             features |= VirtioBlk.F_MQ;
         }
         if (readOnly) {
             features |= VirtioBlk.F_RO;
+        } else {
+            if (backend.supportsDiscard()) {
+                features |= VirtioBlk.F_DISCARD;
+            }
+            if (backend.supportsWriteZeroes()) {
+                features |= VirtioBlk.F_WRITE_ZEROES | VirtioBlk.F_SECURE_ERASE;
+            }
         }
         return features;
+    }
+
+    /** A new negotiation (FEATURES_OK): the request types and the write cache follow it. */
+    @Override
+    public boolean acceptsFeatures(long driverFeatures) {
+        mode.negotiate(driverFeatures);
+        return true;
     }
 
     @Override
@@ -102,18 +184,46 @@ public final class VirtioBlkDevice implements VirtioDevice {
         return VirtioBlk.CONFIG_SIZE;
     }
 
-    /** Section 5.2.4: capacity in 512-byte sectors, seg_max, blk_size and num_queues; the rest reads 0. */
+    /**
+     * Section 5.2.4: capacity in 512-byte sectors (read live from the backend, so a resize shows at once),
+     * then the fields of the offered features ({@link BlkConfigSpace}); {@code seg_max} is the queue size
+     * minus the header and status descriptors.
+     */
     @Override
     public long readConfig(int offset, int width) {
-        // seg_max leaves room for the header and status descriptors of a request.
-        byte[] config = BlkConfigSpace.layout(processor.capacitySectors(), queueSize - 2, VirtioBlk.SECTOR_SIZE,
-                numQueues);
+        byte[] config = BlkConfigSpace.layout(processor.capacitySectors(), offeredFeatures(), mode.writeCache(),
+                queueSize - 2, numQueues, BlkGeometry.DEFAULTS, mode.limits());
         return BlkConfigSpace.read(config, offset, width);
     }
 
-    /** No field is driver-writable without VIRTIO_BLK_F_CONFIG_WCE, which is not offered: ignored. */
+    /**
+     * The only driver-writable field is {@code writeback}, a byte, and only with VIRTIO_BLK_F_CONFIG_WCE
+     * negotiated (5.2.4); any nonzero value selects writeback, as in QEMU. Every other write is ignored.
+     */
     @Override
     public void writeConfig(int offset, int width, long value) {
+        if (offset == VirtioBlk.CFG_WRITEBACK && width == 1 && mode.setWriteback(value != 0)) {
+            LOG.log(Level.DEBUG, () -> "disk " + name + ": write cache " + (value != 0 ? "writeback" : "writethrough"));
+            return;
+        }
+        LOG.log(Level.DEBUG, () -> "disk " + name + ": ignored config write of " + width + " bytes at " + offset);
+    }
+
+    /**
+     * The backend's size changed: sends a configuration-change notification (5.2.6.2 SHOULD; the
+     * transport advances the configuration generation, 2.5). Before the first activation there is nobody to
+     * tell; a driver reads the capacity when it initialises.
+     */
+    public void capacityChanged() {
+        DeviceSignals current = signals;
+        if (current != null) {
+            current.configChanged();
+        }
+    }
+
+    /** Whether the driver's write cache is on (CONFIG_WCE writeback, or FLUSH negotiated). */
+    public boolean writeCache() {
+        return mode.writeCache();
     }
 
     @Override
@@ -124,6 +234,8 @@ public final class VirtioBlkDevice implements VirtioDevice {
                 // deadlock with a transport that holds its lock while activating.
                 throw new IllegalStateException("disk " + name + ": activated twice without a reset");
             }
+            mode.confirm(activation.negotiatedFeatures());
+            signals = activation.signals();
             Active next = new Active(activation);
             active = next;
             next.kickAll();
@@ -134,6 +246,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
     public void reset() {
         synchronized (lifecycle) {
             stopActive();
+            mode.reset();
         }
     }
 
@@ -156,6 +269,47 @@ public final class VirtioBlkDevice implements VirtioDevice {
         return stats;
     }
 
+    /** The disk's tracked-requests list (lock kind, lock statistics). */
+    public TrackedRequests trackedRequests() {
+        return tracked;
+    }
+
+    /** Switches the tracked-requests lock; requests in flight finish under the lock they started with. */
+    public void setTrackedLock(TrackedLockKind kind) {
+        tracked.switchTo(kind);
+    }
+
+    /** Which I/O thread serves each queue. */
+    public QueueMapping mapping() {
+        return mapping;
+    }
+
+    /** Whether backend calls run on the worker pool. */
+    public boolean usesWorkerPool() {
+        return pool != null;
+    }
+
+    /**
+     * Releases the worker pool; call after the last {@link #reset()} (the transport's close), before the
+     * backend is closed. Idempotent.
+     */
+    public void close() {
+        synchronized (lifecycle) {
+            stopActive();
+        }
+        if (pool != null) {
+            pool.shutdown();
+            try {
+                if (!pool.awaitTermination(RESET_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                    LOG.log(Level.ERROR, "disk " + name + ": worker pool did not stop in " + RESET_TIMEOUT_SECONDS
+                            + " s");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     /** True when queue {@code queueIndex} stopped after a fault and waits for a reset. */
     public boolean queueStopped(int queueIndex) {
         Active current = active;
@@ -171,11 +325,11 @@ public final class VirtioBlkDevice implements VirtioDevice {
         active = null;
     }
 
-    /** One activation: a worker and a source per enabled queue. */
+    /** One activation: a worker and a source per enabled queue, an I/O context per I/O thread. */
     private final class Active {
         private final IoSource[] sources;
         private final QueueWorker[] workers;
-        private final Set<IoThread> threads = Collections.newSetFromMap(new IdentityHashMap<>());
+        private final IoContext[] contexts;
         private volatile boolean stopping;
 
         Active(DeviceActivation activation) {
@@ -183,15 +337,19 @@ public final class VirtioBlkDevice implements VirtioDevice {
             int count = Math.min(queues.size(), numQueues);
             sources = new IoSource[count];
             workers = new QueueWorker[count];
+            contexts = new IoContext[ioThreads.size()];
+            QueueWorker.Shared shared = new QueueWorker.Shared(name, processor, processor.executor(), tracked, pool);
             for (int q = 0; q < count; q++) {
                 DeviceQueue queue = queues.get(q);
                 if (queue == null) {
                     continue; // the driver did not enable it
                 }
-                IoThread thread = ioThreads.get(q % ioThreads.size());
-                workers[q] = new QueueWorker(name, queue, activation.signals(), processor, () -> stopping);
-                sources[q] = thread.register("blk-" + name + "-q" + q, workers[q]);
-                threads.add(thread);
+                int t = mapping.threadOf(q);
+                if (contexts[t] == null) {
+                    contexts[t] = new IoContext(ioThreads.get(t), t);
+                }
+                workers[q] = new QueueWorker(shared, queue, activation.signals(), contexts[t], () -> stopping);
+                sources[q] = ioThreads.get(t).register("blk-" + name + "-q" + q, workers[q]);
             }
         }
 
@@ -216,17 +374,25 @@ public final class VirtioBlkDevice implements VirtioDevice {
         }
 
         /**
-         * Section 2.4: stops the sources, then waits until every I/O thread has finished the handler it
-         * may be running (a barrier task runs after the sources of its iteration) and no request is in
-         * flight.
+         * Section 2.4: stops the sources, waits until every I/O thread has finished the handler it may be
+         * running (a barrier task runs after the sources of its iteration), then until every request in
+         * flight has completed with its true status: on the worker pool, then back on its I/O thread,
+         * which pushes it into the used ring. When the reset runs on one of the disk's own I/O threads, it
+         * runs that thread's completions itself while it waits.
          */
         void stop() {
             stopping = true;
             Arrays.stream(sources).filter(s -> s != null).forEach(IoSource::cancel);
             List<CountDownLatch> barriers = new ArrayList<>();
-            for (IoThread thread : threads) {
+            IoContext own = null;
+            for (IoContext context : contexts) {
+                if (context == null) {
+                    continue;
+                }
+                IoThread thread = context.thread();
                 if (thread.inLoop()) {
-                    continue; // reset from this very thread: its handler is not running
+                    own = context; // reset from this very thread: its handler is not running
+                    continue;
                 }
                 CountDownLatch barrier = new CountDownLatch(1);
                 try {
@@ -245,7 +411,16 @@ public final class VirtioBlkDevice implements VirtioDevice {
                                 + RESET_TIMEOUT_SECONDS + " s");
                     }
                 }
-                if (!stats.awaitIdle(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                boolean idle;
+                if (own == null) {
+                    idle = stats.awaitIdle(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } else {
+                    do {
+                        own.runPending();
+                        idle = stats.awaitIdle(1, TimeUnit.MILLISECONDS);
+                    } while (!idle && System.nanoTime() - deadline < 0);
+                }
+                if (!idle) {
                     LOG.log(Level.ERROR, "disk " + name + ": " + stats.requestsInFlight()
                             + " requests still in flight after reset");
                 }

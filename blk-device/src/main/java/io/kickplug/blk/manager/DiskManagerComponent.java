@@ -4,6 +4,7 @@ import io.kickplug.api.blk.BackendFactory;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.transport.GuestPort;
@@ -47,6 +48,16 @@ public final class DiskManagerComponent implements DiskManager {
     @Override
     public void detach(String name) {
         registry.detach(name);
+    }
+
+    @Override
+    public DiskInfo setTrackedLock(String name, TrackedLockKind kind) {
+        return registry.setTrackedLock(name, kind);
+    }
+
+    @Override
+    public DiskInfo resize(String name, long newSizeBytes) {
+        return registry.resize(name, newSizeBytes);
     }
 
     @Override

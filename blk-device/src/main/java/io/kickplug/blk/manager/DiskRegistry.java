@@ -6,6 +6,7 @@ import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.IoThreadFactory;
@@ -14,6 +15,7 @@ import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
 import io.kickplug.api.transport.TransportInstance;
+import io.kickplug.blk.device.QueueMapping;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import java.io.IOException;
 import java.lang.System.Logger;
@@ -38,6 +40,7 @@ public final class DiskRegistry implements AutoCloseable {
     private static final Logger LOG = System.getLogger(DiskRegistry.class.getName());
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
     private static final int MAX_QUEUE_SIZE = 32768;
+    private static final int MAX_WORKERS = 256;
 
     private final TransportFactory transports;
     private final IoThreadFactory ioThreadFactory;
@@ -63,25 +66,28 @@ public final class DiskRegistry implements AutoCloseable {
             TransportInstance transport) {
 
         DiskInfo info() {
-            return new DiskInfo(spec.name(), backend.size(), backend.kind(), device.readOnly(), transport.kind(), spec.numQueues(),
-                    spec.queueSize(), spec.ioThreads(), transport.deviceStatus(),
-                    device.stats().requestsCompleted(), device.stats().requestsInFlight());
+            return new DiskInfo(spec.name(), backend.size(), backend.kind(), device.readOnly(), transport.kind(),
+                    spec.numQueues(), spec.queueSize(), spec.ioThreads(), transport.deviceStatus(),
+                    device.stats().requestsCompleted(), device.stats().requestsInFlight(), spec.backend().path(),
+                    device.mapping().asLists(), device.trackedRequests().kind());
         }
     }
 
     public synchronized DiskInfo attach(DiskSpec spec) {
         BackendFactory factory = validate(spec);
+        QueueMapping mapping = QueueMapping.of(spec.mapping(), spec.numQueues(), spec.ioThreads());
         String name = spec.name();
         BlockBackend backend = null;
         List<IoThread> threads = new ArrayList<>();
+        VirtioBlkDevice device = null;
         TransportInstance transport = null;
         try {
             backend = open(factory, spec);
             for (int i = 0; i < spec.ioThreads(); i++) {
                 threads.add(ioThreadFactory.start("kickplug-blk-" + name + "-io" + i));
             }
-            VirtioBlkDevice device = new VirtioBlkDevice(name, backend, spec.backend().readOnly(), spec.numQueues(),
-                    spec.queueSize(), serial(spec), threads);
+            device = new VirtioBlkDevice(name, backend, spec.backend().readOnly(), spec.numQueues(),
+                    spec.queueSize(), serial(spec), threads, mapping, spec.trackedLock(), spec.workers());
             GuestMemory memory = allocate(spec);
             transport = createTransport(spec, device, memory);
             AttachedDisk disk = new AttachedDisk(spec, backend, device, List.copyOf(threads), transport);
@@ -91,7 +97,7 @@ public final class DiskRegistry implements AutoCloseable {
             return disk.info();
         } catch (RuntimeException | Error e) {
             List<Throwable> cleanup = new ArrayList<>();
-            release(transport, threads, backend, cleanup);
+            release(transport, device, threads, backend, cleanup);
             cleanup.forEach(e::addSuppressed);
             if (e instanceof DiskException) {
                 throw e;
@@ -115,7 +121,7 @@ public final class DiskRegistry implements AutoCloseable {
         }
         exports.remove(name);
         // Closing the transport resets the device, which waits for in-flight requests (section 2.4).
-        release(disk.transport(), disk.threads(), disk.backend(), failures);
+        release(disk.transport(), disk.device(), disk.threads(), disk.backend(), failures);
         if (!failures.isEmpty()) {
             DiskException e = new DiskException("disk '" + name + "' detached, but cleaning up failed: "
                     + failures.get(0));
@@ -123,6 +129,52 @@ public final class DiskRegistry implements AutoCloseable {
             throw e;
         }
         LOG.log(Level.INFO, "detached disk " + name);
+    }
+
+    /**
+     * Switches the tracked-requests lock of a running disk; requests in flight finish under their lock.
+     *
+     * @throws DiskException for an unknown disk or no kind
+     */
+    public synchronized DiskInfo setTrackedLock(String name, TrackedLockKind kind) {
+        AttachedDisk disk = find(name);
+        if (kind == null) {
+            throw new DiskException("no tracked lock kind given (expected yielding, mutex or sharded)");
+        }
+        disk.device().setTrackedLock(kind);
+        LOG.log(Level.INFO, "disk " + name + ": tracked-requests lock is now " + kind.label());
+        return disk.info();
+    }
+
+    /**
+     * Resizes a disk: the backend changes size, then the device announces the new capacity with a
+     * configuration-change notification (VIRTIO 1.2 section 5.2.6.2). Requests already validated against
+     * the old capacity that reach past a smaller one fail with IOERR in the backend.
+     */
+    public synchronized DiskInfo resize(String name, long newSizeBytes) {
+        AttachedDisk disk = find(name);
+        if (newSizeBytes <= 0 || newSizeBytes % VirtioBlk.SECTOR_SIZE != 0) {
+            throw new DiskException("new size " + newSizeBytes + " of disk '" + name
+                    + "' is not a positive multiple of 512 bytes");
+        }
+        if (disk.device().readOnly()) {
+            throw new DiskException("disk '" + name + "' is read-only and cannot be resized");
+        }
+        BlockBackend backend = disk.backend();
+        long oldSize = backend.size();
+        if (newSizeBytes != oldSize) {
+            try {
+                backend.resize(newSizeBytes);
+            } catch (UnsupportedOperationException e) {
+                throw new DiskException("the " + backend.kind() + " backend of disk '" + name + "' cannot resize");
+            } catch (IOException | RuntimeException e) {
+                throw new DiskException("cannot resize disk '" + name + "' to " + newSizeBytes + " bytes: "
+                        + e.getMessage(), e);
+            }
+            disk.device().capacityChanged();
+            LOG.log(Level.INFO, "resized disk " + name + " from " + oldSize + " to " + newSizeBytes + " bytes");
+        }
+        return disk.info();
     }
 
     public synchronized List<DiskInfo> list() {
@@ -228,6 +280,9 @@ public final class DiskRegistry implements AutoCloseable {
             throw new DiskException("number of I/O threads " + spec.ioThreads() + " is not in 1.."
                     + DiskSpec.MAX_QUEUES);
         }
+        if (spec.workers() < 1 || spec.workers() > MAX_WORKERS) {
+            throw new DiskException("number of workers " + spec.workers() + " is not in 1.." + MAX_WORKERS);
+        }
         if (spec.serial() != null && spec.serial().getBytes(StandardCharsets.UTF_8).length > VirtioBlk.ID_BYTES) {
             throw new DiskException("serial '" + spec.serial() + "' is longer than " + VirtioBlk.ID_BYTES + " bytes");
         }
@@ -303,12 +358,22 @@ public final class DiskRegistry implements AutoCloseable {
         return serial.getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Closes what exists, in order transport, I/O threads, backend; collects failures. */
-    private static void release(TransportInstance transport, List<IoThread> threads, BlockBackend backend,
-            List<Throwable> failures) {
+    /**
+     * Closes what exists, in order transport (its reset waits for in-flight requests), device (its worker
+     * pool), I/O threads, backend; collects failures.
+     */
+    private static void release(TransportInstance transport, VirtioBlkDevice device, List<IoThread> threads,
+            BlockBackend backend, List<Throwable> failures) {
         if (transport != null) {
             try {
                 transport.close();
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+        }
+        if (device != null) {
+            try {
+                device.close();
             } catch (RuntimeException e) {
                 failures.add(e);
             }

@@ -8,6 +8,8 @@ import io.kickplug.api.virtio.ChainReader;
 import io.kickplug.api.virtio.ChainWriter;
 import io.kickplug.api.virtio.DescriptorChain;
 import io.kickplug.api.virtio.GuestFaultException;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Turns a descriptor chain into a {@link BlkRequest}, through the chain's byte cursors only: the device
@@ -18,16 +20,31 @@ public final class BlkRequestParser {
     private BlkRequestParser() {
     }
 
+    /** Bytes of a GET_LIFETIME answer: {@code le16 pre_eol_info, device_lifetime_est_typ_a, _typ_b}. */
+    public static final int LIFETIME_BYTES = 6;
+
+    /**
+     * Parses {@code chain} as a device on which none of DISCARD, WRITE_ZEROES, SECURE_ERASE and LIFETIME was
+     * negotiated: requests of those types are refused with UNSUPP.
+     */
+    public static BlkRequest parse(DescriptorChain chain, long capacitySectors, boolean readOnly) {
+        return parse(chain, capacitySectors, readOnly, 0, BlkLimits.DEFAULTS);
+    }
+
     /**
      * Parses {@code chain}.
      *
      * @param capacitySectors the disk's capacity in 512-byte sectors
      * @param readOnly whether writes must be refused (section 5.2.6.2)
+     * @param negotiatedFeatures the features of the current negotiation; a request type whose feature is
+     *     not among them is refused with UNSUPP
+     * @param limits the segment limits the configuration space announces (section 5.2.4)
      * @return the request; a rejected one when its content is wrong but its framing is sound
      * @throws GuestFaultException when the chain cannot carry a request at all: fewer than 16 device-readable
      *     bytes for the header, or no device-writable byte for the status
      */
-    public static BlkRequest parse(DescriptorChain chain, long capacitySectors, boolean readOnly) {
+    public static BlkRequest parse(DescriptorChain chain, long capacitySectors, boolean readOnly,
+            long negotiatedFeatures, BlkLimits limits) {
         ChainReader reader = chain.reader();
         ChainWriter writer = chain.writer();
         // 5.2.6: the header is the first 16 device-readable bytes, however the driver split them (2.7.4).
@@ -47,6 +64,13 @@ public final class BlkRequestParser {
         long readableData = reader.remaining();
         long writableData = writer.remaining();
         RequestType kind = RequestType.dispatch(type);
+        long feature = kind.requiredFeature();
+        if (feature != 0 && (negotiatedFeatures & feature) == 0) {
+            // 5.2.3/5.2.6: these types exist only with their feature; without it they are unknown types.
+            return new BlkRequest(chain.head(), type, kind, sector, 0, null, null, status,
+                    Rejection.unsupported("request type " + Integer.toUnsignedString(type) + " (" + kind
+                            + ") needs a feature that was not negotiated (5.2.3)"));
+        }
         switch (kind) {
             case IN: {
                 Rejection bad = readableData != 0
@@ -78,11 +102,136 @@ public final class BlkRequestParser {
                 writer.splitAt(idBytes);
                 return new BlkRequest(chain.head(), type, kind, sector, idBytes, null, writer, status, null);
             }
+            case GET_LIFETIME: {
+                Rejection bad = null;
+                if (readableData != 0) {
+                    bad = Rejection.ioError("GET_LIFETIME request carries " + readableData
+                            + " device-readable data bytes; its answer is device-writable (5.2.6)");
+                } else if (writableData < LIFETIME_BYTES) {
+                    bad = Rejection.ioError("GET_LIFETIME request has room for " + writableData + " bytes, the answer"
+                            + " takes " + LIFETIME_BYTES + " (5.2.6)");
+                }
+                if (bad != null) {
+                    return new BlkRequest(chain.head(), type, kind, sector, 0, null, null, status, bad);
+                }
+                writer.splitAt(LIFETIME_BYTES);
+                return new BlkRequest(chain.head(), type, kind, sector, LIFETIME_BYTES, null, writer, status, null);
+            }
+            case DISCARD:
+            case WRITE_ZEROES:
+            case SECURE_ERASE:
+                return parseSegments(chain.head(), type, kind, sector, reader, writableData, status,
+                        capacitySectors, readOnly, limits);
             default:
                 return new BlkRequest(chain.head(), type, kind, sector, 0, null, null, status,
                         Rejection.unsupported("unsupported request type " + Integer.toUnsignedString(type)
                                 + " (5.2.6)"));
         }
+    }
+
+    /**
+     * DISCARD, WRITE_ZEROES and SECURE_ERASE (section 5.2.6): the data is an array of 16-byte segments,
+     * device-readable. Every segment is copied out of the chain and checked before anything runs; one bad
+     * segment refuses the whole request.
+     */
+    private static BlkRequest parseSegments(int head, int type, RequestType kind, long sector, ChainReader reader,
+            long writableData, ChainWriter status, long capacitySectors, boolean readOnly, BlkLimits limits) {
+        long readableData = reader.remaining();
+        Rejection bad = null;
+        List<DiscardSegment> segments = List.of();
+        if (writableData != 0) {
+            bad = Rejection.ioError(kind + " request carries " + writableData
+                    + " device-writable data bytes; its segments must be device-readable (5.2.6)");
+        } else if (readableData == 0 || readableData % DiscardSegment.BYTES != 0) {
+            bad = Rejection.ioError(kind + " request carries " + readableData + " data bytes, not a positive"
+                    + " multiple of the " + DiscardSegment.BYTES + "-byte segment (5.2.6)");
+        } else if (readOnly) {
+            bad = Rejection.ioError(kind + " on a read-only disk (5.2.6.2)");
+        } else {
+            long count = readableData / DiscardSegment.BYTES;
+            int maxSegments = maxSegments(kind, limits);
+            if (count > maxSegments) {
+                // 5.2.6.1: the driver MUST NOT exceed the announced segment count.
+                bad = Rejection.ioError(kind + " request has " + count + " segments, the device takes at most "
+                        + maxSegments + " (5.2.6.1)");
+            } else {
+                segments = readSegments(reader, (int) count);
+                bad = checkSegments(kind, segments, capacitySectors, limits);
+            }
+        }
+        if (bad != null) {
+            return new BlkRequest(head, type, kind, sector, 0, null, null, status, bad);
+        }
+        return new BlkRequest(head, type, kind, sector, readableData, null, null, status, null, segments);
+    }
+
+    private static int maxSegments(RequestType kind, BlkLimits limits) {
+        switch (kind) {
+            case DISCARD:
+                return limits.maxDiscardSeg();
+            case WRITE_ZEROES:
+                return limits.maxWriteZeroesSeg();
+            default:
+                return limits.maxSecureEraseSeg();
+        }
+    }
+
+    private static long maxSectors(RequestType kind, BlkLimits limits) {
+        switch (kind) {
+            case DISCARD:
+                return limits.maxDiscardSectors();
+            case WRITE_ZEROES:
+                return limits.maxWriteZeroesSectors();
+            default:
+                return limits.maxSecureEraseSectors();
+        }
+    }
+
+    private static List<DiscardSegment> readSegments(ChainReader reader, int count) {
+        List<DiscardSegment> segments = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            long sector = reader.readU64();
+            long numSectors = Integer.toUnsignedLong(reader.readU32());
+            int flags = reader.readU32();
+            segments.add(new DiscardSegment(sector, numSectors, flags));
+        }
+        return segments;
+    }
+
+    /**
+     * Flags first (an unknown flag refuses the request whatever else is wrong with it), then sizes and
+     * ranges.
+     */
+    private static Rejection checkSegments(RequestType kind, List<DiscardSegment> segments, long capacitySectors,
+            BlkLimits limits) {
+        for (int i = 0; i < segments.size(); i++) {
+            DiscardSegment segment = segments.get(i);
+            int unknown = segment.flags() & ~DiscardSegment.FLAG_UNMAP;
+            if (unknown != 0) {
+                // 5.2.6.2: unknown flags on discard, secure erase and write zeroes -> UNSUPP.
+                return Rejection.unsupported(kind + " segment " + i + " has unknown flags 0x"
+                        + Integer.toHexString(unknown) + " (5.2.6.2)");
+            }
+            if (kind == RequestType.DISCARD && segment.unmap()) {
+                // 5.2.6.2: a discard with the unmap flag -> UNSUPP.
+                return Rejection.unsupported("DISCARD segment " + i + " has the unmap flag (5.2.6.2)");
+            }
+        }
+        long maxSectors = maxSectors(kind, limits);
+        for (int i = 0; i < segments.size(); i++) {
+            DiscardSegment segment = segments.get(i);
+            if (segment.numSectors() > maxSectors) {
+                // 5.2.6.1: the driver MUST NOT exceed the announced sector limit.
+                return Rejection.ioError(kind + " segment " + i + " spans " + segment.numSectors()
+                        + " sectors, the device takes at most " + maxSectors + " (5.2.6.1)");
+            }
+            if (!inRange(segment.sector(), segment.numSectors(), capacitySectors)) {
+                return Rejection.ioError(kind + " segment " + i + ": sectors "
+                        + Long.toUnsignedString(segment.sector()) + "+" + segment.numSectors()
+                        + " lie beyond the capacity of " + capacitySectors + " sectors (5.2.6)");
+            }
+        }
+        return null;
     }
 
     /** Length and range checks for IN and OUT data; {@code null} when both pass. */

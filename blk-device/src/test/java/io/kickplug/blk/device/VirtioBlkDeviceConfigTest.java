@@ -1,6 +1,8 @@
 package io.kickplug.blk.device;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoSource;
@@ -8,6 +10,8 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.NullBackend;
+import io.kickplug.blk.fake.RecordingBackend;
+import io.kickplug.blk.request.BlkLimits;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -66,14 +70,37 @@ class VirtioBlkDeviceConfigTest {
         assertEquals(VirtioBlk.CONFIG_SIZE, device.configSize());
     }
 
-    // Section 5.2.3 and 6: VERSION_1 is mandatory; MQ only with several queues, RO only when read-only.
+    // Section 5.2.3 and 6: VERSION_1 is mandatory; MQ only with several queues, RO only when read-only;
+    // 5.2.5.2: FLUSH with CONFIG_WCE. DISCARD/WRITE_ZEROES/SECURE_ERASE follow the backend, never when read-only.
     @Test
-    void offersTheSliceFeatures() {
+    void offersTheFeatures() {
         long base = VirtioFeatures.VERSION_1 | VirtioFeatures.RING_INDIRECT_DESC | VirtioFeatures.RING_EVENT_IDX
-                | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE | VirtioBlk.F_FLUSH;
-        assertEquals(base, device(1, 256, false).offeredFeatures());
-        assertEquals(base | VirtioBlk.F_MQ, device(4, 256, false).offeredFeatures());
+                | VirtioBlk.F_SIZE_MAX | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE | VirtioBlk.F_TOPOLOGY
+                | VirtioBlk.F_FLUSH | VirtioBlk.F_CONFIG_WCE | VirtioBlk.F_LIFETIME;
+        long zeroing = VirtioBlk.F_DISCARD | VirtioBlk.F_WRITE_ZEROES | VirtioBlk.F_SECURE_ERASE;
+        assertEquals(base | zeroing, device(1, 256, false).offeredFeatures());
+        assertEquals(base | zeroing | VirtioBlk.F_MQ, device(4, 256, false).offeredFeatures());
         assertEquals(base | VirtioBlk.F_RO, device(1, 256, true).offeredFeatures());
+        VirtioBlkDevice plain = new VirtioBlkDevice("p", new PlainBackend(SIZE), false, 1, 256, new byte[0],
+                List.of(UNUSED));
+        assertEquals(base, plain.offeredFeatures());
+    }
+
+    /** A backend with none of the optional operations. */
+    private static final class PlainBackend extends RecordingBackend {
+        PlainBackend(long size) {
+            super(new NullBackend(size, false));
+        }
+
+        @Override
+        public boolean supportsDiscard() {
+            return false;
+        }
+
+        @Override
+        public boolean supportsWriteZeroes() {
+            return false;
+        }
     }
 
     @Test
@@ -91,12 +118,66 @@ class VirtioBlkDeviceConfigTest {
         assertEquals(capacity, device.readConfig(VirtioBlk.CFG_CAPACITY, 8));
         assertEquals(capacity & 0xFFFFFFFFL, device.readConfig(VirtioBlk.CFG_CAPACITY, 4));
         assertEquals(capacity >>> 32, device.readConfig(VirtioBlk.CFG_CAPACITY + 4, 4));
+        assertEquals(1 << 20, device.readConfig(VirtioBlk.CFG_SIZE_MAX, 4));
         assertEquals(254, device.readConfig(VirtioBlk.CFG_SEG_MAX, 4));
+        assertEquals(0, device.readConfig(VirtioBlk.CFG_GEOMETRY, 4), "GEOMETRY is not offered");
         assertEquals(512, device.readConfig(VirtioBlk.CFG_BLK_SIZE, 4));
+        assertEquals(3, device.readConfig(VirtioBlk.CFG_PHYSICAL_BLOCK_EXP, 1));
+        assertEquals(0, device.readConfig(VirtioBlk.CFG_ALIGNMENT_OFFSET, 1));
+        assertEquals(8, device.readConfig(VirtioBlk.CFG_MIN_IO_SIZE, 2));
+        assertEquals(0, device.readConfig(VirtioBlk.CFG_OPT_IO_SIZE, 4));
         assertEquals(4, device.readConfig(VirtioBlk.CFG_NUM_QUEUES, 2));
-        assertEquals(0, device.readConfig(VirtioBlk.CFG_SIZE_MAX, 4));
+        assertEquals(BlkLimits.QEMU_MAX_SECTORS, device.readConfig(VirtioBlk.CFG_MAX_DISCARD_SECTORS, 4));
+        assertEquals(BlkLimits.DEFAULT_SEGMENTS, device.readConfig(VirtioBlk.CFG_MAX_DISCARD_SEG, 4));
+        assertEquals(1, device.readConfig(VirtioBlk.CFG_DISCARD_SECTOR_ALIGNMENT, 4));
+        assertEquals(BlkLimits.QEMU_MAX_SECTORS, device.readConfig(VirtioBlk.CFG_MAX_WRITE_ZEROES_SECTORS, 4));
+        assertEquals(BlkLimits.DEFAULT_SEGMENTS, device.readConfig(VirtioBlk.CFG_MAX_WRITE_ZEROES_SEG, 4));
+        assertEquals(1, device.readConfig(VirtioBlk.CFG_WRITE_ZEROES_MAY_UNMAP, 1));
+        assertEquals(BlkLimits.QEMU_MAX_SECTORS, device.readConfig(VirtioBlk.CFG_MAX_SECURE_ERASE_SECTORS, 4));
+        assertEquals(BlkLimits.DEFAULT_SEGMENTS, device.readConfig(VirtioBlk.CFG_MAX_SECURE_ERASE_SEG, 4));
+        assertEquals(1, device.readConfig(VirtioBlk.CFG_SECURE_ERASE_SECTOR_ALIGNMENT, 4));
+        // 5.2.5.2: unused bytes read 0.
+        assertEquals(0, device.readConfig(VirtioBlk.CFG_WRITEBACK + 1, 1));
+        assertEquals(0, device.readConfig(VirtioBlk.CFG_WRITE_ZEROES_MAY_UNMAP + 1, 2));
+    }
+
+    // 5.2.4: the discard/write-zeroes fields read 0 when their features are not offered.
+    @Test
+    void readOnlyDiskHasNoZeroingLimits() {
+        VirtioBlkDevice device = device(1, 256, true);
+        for (int offset = VirtioBlk.CFG_MAX_DISCARD_SECTORS; offset < VirtioBlk.CONFIG_SIZE; offset += 4) {
+            assertEquals(0, device.readConfig(offset, 4), "offset " + offset);
+        }
+    }
+
+    // 5.2.4 / 5.2.5.2: writeback starts at 1, is driver-writable only with CONFIG_WCE, and starts at 0 when
+    // CONFIG_WCE is negotiated without FLUSH.
+    @Test
+    void writebackFollowsConfigWce() {
+        VirtioBlkDevice device = device(1, 256, false);
+        long version = VirtioFeatures.VERSION_1;
+        device.acceptsFeatures(version | VirtioBlk.F_FLUSH | VirtioBlk.F_CONFIG_WCE);
+        assertEquals(1, device.readConfig(VirtioBlk.CFG_WRITEBACK, 1));
+        assertTrue(device.writeCache());
+        device.writeConfig(VirtioBlk.CFG_WRITEBACK, 1, 0);
         assertEquals(0, device.readConfig(VirtioBlk.CFG_WRITEBACK, 1));
-        assertEquals(0, device.readConfig(VirtioBlk.CFG_GEOMETRY, 4));
+        assertFalse(device.writeCache());
+        device.writeConfig(VirtioBlk.CFG_WRITEBACK, 1, 1);
+        assertEquals(1, device.readConfig(VirtioBlk.CFG_WRITEBACK, 1));
+        device.writeConfig(VirtioBlk.CFG_WRITEBACK, 2, 0); // wrong width: ignored
+        assertEquals(1, device.readConfig(VirtioBlk.CFG_WRITEBACK, 1));
+
+        device.acceptsFeatures(version | VirtioBlk.F_CONFIG_WCE);
+        assertEquals(0, device.readConfig(VirtioBlk.CFG_WRITEBACK, 1), "CONFIG_WCE without FLUSH");
+        assertFalse(device.writeCache());
+
+        device.acceptsFeatures(version | VirtioBlk.F_FLUSH);
+        device.writeConfig(VirtioBlk.CFG_WRITEBACK, 1, 0);
+        assertTrue(device.writeCache(), "without CONFIG_WCE the field is read-only");
+        assertEquals(1, device.readConfig(VirtioBlk.CFG_WRITEBACK, 1));
+
+        device.acceptsFeatures(version);
+        assertFalse(device.writeCache(), "no FLUSH, no CONFIG_WCE: writethrough");
     }
 
     @Test
@@ -122,12 +203,13 @@ class VirtioBlkDeviceConfigTest {
     }
 
     @Test
-    void configWritesAreIgnored() {
+    void otherConfigWritesAreIgnored() {
         VirtioBlkDevice device = device(1, 256, false);
-        device.writeConfig(VirtioBlk.CFG_WRITEBACK, 1, 1);
+        device.acceptsFeatures(VirtioFeatures.VERSION_1 | VirtioBlk.F_FLUSH | VirtioBlk.F_CONFIG_WCE);
         device.writeConfig(VirtioBlk.CFG_CAPACITY, 8, 7);
+        device.writeConfig(VirtioBlk.CFG_NUM_QUEUES, 2, 9);
         assertEquals(SIZE / 512, device.readConfig(VirtioBlk.CFG_CAPACITY, 8));
-        assertEquals(0, device.readConfig(VirtioBlk.CFG_WRITEBACK, 1));
+        assertEquals(1, device.readConfig(VirtioBlk.CFG_NUM_QUEUES, 2));
     }
 
     @Test

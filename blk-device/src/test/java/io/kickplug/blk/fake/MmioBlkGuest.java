@@ -75,6 +75,53 @@ public final class MmioBlkGuest {
         return (int) mmio.read(INTERRUPT_STATUS, 4);
     }
 
+    /** The ConfigGeneration register (section 2.5, 4.2.2). */
+    public int configGeneration() {
+        return (int) mmio.read(io.kickplug.virtio.mmio.MmioRegisters.CONFIG_GENERATION, 4);
+    }
+
+    /** Acknowledges the InterruptStatus bits {@code bits} (section 4.2.2). */
+    public void ackInterrupt(int bits) {
+        mmio.write(INTERRUPT_ACK, 4, bits);
+    }
+
+    /** Writes the device configuration space. */
+    public void writeConfig(int offset, int width, long value) {
+        mmio.write(0x100 + offset, width, value);
+    }
+
+    /**
+     * Submits one request on queue {@code q} and waits for it: the header, {@code out} as device-readable
+     * data (if any), {@code inLength} device-writable data bytes, and the status byte.
+     */
+    public Completed request(int q, int type, long sector, byte[] out, int inLength, Duration timeout)
+            throws InterruptedException {
+        List<BufferSpec> buffers = new ArrayList<>();
+        buffers.add(BufferSpec.readable(header(type, sector), VirtioBlk.HEADER_SIZE));
+        if (out != null && out.length > 0) {
+            buffers.add(BufferSpec.readable(put(out), out.length));
+        }
+        long in = inLength > 0 ? alloc(inLength, 16) : 0;
+        if (inLength > 0) {
+            buffers.add(BufferSpec.writable(in, inLength));
+        }
+        long status = alloc(1, 1);
+        memory.write(status, new byte[] {(byte) 0xEE}, 0, 1);
+        buffers.add(BufferSpec.writable(status, 1));
+        Object token = new Object();
+        submit(q, buffers, false, token);
+        UsedBuffer used = awaitUsed(q, timeout);
+        if (used.token() != token) {
+            throw new AssertionError("completion of another request");
+        }
+        return new Completed(get(status, 1)[0] & 0xFF, inLength > 0 ? get(in, inLength) : new byte[0],
+                used.writtenBytes());
+    }
+
+    /** A completed request: its status byte, the device-writable data, the used length. */
+    public record Completed(int status, byte[] data, long used) {
+    }
+
     public long config(int offset, int width) {
         return mmio.read(0x100 + offset, width);
     }

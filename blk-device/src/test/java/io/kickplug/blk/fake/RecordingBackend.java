@@ -12,6 +12,9 @@ public class RecordingBackend implements BlockBackend {
     public final AtomicInteger writes = new AtomicInteger();
     public final AtomicInteger flushes = new AtomicInteger();
     public final AtomicInteger closes = new AtomicInteger();
+    public final AtomicInteger discards = new AtomicInteger();
+    public final AtomicInteger zeroings = new AtomicInteger();
+    public final AtomicInteger resizes = new AtomicInteger();
     public volatile IOException failure;
     private final BlockBackend inner;
 
@@ -58,6 +61,37 @@ public class RecordingBackend implements BlockBackend {
         flushes.incrementAndGet();
         failIfTold();
         inner.flush();
+    }
+
+    @Override
+    public boolean supportsDiscard() {
+        return inner.supportsDiscard();
+    }
+
+    @Override
+    public void discard(long offset, long length) throws IOException {
+        discards.incrementAndGet();
+        failIfTold();
+        inner.discard(offset, length);
+    }
+
+    @Override
+    public boolean supportsWriteZeroes() {
+        return inner.supportsWriteZeroes();
+    }
+
+    @Override
+    public void writeZeroes(long offset, long length, boolean mayUnmap) throws IOException {
+        zeroings.incrementAndGet();
+        failIfTold();
+        inner.writeZeroes(offset, length, mayUnmap);
+    }
+
+    @Override
+    public void resize(long newSize) throws IOException {
+        resizes.incrementAndGet();
+        failIfTold();
+        inner.resize(newSize);
     }
 
     @Override

@@ -11,6 +11,7 @@ import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
@@ -160,7 +161,9 @@ class DiskRegistryTest {
     @Test
     void attachListInfoDetach() {
         DiskInfo info = registry.attach(spec("d0", "memory", 1 << 20, 2, 128, 2, "abc"));
-        assertEquals(new DiskInfo("d0", 1 << 20, "memory", false, TransportKind.MMIO, 2, 128, 2, 0, 0, 0), info);
+        // The round-robin mapping is reported as it is in effect: queue 0 on thread 0, queue 1 on thread 1.
+        assertEquals(new DiskInfo("d0", 1 << 20, "memory", false, TransportKind.MMIO, 2, 128, 2, 0, 0, 0, null,
+                List.of(List.of(0), List.of(1)), TrackedLockKind.MUTEX), info);
         assertEquals(2, liveThreads.get());
         assertEquals(1, openBackends.size());
         registry.attach(spec("d1", "null", 1L << 40, 1, 256, 1, null));

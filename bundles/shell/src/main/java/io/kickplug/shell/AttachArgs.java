@@ -3,7 +3,11 @@ package io.kickplug.shell;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.transport.TransportKind;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 
 /** Turns {@code kp:attach} arguments into a {@link DiskSpec}, and the result into a line of text. */
 public final class AttachArgs {
@@ -11,18 +15,105 @@ public final class AttachArgs {
     private AttachArgs() {
     }
 
+    /**
+     * The options of {@code kp:attach} as Gogo passes them: strings (an unquoted {@code null} arrives as
+     * {@code null}), absent ones as their defaults.
+     */
+    public record Options(String backend, String file, boolean readOnly, boolean direct, String queues,
+            String queueSize, String ioThreads, String mapping, String transport, String trackedLock, String serial,
+            String workers) {
+
+        /** Every option at its default. */
+        public static Options defaults() {
+            return new Options("memory", "", false, false, "1", "256", "1", "", "mmio", "mutex", "",
+                    Integer.toString(DiskSpec.DEFAULT_WORKERS));
+        }
+    }
+
+    /** The foundation's form: memory or null backend, queues, I/O threads and transport only. */
     public static DiskSpec spec(String name, String size, String queues, String queueSize, String ioThreads,
             String transport, String backend) {
-        long bytes = Sizes.parse(size);
+        Options d = Options.defaults();
+        return spec(name, size, new Options(backend, d.file(), false, false, queues, queueSize, ioThreads, d.mapping(),
+                transport, d.trackedLock(), d.serial(), d.workers()));
+    }
+
+    /**
+     * @param size bytes with an optional K, M, G or T suffix; {@code null} or empty only for the file backend
+     *     (the file's size)
+     */
+    public static DiskSpec spec(String name, String size, Options o) {
         // Gogo reads an unquoted `null` as the null literal, so "--backend null" arrives as null; an absent
         // option arrives as its default "memory".
-        String kind = backend == null ? "null" : backend.trim().toLowerCase(java.util.Locale.ROOT);
-        if (!kind.equals("memory") && !kind.equals("null")) {
-            throw new IllegalArgumentException("unknown backend '" + backend + "' (expected memory or null)");
+        String kind = o.backend() == null ? "null" : o.backend().trim().toLowerCase(Locale.ROOT);
+        if (!kind.equals("memory") && !kind.equals("null") && !kind.equals("file")) {
+            throw new IllegalArgumentException("unknown backend '" + o.backend() + "' (expected file, memory or null)");
         }
-        return new DiskSpec(name, new BackendSpec(kind, null, bytes, false), TransportKind.parse(transport),
-                Args.positiveInt("--queues", queues), Args.positiveInt("--queue-size", queueSize),
-                Args.positiveInt("--iothreads", ioThreads), null, DiskSpec.DEFAULT_GUEST_MEMORY);
+        String file = o.file() == null || o.file().isBlank() ? null : o.file().trim();
+        if (kind.equals("file") && file == null) {
+            throw new IllegalArgumentException("the file backend needs --file PATH");
+        }
+        if (!kind.equals("file") && file != null) {
+            throw new IllegalArgumentException("--file is only for --backend file");
+        }
+        boolean noSize = size == null || size.isBlank();
+        if (noSize && !kind.equals("file")) {
+            throw new IllegalArgumentException("a " + kind + " disk needs a SIZE");
+        }
+        long bytes = noSize ? 0 : Sizes.parse(size);
+        TrackedLockKind lock;
+        try {
+            lock = TrackedLockKind.parse(o.trackedLock() == null ? "null" : o.trackedLock().trim());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--tracked-lock: " + e.getMessage());
+        }
+        String serial = o.serial() == null || o.serial().isEmpty() ? null : o.serial();
+        return new DiskSpec(name, new BackendSpec(kind, file, bytes, o.readOnly(), o.direct()),
+                TransportKind.parse(o.transport()), Args.positiveInt("--queues", o.queues()),
+                Args.positiveInt("--queue-size", o.queueSize()), Args.positiveInt("--iothreads", o.ioThreads()),
+                mapping(o.mapping()), serial, lock, Args.positiveInt("--workers", o.workers()),
+                DiskSpec.DEFAULT_GUEST_MEMORY);
+    }
+
+    /** Parses "--mapping 0,2;1,3": entry {@code i} lists the queues of I/O thread {@code i}; empty: round-robin. */
+    public static List<List<Integer>> mapping(String text) {
+        List<List<Integer>> mapping = new ArrayList<>();
+        if (text == null || text.isBlank()) {
+            return mapping;
+        }
+        String[] entries = text.split(";", -1);
+        for (int t = 0; t < entries.length; t++) {
+            if (entries[t].isBlank()) {
+                throw new IllegalArgumentException("invalid --mapping '" + text + "': I/O thread " + t
+                        + " has no queues (expected e.g. \"0,2;1,3\")");
+            }
+            List<Integer> queues = new ArrayList<>();
+            for (String q : entries[t].split(",", -1)) {
+                String digits = q.trim();
+                if (digits.isEmpty() || digits.length() > 5 || !digits.chars().allMatch(Character::isDigit)) {
+                    throw new IllegalArgumentException("invalid --mapping '" + text + "': '" + digits
+                            + "' is not a queue number (expected e.g. \"0,2;1,3\")");
+                }
+                queues.add(Integer.parseInt(digits));
+            }
+            mapping.add(queues);
+        }
+        return mapping;
+    }
+
+    /** "0,2;1,3", the syntax of --mapping; "-" for none. */
+    public static String formatMapping(List<List<Integer>> mapping) {
+        if (mapping == null || mapping.isEmpty()) {
+            return "-";
+        }
+        StringBuilder out = new StringBuilder();
+        for (List<Integer> queues : mapping) {
+            if (out.length() > 0) {
+                out.append(';');
+            }
+            out.append(String.join(",", queues.stream().map(String::valueOf).toList()));
+        }
+        return out.toString();
     }
 
     /** "attached d1: 64 MiB memory disk on mmio, 2 queues of 256, 1 I/O thread". */
@@ -30,7 +121,10 @@ public final class AttachArgs {
         return "attached " + d.name() + ": " + Sizes.format(d.sizeBytes()) + " " + d.backend()
                 + (d.readOnly() ? " (read-only)" : "") + " disk on " + d.transport().label() + ", "
                 + plural(d.numQueues(), "queue") + " of " + d.queueSize() + ", "
-                + plural(d.ioThreads(), "I/O thread");
+                + plural(d.ioThreads(), "I/O thread")
+                + (d.mapping().isEmpty() || d.ioThreads() == 1 ? "" : " (" + formatMapping(d.mapping()) + ")")
+                + (d.path() == null ? "" : ", file " + d.path())
+                + (d.trackedLock() == TrackedLockKind.MUTEX ? "" : ", " + d.trackedLock().label() + " tracked lock");
     }
 
     private static String plural(int n, String word) {

@@ -6,7 +6,8 @@ import java.util.List;
 
 /** The text table of {@code kp:disks}. */
 public final class DiskTable {
-    private static final String[] HEADER = {"NAME", "SIZE", "BACKEND", "TRANSPORT", "QUEUES", "STATUS", "COMPLETED"};
+    private static final String[] HEADER = {"NAME", "SIZE", "BACKEND", "TRANSPORT", "QUEUES", "STATUS", "COMPLETED", "LOCK",
+        "MAPPING"};
 
     private DiskTable() {
     }
@@ -26,6 +27,8 @@ public final class DiskTable {
                 d.numQueues() + "x" + d.queueSize(),
                 DeviceStatusText.describe(d.deviceStatus()),
                 Long.toString(d.requestsCompleted()),
+                d.trackedLock().label(),
+                AttachArgs.formatMapping(d.mapping()),
             });
         }
         int[] width = new int[HEADER.length];

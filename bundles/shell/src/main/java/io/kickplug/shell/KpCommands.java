@@ -24,6 +24,7 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
     "osgi.command.function=detach",
     "osgi.command.function=disks",
     "osgi.command.function=io",
+    "osgi.command.function=resize",
 })
 public final class KpCommands {
 
@@ -45,22 +46,76 @@ public final class KpCommands {
         this.workloads = workloads;
     }
 
-    @Descriptor("attach a disk: a virtio-blk device with a memory or null backend behind an in-process transport")
+    @Descriptor("attach a disk: a virtio-blk device with a file, memory or null backend behind an in-process "
+            + "transport")
     public String attach(
+            @Descriptor("backend: file, memory (default) or null")
+            @Parameter(names = "--backend", absentValue = "memory") String backend,
+            @Descriptor("image file of the file backend")
+            @Parameter(names = "--file", absentValue = "") String file,
+            @Descriptor("refuse writes (VIRTIO_BLK_F_RO)")
+            @Parameter(names = "--readonly", presentValue = "true", absentValue = "false") boolean readOnly,
+            @Descriptor("bypass the host page cache (O_DIRECT) where the backend can")
+            @Parameter(names = "--direct", presentValue = "true", absentValue = "false") boolean direct,
             @Descriptor("number of virtqueues (default 1)")
             @Parameter(names = "--queues", absentValue = "1") String queues,
             @Descriptor("size of each virtqueue, a power of two (default 256)")
             @Parameter(names = "--queue-size", absentValue = "256") String queueSize,
             @Descriptor("I/O threads serving the queues (default 1)")
             @Parameter(names = "--iothreads", absentValue = "1") String ioThreads,
+            @Descriptor("queues of each I/O thread, e.g. \"0,2;1,3\" (default: round-robin)")
+            @Parameter(names = "--mapping", absentValue = "") String mapping,
             @Descriptor("transport: mmio (default)")
             @Parameter(names = "--transport", absentValue = "mmio") String transport,
-            @Descriptor("backend: memory (default) or null")
-            @Parameter(names = "--backend", absentValue = "memory") String backend,
+            @Descriptor("lock of the tracked-requests list: yielding, mutex (default) or sharded")
+            @Parameter(names = "--tracked-lock", absentValue = "mutex") String trackedLock,
+            @Descriptor("GET_ID answer, at most 20 bytes (default: the name)")
+            @Parameter(names = "--serial", absentValue = "") String serial,
+            @Descriptor("worker threads for a blocking (file) backend (default 8)")
+            @Parameter(names = "--workers", absentValue = "8") String workers,
             @Descriptor("disk name (letters, digits, '-', '_', '.')") String name,
             @Descriptor("size in bytes with an optional K, M, G or T suffix, e.g. 64M") String size) {
-        DiskInfo info = disks.attach(AttachArgs.spec(name, size, queues, queueSize, ioThreads, transport, backend));
-        return AttachArgs.describe(info);
+        AttachArgs.Options options = new AttachArgs.Options(backend, file, readOnly, direct, queues, queueSize,
+                ioThreads, mapping, transport, trackedLock, serial, workers);
+        return AttachArgs.describe(disks.attach(AttachArgs.spec(name, size, options)));
+    }
+
+    @Descriptor("attach a disk whose size is its image file's (--backend file --file PATH)")
+    public String attach(
+            @Descriptor("backend: file, memory (default) or null")
+            @Parameter(names = "--backend", absentValue = "memory") String backend,
+            @Descriptor("image file of the file backend")
+            @Parameter(names = "--file", absentValue = "") String file,
+            @Descriptor("refuse writes (VIRTIO_BLK_F_RO)")
+            @Parameter(names = "--readonly", presentValue = "true", absentValue = "false") boolean readOnly,
+            @Descriptor("bypass the host page cache (O_DIRECT) where the backend can")
+            @Parameter(names = "--direct", presentValue = "true", absentValue = "false") boolean direct,
+            @Descriptor("number of virtqueues (default 1)")
+            @Parameter(names = "--queues", absentValue = "1") String queues,
+            @Descriptor("size of each virtqueue, a power of two (default 256)")
+            @Parameter(names = "--queue-size", absentValue = "256") String queueSize,
+            @Descriptor("I/O threads serving the queues (default 1)")
+            @Parameter(names = "--iothreads", absentValue = "1") String ioThreads,
+            @Descriptor("queues of each I/O thread, e.g. \"0,2;1,3\" (default: round-robin)")
+            @Parameter(names = "--mapping", absentValue = "") String mapping,
+            @Descriptor("transport: mmio (default)")
+            @Parameter(names = "--transport", absentValue = "mmio") String transport,
+            @Descriptor("lock of the tracked-requests list: yielding, mutex (default) or sharded")
+            @Parameter(names = "--tracked-lock", absentValue = "mutex") String trackedLock,
+            @Descriptor("GET_ID answer, at most 20 bytes (default: the name)")
+            @Parameter(names = "--serial", absentValue = "") String serial,
+            @Descriptor("worker threads for a blocking (file) backend (default 8)")
+            @Parameter(names = "--workers", absentValue = "8") String workers,
+            @Descriptor("disk name (letters, digits, '-', '_', '.')") String name) {
+        return attach(backend, file, readOnly, direct, queues, queueSize, ioThreads, mapping, transport, trackedLock,
+                serial, workers, name, null);
+    }
+
+    @Descriptor("resize a disk; the driver gets a configuration-change notification")
+    public String resize(@Descriptor("disk name") String name,
+            @Descriptor("new size in bytes with an optional K, M, G or T suffix") String size) {
+        DiskInfo info = disks.resize(name, Args.size("size", size));
+        return "resized " + name + " to " + Sizes.format(info.sizeBytes());
     }
 
     @Descriptor("detach a disk: reset its device, stop its I/O threads, close its backend")

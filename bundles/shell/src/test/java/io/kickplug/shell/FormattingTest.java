@@ -3,6 +3,7 @@ package io.kickplug.shell;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
@@ -14,7 +15,9 @@ import org.junit.jupiter.api.Test;
 class FormattingTest {
 
     static DiskInfo disk(String name, long size, String backend, int queues, int status, long completed) {
-        return new DiskInfo(name, size, backend, false, TransportKind.MMIO, queues, 256, 1, status, completed, 0);
+        return new DiskInfo(name, size, backend, false, TransportKind.MMIO, queues, 256, 1, status, completed, 0, null,
+                queues == 1 ? List.of(List.of(0)) : List.of(List.of(0, 2), List.of(1, 3)),
+                queues == 1 ? TrackedLockKind.MUTEX : TrackedLockKind.SHARDED);
     }
 
     @Test
@@ -22,9 +25,9 @@ class FormattingTest {
         String table = DiskTable.format(List.of(disk("d1", 64 << 20, "memory", 1, 0, 0),
                 disk("scratch", 1L << 30, "null", 4, 15, 123456)));
         assertEquals(String.join("\n",
-                "NAME     SIZE    BACKEND  TRANSPORT  QUEUES  STATUS  COMPLETED",
-                "d1       64 MiB  memory   mmio       1x256   reset           0",
-                "scratch  1 GiB   null     mmio       4x256   live       123456"), table);
+                "NAME     SIZE    BACKEND  TRANSPORT  QUEUES  STATUS  COMPLETED  LOCK     MAPPING",
+                "d1       64 MiB  memory   mmio       1x256   reset           0  mutex    0",
+                "scratch  1 GiB   null     mmio       4x256   live       123456  sharded  0,2;1,3"), table);
     }
 
     @Test
@@ -87,7 +90,10 @@ class FormattingTest {
         assertEquals("invalid --iothreads '0': expected a positive integer",
                 assertThrows(IllegalArgumentException.class,
                         () -> AttachArgs.spec("d1", "1M", "1", "256", "0", "mmio", "memory")).getMessage());
-        assertEquals("unknown backend 'file' (expected memory or null)",
+        assertEquals("unknown backend 'disk' (expected file, memory or null)",
+                assertThrows(IllegalArgumentException.class,
+                        () -> AttachArgs.spec("d1", "1M", "1", "256", "1", "mmio", "disk")).getMessage());
+        assertEquals("the file backend needs --file PATH",
                 assertThrows(IllegalArgumentException.class,
                         () -> AttachArgs.spec("d1", "1M", "1", "256", "1", "mmio", "file")).getMessage());
         assertEquals("unknown transport 'usb' (expected mmio or pci)",

@@ -6,6 +6,8 @@ import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.guest.GuestWorkloads;
 import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
@@ -30,16 +32,37 @@ import org.junit.jupiter.api.Test;
 class KpCommandsGogoTest {
 
     private final Map<String, DiskInfo> attached = new LinkedHashMap<>();
+    private final Map<String, DiskSpec> specs = new LinkedHashMap<>();
     private final List<IoPassOptions> passes = new ArrayList<>();
     private long nextMismatches;
 
     private final DiskManager disks = new DiskManager() {
         @Override
         public DiskInfo attach(DiskSpec spec) {
-            DiskInfo info = new DiskInfo(spec.name(), spec.backend().sizeBytes(), spec.backend().kind(), false,
-                    spec.transport(), spec.numQueues(), spec.queueSize(), spec.ioThreads(), 0, 0, 0);
+            specs.put(spec.name(), spec);
+            DiskInfo info = new DiskInfo(spec.name(), spec.backend().sizeBytes(), spec.backend().kind(),
+                    spec.backend().readOnly(), spec.transport(), spec.numQueues(), spec.queueSize(), spec.ioThreads(),
+                    0, 0, 0, spec.backend().path(), spec.mapping(), spec.trackedLock());
             attached.put(spec.name(), info);
             return info;
+        }
+
+        @Override
+        public DiskInfo resize(String name, long newSizeBytes) {
+            DiskInfo d = info(name);
+            DiskInfo resized = new DiskInfo(d.name(), newSizeBytes, d.backend(), d.readOnly(), d.transport(),
+                    d.numQueues(), d.queueSize(), d.ioThreads(), 0, 0, 0, d.path(), d.mapping(), d.trackedLock());
+            attached.put(name, resized);
+            return resized;
+        }
+
+        @Override
+        public DiskInfo setTrackedLock(String name, TrackedLockKind kind) {
+            DiskInfo d = info(name);
+            DiskInfo switched = new DiskInfo(d.name(), d.sizeBytes(), d.backend(), d.readOnly(), d.transport(),
+                    d.numQueues(), d.queueSize(), d.ioThreads(), 0, 0, 0, d.path(), d.mapping(), kind);
+            attached.put(name, switched);
+            return switched;
         }
 
         @Override
@@ -56,7 +79,11 @@ class KpCommandsGogoTest {
 
         @Override
         public DiskInfo info(String name) {
-            throw new UnsupportedOperationException();
+            DiskInfo d = attached.get(name);
+            if (d == null) {
+                throw new DiskException("no disk named '" + name + "'");
+            }
+            return d;
         }
 
         @Override
@@ -84,9 +111,10 @@ class KpCommandsGogoTest {
         threadIo.start();
         CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
         KpCommands commands = new KpCommands(disks, guest);
-        for (String f : new String[] {"attach", "detach", "disks", "io"}) {
+        for (String f : new String[] {"attach", "detach", "disks", "io", "resize"}) {
             processor.addCommand("kp", commands, f);
         }
+        processor.addCommand("kp", new TrackedLockCommand(disks), "tracked-lock");
         session = processor.createSession(new ByteArrayInputStream(new byte[0]), out, out);
     }
 
@@ -181,6 +209,71 @@ class KpCommandsGogoTest {
     }
 
     @Test
+    void attachWithTheIssueFourOptions() throws Exception {
+        assertEquals("attached f1: 0 B file (read-only) disk on mmio, 4 queues of 128, 2 I/O threads (0,2;1,3), "
+                + "file /var/img/a.img, sharded tracked lock",
+                run("kp:attach --backend file --file /var/img/a.img --readonly --direct --queues 4 --queue-size 128 "
+                        + "--iothreads 2 --mapping \"0,2;1,3\" --tracked-lock sharded --serial SN-1 --workers 3 f1"));
+        DiskSpec f1 = specs.get("f1");
+        assertEquals(new BackendSpec("file", "/var/img/a.img", 0, true, true), f1.backend());
+        assertEquals(List.of(List.of(0, 2), List.of(1, 3)), f1.mapping());
+        assertEquals(TrackedLockKind.SHARDED, f1.trackedLock());
+        assertEquals("SN-1", f1.serial());
+        assertEquals(3, f1.workers());
+        run("kp:attach --backend file --file /img/b.img f2 1G");
+        assertEquals(1L << 30, specs.get("f2").backend().sizeBytes(), "a file disk may be given a size");
+        run("kp:attach --backend null --tracked-lock yielding n1 1M");
+        DiskSpec n1 = specs.get("n1");
+        assertEquals("null", n1.backend().kind(), "unquoted null is Gogo's null literal: the null backend");
+        assertEquals(TrackedLockKind.YIELDING, n1.trackedLock());
+        assertEquals(List.of(), n1.mapping(), "no --mapping: round-robin");
+        assertNull(n1.serial());
+        assertEquals(8, n1.workers());
+        assertFalse(n1.backend().readOnly());
+    }
+
+    @Test
+    void attachOptionErrors() {
+        assertEquals("the file backend needs --file PATH",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:attach --backend file f1")).getMessage());
+        assertEquals("a memory disk needs a SIZE",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:attach m1")).getMessage());
+        assertEquals("--file is only for --backend file",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:attach --file /x m1 1M")).getMessage());
+        assertEquals("--tracked-lock: unknown tracked lock 'spin' (expected yielding, mutex or sharded)",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:attach --tracked-lock spin m1 1M"))
+                        .getMessage());
+        assertEquals("invalid --mapping '0,1;x': 'x' is not a queue number (expected e.g. \"0,2;1,3\")",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:attach --mapping \"0,1;x\" m1 1M"))
+                        .getMessage());
+        assertEquals("invalid --workers '0': expected a positive integer",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:attach --workers 0 m1 1M")).getMessage());
+        assertEquals("unknown backend 'disk' (expected file, memory or null)",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:attach --backend disk m1 1M"))
+                        .getMessage());
+        assertTrue(attached.isEmpty());
+    }
+
+    @Test
+    void resizeAndTrackedLock() throws Exception {
+        run("kp:attach d1 1M");
+        assertEquals("resized d1 to 2 MiB", run("kp:resize d1 2M"));
+        assertEquals(2L << 20, attached.get("d1").sizeBytes());
+        assertEquals("d1: tracked-requests lock is now yielding", run("kp:tracked-lock d1 yielding"));
+        assertEquals(TrackedLockKind.YIELDING, attached.get("d1").trackedLock());
+        assertEquals("unknown tracked lock 'x' (expected yielding, mutex or sharded); "
+                + "usage: kp:tracked-lock NAME yielding|mutex|sharded",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:tracked-lock d1 x")).getMessage());
+        assertEquals(TrackedLockCommand.USAGE,
+                assertThrows(IllegalArgumentException.class, () -> run("kp:tracked-lock d1")).getMessage());
+        assertEquals("no disk named 'zz'",
+                assertThrows(DiskException.class, () -> run("kp:tracked-lock zz mutex")).getMessage());
+        String table = (String) run("kp:disks");
+        assertTrue(table.contains("LOCK      MAPPING"), table);
+        assertTrue(table.contains("yielding  -"), table);
+    }
+
+    @Test
     void everyCommandAndParameterHasADescriptor() {
         int commands = 0;
         for (Method m : KpCommands.class.getDeclaredMethods()) {
@@ -193,6 +286,6 @@ class KpCommandsGogoTest {
                 assertNotNull(p.getAnnotation(Descriptor.class), m.getName() + " " + p.getName());
             }
         }
-        assertEquals(4, commands);
+        assertEquals(6, commands, "attach (with and without SIZE), detach, disks, io, resize");
     }
 }

@@ -1,0 +1,173 @@
+package io.kickplug.blk.manager;
+
+import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.DiskException;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.TrackedLockKind;
+import io.kickplug.api.transport.TransportKind;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Turns the properties of one {@code io.kickplug.disk} factory configuration into a {@link DiskSpec}. Only
+ * types and syntax are checked here (one-line {@link DiskException} naming the property); ranges, files and
+ * backends are checked by the disk manager's attach.
+ *
+ * <p>Properties: {@code name} (required), {@code backend} (file, memory or null; default file when
+ * {@code file} is set, else memory), {@code file}, {@code size} (bytes with an optional K, M, G or T
+ * suffix; optional for file), {@code readonly}, {@code direct}, {@code queues} (1), {@code queue.size}
+ * (256), {@code iothreads} (1), {@code mapping} ("0,2;1,3": the queues of each I/O thread; empty for
+ * round-robin), {@code transport} (mmio), {@code serial}, {@code tracked.lock} (mutex), {@code workers}
+ * (8).
+ */
+public final class DiskConfig {
+
+    public static final String FACTORY_PID = "io.kickplug.disk";
+
+    private DiskConfig() {
+    }
+
+    public static DiskSpec toSpec(Map<String, ?> props) {
+        String name = string(props, "name", null);
+        if (name == null || name.isBlank()) {
+            throw new DiskException("disk configuration has no 'name'");
+        }
+        String file = string(props, "file", null);
+        if (file != null && file.isBlank()) {
+            file = null;
+        }
+        String backend = string(props, "backend", file != null ? "file" : "memory").trim().toLowerCase(Locale.ROOT);
+        long size = size(props, "size", 0);
+        if (!backend.equals("file") && file != null) {
+            throw new DiskException("disk '" + name + "': property 'file' is only for the file backend, not '"
+                    + backend + "'");
+        }
+        if (backend.equals("file") && file == null) {
+            throw new DiskException("disk '" + name + "': the file backend needs property 'file'");
+        }
+        String transportText = string(props, "transport", "mmio");
+        TransportKind transport;
+        try {
+            transport = TransportKind.parse(transportText.trim());
+        } catch (IllegalArgumentException e) {
+            throw new DiskException("disk '" + name + "': property 'transport': " + e.getMessage());
+        }
+        TrackedLockKind lock;
+        try {
+            lock = TrackedLockKind.parse(string(props, "tracked.lock", "mutex").trim());
+        } catch (IllegalArgumentException e) {
+            throw new DiskException("disk '" + name + "': property 'tracked.lock': " + e.getMessage());
+        }
+        List<List<Integer>> mapping;
+        try {
+            mapping = parseMapping(string(props, "mapping", ""));
+        } catch (IllegalArgumentException e) {
+            throw new DiskException("disk '" + name + "': property 'mapping': " + e.getMessage());
+        }
+        String serial = string(props, "serial", null);
+        if (serial != null && serial.isEmpty()) {
+            serial = null;
+        }
+        BackendSpec backendSpec = new BackendSpec(backend, file, size, bool(props, "readonly"), bool(props, "direct"));
+        return new DiskSpec(name.trim(), backendSpec, transport, integer(props, "queues", 1),
+                integer(props, "queue.size", DiskSpec.DEFAULT_QUEUE_SIZE), integer(props, "iothreads", 1), mapping,
+                serial, lock, integer(props, "workers", DiskSpec.DEFAULT_WORKERS), DiskSpec.DEFAULT_GUEST_MEMORY);
+    }
+
+    /**
+     * Parses "0,2;1,3" (entry {@code i}: the queues of I/O thread {@code i}, separated by ';'); blank gives
+     * the empty list (round-robin).
+     */
+    public static List<List<Integer>> parseMapping(String text) {
+        List<List<Integer>> mapping = new ArrayList<>();
+        if (text == null || text.isBlank()) {
+            return mapping;
+        }
+        String[] entries = text.split(";", -1);
+        for (int t = 0; t < entries.length; t++) {
+            if (entries[t].isBlank()) {
+                throw new IllegalArgumentException("'" + text + "': I/O thread " + t
+                        + " has no queues (expected e.g. '0,2;1,3')");
+            }
+            List<Integer> queues = new ArrayList<>();
+            for (String q : entries[t].split(",", -1)) {
+                String digits = q.trim();
+                if (digits.isEmpty() || digits.length() > 5 || !digits.chars().allMatch(Character::isDigit)) {
+                    throw new IllegalArgumentException("'" + text + "': '" + q.trim()
+                            + "' is not a queue number (expected e.g. '0,2;1,3')");
+                }
+                queues.add(Integer.parseInt(digits));
+            }
+            mapping.add(queues);
+        }
+        return mapping;
+    }
+
+    private static String string(Map<String, ?> props, String key, String absent) {
+        Object v = props.get(key);
+        return v == null ? absent : v.toString();
+    }
+
+    private static boolean bool(Map<String, ?> props, String key) {
+        Object v = props.get(key);
+        if (v == null) {
+            return false;
+        }
+        if (v instanceof Boolean b) {
+            return b;
+        }
+        String s = v.toString().trim();
+        if (s.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (s.equalsIgnoreCase("false") || s.isEmpty()) {
+            return false;
+        }
+        throw new DiskException("disk configuration property '" + key + "' must be true or false, not '" + v + "'");
+    }
+
+    private static int integer(Map<String, ?> props, String key, int absent) {
+        Object v = props.get(key);
+        if (v == null) {
+            return absent;
+        }
+        if (v instanceof Integer || v instanceof Short || v instanceof Byte) {
+            return ((Number) v).intValue();
+        }
+        if (v instanceof Long l && l == l.intValue()) {
+            return l.intValue();
+        }
+        try {
+            return Integer.parseInt(v.toString().trim());
+        } catch (NumberFormatException e) {
+            throw new DiskException("disk configuration property '" + key + "' must be an integer, not '" + v + "'");
+        }
+    }
+
+    private static long size(Map<String, ?> props, String key, long absent) {
+        Object v = props.get(key);
+        if (v == null || v.toString().isBlank()) {
+            return absent;
+        }
+        if (v instanceof Long || v instanceof Integer) {
+            return ((Number) v).longValue();
+        }
+        String t = v.toString().trim();
+        int shift = switch (Character.toUpperCase(t.charAt(t.length() - 1))) {
+            case 'K' -> 10;
+            case 'M' -> 20;
+            case 'G' -> 30;
+            case 'T' -> 40;
+            default -> 0;
+        };
+        String digits = shift == 0 ? t : t.substring(0, t.length() - 1);
+        if (digits.isEmpty() || digits.length() > 18 || !digits.chars().allMatch(Character::isDigit)
+                || Long.parseLong(digits) > (Long.MAX_VALUE >> shift)) {
+            throw new DiskException("disk configuration property '" + key + "' must be a size in bytes with an "
+                    + "optional K, M, G or T suffix, not '" + v + "'");
+        }
+        return Long.parseLong(digits) << shift;
+    }
+}

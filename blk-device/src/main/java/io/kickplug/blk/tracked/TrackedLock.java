@@ -1,0 +1,158 @@
+package io.kickplug.blk.tracked;
+
+import io.kickplug.api.blk.TrackedLockKind;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The lock of one tracked-requests list. Held only for short, non-blocking critical sections (insert,
+ * remove, scan); never across backend I/O.
+ */
+abstract class TrackedLock {
+
+    protected final LockStats stats;
+    /** Written and read by the holder only. */
+    private long acquiredAt;
+
+    TrackedLock(LockStats stats) {
+        this.stats = stats;
+    }
+
+    static TrackedLock create(TrackedLockKind kind, LockStats stats) {
+        return kind == TrackedLockKind.YIELDING ? new Yielding(stats) : new Mutex(stats);
+    }
+
+    final void lock() {
+        acquire();
+        acquiredAt = System.nanoTime();
+    }
+
+    final void unlock() {
+        stats.held(System.nanoTime() - acquiredAt);
+        release();
+    }
+
+    abstract void acquire();
+
+    abstract void release();
+
+    /** QEMU's QemuMutex after seed 004: a plain mutex; contenders spin briefly, then block. */
+    static final class Mutex extends TrackedLock {
+        private final ReentrantLock lock = new ReentrantLock();
+
+        Mutex(LockStats stats) {
+            super(stats);
+        }
+
+        @Override
+        void acquire() {
+            if (lock.tryLock()) {
+                stats.acquired();
+                return;
+            }
+            long start = System.nanoTime();
+            lock.lock();
+            stats.acquiredAfterWait(System.nanoTime() - start);
+        }
+
+        @Override
+        void release() {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * QEMU's CoMutex before seed 004: a contender queues itself FIFO and parks (the coroutine yields);
+     * unlock hands ownership straight to the first waiter and wakes it, so the lock stays held, and every
+     * later contender queues, until that waiter has been scheduled again.
+     */
+    static final class Yielding extends TrackedLock {
+
+        private static final class Waiter {
+            final Thread thread = Thread.currentThread();
+            volatile boolean granted;
+            Waiter next;
+        }
+
+        /** Guards {@link #held} and the waiter queue; held for a few instructions only. */
+        private final ReentrantLock guard = new ReentrantLock();
+        private boolean held;
+        private Waiter head;
+        private Waiter tail;
+
+        Yielding(LockStats stats) {
+            super(stats);
+        }
+
+        @Override
+        void acquire() {
+            Waiter me;
+            guard.lock();
+            try {
+                if (!held) {
+                    held = true;
+                    stats.acquired();
+                    return;
+                }
+                me = new Waiter();
+                if (tail == null) {
+                    head = me;
+                } else {
+                    tail.next = me;
+                }
+                tail = me;
+            } finally {
+                guard.unlock();
+            }
+            long start = System.nanoTime();
+            boolean interrupted = false;
+            while (!me.granted) {
+                LockSupport.park(this);
+                if (Thread.interrupted()) {
+                    interrupted = true; // keep waiting: the lock will be handed to us
+                }
+            }
+            stats.acquiredAfterWait(System.nanoTime() - start);
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @Override
+        void release() {
+            Waiter next;
+            guard.lock();
+            try {
+                next = head;
+                if (next == null) {
+                    held = false;
+                } else {
+                    head = next.next;
+                    if (head == null) {
+                        tail = null;
+                    }
+                    next.granted = true; // hand-off: the lock stays held, now by the waiter
+                }
+            } finally {
+                guard.unlock();
+            }
+            if (next != null) {
+                LockSupport.unpark(next.thread);
+            }
+        }
+
+        /** Waiters queued now, for tests. */
+        int queued() {
+            guard.lock();
+            try {
+                int n = 0;
+                for (Waiter w = head; w != null; w = w.next) {
+                    n++;
+                }
+                return n;
+            } finally {
+                guard.unlock();
+            }
+        }
+    }
+}

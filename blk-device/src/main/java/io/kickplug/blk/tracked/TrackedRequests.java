@@ -1,0 +1,359 @@
+package io.kickplug.blk.tracked;
+
+import io.kickplug.api.blk.TrackedLockKind;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A disk's list of in-flight requests (QEMU's {@code BlockDriverState.tracked_requests}, seed 004), used
+ * to order requests without ever blocking the thread that submits them:
+ * <ul>
+ * <li>a FLUSH waits until every write accepted before it has completed;</li>
+ * <li>a serialising request (WRITE_ZEROES, DISCARD, SECURE_ERASE) and any request overlapping it wait for
+ * each other, the later one for the earlier one (QEMU's {@code bdrv_wait_serialising_requests}).</li>
+ * </ul>
+ * A request that must wait is deferred: {@link #begin} registers it and {@link Request#arm()} says whether
+ * it may start now; otherwise its continuation runs on the thread that completes its last dependency.
+ *
+ * <p>The list's lock is selectable ({@link TrackedLockKind}) and can be switched at run time: a switch
+ * starts a new <em>generation</em> (lists plus lock); requests finish under the generation they started
+ * in, and newer requests also consult older generations until these are empty.
+ *
+ * <p>Ordering argument: each request takes its sequence number from one disk-wide counter while it holds
+ * the lock of the list it inserts itself into, and scans other lists only afterwards. So of two
+ * conflicting requests, the one with the larger number always finds the other one (or finds it already
+ * gone), and only waits for smaller numbers, so there is no cycle. Reads and writes skip the scan while no
+ * serialising request is in flight, like QEMU's {@code serialising_in_flight}: a serialising request
+ * counts itself before taking its number, so such a read or write either sees the count or is found by
+ * the serialising request's own scan.
+ */
+public final class TrackedRequests {
+
+    /** What a request does to the disk, as far as ordering is concerned. */
+    public enum Access {
+        READ,
+        WRITE,
+        /** WRITE_ZEROES, DISCARD, SECURE_ERASE: overlapping requests wait for each other. */
+        SERIALISING,
+        FLUSH
+    }
+
+    private final int shardCount;
+    private final AtomicLong sequence = new AtomicLong();
+    private final AtomicInteger serialisingInFlight = new AtomicInteger();
+    private final Map<TrackedLockKind, LockStats> stats = new EnumMap<>(TrackedLockKind.class);
+    /** Every generation that may hold requests, oldest first; the current one is last. */
+    private final List<Generation> live = new CopyOnWriteArrayList<>();
+    private volatile Generation current;
+
+    /**
+     * @param kind the lock to start with
+     * @param ioThreads the number of I/O threads (the shards of {@link TrackedLockKind#SHARDED})
+     */
+    public TrackedRequests(TrackedLockKind kind, int ioThreads) {
+        if (ioThreads < 1) {
+            throw new IllegalArgumentException("at least one I/O thread is needed, not " + ioThreads);
+        }
+        this.shardCount = ioThreads;
+        for (TrackedLockKind k : TrackedLockKind.values()) {
+            stats.put(k, new LockStats());
+        }
+        current = new Generation(Objects.requireNonNull(kind, "kind"));
+        live.add(current);
+    }
+
+    /** The lock new requests register under. */
+    public TrackedLockKind kind() {
+        return current.kind;
+    }
+
+    /**
+     * Makes new requests register under a {@code kind} lock; requests in flight finish under theirs.
+     * Switching to the kind in use does nothing.
+     */
+    public synchronized void switchTo(TrackedLockKind kind) {
+        Generation old = current;
+        if (old.kind == Objects.requireNonNull(kind, "kind")) {
+            return;
+        }
+        Generation next = new Generation(kind);
+        live.add(next); // visible to scans before anyone registers in it
+        current = next;
+        old.retired = true;
+        old.pruneIfEmpty();
+    }
+
+    /** Statistics of all locks of {@code kind} this disk has used (for sharded: all shards together). */
+    public LockStats stats(TrackedLockKind kind) {
+        return stats.get(kind);
+    }
+
+    /** Generations still consulted; 1 unless a switch happened while requests were in flight. */
+    public int generations() {
+        return live.size();
+    }
+
+    /** Requests registered and not ended. */
+    public int size() {
+        int n = 0;
+        for (Generation g : live) {
+            for (Shard s : g.shards) {
+                s.lock.lock();
+                try {
+                    n += s.size;
+                } finally {
+                    s.lock.unlock();
+                }
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Registers a request and finds the earlier ones it must wait for. The caller then calls
+     * {@link Request#arm()}: when it returns true the request may start at once, otherwise
+     * {@code onReady} runs (once) on the thread that ends its last dependency.
+     *
+     * @param first first sector (unused for FLUSH)
+     * @param end sector after the last one (unused for FLUSH)
+     * @param ioThread index of the I/O thread that submits it (its shard under the sharded lock)
+     */
+    public Request begin(Access access, long first, long end, int ioThread, Runnable onReady) {
+        Request r = new Request(access, first, end, onReady);
+        if (access == Access.SERIALISING) {
+            serialisingInFlight.incrementAndGet(); // before the sequence number: see the class comment
+        }
+        Shard own;
+        while (true) {
+            Generation g = current;
+            own = g.shards[g.shards.length == 1 ? 0 : Math.floorMod(ioThread, g.shards.length)];
+            own.lock.lock();
+            if (!own.pruned) {
+                break; // keep the lock
+            }
+            own.lock.unlock(); // a retired generation was pruned under us: take the current one
+        }
+        boolean scanAll;
+        try {
+            r.seq = sequence.incrementAndGet();
+            own.insert(r);
+            scanAll = access == Access.FLUSH || access == Access.SERIALISING || serialisingInFlight.get() > 0;
+            if (scanAll) {
+                own.collectDependencies(r);
+            }
+        } finally {
+            own.lock.unlock();
+        }
+        if (scanAll) {
+            for (Generation g : live) {
+                for (Shard s : g.shards) {
+                    if (s == own) {
+                        continue;
+                    }
+                    s.lock.lock();
+                    try {
+                        s.collectDependencies(r);
+                    } finally {
+                        s.lock.unlock();
+                    }
+                }
+            }
+        }
+        return r;
+    }
+
+    /** Whether {@code newer} must wait for {@code older}. */
+    static boolean conflicts(Request older, Request newer) {
+        if (newer.access == Access.FLUSH) {
+            return older.access == Access.WRITE || older.access == Access.SERIALISING;
+        }
+        if (older.access == Access.FLUSH) {
+            return false;
+        }
+        if (older.access != Access.SERIALISING && newer.access != Access.SERIALISING) {
+            return false;
+        }
+        return older.first < newer.end && newer.first < older.end;
+    }
+
+    /** One tracked request. */
+    public final class Request {
+        final Access access;
+        final long first;
+        final long end;
+        private final Runnable onReady;
+        /** Dependencies not yet ended, plus one until {@link #arm()}. */
+        private final AtomicInteger pending = new AtomicInteger(1);
+        /** Set under the lock of {@link #shard} before insertion. */
+        long seq;
+        private Shard shard;
+        // Guarded by shard.lock.
+        private Request prev;
+        private Request next;
+        private List<Request> waiters;
+        private boolean ended;
+
+        private Request(Access access, long first, long end, Runnable onReady) {
+            this.access = access;
+            this.first = first;
+            this.end = end;
+            this.onReady = onReady;
+        }
+
+        public Access access() {
+            return access;
+        }
+
+        /** The disk-wide order in which requests were accepted. */
+        public long sequence() {
+            return seq;
+        }
+
+        /** The lock this request registered under. */
+        public TrackedLockKind lockKind() {
+            return shard.generation.kind;
+        }
+
+        /**
+         * Call once after {@link #begin}: true when no dependency is left, so the caller starts the request
+         * itself; false when the continuation will run when the last dependency ends.
+         */
+        public boolean arm() {
+            return pending.decrementAndGet() == 0;
+        }
+
+        /**
+         * Removes the request from the list and runs the continuations of requests that waited only for
+         * it (outside the lock: seed 004 patch 1). Call once, after the backend work is done.
+         */
+        public void end() {
+            Shard s = shard;
+            List<Request> woken;
+            boolean empty;
+            s.lock.lock();
+            try {
+                if (ended) {
+                    throw new IllegalStateException("tracked request " + seq + " ended twice");
+                }
+                ended = true;
+                s.remove(this);
+                empty = s.size == 0;
+                woken = waiters;
+                waiters = null;
+            } finally {
+                s.lock.unlock();
+            }
+            if (access == Access.SERIALISING) {
+                serialisingInFlight.decrementAndGet();
+            }
+            // No one can add itself to `waiters` any more: requests only wait for what they find listed.
+            if (woken != null) {
+                for (Request w : woken) {
+                    if (w.pending.decrementAndGet() == 0) {
+                        w.onReady.run();
+                    }
+                }
+            }
+            if (empty && s.generation.retired) {
+                s.generation.pruneIfEmpty();
+            }
+        }
+    }
+
+    /** The lists and lock(s) of one lock kind, from a switch to the next. */
+    private final class Generation {
+        final TrackedLockKind kind;
+        final Shard[] shards;
+        volatile boolean retired;
+
+        Generation(TrackedLockKind kind) {
+            this.kind = kind;
+            LockStats lockStats = stats.get(kind);
+            int n = kind == TrackedLockKind.SHARDED ? shardCount : 1;
+            shards = new Shard[n];
+            for (int i = 0; i < n; i++) {
+                shards[i] = new Shard(this, TrackedLock.create(kind, lockStats));
+            }
+        }
+
+        /** Drops a retired generation from the scans once all its lists are empty. */
+        void pruneIfEmpty() {
+            int locked = 0;
+            try {
+                for (Shard s : shards) { // always in index order: no lock-order cycle between pruners
+                    s.lock.lock();
+                    locked++;
+                    if (s.size != 0 || s.pruned) {
+                        return;
+                    }
+                }
+                for (Shard s : shards) {
+                    s.pruned = true;
+                }
+                live.remove(this);
+            } finally {
+                for (int i = 0; i < locked; i++) {
+                    shards[i].lock.unlock();
+                }
+            }
+        }
+    }
+
+    /** One list with its lock: the whole disk's for mutex and yielding, one I/O thread's for sharded. */
+    private static final class Shard {
+        final Generation generation;
+        final TrackedLock lock;
+        // Guarded by lock.
+        Request head;
+        int size;
+        boolean pruned;
+
+        Shard(Generation generation, TrackedLock lock) {
+            this.generation = generation;
+            this.lock = lock;
+        }
+
+        void insert(Request r) {
+            r.shard = this;
+            r.next = head;
+            if (head != null) {
+                head.prev = r;
+            }
+            head = r;
+            size++;
+        }
+
+        void remove(Request r) {
+            if (r.prev != null) {
+                r.prev.next = r.next;
+            } else {
+                head = r.next;
+            }
+            if (r.next != null) {
+                r.next.prev = r.prev;
+            }
+            r.prev = null;
+            r.next = null;
+            size--;
+        }
+
+        /** Makes {@code r} wait for the earlier requests of this list it conflicts with. */
+        void collectDependencies(Request r) {
+            for (Request x = head; x != null; x = x.next) {
+                if (x.seq < r.seq && conflicts(x, r)) {
+                    if (x.waiters == null) {
+                        x.waiters = new ArrayList<>(2);
+                    }
+                    x.waiters.add(r);
+                    r.pending.incrementAndGet();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,314 @@
+package io.kickplug.blk.backend;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.DiskException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The raw image file backend. Files live under target/ (a disk file system: O_DIRECT needs one; /tmp may be
+ * tmpfs on other machines).
+ */
+class FileBackendTest {
+
+    private Path dir;
+
+    @BeforeEach
+    void createDir() throws IOException {
+        Files.createDirectories(Path.of("target"));
+        dir = Files.createTempDirectory(Path.of("target"), "file-backend-");
+    }
+
+    @AfterEach
+    void deleteDir() throws IOException {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    private Path image(String name, byte[] content) throws IOException {
+        return Files.write(dir.resolve(name), content);
+    }
+
+    private static BackendSpec spec(Path path, boolean readOnly, boolean direct) {
+        return new BackendSpec("file", path.toString(), 0, readOnly, direct);
+    }
+
+    private static byte[] random(int length, long seed) {
+        byte[] bytes = new byte[length];
+        new Random(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    private static byte[] read(FileBackend backend, long offset, int... pieces) throws IOException {
+        ByteBuffer[] dst = new ByteBuffer[pieces.length];
+        int total = 0;
+        for (int i = 0; i < pieces.length; i++) {
+            dst[i] = ByteBuffer.allocateDirect(pieces[i]);
+            total += pieces[i];
+        }
+        backend.read(offset, dst);
+        ByteBuffer all = ByteBuffer.allocate(total);
+        for (ByteBuffer b : dst) {
+            assertEquals(0, b.remaining(), "every destination is filled");
+            all.put(b.flip());
+        }
+        return all.array();
+    }
+
+    /** Writes {@code data} split into pieces of the given sizes (heap and direct, odd addresses). */
+    private static void write(FileBackend backend, long offset, byte[] data, int... pieces) throws IOException {
+        ByteBuffer[] src = new ByteBuffer[pieces.length];
+        int at = 0;
+        for (int i = 0; i < pieces.length; i++) {
+            ByteBuffer b = ByteBuffer.allocateDirect(pieces[i] + 1).position(1).slice(); // unaligned on purpose
+            b.put(data, at, pieces[i]).flip();
+            src[i] = b;
+            at += pieces[i];
+        }
+        backend.write(offset, src);
+        for (ByteBuffer b : src) {
+            assertEquals(0, b.remaining());
+        }
+    }
+
+    private DiskException attachError(BackendSpec spec) {
+        return assertThrows(DiskException.class, () -> FileBackend.open(spec).close());
+    }
+
+    @Test
+    void missingFileIsAClearAttachError() {
+        DiskException e = attachError(spec(dir.resolve("nope.img"), false, false));
+        assertTrue(e.getMessage().contains("does not exist"), e.getMessage());
+        assertFalse(e.getMessage().contains("\n"));
+    }
+
+    @Test
+    void directoryIsAClearAttachError() {
+        DiskException e = attachError(spec(dir, false, false));
+        assertTrue(e.getMessage().contains("is a directory"), e.getMessage());
+    }
+
+    @Test
+    void sizeMustBeAPositiveMultipleOf512() throws IOException {
+        assertTrue(attachError(spec(image("odd.img", new byte[1000]), false, false)).getMessage()
+                .contains("not a positive multiple of 512"));
+        assertTrue(attachError(spec(image("empty.img", new byte[0]), true, false)).getMessage()
+                .contains("not a positive multiple of 512"));
+    }
+
+    @Test
+    void sizeInTheSpecMustMatchTheFile() throws IOException {
+        Path path = image("d.img", new byte[4096]);
+        DiskException e = attachError(new BackendSpec("file", path.toString(), 8192, false));
+        assertTrue(e.getMessage().contains("resize"), e.getMessage());
+        assertEquals(4096, Files.size(path), "never extended by an attach");
+    }
+
+    @Test
+    void noPathIsAnAttachError() {
+        assertTrue(attachError(new BackendSpec("file", null, 0, false)).getMessage().contains("needs the path"));
+    }
+
+    // Permission checks cannot fail for root, which reads and writes every file.
+    @Test
+    void unreadableAndUnwritableFilesAreAttachErrors() throws IOException {
+        Path path = image("locked.img", new byte[512]);
+        Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("---------"));
+        assumeFalse(Files.isReadable(path), "running as root: permissions are not enforced");
+        assertTrue(attachError(spec(path, true, false)).getMessage().contains("not readable"));
+        Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("r--r--r--"));
+        assertTrue(attachError(spec(path, false, false)).getMessage().contains("not writable"));
+        FileBackend.open(spec(path, true, false)).close();
+    }
+
+    @Test
+    void dataRoundTripsThroughScatteredBuffers() throws IOException {
+        Path path = image("rt.img", new byte[64 * 1024]);
+        byte[] data = random(12 * 512, 1);
+        try (FileBackend backend = FileBackend.open(spec(path, false, false))) {
+            assertTrue(backend.blocking());
+            assertEquals(64 * 1024, backend.size());
+            write(backend, 3 * 512, data, 100, 3000, 3044);
+            assertArrayEquals(data, read(backend, 3 * 512, 777, 5367));
+        }
+        byte[] file = Files.readAllBytes(path);
+        assertArrayEquals(data, Arrays.copyOfRange(file, 3 * 512, 15 * 512));
+        assertEquals(64 * 1024, file.length, "the image keeps its size");
+    }
+
+    @Test
+    void accessesPastTheEndFailAndNeverExtendTheImage() throws IOException {
+        Path path = image("end.img", new byte[4096]);
+        try (FileBackend backend = FileBackend.open(spec(path, false, false))) {
+            assertThrows(IOException.class, () -> write(backend, 4096 - 512, new byte[1024], 1024));
+            assertThrows(IOException.class, () -> read(backend, 4096, 512));
+        }
+        assertEquals(4096, Files.size(path));
+    }
+
+    // A file shortened behind the backend's back: a short read is an error, not zeroes.
+    @Test
+    void shortReadPastTheEndOfTheFileIsAnError() throws IOException {
+        Path path = image("short.img", new byte[4096]);
+        try (FileBackend backend = FileBackend.open(spec(path, true, false));
+                FileChannel other = FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE)) {
+            other.truncate(1024);
+            IOException e = assertThrows(IOException.class, () -> read(backend, 512, 1024));
+            assertTrue(e.getMessage().contains("ends at byte 1024"), e.getMessage());
+        }
+    }
+
+    @Test
+    void readOnlyOpensForReadingOnly() throws IOException {
+        byte[] content = random(2048, 2);
+        Path path = image("ro.img", content);
+        try (FileBackend backend = FileBackend.open(spec(path, true, false))) {
+            assertTrue(backend.readOnly());
+            assertThrows(IOException.class, () -> write(backend, 0, new byte[512], 512));
+            assertThrows(IOException.class, () -> backend.writeZeroes(0, 512, false));
+            assertThrows(IOException.class, () -> backend.resize(4096));
+            assertArrayEquals(content, read(backend, 0, 2048));
+        }
+        assertArrayEquals(content, Files.readAllBytes(path));
+    }
+
+    // FLUSH is fdatasync: force(false).
+    @Test
+    void flushCallsForce() throws IOException {
+        Path path = image("f.img", new byte[4096]);
+        AtomicReference<CountingChannel> channel = new AtomicReference<>();
+        try (FileBackend backend = FileBackend.open(spec(path, false, false), (p, options) -> {
+            channel.set(new CountingChannel(FileChannel.open(p, options)));
+            return channel.get();
+        })) {
+            write(backend, 0, new byte[512], 512);
+            assertEquals(0, channel.get().dataForces.get());
+            backend.flush();
+            assertEquals(1, channel.get().dataForces.get());
+            assertEquals(0, channel.get().metadataForces.get());
+        }
+    }
+
+    @Test
+    void writeZeroesAndDiscardZeroFillAcrossChunks() throws IOException {
+        int size = 3 * FileBackend.BOUNCE_BYTES + 4096;
+        byte[] content = random(size, 3);
+        Path path = image("z.img", content);
+        try (FileBackend backend = FileBackend.open(spec(path, false, false))) {
+            assertTrue(backend.supportsWriteZeroes());
+            assertTrue(backend.supportsDiscard());
+            backend.writeZeroes(512, 2L * FileBackend.BOUNCE_BYTES + 1024, true);
+            backend.discard(size - 1024, 512);
+        }
+        byte[] after = Files.readAllBytes(path);
+        assertEquals(size, after.length);
+        for (int i = 0; i < size; i++) {
+            boolean zero = (i >= 512 && i < 512 + 2 * FileBackend.BOUNCE_BYTES + 1024)
+                    || (i >= size - 1024 && i < size - 512);
+            if (zero ? after[i] != 0 : after[i] != content[i]) {
+                throw new AssertionError("byte " + i + " is " + after[i]);
+            }
+        }
+    }
+
+    // Resize is the only way the image changes size; growing reads zeroes, even after a shrink.
+    @Test
+    void resizeUpAndDown() throws IOException {
+        byte[] content = random(8192, 4);
+        Path path = image("r.img", content);
+        try (FileBackend backend = FileBackend.open(spec(path, false, false))) {
+            backend.resize(4096);
+            assertEquals(4096, backend.size());
+            assertEquals(4096, Files.size(path));
+            assertThrows(IOException.class, () -> read(backend, 4096, 512));
+            backend.resize(16384);
+            assertEquals(16384, Files.size(path));
+            assertArrayEquals(Arrays.copyOf(content, 4096), read(backend, 0, 4096));
+            assertArrayEquals(new byte[12288], read(backend, 4096, 12288));
+            assertThrows(IOException.class, () -> backend.resize(1000));
+            assertThrows(IOException.class, () -> backend.resize(0));
+            assertEquals(16384, Files.size(path));
+        }
+    }
+
+    // O_DIRECT on a file system that supports it: unaligned guest buffers and unaligned sectors still work.
+    @Test
+    void directIoRoundTripsUnalignedRequests() throws IOException {
+        byte[] content = random(4 * FileBackend.BOUNCE_BYTES, 5);
+        Path path = image("direct.img", content);
+        byte[] data = random(5 * 512, 6);
+        try (FileBackend backend = FileBackend.open(spec(path, false, true))) {
+            assertTrue(backend.direct());
+            write(backend, 512, data, 700, 1860); // starts and ends inside a 4 KiB block
+            assertArrayEquals(data, read(backend, 512, 3, 2557));
+            // Longer than one bounce buffer, unaligned at both ends: several windows, two partial blocks.
+            byte[] big = random(FileBackend.BOUNCE_BYTES + 1536, 7);
+            write(backend, 8192 + 512, big, big.length / 2, big.length - big.length / 2);
+            assertArrayEquals(big, read(backend, 8192 + 512, big.length));
+            backend.writeZeroes(1024, 512, false);
+            backend.flush();
+            System.arraycopy(data, 0, content, 512, data.length);
+            System.arraycopy(big, 0, content, 8192 + 512, big.length);
+            Arrays.fill(content, 1024, 1536, (byte) 0);
+            assertArrayEquals(content, read(backend, 0, content.length));
+        }
+        assertArrayEquals(content, Files.readAllBytes(path), "neighbours of unaligned writes are preserved");
+    }
+
+    @Test
+    void directIoNeedsABlockSizedImage() throws IOException {
+        Path path = image("d512.img", new byte[512 * 3]);
+        assertTrue(attachError(spec(path, false, true)).getMessage().contains("O_DIRECT"));
+    }
+
+    @Test
+    void directResizeKeepsBlockSizes() throws IOException {
+        Path path = image("dr.img", random(8192, 8));
+        try (FileBackend backend = FileBackend.open(spec(path, false, true))) {
+            backend.resize(65536);
+            assertEquals(65536, Files.size(path));
+            assertArrayEquals(new byte[65536 - 8192], read(backend, 8192, 65536 - 8192));
+            assertThrows(IOException.class, () -> backend.resize(65536 + 512));
+        }
+    }
+
+    // A file system that refuses O_DIRECT (tmpfs before Linux 6.6) fails the open with EINVAL.
+    @Test
+    void fileSystemRefusingDirectIoIsAClearAttachError() throws IOException {
+        Path path = image("tmpfs.img", new byte[4096]);
+        DiskException e = assertThrows(DiskException.class, () -> FileBackend.open(spec(path, false, true),
+                (p, options) -> {
+                    throw new IOException("Invalid argument");
+                }));
+        assertTrue(e.getMessage().contains("refuses O_DIRECT"), e.getMessage());
+    }
+
+    @Test
+    void closedBackendRefusesIo() throws IOException {
+        FileBackend backend = FileBackend.open(spec(image("c.img", new byte[512]), false, false));
+        backend.close();
+        backend.close();
+        assertThrows(IOException.class, () -> read(backend, 0, 512));
+        assertThrows(IOException.class, backend::flush);
+    }
+}

@@ -1,0 +1,209 @@
+package io.kickplug.blk.tracked;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.kickplug.api.blk.TrackedLockKind;
+import io.kickplug.blk.tracked.TrackedRequests.Access;
+import io.kickplug.blk.tracked.TrackedRequests.Request;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.RepeatedTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Several submitting threads (one per "I/O thread" shard) and a pool that "executes" requests race on one
+ * tracked list; a checker verifies at each start that every earlier conflicting request has ended, and
+ * that every request starts and ends exactly once.
+ */
+class TrackedRequestsConcurrencyTest {
+
+    private static final int SUBMITTERS = 4;
+    private static final int PER_SUBMITTER = 3_000;
+    /** Requests in flight per submitter, like a queue's iodepth. */
+    private static final int DEPTH = 16;
+
+    /** One request of the run, with what the checker needs. */
+    private static final class Op {
+        final Access access;
+        final long first;
+        final long end;
+        final AtomicInteger starts = new AtomicInteger();
+        volatile boolean ended;
+        Request request;
+        final CountDownLatch registered = new CountDownLatch(1);
+
+        Op(Access access, long first, long end) {
+            this.access = access;
+            this.first = first;
+            this.end = end;
+        }
+    }
+
+    private final List<String> violations = new ArrayList<>();
+    private final ConcurrentLinkedQueue<Op> all = new ConcurrentLinkedQueue<>();
+    /** Ops not ended yet. */
+    private final Set<Op> live = ConcurrentHashMap.newKeySet();
+
+    private void run(TrackedLockKind kind, boolean switching, long seed) throws Exception {
+        TrackedRequests tracked = new TrackedRequests(kind, SUBMITTERS);
+        ExecutorService executors = Executors.newFixedThreadPool(3);
+        ExecutorService submitters = Executors.newFixedThreadPool(SUBMITTERS);
+        AtomicInteger done = new AtomicInteger();
+        CountDownLatch allDone = new CountDownLatch(SUBMITTERS * PER_SUBMITTER);
+        AtomicBoolean stopSwitching = new AtomicBoolean();
+        try {
+            Thread switcher = new Thread(() -> {
+                TrackedLockKind[] kinds = TrackedLockKind.values();
+                int i = 0;
+                while (switching && !stopSwitching.get()) {
+                    tracked.switchTo(kinds[i++ % kinds.length]);
+                    Thread.yield();
+                }
+            });
+            switcher.start();
+            List<Future<?>> futures = new ArrayList<>();
+            for (int s = 0; s < SUBMITTERS; s++) {
+                int shard = s;
+                Random random = new Random(seed + s);
+                Semaphore depth = new Semaphore(DEPTH);
+                futures.add(submitters.submit(() -> {
+                    for (int i = 0; i < PER_SUBMITTER; i++) {
+                        depth.acquireUninterruptibly();
+                        Access access = pick(random);
+                        long first = random.nextInt(64);
+                        Op op = new Op(access, first, first + 1 + random.nextInt(8));
+                        all.add(op);
+                        live.add(op);
+                        Runnable start = () -> executors.execute(() -> {
+                            awaitRegistered(op);
+                            check(op);
+                            if (ThreadLocalRandom.current().nextBoolean()) {
+                                Thread.yield();
+                            }
+                            op.ended = true;
+                            live.remove(op);
+                            op.request.end();
+                            depth.release();
+                            done.incrementAndGet();
+                            allDone.countDown();
+                        });
+                        op.request = tracked.begin(access, op.first, op.end, shard, start);
+                        op.registered.countDown();
+                        if (op.request.arm()) {
+                            start.run();
+                        }
+                    }
+                }));
+            }
+            for (Future<?> f : futures) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+            assertTrue(allDone.await(60, TimeUnit.SECONDS), "requests still waiting: " + allDone.getCount());
+            stopSwitching.set(true);
+            switcher.join(10_000);
+        } finally {
+            submitters.shutdownNow();
+            executors.shutdownNow();
+        }
+        synchronized (violations) {
+            assertEquals(List.of(), violations.subList(0, Math.min(5, violations.size())));
+        }
+        assertEquals(SUBMITTERS * PER_SUBMITTER, done.get());
+        for (Op op : all) {
+            assertEquals(1, op.starts.get(), "each request starts exactly once");
+        }
+        assertEquals(0, tracked.size());
+        assertEquals(1, tracked.generations(), "retired generations are dropped once empty");
+    }
+
+    private static Access pick(Random random) {
+        int r = random.nextInt(20);
+        return r < 8 ? Access.READ : r < 16 ? Access.WRITE : r < 19 ? Access.SERIALISING : Access.FLUSH;
+    }
+
+    private static void awaitRegistered(Op op) {
+        try {
+            op.registered.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** At a start: every earlier request this one conflicts with has ended. */
+    private void check(Op op) {
+        op.starts.incrementAndGet();
+        long seq = op.request.sequence();
+        for (Op other : live) {
+            if (other == op || other.request == null || other.registered.getCount() != 0) {
+                continue;
+            }
+            if (other.request.sequence() < seq && TrackedRequests.conflicts(other.request, op.request) && !other.ended) {
+                synchronized (violations) {
+                    violations.add(op.access + " " + seq + " started before " + other.access + " "
+                            + other.request.sequence() + " ended");
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(TrackedLockKind.class)
+    void eachLockKeepsTheOrderUnderConcurrency(TrackedLockKind kind) throws Exception {
+        run(kind, false, 42);
+    }
+
+    @RepeatedTest(3)
+    void switchingLocksWhileRequestsRunLosesNothing() throws Exception {
+        run(TrackedLockKind.MUTEX, true, System.nanoTime());
+    }
+
+    @Test
+    void mutualExclusionOfEachLock() throws Exception {
+        for (TrackedLockKind kind : TrackedLockKind.values()) {
+            LockStats stats = new LockStats();
+            TrackedLock lock = TrackedLock.create(kind, stats);
+            int[] counter = {0};
+            int threads = 4;
+            int rounds = 20_000;
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                futures.add(pool.submit(() -> {
+                    for (int i = 0; i < rounds; i++) {
+                        lock.lock();
+                        try {
+                            counter[0]++; // not atomic: only mutual exclusion keeps it right
+                        } finally {
+                            lock.unlock();
+                        }
+                    }
+                }));
+            }
+            for (Future<?> f : futures) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+            pool.shutdown();
+            assertEquals(threads * rounds, counter[0], kind.label());
+            LockStats.Snapshot s = stats.snapshot();
+            assertEquals(threads * rounds, s.acquisitions(), kind.label());
+            assertTrue(s.contentions() <= s.acquisitions());
+            assertTrue(s.totalWaitNanos() >= 0 && s.maxHoldNanos() >= 0);
+        }
+    }
+}

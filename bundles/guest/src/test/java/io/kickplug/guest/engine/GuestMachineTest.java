@@ -1,0 +1,409 @@
+package io.kickplug.guest.engine;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.guest.KickPolicy;
+import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.iothread.IoThread;
+import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.blk.backend.MemoryBackend;
+import io.kickplug.blk.device.VirtioBlkDevice;
+import io.kickplug.guest.driver.GuestDriverException;
+import io.kickplug.guest.kick.OutsideLockKick;
+import io.kickplug.guest.kick.UnderLockKick;
+import io.kickplug.guest.testing.RamDiskDevice;
+import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.iothread.EventLoopThread;
+import io.kickplug.virtio.memory.OffHeapGuestMemory;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The engine against the real virtio-mmio transport, split virtqueues and virtio-blk device (memory
+ * backend, one I/O thread): registers, guest memory and interrupts only.
+ */
+class GuestMachineTest {
+    private static final long DISK = 4 << 20;
+    private static final Duration RUN = Duration.ofSeconds(60);
+
+    private final StandardGuestEngine engine = StandardGuestEngine.standalone();
+    private final List<IoThread> ioThreads = new ArrayList<>();
+    private MemoryBackend backend;
+    private VirtioBlkDevice device;
+    private MmioTransport transport;
+    private GuestMachine machine;
+
+    @AfterEach
+    void tearDown() {
+        if (machine != null) {
+            machine.close();
+        }
+        if (transport != null) {
+            transport.close();
+        }
+        ioThreads.forEach(IoThread::close);
+    }
+
+    private MmioTransport device(int queues, int queueSize) {
+        ioThreads.add(new EventLoopThread("test-io"));
+        backend = new MemoryBackend(DISK, false);
+        device = new VirtioBlkDevice("t", backend, false, queues, queueSize,
+                "serial".getBytes(StandardCharsets.US_ASCII), ioThreads);
+        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(16 << 20));
+        return transport;
+    }
+
+    private GuestMachine boot(MachineConfig config) {
+        machine = engine.boot(transport, new VirtqueueFactoryComponent(), config);
+        return machine;
+    }
+
+    private static MachineConfig config(int vcpus) {
+        return MachineConfig.defaults("d1").withVcpus(vcpus).withLatencies(1_000, 500);
+    }
+
+    private static void assertClean(BlockJob job) {
+        assertEquals(List.of(), job.errors);
+        assertTrue(job.finished);
+        assertEquals(job.blocks, job.completed);
+    }
+
+    @Test
+    void writesThenReadsBackOnFourVcpusSharingOneQueue() throws Exception {
+        device(1, 256);
+        boot(config(4));
+        assertEquals(1, machine.numQueues());
+        assertEquals(DISK, machine.capacityBytes());
+        assertEquals(256, machine.queueDepth(0));
+        List<BlockJob> writes = new ArrayList<>();
+        for (int j = 0; j < 4; j++) {
+            writes.add(new BlockJob(IoOp.WRITE, j * 64, 64, 4096, 8));
+        }
+        RunResult w = machine.runJobs(List.copyOf(writes), RUN);
+        writes.forEach(GuestMachineTest::assertClean);
+        assertEquals(4, w.vcpus().size());
+        assertTrue(w.notifies() > 0);
+        List<BlockJob> reads = new ArrayList<>();
+        for (int j = 0; j < 4; j++) {
+            reads.add(new BlockJob(IoOp.READ, j * 64, 64, 4096, 8));
+        }
+        machine.runJobs(List.copyOf(reads), RUN);
+        reads.forEach(GuestMachineTest::assertClean);
+        // The data is on the disk where it belongs: block 70 holds its pattern.
+        ByteBuffer got = ByteBuffer.allocate(4096);
+        backend.read(70 * 4096L, new ByteBuffer[] {got});
+        byte[] expected = new byte[4096];
+        BlockJob.PATTERN.fill(70, expected, 4096);
+        assertArrayEquals(expected, got.array());
+    }
+
+    @Test
+    void completionsRunOnTheSubmittingVcpu() {
+        device(1, 256);
+        boot(config(3));
+        List<BlockJob> jobs = List.of(new BlockJob(IoOp.WRITE, 0, 40, 4096, 4),
+                new BlockJob(IoOp.WRITE, 100, 40, 4096, 4), new BlockJob(IoOp.WRITE, 200, 40, 4096, 4));
+        RunResult r = machine.runJobs(List.copyOf(jobs), RUN);
+        Set<Thread> vcpuThreads = new HashSet<>();
+        for (int i = 0; i < 3; i++) {
+            BlockJob job = jobs.get(i);
+            assertClean(job);
+            assertEquals(i, job.vcpuId, "job i runs on vCPU i % vcpus");
+            assertEquals(40, job.callbackThreads.size());
+            job.callbackThreads.forEach(t -> assertSame(job.vcpuThread, t));
+            vcpuThreads.add(job.vcpuThread);
+        }
+        assertEquals(3, vcpuThreads.size());
+        // One queue: its interrupt goes to vCPU 0, which collects everybody's used buffers.
+        assertEquals(120, r.vcpus().get(0).completions());
+        assertEquals(0, r.vcpus().get(1).completions());
+        assertEquals(0, r.vcpus().get(2).interrupts());
+    }
+
+    @Test
+    void interruptsOfQueueQGoToVcpuQModVcpus() {
+        device(2, 256);
+        boot(config(4));
+        assertEquals(2, machine.numQueues());
+        List<BlockJob> jobs = new ArrayList<>();
+        for (int j = 0; j < 4; j++) {
+            jobs.add(new BlockJob(IoOp.WRITE, j * 32, 32, 4096, 4));
+        }
+        RunResult r = machine.runJobs(List.copyOf(jobs), RUN);
+        jobs.forEach(GuestMachineTest::assertClean);
+        // blk-mq: vCPUs 0 and 2 submit to queue 0, vCPUs 1 and 3 to queue 1; queue q interrupts vCPU q.
+        VcpuStats v0 = r.vcpus().get(0);
+        VcpuStats v1 = r.vcpus().get(1);
+        assertEquals(64, v0.completions());
+        assertEquals(64, v1.completions());
+        assertTrue(v0.interrupts() > 0 && v1.interrupts() > 0);
+        for (int v = 2; v < 4; v++) {
+            assertEquals(0, r.vcpus().get(v).interrupts(), "vCPU " + v + " owns no queue");
+            assertEquals(0, r.vcpus().get(v).completions());
+            assertEquals(0, r.vcpus().get(v).injectNanos());
+        }
+        for (int v = 0; v < 4; v++) {
+            assertEquals(32, r.vcpus().get(v).requests());
+        }
+    }
+
+    @Test
+    void thePolicyIsCalledOncePerCommitNotPerRequest() {
+        device(1, 256);
+        List<Integer> kicks = new ArrayList<>();
+        AtomicInteger prepared = new AtomicInteger();
+        engine.policies().add("counting", q -> {
+            kicks.add(q.index());
+            boolean notify = q.kickPrepare();
+            if (notify) {
+                prepared.incrementAndGet();
+            }
+            q.unlock();
+            if (notify) {
+                q.notifyDevice();
+            }
+        });
+        boot(config(1).withKickPolicy("counting"));
+        // 16 in flight, so each step after the first submits a few; one commit per step.
+        BlockJob job = new BlockJob(IoOp.WRITE, 0, 128, 4096, 16);
+        RunResult r = machine.runJobs(List.of(job), RUN);
+        assertClean(job);
+        assertEquals(job.commits, kicks.size(), "the policy runs once per commit (bd->last)");
+        assertTrue(kicks.size() < 128, "fewer kicks than requests: " + kicks.size());
+        assertEquals(prepared.get(), r.notifies(), "a notify only when kickPrepare asked for one");
+    }
+
+    @Test
+    void aJobThatForgetsToCommitIsDispatchedWhenItsStepReturns() {
+        device(1, 64);
+        boot(config(1));
+        GuestJob forgetful = new GuestJob() {
+            GuestBuffer buf;
+            int done;
+            boolean submitted;
+
+            @Override
+            public void start(Vcpu v) {
+                buf = v.allocate(4096);
+            }
+
+            @Override
+            public boolean step(Vcpu v) {
+                if (!submitted) {
+                    submitted = true;
+                    v.submit(IoOp.WRITE, 0, 4096, buf, false, (s, t) -> done++);
+                }
+                return done == 0;
+            }
+
+            @Override
+            public void finish(Vcpu v) {
+            }
+        };
+        RunResult r = machine.runJobs(List.of(forgetful), RUN);
+        assertEquals(1, r.vcpus().get(0).requests());
+    }
+
+    @Test
+    void underLockHoldsTheVqLockAcrossTheExitAndOutsideLockDoesNot() {
+        // 50 ms: far above any other hold time of a vq lock, even with the host's scheduling noise.
+        long exit = 50_000_000;
+        LockStatRow under = measuredHolds(UnderLockKick.NAME, exit);
+        assertTrue(under.holdtimeMaxNs() >= exit, "under-lock max hold " + under.holdtimeMaxNs());
+        LockStatRow outside = measuredHolds(OutsideLockKick.NAME, exit);
+        assertTrue(outside.acquisitions() > 0);
+        assertTrue(outside.holdtimeMaxNs() < exit, "outside-lock max hold " + outside.holdtimeMaxNs());
+    }
+
+    /** The vq lock's row after 4 writes at depth 1 with {@code policy}, past a warm-up write. */
+    private LockStatRow measuredHolds(String policy, long exit) {
+        if (machine != null) {
+            machine.close();
+            transport.close();
+            ioThreads.forEach(IoThread::close);
+            ioThreads.clear();
+        }
+        device(1, 256);
+        boot(config(1).withLatencies(exit, 0).withKickPolicy(policy).withName(policy));
+        machine.runJobs(List.of(new BlockJob(IoOp.WRITE, 100, 1, 4096, 1)), RUN);
+        engine.locks().reset();
+        RunResult r = machine.runJobs(List.of(new BlockJob(IoOp.WRITE, 0, 4, 4096, 1)), RUN);
+        assertTrue(r.notifies() > 0);
+        assertTrue(r.vcpus().get(0).exitNanos() >= r.notifies() * exit, "each notify costs the exit latency");
+        return row(policy + " vq0");
+    }
+
+    private LockStatRow row(String name) {
+        return engine.locks().rows().stream().filter(r -> r.name().equals(name)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void locksAreCountedAndContendedWithSeveralVcpusOnOneQueue() {
+        device(1, 256);
+        boot(config(4).withKickPolicy(UnderLockKick.NAME).withLatencies(50_000, 1_000));
+        List<GuestJob> jobs = new ArrayList<>();
+        for (int j = 0; j < 4; j++) {
+            jobs.add(new BlockJob(IoOp.WRITE, j * 64, 64, 4096, 8));
+        }
+        machine.runJobs(jobs, RUN);
+        LockStatRow vq = row("d1 vq0");
+        // Every request is added under the lock, and every handler run takes it: at least one each.
+        assertTrue(vq.acquisitions() >= 256, vq.toString());
+        assertTrue(vq.acqBounces() > 0, vq.toString());
+        assertTrue(vq.holdtimeTotalNs() >= vq.holdtimeMaxNs() && vq.holdtimeMaxNs() >= vq.holdtimeMinNs());
+        assertTrue(vq.contentions() >= vq.conBounces());
+    }
+
+    @Test
+    void requestsAreSplitPerSegMax() {
+        device(1, 8); // seg_max = queue size - 2 = 6 (VIRTIO 1.2 section 5.2.4)
+        boot(config(1));
+        assertEquals(6, ((BlkMachine) machine).segMax());
+        BlockJob job = new BlockJob(IoOp.WRITE, 0, 2, 8 * 4096, 1);
+        RunResult r = machine.runJobs(List.of(job), RUN);
+        assertClean(job);
+        assertEquals(4, r.vcpus().get(0).requests(), "two I/Os of 8 pages, each 6 + 2 pages");
+        assertEquals(4, device.stats().requestsCompleted());
+        BlockJob read = new BlockJob(IoOp.READ, 0, 2, 8 * 4096, 2);
+        machine.runJobs(List.of(read), RUN);
+        assertClean(read);
+    }
+
+    @Test
+    void withoutIndirectDescriptorsChainsWaitForFreeDescriptors() {
+        device(1, 8);
+        // 6-page requests need 8 descriptors each: one at a time in an 8-entry ring.
+        boot(config(1).withFeatures(VirtioFeatures.VERSION_1 | VirtioBlk.F_SEG_MAX));
+        BlockJob job = new BlockJob(IoOp.WRITE, 0, 4, 6 * 4096, 4);
+        machine.runJobs(List.of(job), RUN);
+        assertClean(job);
+        BlockJob read = new BlockJob(IoOp.READ, 0, 4, 6 * 4096, 4);
+        machine.runJobs(List.of(read), RUN);
+        assertClean(read);
+    }
+
+    @Test
+    void queueDepthLimitsTagsAndJobsWaitForThem() {
+        device(1, 256);
+        boot(config(2).withQueueDepth(2));
+        assertEquals(2, machine.queueDepth(0));
+        List<BlockJob> jobs = List.of(new BlockJob(IoOp.WRITE, 0, 32, 4096, 8),
+                new BlockJob(IoOp.WRITE, 64, 32, 4096, 8));
+        machine.runJobs(List.copyOf(jobs), RUN);
+        jobs.forEach(GuestMachineTest::assertClean);
+    }
+
+    @Test
+    void hipriIsRefusedUntilPollingExists() {
+        device(1, 64);
+        boot(config(1));
+        GuestJob polled = new OneShot((v, buf) -> v.submit(IoOp.READ, 0, 4096, buf, true, (s, t) -> { }));
+        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+                () -> machine.runJobs(List.of(polled), RUN));
+        assertTrue(e.getMessage().startsWith("hipri (polled completion) is not available"), e.getMessage());
+    }
+
+    @Test
+    void badIoIsRefusedWithOneLine() {
+        device(1, 64);
+        boot(config(1));
+        assertEquals("offset 100 must be a non-negative multiple of 512 (VIRTIO 1.2 section 5.2.6.1)",
+                assertThrows(IllegalArgumentException.class, () -> machine.runJobs(List.of(new OneShot(
+                        (v, buf) -> v.submit(IoOp.READ, 100, 4096, buf, false, (s, t) -> { }))), RUN)).getMessage());
+    }
+
+    @Test
+    void pastTheCapacityIsRefused() {
+        device(1, 64);
+        boot(config(1));
+        assertEquals("I/O of 4096 bytes at offset 4192256 passes the capacity of 4194304 bytes",
+                assertThrows(IllegalArgumentException.class, () -> machine.runJobs(List.of(new OneShot(
+                        (v, buf) -> v.submit(IoOp.READ, DISK - 2048, 4096, buf, false, (s, t) -> { }))), RUN))
+                        .getMessage());
+    }
+
+    @Test
+    void aPolicyThatKeepsTheLockFailsTheRun() {
+        device(1, 64);
+        engine.policies().add("greedy", KickPolicy.Queue::kickPrepare);
+        boot(config(1).withKickPolicy("greedy"));
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> machine.runJobs(List.of(new BlockJob(IoOp.WRITE, 0, 1, 4096, 1)), RUN));
+        assertEquals("kick policy greedy returned with the lock of queue 0 held", e.getMessage());
+    }
+
+    @Test
+    void unknownPolicyIsRefusedAtBoot() {
+        device(1, 64);
+        assertEquals("no kick policy named 'nope' (available: outside-lock, under-lock)",
+                assertThrows(IllegalArgumentException.class, () -> boot(config(1).withKickPolicy("nope")))
+                        .getMessage());
+    }
+
+    @Test
+    void aDeviceThatNeverCompletesTimesOut() {
+        RamDiskDevice ram = new RamDiskDevice(1 << 20, 1, 64, RamDiskDevice.fullFeatures());
+        try {
+            transport = new MmioTransport(ram, OffHeapGuestMemory.allocate(4 << 20));
+            ram.swallow = true;
+            boot(config(1).withTimeout(Duration.ofMillis(300)));
+            GuestDriverException e = assertThrows(GuestDriverException.class,
+                    () -> machine.runJobs(List.of(new BlockJob(IoOp.WRITE, 0, 4, 4096, 4)), RUN));
+            assertTrue(e.getMessage().startsWith("no completion within 300 ms (4 requests in flight on vcpu 0"),
+                    e.getMessage());
+            machine.close();
+            assertEquals(0, transport.deviceStatus(), "closing resets the device");
+        } finally {
+            ram.close();
+        }
+    }
+
+    @Test
+    void flushReachesTheDevice() {
+        device(1, 64);
+        boot(config(1));
+        assertTrue(machine.hasFlush());
+        int[] status = {-1};
+        machine.runJobs(List.of(new OneShot((v, buf) -> v.submit(IoOp.FLUSH, 0, 0, null, false,
+                (s, t) -> status[0] = s))), RUN);
+        assertEquals(VirtioBlk.S_OK, status[0]);
+        assertEquals(1, device.stats().requestsCompleted());
+    }
+
+    /** Submits once from start, then waits for it. */
+    private static final class OneShot implements GuestJob {
+        interface Action {
+            void run(Vcpu v, GuestBuffer buf);
+        }
+
+        private final Action action;
+
+        OneShot(Action action) {
+            this.action = action;
+        }
+
+        @Override
+        public void start(Vcpu v) {
+            action.run(v, v.allocate(4096));
+        }
+
+        @Override
+        public boolean step(Vcpu v) {
+            return false;
+        }
+
+        @Override
+        public void finish(Vcpu v) {
+        }
+    }
+}

@@ -1,0 +1,164 @@
+package io.kickplug.shell;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.kickplug.api.guest.GuestControl;
+import io.kickplug.api.guest.GuestSettings;
+import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.guest.LockStats;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.lang.reflect.Method;
+import java.lang.reflect.Parameter;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.felix.gogo.runtime.CommandProcessorImpl;
+import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
+import org.apache.felix.service.command.CommandSession;
+import org.apache.felix.service.command.Descriptor;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** kp:guest and kp:lockstat through Gogo's own parser, with fake services. */
+class GuestCommandsGogoTest {
+
+    private GuestSettings settings = new GuestSettings(1, 5000, 2000, "outside-lock");
+    private final List<LockStatRow> rows = new ArrayList<>();
+    private int resets;
+
+    private final GuestControl control = new GuestControl() {
+        @Override
+        public GuestSettings settings() {
+            return settings;
+        }
+
+        @Override
+        public GuestSettings configure(GuestSettings s) {
+            if (!kickPolicies().contains(s.kickPolicy())) {
+                throw new IllegalArgumentException("no kick policy named '" + s.kickPolicy() + "'");
+            }
+            settings = s;
+            return s;
+        }
+
+        @Override
+        public List<String> kickPolicies() {
+            return List.of("outside-lock", "under-lock");
+        }
+    };
+
+    private final LockStats stats = new LockStats() {
+        @Override
+        public List<LockStatRow> rows() {
+            return rows;
+        }
+
+        @Override
+        public void reset() {
+            resets++;
+        }
+    };
+
+    private ThreadIOImpl threadIo;
+    private CommandSession session;
+
+    @BeforeEach
+    void setUp() {
+        threadIo = new ThreadIOImpl();
+        threadIo.start();
+        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
+        GuestCommands commands = new GuestCommands(control, stats);
+        processor.addCommand("kp", commands, "guest");
+        processor.addCommand("kp", commands, "lockstat");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        session = processor.createSession(new ByteArrayInputStream(new byte[0]), out, out);
+    }
+
+    @AfterEach
+    void tearDown() {
+        session.close();
+        threadIo.stop();
+    }
+
+    private Object run(String line) throws Exception {
+        return session.execute(line);
+    }
+
+    @Test
+    void guestShowsTheSettings() throws Exception {
+        String text = (String) run("kp:guest");
+        assertEquals(String.format("vcpus              1%n"
+                + "exit latency       5000 ns (each notify, busy-waited on the notifying vCPU)%n"
+                + "injection latency  2000 ns (each interrupt, busy-waited on the receiving vCPU)%n"
+                + "kick policy        outside-lock (available: outside-lock, under-lock)"), text);
+    }
+
+    @Test
+    void guestChangesOnlyWhatIsGiven() throws Exception {
+        String text = (String) run("kp:guest --vcpus 4 --exit-ns 50000 --kick-policy under-lock");
+        assertEquals(new GuestSettings(4, 50000, 2000, "under-lock"), settings);
+        assertTrue(text.endsWith("(applies to the next run)"), text);
+        run("kp:guest --inject-ns 0");
+        assertEquals(new GuestSettings(4, 50000, 0, "under-lock"), settings);
+    }
+
+    @Test
+    void guestRefusesBadValuesWithOneLine() {
+        assertEquals("invalid --vcpus 'x': expected a positive integer",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:guest --vcpus x")).getMessage());
+        assertEquals("invalid --exit-ns '-1': expected nanoseconds, 0 or more",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:guest --exit-ns -1")).getMessage());
+        assertEquals("no kick policy named 'sideways'",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:guest --kick-policy sideways"))
+                        .getMessage());
+        assertEquals(new GuestSettings(1, 5000, 2000, "outside-lock"), settings);
+    }
+
+    @Test
+    void lockstatPrintsLockStatColumnsInMicroseconds() throws Exception {
+        assertEquals("no lock statistics yet: no instrumented lock has been used", run("kp:lockstat"));
+        rows.add(new LockStatRow("d1 vq0", 7097, 7108, 310, 956_090, 161_165_400, 10771, 5038346, 0, 3_271_810,
+                59_016_905_470L));
+        String table = (String) run("kp:lockstat");
+        String[] lines = table.split("\n");
+        assertEquals("lock_stat (times in microseconds)", lines[0]);
+        assertEquals(List.of("class", "name", "con-bounces", "contentions", "waittime-min", "waittime-max",
+                "waittime-total", "acq-bounces", "acquisitions", "holdtime-min", "holdtime-max", "holdtime-total"),
+                List.of(lines[1].trim().split("\\s+")));
+        // Seed 001's unmodified row.
+        assertEquals(List.of("d1", "vq0:", "7097", "7108", "0.31", "956.09", "161165.40", "10771", "5038346",
+                "0.00", "3271.81", "59016905.47"), List.of(lines[3].trim().split("\\s+")));
+    }
+
+    @Test
+    void lockstatResetResets() throws Exception {
+        assertEquals("lock statistics reset", run("kp:lockstat --reset"));
+        assertEquals(1, resets);
+    }
+
+    @Test
+    void withoutTheGuestBundleTheCommandsSaySo() {
+        GuestCommands none = new GuestCommands(null, null);
+        assertEquals("no simulated guest: the io.kickplug.guest bundle is not active",
+                assertThrows(IllegalStateException.class, () -> none.guest("", "", "", "")).getMessage());
+        assertEquals("no lock statistics: the io.kickplug.guest bundle is not active",
+                assertThrows(IllegalStateException.class, () -> none.lockstat(false)).getMessage());
+    }
+
+    @Test
+    void everyCommandAndParameterHasADescriptor() {
+        int commands = 0;
+        for (Method m : GuestCommands.class.getDeclaredMethods()) {
+            if (!java.lang.reflect.Modifier.isPublic(m.getModifiers())) {
+                continue;
+            }
+            commands++;
+            assertNotNull(m.getAnnotation(Descriptor.class), m.getName());
+            for (Parameter p : m.getParameters()) {
+                assertNotNull(p.getAnnotation(Descriptor.class), m.getName() + " " + p.getName());
+            }
+        }
+        assertEquals(2, commands);
+    }
+}
