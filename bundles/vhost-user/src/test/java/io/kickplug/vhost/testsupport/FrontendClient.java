@@ -62,6 +62,8 @@ public final class FrontendClient implements AutoCloseable {
         final AFPipe kick = AFPipe.open();
         AFPipe call = AFPipe.open();
         final Semaphore interrupts = new Semaphore(0);
+        /** Every notification read from the call pipe, whether a waiter consumed it or not. */
+        private int received;
         Thread callReader;
 
         Queue(int index) throws IOException {
@@ -83,6 +85,10 @@ public final class FrontendClient implements AutoCloseable {
                             return;
                         }
                         interrupts.release();
+                        synchronized (this) {
+                            received++;
+                            notifyAll();
+                        }
                     }
                 } catch (IOException e) {
                     // pipe closed
@@ -100,6 +106,23 @@ public final class FrontendClient implements AutoCloseable {
         /** Waits for a used-buffer notification (the backend wrote the call pipe). */
         public boolean awaitInterrupt(long timeout, TimeUnit unit) throws InterruptedException {
             return interrupts.tryAcquire(timeout, unit);
+        }
+
+        /** Waits until {@code n} notifications in all arrived on the call pipe. */
+        public synchronized boolean awaitReceived(int n, long timeoutMillis) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+            while (received < n) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+            return true;
+        }
+
+        public synchronized int received() {
+            return received;
         }
 
         public int interruptsPending() {
