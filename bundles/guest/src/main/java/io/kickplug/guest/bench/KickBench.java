@@ -35,8 +35,12 @@ import java.util.Set;
  * policy at each exit latency. For every run it reports IOPS, notifies and interrupts per request, and the vq
  * lock's lock statistics; per exit latency the IOPS ratio outside/under.
  *
- * <p>The lock statistics are reset before each run (as {@code kp:lockstat --reset}), so afterwards
- * {@code kp:lockstat} shows the last run. The disk is attached for the benchmark and detached after it.
+ * <p>A warm-up run (up to {@value #MAX_WARMUP_NANOS} ns, outside-lock) comes first and is discarded: the first
+ * run would otherwise pay for the JIT compilation of the whole I/O path. The two policies run in alternating
+ * order (under first at the first exit latency, outside first at the second, ...), so a drift of the host
+ * does not always favour the same one. The lock statistics are reset before each run (as
+ * {@code kp:lockstat --reset}), so afterwards {@code kp:lockstat} shows the last run. The disk is attached
+ * for the benchmark and detached after it.
  */
 public final class KickBench {
 
@@ -50,6 +54,8 @@ public final class KickBench {
     public static final int QUEUES = 1;
     public static final List<String> POLICIES = List.of("under-lock", "outside-lock");
     static final String SEED_RESOURCE = "seed000.fio";
+    /** Longest warm-up run (JIT compilation of the whole I/O path), whose figures are discarded. */
+    static final long MAX_WARMUP_NANOS = 2_000_000_000L;
     static final String DISK_PREFIX = "bench-kick";
 
     /**
@@ -186,7 +192,8 @@ public final class KickBench {
     }
 
     /** The whole benchmark: what ran where, and every run in order. */
-    public record Result(Options options, DiskInfo disk, long injectNanos, boolean eventIdx, List<Run> runs) {
+    public record Result(Options options, DiskInfo disk, long warmupNanos, long injectNanos, boolean eventIdx,
+            List<Run> runs) {
 
         public Result {
             runs = List.copyOf(runs);
@@ -249,34 +256,49 @@ public final class KickBench {
                 .withQueues(QUEUES, DiskSpec.DEFAULT_QUEUE_SIZE));
         try {
             MachineConfig base = engine.defaults(name).withVcpus(VCPUS);
+            long warmup = Math.min(o.runtimeNanos(), MAX_WARMUP_NANOS);
+            run(name, jobs(warmup), base.withLatencies(o.exitNanos().get(0), base.injectLatencyNs())
+                    .withKickPolicy(POLICIES.get(1)));
             List<Run> runs = new ArrayList<>();
             boolean eventIdx = true;
-            for (long exit : o.exitNanos()) {
-                for (String policy : POLICIES) {
+            for (int i = 0; i < o.exitNanos().size(); i++) {
+                long exit = o.exitNanos().get(i);
+                List<String> order = i % 2 == 0 ? POLICIES : List.of(POLICIES.get(1), POLICIES.get(0));
+                for (String policy : order) {
                     MachineConfig config = base.withLatencies(exit, base.injectLatencyNs()).withKickPolicy(policy);
-                    lockStats.reset();
-                    FioReport report;
-                    try (GuestMachine machine = engine.boot(disks.port(name), virtqueues, config)) {
-                        eventIdx &= (machine.features() & VirtioFeatures.RING_EVENT_IDX) != 0;
-                        report = FioRunner.run(machine, name, jobs);
-                    }
-                    if (report.failed()) {
-                        throw new IllegalStateException("benchmark run (exit " + exit / 1000 + " us, " + policy
-                                + ") failed: " + String.join("; ", report.errorLines()));
-                    }
-                    JobResult all = JobResult.merge(report.jobs());
-                    long ios = all.read().ios() + all.write().ios();
-                    double iops = all.runtimeNanos() == 0 ? 0 : ios * 1e9 / all.runtimeNanos();
-                    List<LockStatRow> locks = lockStats.rows().stream()
-                            .filter(r -> r.name().startsWith(name + " vq")).toList();
-                    runs.add(new Run(exit, policy, iops, ios, report.guest().notifies(), report.guest().interrupts(),
-                            locks));
+                    Measured r = run(name, jobs, config);
+                    eventIdx &= r.eventIdx();
+                    runs.add(r.run());
                 }
             }
-            return new Result(o, disk, base.injectLatencyNs(), eventIdx, runs);
+            return new Result(o, disk, warmup, base.injectLatencyNs(), eventIdx, runs);
         } finally {
             disks.detach(name);
         }
+    }
+
+    private record Measured(Run run, boolean eventIdx) {
+    }
+
+    /** One run: lock statistics reset, a fresh machine, the jobs, the vq locks' rows. */
+    private Measured run(String disk, List<JobSpec> jobs, MachineConfig config) {
+        lockStats.reset();
+        FioReport report;
+        boolean eventIdx;
+        try (GuestMachine machine = engine.boot(disks.port(disk), virtqueues, config)) {
+            eventIdx = (machine.features() & VirtioFeatures.RING_EVENT_IDX) != 0;
+            report = FioRunner.run(machine, disk, jobs);
+        }
+        if (report.failed()) {
+            throw new IllegalStateException("benchmark run (exit " + config.exitLatencyNs() / 1000 + " us, "
+                    + config.kickPolicy() + ") failed: " + String.join("; ", report.errorLines()));
+        }
+        JobResult all = JobResult.merge(report.jobs());
+        long ios = all.read().ios() + all.write().ios();
+        double iops = all.runtimeNanos() == 0 ? 0 : ios * 1e9 / all.runtimeNanos();
+        List<LockStatRow> locks = lockStats.rows().stream().filter(r -> r.name().startsWith(disk + " vq")).toList();
+        return new Measured(new Run(config.exitLatencyNs(), config.kickPolicy(), iops, ios, report.guest().notifies(),
+                report.guest().interrupts(), locks), eventIdx);
     }
 
     private String freeDiskName() {
@@ -302,6 +324,8 @@ public final class KickBench {
         out.append(String.format(Locale.ROOT, "disk: %s, %s memory, %s, %d queue of %d, %d I/O thread (attached for "
                 + "the benchmark)%n", d.name(), size(d.sizeBytes()), d.transport().label(), d.numQueues(),
                 d.queueSize(), d.ioThreads()));
+        out.append(String.format(Locale.ROOT, "runs: %s warm-up discarded, then each exit latency with both policies"
+                + " in alternating order%n", seconds(r.warmupNanos())));
         out.append("lock statistics: reset before each run (kp:lockstat shows the last run); times in us\n");
         String header = String.format(Locale.ROOT, "  %-13s %10s %12s %10s %12s %14s %12s %14s %12s%n", "policy", "IOPS",
                 "notifies/req", "irqs/req", "hold-max", "hold-total", "wait-max", "wait-total", "contentions");
