@@ -35,8 +35,8 @@ import java.util.Set;
  * policy at each exit latency. For every run it reports IOPS, notifies and interrupts per request, and the vq
  * lock's lock statistics; per exit latency the IOPS ratio outside/under.
  *
- * <p>A warm-up run (up to {@value #MAX_WARMUP_NANOS} ns, outside-lock) comes first and is discarded: the first
- * run would otherwise pay for the JIT compilation of the whole I/O path. The two policies run in alternating
+ * <p>A warm-up run per policy (up to {@value #MAX_WARMUP_NANOS} ns each) comes first and is discarded: the
+ * first runs would otherwise pay for the JIT compilation of the I/O path and of each policy. The two policies run in alternating
  * order (under first at the first exit latency, outside first at the second, ...), so a drift of the host
  * does not always favour the same one. The lock statistics are reset before each run (as
  * {@code kp:lockstat --reset}), so afterwards {@code kp:lockstat} shows the last run. The disk is attached
@@ -257,8 +257,10 @@ public final class KickBench {
         try {
             MachineConfig base = engine.defaults(name).withVcpus(VCPUS);
             long warmup = Math.min(o.runtimeNanos(), MAX_WARMUP_NANOS);
-            run(name, jobs(warmup), base.withLatencies(o.exitNanos().get(0), base.injectLatencyNs())
-                    .withKickPolicy(POLICIES.get(1)));
+            for (String policy : POLICIES) {
+                run(name, jobs(warmup), base.withLatencies(o.exitNanos().get(0), base.injectLatencyNs())
+                        .withKickPolicy(policy));
+            }
             List<Run> runs = new ArrayList<>();
             boolean eventIdx = true;
             for (int i = 0; i < o.exitNanos().size(); i++) {
@@ -324,8 +326,8 @@ public final class KickBench {
         out.append(String.format(Locale.ROOT, "disk: %s, %s memory, %s, %d queue of %d, %d I/O thread (attached for "
                 + "the benchmark)%n", d.name(), size(d.sizeBytes()), d.transport().label(), d.numQueues(),
                 d.queueSize(), d.ioThreads()));
-        out.append(String.format(Locale.ROOT, "runs: %s warm-up discarded, then each exit latency with both policies"
-                + " in alternating order%n", seconds(r.warmupNanos())));
+        out.append(String.format(Locale.ROOT, "runs: %s warm-up per policy discarded, then each exit latency with"
+                + " both policies in alternating order%n", seconds(r.warmupNanos())));
         out.append("lock statistics: reset before each run (kp:lockstat shows the last run); times in us\n");
         String header = String.format(Locale.ROOT, "  %-13s %10s %12s %10s %12s %14s %12s %14s %12s%n", "policy", "IOPS",
                 "notifies/req", "irqs/req", "hold-max", "hold-total", "wait-max", "wait-total", "contentions");

@@ -121,8 +121,8 @@ class KickBenchTest {
         assertTrue(out.contains("guest: 4 vCPUs, kick policies under-lock vs outside-lock, injection latency 2.00 us, "
                 + "EVENT_IDX on"), out);
         assertTrue(out.contains("disk: bench-kick-2, 16 MiB memory, mmio, 1 queue of 256"), out);
-        assertTrue(out.contains("runs: 0.150s warm-up discarded, then each exit latency with both policies in "
-                + "alternating order"), out);
+        assertTrue(out.contains("runs: 0.150s warm-up per policy discarded, then each exit latency with both "
+                + "policies in alternating order"), out);
         assertTrue(out.contains("exit latency 1.00 us, injection latency 2.00 us"), out);
         assertTrue(out.contains("exit latency 20.00 us, injection latency 2.00 us"), out);
         assertEquals(2, out.lines().filter(l -> l.startsWith("  under-lock ")).count(), out);
