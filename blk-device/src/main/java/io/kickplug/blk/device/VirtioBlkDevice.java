@@ -6,12 +6,16 @@ import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
+import io.kickplug.api.notify.CompletionNotifier;
+import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.blk.notify.NotifierRegistry;
 import io.kickplug.blk.request.BlkLimits;
 import io.kickplug.blk.tracked.TrackedRequests;
 import java.lang.System.Logger;
@@ -25,6 +29,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * The virtio-blk device (VIRTIO 1.2 section 5.2). Queue {@code q} is served by the I/O thread its
@@ -51,6 +56,9 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private final TrackedRequests tracked;
     /** Runs backend calls of a blocking backend; {@code null} for a non-blocking one. */
     private final ThreadPoolExecutor pool;
+    private final NotifierRegistry notifiers;
+    /** Per queue: configured strategy and counters, kept across resets. */
+    private final QueueStats[] queueStats;
     /** The transport's signals from the last activation, kept across resets for configuration changes. */
     private volatile DeviceSignals signals;
     private final Object lifecycle = new Object();
@@ -83,6 +91,19 @@ public final class VirtioBlkDevice implements VirtioDevice {
     public VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
             byte[] serial, List<IoThread> ioThreads, QueueMapping mapping, TrackedLockKind trackedLock,
             int workers) {
+        this(name, backend, readOnly, numQueues, queueSize, serial, ioThreads, mapping, trackedLock, workers,
+                new NotifierRegistry());
+    }
+
+    /**
+     * @param notifiers the completion-notification strategies the queues choose from by name (every queue
+     *     starts with {@value CompletionNotifier#IMMEDIATE})
+     * @see #VirtioBlkDevice(String, BlockBackend, boolean, int, int, byte[], List, QueueMapping, TrackedLockKind,
+     *     int)
+     */
+    public VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
+            byte[] serial, List<IoThread> ioThreads, QueueMapping mapping, TrackedLockKind trackedLock,
+            int workers, NotifierRegistry notifiers) {
         if (numQueues < 1 || numQueues > 0xFFFF) {
             throw new IllegalArgumentException("numQueues " + numQueues + " is out of range 1..65535");
         }
@@ -117,6 +138,11 @@ public final class VirtioBlkDevice implements VirtioDevice {
         this.processor = new RequestProcessor(name, backend, this.readOnly, serial, stats, mode);
         this.tracked = new TrackedRequests(trackedLock, ioThreads.size());
         this.pool = backend.blocking() ? newPool(name, workers) : null;
+        this.notifiers = notifiers;
+        this.queueStats = new QueueStats[numQueues];
+        for (int q = 0; q < numQueues; q++) {
+            queueStats[q] = new QueueStats(name, q);
+        }
     }
 
     private static ThreadPoolExecutor newPool(String name, int workers) {
@@ -252,11 +278,88 @@ public final class VirtioBlkDevice implements VirtioDevice {
 
     @Override
     public void queueNotify(int queueIndex) {
+        if (queueIndex >= 0 && queueIndex < numQueues) {
+            queueStats[queueIndex].availNotifications.increment();
+        }
         Active current = active;
         if (current != null) {
             current.signal(queueIndex);
         }
         // Before DRIVER_OK or after a reset a notification is spurious: 2.7.10.2 says to tolerate it.
+    }
+
+    /**
+     * Configures the completion-notification strategy of queue {@code queue}, or of every queue when it is
+     * negative. An active queue switches at its next safe point on its I/O thread (within one loop
+     * iteration); one whose strategy is not bound uses {@value CompletionNotifier#IMMEDIATE} until it is.
+     *
+     * @param strategy a name checked by {@link NotifierRegistry#checkName}
+     * @return latches counted down once each active queue has switched
+     * @throws IllegalArgumentException for a queue out of range
+     */
+    public List<CountDownLatch> setStrategy(String strategy, int queue) {
+        if (queue >= numQueues) {
+            throw new IllegalArgumentException("disk " + name + " has queues 0.." + (numQueues - 1) + ", not " + queue);
+        }
+        String checked = NotifierRegistry.checkName(strategy);
+        for (int q = 0; q < numQueues; q++) {
+            if (queue < 0 || q == queue) {
+                queueStats[q].configured = checked;
+            }
+        }
+        return requestSwitches(queue);
+    }
+
+    /** The registry's strategies changed: every active queue re-resolves its configured name. */
+    public List<CountDownLatch> strategiesChanged() {
+        return requestSwitches(-1);
+    }
+
+    private List<CountDownLatch> requestSwitches(int queue) {
+        List<CountDownLatch> latches = new ArrayList<>();
+        // Under the lifecycle lock: an activation in progress has either resolved its queues' channels from
+        // the configuration written before this call, or is published (and asked to switch) here.
+        synchronized (lifecycle) {
+            requestSwitches(queue, active, latches);
+        }
+        return latches;
+    }
+
+    private void requestSwitches(int queue, Active current, List<CountDownLatch> latches) {
+        for (int q = 0; q < numQueues; q++) {
+            if (queue >= 0 && q != queue) {
+                continue;
+            }
+            QueueWorker worker = current == null || q >= current.workers.length ? null : current.workers[q];
+            if (worker == null) {
+                // Not active: it will start with what its configured name resolves to; show that now.
+                QueueStats stats = queueStats[q];
+                stats.inUse = notifiers.resolve(stats.configured) != null ? stats.configured
+                        : CompletionNotifier.IMMEDIATE;
+                continue;
+            }
+            CountDownLatch latch = worker.channel().requestSwitch();
+            if (!worker.channel().ioThread().inLoop()) {
+                latches.add(latch); // waiting on the queue's own thread would only time out
+            }
+        }
+    }
+
+    /** The counters of every queue, in queue order. */
+    public List<QueueCounters> queueCounters() {
+        return Arrays.stream(queueStats).map(QueueStats::snapshot).toList();
+    }
+
+    /**
+     * Where queue {@code queue}'s polling columns come from (a polling extension); {@code null} for none.
+     *
+     * @throws IllegalArgumentException for a queue out of range
+     */
+    public void setPollCounters(int queue, Supplier<PollCounters> source) {
+        if (queue < 0 || queue >= numQueues) {
+            throw new IllegalArgumentException("disk " + name + " has queues 0.." + (numQueues - 1) + ", not " + queue);
+        }
+        queueStats[queue].poll = source == null ? () -> PollCounters.NONE : source;
     }
 
     /** Whether writes are refused (VIRTIO_BLK_F_RO is offered). */
@@ -323,6 +426,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
         }
         current.stop();
         active = null;
+        requestSwitches(-1, null, new ArrayList<>()); // inactive queues show what they will start with
     }
 
     /** One activation: a worker and a source per enabled queue, an I/O context per I/O thread. */
@@ -348,7 +452,9 @@ public final class VirtioBlkDevice implements VirtioDevice {
                 if (contexts[t] == null) {
                     contexts[t] = new IoContext(ioThreads.get(t), t);
                 }
-                workers[q] = new QueueWorker(shared, queue, activation.signals(), contexts[t], () -> stopping);
+                QueueChannel channel = new QueueChannel(name, queue, activation.signals(), contexts[t], queueStats[q],
+                        notifiers);
+                workers[q] = new QueueWorker(shared, queue, activation.signals(), contexts[t], channel, () -> stopping);
                 sources[q] = ioThreads.get(t).register("blk-" + name + "-q" + q, workers[q]);
             }
         }
@@ -383,6 +489,9 @@ public final class VirtioBlkDevice implements VirtioDevice {
         void stop() {
             stopping = true;
             Arrays.stream(sources).filter(s -> s != null).forEach(IoSource::cancel);
+            // Strategies' deferred decisions (end-of-iteration tasks) must not touch the rings after the reset;
+            // a decision running now ends before the barrier task below runs on its thread.
+            Arrays.stream(workers).filter(w -> w != null).forEach(w -> w.channel().close());
             List<CountDownLatch> barriers = new ArrayList<>();
             IoContext own = null;
             for (IoContext context : contexts) {

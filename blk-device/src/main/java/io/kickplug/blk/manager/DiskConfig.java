@@ -20,11 +20,13 @@ import java.util.Map;
  * suffix; optional for file), {@code readonly}, {@code direct}, {@code queues} (1), {@code queue.size}
  * (256), {@code iothreads} (1), {@code mapping} ("0,2;1,3": the queues of each I/O thread; empty for
  * round-robin), {@code transport} (mmio), {@code serial}, {@code tracked.lock} (mutex), {@code workers}
- * (8).
+ * (8), {@code notify.strategy} (immediate; see {@link #notifyStrategy}).
  */
 public final class DiskConfig {
 
     public static final String FACTORY_PID = "io.kickplug.disk";
+    /** The completion-notification strategy of every queue of the disk. */
+    public static final String NOTIFY_STRATEGY = "notify.strategy";
 
     private DiskConfig() {
     }
@@ -74,6 +76,24 @@ public final class DiskConfig {
         return new DiskSpec(name.trim(), backendSpec, transport, integer(props, "queues", 1),
                 integer(props, "queue.size", DiskSpec.DEFAULT_QUEUE_SIZE), integer(props, "iothreads", 1), mapping,
                 serial, lock, integer(props, "workers", DiskSpec.DEFAULT_WORKERS), DiskSpec.DEFAULT_GUEST_MEMORY);
+    }
+
+    /**
+     * The {@value #NOTIFY_STRATEGY} property: a strategy name, "immediate" when absent or blank. A name no
+     * bound service carries is valid: the queues use immediate until it is bound.
+     *
+     * @throws DiskException when the name is malformed
+     */
+    public static String notifyStrategy(Map<String, ?> props) {
+        String value = string(props, NOTIFY_STRATEGY, "");
+        if (value.isBlank()) {
+            return io.kickplug.api.notify.CompletionNotifier.IMMEDIATE;
+        }
+        try {
+            return io.kickplug.blk.notify.NotifierRegistry.checkName(value);
+        } catch (DiskException e) {
+            throw new DiskException("disk configuration property '" + NOTIFY_STRATEGY + "': " + e.getMessage());
+        }
     }
 
     /**

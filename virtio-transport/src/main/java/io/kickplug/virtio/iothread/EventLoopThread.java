@@ -11,8 +11,8 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * An I/O thread: runs signalled sources, then queued tasks, then parks until the next signal (QEMU's
- * IOThread with its AioContext, reduced to what the devices need).
+ * An I/O thread: runs signalled sources, then queued tasks, then end-of-iteration tasks, then parks until
+ * the next signal (QEMU's IOThread with its AioContext, reduced to what the devices need).
  *
  * <p>Wake-up protocol: a signaller enqueues, then reads {@code sleeping}; the loop sets {@code sleeping},
  * then re-checks both queues before parking. Both sides use volatile accesses (sequentially consistent),
@@ -26,6 +26,7 @@ public final class EventLoopThread implements IoThread {
     private final Thread thread;
     private final ConcurrentLinkedQueue<Source> ready = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Runnable> endOfIteration = new ConcurrentLinkedQueue<>();
     private volatile boolean running = true;
     private volatile boolean sleeping;
     private volatile long iterations;
@@ -81,6 +82,15 @@ public final class EventLoopThread implements IoThread {
         wake();
     }
 
+    @Override
+    public void executeAtEndOfIteration(Runnable task) {
+        if (!running) {
+            throw new IllegalStateException("I/O thread " + name + " is stopped");
+        }
+        endOfIteration.add(task);
+        wake();
+    }
+
     private void wake() {
         if (sleeping) {
             LockSupport.unpark(thread);
@@ -128,9 +138,14 @@ public final class EventLoopThread implements IoThread {
                 run(t, "task");
                 worked = true;
             }
+            // End-of-iteration tasks queued so far; one queued while they run waits for the next iteration.
+            for (int n = endOfIteration.size(); n > 0 && (t = endOfIteration.poll()) != null; n--) {
+                run(t, "end-of-iteration task");
+                worked = true;
+            }
             if (!worked) {
                 sleeping = true;
-                if (ready.isEmpty() && tasks.isEmpty() && running) {
+                if (ready.isEmpty() && tasks.isEmpty() && endOfIteration.isEmpty() && running) {
                     LockSupport.park(this);
                 }
                 sleeping = false;
@@ -138,7 +153,7 @@ public final class EventLoopThread implements IoThread {
         }
         // Drain tasks submitted before close so nobody waits for them forever.
         Runnable t;
-        while ((t = tasks.poll()) != null) {
+        while ((t = tasks.poll()) != null || (t = endOfIteration.poll()) != null) {
             run(t, "task");
         }
     }
