@@ -6,6 +6,10 @@ import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
+import io.kickplug.api.poll.PollCounters;
+import io.kickplug.api.poll.PollParams;
+import io.kickplug.api.poll.PollPolicy;
+import io.kickplug.api.poll.PollStatus;
 import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceQueue;
@@ -55,6 +59,12 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private volatile DeviceSignals signals;
     private final Object lifecycle = new Object();
     private volatile Active active;
+    /** Device-side polling: asked for, with these windows, by this policy (null: none bound). Under lifecycle. */
+    private boolean pollRequested;
+    private PollParams pollParams = PollParams.defaults();
+    private PollPolicy pollPolicy;
+    /** Poll counters of earlier activations, per queue; under lifecycle. */
+    private final PollCounters[] pollTotals;
 
     /**
      * A device with round-robin queue mapping, the mutex tracked lock and the default worker count.
@@ -117,6 +127,8 @@ public final class VirtioBlkDevice implements VirtioDevice {
         this.processor = new RequestProcessor(name, backend, this.readOnly, serial, stats, mode);
         this.tracked = new TrackedRequests(trackedLock, ioThreads.size());
         this.pool = backend.blocking() ? newPool(name, workers) : null;
+        this.pollTotals = new PollCounters[numQueues];
+        Arrays.fill(pollTotals, PollCounters.ZERO);
     }
 
     private static ThreadPoolExecutor newPool(String name, int workers) {
@@ -238,6 +250,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
             signals = activation.signals();
             Active next = new Active(activation);
             active = next;
+            next.applyPolling();
             next.kickAll();
         }
     }
@@ -322,7 +335,61 @@ public final class VirtioBlkDevice implements VirtioDevice {
             return;
         }
         current.stop();
+        current.addPollCounters(pollTotals);
         active = null;
+    }
+
+    /**
+     * Asks for device-side polling (or stops it): each queue's I/O thread polls the available ring with the
+     * driver's notifications off, in windows sized by the bound {@link PollPolicy}. Takes effect at the I/O
+     * threads' next loop iteration; while no policy is bound the request is kept and applied when one is.
+     *
+     * @param params the windows' parameters, or {@code null} to keep the current ones
+     */
+    public PollStatus setPolling(boolean enabled, PollParams params) {
+        synchronized (lifecycle) {
+            pollRequested = enabled;
+            if (params != null) {
+                pollParams = params;
+            }
+            applyPolling();
+            return pollStatus();
+        }
+    }
+
+    /**
+     * Binds the poll policy ({@code null}: none, polling off). Queues that poll stop at a safe point on
+     * their I/O thread (notifications on again, then a last look at the ring); nothing is lost.
+     */
+    public void setPollPolicy(PollPolicy policy) {
+        synchronized (lifecycle) {
+            pollPolicy = policy;
+            applyPolling();
+        }
+    }
+
+    private void applyPolling() {
+        Active current = active;
+        if (current != null) {
+            current.applyPolling();
+        }
+    }
+
+    /** Whether the queues poll now. Under lifecycle. */
+    private boolean pollingActive() {
+        return pollRequested && pollPolicy != null && pollParams.maxNs() > 0;
+    }
+
+    /** Polling settings and per-queue counters since the device was created. */
+    public PollStatus pollStatus() {
+        synchronized (lifecycle) {
+            PollCounters[] counters = pollTotals.clone();
+            Active current = active;
+            if (current != null) {
+                current.addPollCounters(counters);
+            }
+            return new PollStatus(name, pollRequested, pollingActive(), pollParams, Arrays.asList(counters));
+        }
     }
 
     /** One activation: a worker and a source per enabled queue, an I/O context per I/O thread. */
@@ -330,6 +397,8 @@ public final class VirtioBlkDevice implements VirtioDevice {
         private final IoSource[] sources;
         private final QueueWorker[] workers;
         private final IoContext[] contexts;
+        /** Queues whose source was given a poll handler; under lifecycle. */
+        private final boolean[] polled;
         private volatile boolean stopping;
 
         Active(DeviceActivation activation) {
@@ -337,6 +406,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
             int count = Math.min(queues.size(), numQueues);
             sources = new IoSource[count];
             workers = new QueueWorker[count];
+            polled = new boolean[count];
             contexts = new IoContext[ioThreads.size()];
             QueueWorker.Shared shared = new QueueWorker.Shared(name, processor, processor.executor(), tracked, pool);
             for (int q = 0; q < count; q++) {
@@ -350,6 +420,37 @@ public final class VirtioBlkDevice implements VirtioDevice {
                 }
                 workers[q] = new QueueWorker(shared, queue, activation.signals(), contexts[t], () -> stopping);
                 sources[q] = ioThreads.get(t).register("blk-" + name + "-q" + q, workers[q]);
+            }
+        }
+
+        /** Sets every queue's polling as the device's settings say; under lifecycle. */
+        void applyPolling() {
+            boolean on = pollingActive();
+            for (int q = 0; q < sources.length; q++) {
+                if (sources[q] == null) {
+                    continue;
+                }
+                try {
+                    if (on) {
+                        sources[q].setPoll(workers[q], pollPolicy.newWindow(pollParams));
+                        polled[q] = true;
+                    } else if (polled[q]) {
+                        sources[q].setPoll(null, null);
+                        polled[q] = false;
+                    }
+                } catch (RuntimeException e) {
+                    // An I/O thread that cannot poll, or a failing policy: the queue keeps working on notifications.
+                    LOG.log(Level.WARNING, "disk " + name + " queue " + q + ": polling not changed: " + e);
+                }
+            }
+        }
+
+        /** Adds this activation's poll counters to {@code totals}. */
+        void addPollCounters(PollCounters[] totals) {
+            for (int q = 0; q < sources.length && q < totals.length; q++) {
+                if (sources[q] != null) {
+                    totals[q] = totals[q].plus(sources[q].pollCounters());
+                }
             }
         }
 

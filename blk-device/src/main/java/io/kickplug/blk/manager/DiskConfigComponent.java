@@ -80,6 +80,14 @@ public final class DiskConfigComponent {
 
         @AttributeDefinition(description = "Worker threads for a blocking (file) backend", min = "1", max = "256")
         int workers() default DiskSpec.DEFAULT_WORKERS;
+
+        @AttributeDefinition(description = "Device-side polling: the I/O threads poll the queues with the "
+                + "driver's notifications off (needs the poll-extension bundle's adaptive policy)")
+        boolean poll() default false;
+
+        @AttributeDefinition(description = "Longest poll window in ns (QEMU's poll-max-ns)", min = "0",
+                max = "1000000000")
+        long poll_max_ns() default io.kickplug.api.poll.PollParams.DEFAULT_MAX_NS;
     }
 
     private final DiskManager disks;
@@ -105,8 +113,16 @@ public final class DiskConfigComponent {
     private synchronized void attach(Map<String, Object> props) {
         try {
             DiskSpec spec = DiskConfig.toSpec(props);
+            DiskConfig.Polling polling = DiskConfig.polling(props);
             disks.attach(spec);
             attached = spec.name();
+            if (polling.enabled()) {
+                try {
+                    disks.setPolling(spec.name(), true, polling.params());
+                } catch (DiskException e) {
+                    LOG.log(Level.ERROR, "disk " + spec.name() + " attached without polling: " + e.getMessage());
+                }
+            }
         } catch (DiskException e) {
             LOG.log(Level.ERROR, "disk configuration " + props.get("service.pid") + " not attached: " + e.getMessage());
         }

@@ -12,6 +12,9 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.memory.GuestMemoryFactory;
+import io.kickplug.api.poll.PollParams;
+import io.kickplug.api.poll.PollPolicy;
+import io.kickplug.api.poll.PollStatus;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
 import io.kickplug.api.transport.TransportInstance;
@@ -47,6 +50,8 @@ public final class DiskRegistry implements AutoCloseable {
     private final GuestMemoryFactory memoryFactory;
     private final Supplier<? extends Collection<BackendFactory>> backendFactories;
     private final Map<String, AttachedDisk> disks = new LinkedHashMap<>();
+    /** The bound poll policy, or {@code null}. */
+    private PollPolicy pollPolicy;
 
     /**
      * @param backendFactories the backend factories available at the moment of the call
@@ -86,6 +91,7 @@ public final class DiskRegistry implements AutoCloseable {
             }
             device = new VirtioBlkDevice(name, backend, spec.backend().readOnly(), spec.numQueues(),
                     spec.queueSize(), serial(spec), threads, mapping, spec.trackedLock(), spec.workers());
+            device.setPollPolicy(pollPolicy);
             GuestMemory memory = allocate(spec);
             transport = createTransport(spec, device, memory);
             AttachedDisk disk = new AttachedDisk(spec, backend, device, List.copyOf(threads), transport);
@@ -165,6 +171,33 @@ public final class DiskRegistry implements AutoCloseable {
             LOG.log(Level.INFO, "resized disk " + name + " from " + oldSize + " to " + newSizeBytes + " bytes");
         }
         return disk.info();
+    }
+
+    /**
+     * Turns device-side polling of a disk on or off ({@code params} {@code null}: keep the disk's).
+     *
+     * @throws DiskException for an unknown disk
+     */
+    public synchronized PollStatus setPolling(String name, boolean enabled, PollParams params) {
+        PollStatus status = find(name).device().setPolling(enabled, params);
+        LOG.log(Level.INFO, "disk " + name + ": polling " + (enabled ? "on" : "off") + ", poll-max-ns "
+                + status.params().maxNs() + (enabled && !status.active() ? " (no poll policy bound yet)" : ""));
+        return status;
+    }
+
+    public synchronized PollStatus pollStatus(String name) {
+        return find(name).device().pollStatus();
+    }
+
+    /**
+     * Binds the poll policy for every disk, now and later ({@code null}: none). Disks that asked for polling
+     * start or stop polling at their I/O threads' next loop iteration.
+     */
+    public synchronized void setPollPolicy(PollPolicy policy) {
+        pollPolicy = policy;
+        for (AttachedDisk disk : disks.values()) {
+            disk.device().setPollPolicy(policy);
+        }
     }
 
     public synchronized List<DiskInfo> list() {
