@@ -1,6 +1,5 @@
 package io.kickplug.api.iothread;
 
-import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.poll.PollWindow;
 import org.osgi.annotation.versioning.ProviderType;
 
@@ -25,10 +24,5 @@ public interface IoSource {
      */
     default void setPoll(PollHandler handler, PollWindow window) {
         throw new UnsupportedOperationException("this I/O thread cannot poll");
-    }
-
-    /** What polling found for this source so far. */
-    default PollCounters pollCounters() {
-        return PollCounters.ZERO;
     }
 }

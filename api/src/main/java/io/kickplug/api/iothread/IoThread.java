@@ -20,6 +20,15 @@ public interface IoThread extends AutoCloseable {
     /** Runs {@code task} on this thread, in order with other tasks. */
     void execute(Runnable task);
 
+    /**
+     * Runs {@code task} on this thread at the end of the current loop iteration, after its sources and
+     * tasks (QEMU's bottom half scheduled from a handler); called from outside the loop, at the end of the
+     * next iteration. The caller deduplicates: each call runs its task once.
+     */
+    default void executeAtEndOfIteration(Runnable task) {
+        execute(task);
+    }
+
     /** True when called from this loop's thread. */
     boolean inLoop();
 

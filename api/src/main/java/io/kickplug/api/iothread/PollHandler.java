@@ -22,4 +22,12 @@ public interface PollHandler {
 
     /** Polling ends: ask the producer to notify again. */
     void pollEnd();
+
+    /**
+     * The loop's account after each poll window in which this source was polled: {@code hits} polls that
+     * found work (0 or 1), {@code misses} windows that ran out without work for anyone (0 or 1), and the
+     * window's length in nanoseconds.
+     */
+    default void polled(int hits, int misses, long nanos) {
+    }
 }

@@ -1,5 +1,6 @@
 package io.kickplug.api.poll;
 
+import io.kickplug.api.notify.PollCounters;
 import java.util.List;
 
 /**

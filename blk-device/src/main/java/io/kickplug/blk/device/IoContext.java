@@ -11,8 +11,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * One I/O thread as one device activation uses it: a queue of work handed back from other threads
  * (completions from the worker pool, deferred requests whose dependencies ended), run in batches on the
- * I/O thread, and the queues that pushed used buffers in the current batch, which get one notification
- * decision each at the end of the batch.
+ * I/O thread, and the queues that pushed used buffers in the current batch, whose completion-notification
+ * strategies hear of the batch's end ({@link QueueChannel#endBatch()}).
  */
 final class IoContext {
 
@@ -52,7 +52,7 @@ final class IoContext {
         }
     }
 
-    /** Runs the work posted so far, then the notification decisions. I/O thread only. */
+    /** Runs the work posted so far, then ends the batch of every queue that pushed. I/O thread only. */
     void runPending() {
         scheduled.set(false);
         Runnable work;
@@ -74,12 +74,15 @@ final class IoContext {
         }
     }
 
-    /** One notification decision per queue that pushed (VIRTIO 1.2 section 2.7.7.2). I/O thread only. */
+    /**
+     * Ends the batch of every queue that pushed since the last call: its strategy makes or schedules the
+     * notification decisions (VIRTIO 1.2 section 2.7.7.2). I/O thread only.
+     */
     void notifyDirty() {
         for (int i = 0; i < dirty.size(); i++) {
             QueueWorker worker = dirty.get(i);
             worker.dirty = false;
-            worker.notifyIfNeeded();
+            worker.endBatch();
         }
         dirty.clear();
     }

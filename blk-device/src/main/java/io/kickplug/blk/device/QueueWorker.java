@@ -9,6 +9,7 @@ import io.kickplug.api.virtio.GuestFaultException;
 import io.kickplug.blk.request.BlkRequest;
 import io.kickplug.blk.request.DiscardSegment;
 import io.kickplug.blk.request.Outcome;
+import io.kickplug.blk.request.RequestType;
 import io.kickplug.blk.tracked.TrackedRequests;
 import io.kickplug.blk.tracked.TrackedRequests.Access;
 import java.lang.System.Logger;
@@ -23,8 +24,9 @@ import java.util.function.BooleanSupplier;
  * <p>Pipeline of one request: the I/O thread pops and parses the chain and registers the request in the
  * disk's tracked list; once nothing it depends on is in flight, {@link RequestExecutor#execute} runs inline
  * (non-blocking backend) or on the disk's worker pool (blocking backend); the completion (status byte,
- * counters, used-ring push, then one notification decision per batch) always runs on this queue's I/O
- * thread, which alone touches the {@link DeviceQueue}. Many requests may be in flight per queue.
+ * counters, used-ring push, then the queue's completion-notification strategy through its
+ * {@link QueueChannel}) always runs on this queue's I/O thread, which alone touches the {@link DeviceQueue}.
+ * Many requests may be in flight per queue.
  *
  * <p>After a fault it takes no new chain until the device is reset and activated again; requests already
  * in flight still complete.
@@ -48,6 +50,9 @@ final class QueueWorker implements Runnable, PollHandler {
     private final DeviceQueue queue;
     private final DeviceSignals signals;
     private final IoContext context;
+    private final QueueChannel channel;
+    private final QueueStats counters;
+    private final PollTally pollTally;
     private final BooleanSupplier stopping;
     /** Set on the I/O thread, or by a worker after an internal error; read by tests and diagnostics. */
     private volatile boolean stopped;
@@ -59,12 +64,20 @@ final class QueueWorker implements Runnable, PollHandler {
     /**
      * @param stopping true once the device is being reset: the worker then takes no new chain
      */
-    QueueWorker(Shared disk, DeviceQueue queue, DeviceSignals signals, IoContext context, BooleanSupplier stopping) {
+    QueueWorker(Shared disk, DeviceQueue queue, DeviceSignals signals, IoContext context, QueueChannel channel,
+            PollTally pollTally, BooleanSupplier stopping) {
+        this.pollTally = pollTally;
         this.disk = disk;
         this.queue = queue;
         this.signals = signals;
         this.context = context;
+        this.channel = channel;
+        this.counters = channel.stats();
         this.stopping = stopping;
+    }
+
+    QueueChannel channel() {
+        return channel;
     }
 
     /** Runs on the I/O thread; never throws. */
@@ -73,6 +86,7 @@ final class QueueWorker implements Runnable, PollHandler {
         if (stopped || stopping.getAsBoolean()) {
             return;
         }
+        channel.applySwitchIfPending(); // a safe point: no batch of this queue is open between runs
         try {
             drain();
         } catch (GuestFaultException fault) {
@@ -118,6 +132,11 @@ final class QueueWorker implements Runnable, PollHandler {
         }
     }
 
+    @Override
+    public void polled(int hits, int misses, long nanos) {
+        pollTally.add(hits, misses, nanos);
+    }
+
     /**
      * Notifications on again; the queue's full fence and re-read of avail.idx happen here, and the I/O thread
      * polls once more after this, so an entry added meanwhile is not left waiting for a notification.
@@ -153,28 +172,37 @@ final class QueueWorker implements Runnable, PollHandler {
      * I/O thread polls, notifications are off and stay off: take what is there; polling finds the rest.
      */
     private void drain() {
-        if (polling) {
-            DescriptorChain chain;
-            while (!stopping.getAsBoolean() && (chain = queue.pop()) != null) {
-                accept(chain);
+        int chains = 0;
+        try {
+            if (polling) {
+                DescriptorChain chain;
+                while (!stopping.getAsBoolean() && (chain = queue.pop()) != null) {
+                    chains++;
+                    accept(chain);
+                }
+                context.notifyDirty();
+                return;
             }
-            context.notifyDirty();
-            return;
+            do {
+                queue.disableNotification();
+                DescriptorChain chain;
+                while (!stopping.getAsBoolean() && (chain = queue.pop()) != null) {
+                    chains++;
+                    accept(chain);
+                }
+                // The batch ends: each dirty queue's strategy makes or schedules its decisions (2.7.7.2).
+                context.notifyDirty();
+            } while (!stopping.getAsBoolean() && queue.enableNotification());
+        } finally {
+            counters.handlerRan(chains);
         }
-        do {
-            queue.disableNotification();
-            DescriptorChain chain;
-            while (!stopping.getAsBoolean() && (chain = queue.pop()) != null) {
-                accept(chain);
-            }
-            // 2.7.7.2: the queue decides (EVENT_IDX or NO_INTERRUPT) whether the driver wants an interrupt.
-            context.notifyDirty();
-        } while (!stopping.getAsBoolean() && queue.enableNotification());
     }
 
     /** Parses a chain, registers the request and starts it when nothing it depends on is in flight. */
     private void accept(DescriptorChain chain) {
         BlkRequest request = disk.processor().accept(chain);
+        counters.requests.increment();
+        counters.inFlight.increment();
         Access access = access(request);
         if (access == null) {
             // Refused, or answered without the backend (GET_ID): nothing to order it against.
@@ -291,15 +319,18 @@ final class QueueWorker implements Runnable, PollHandler {
     /** Status byte and counters, used-ring push; the notification decision follows at batch end. */
     private void complete(BlkRequest request, RequestExecutor.Result result) {
         int used = disk.processor().finish(request, result.outcome(), result.dataWritten());
+        counters.inFlight.decrement();
+        if (result.outcome() == Outcome.OK && (request.kind() == RequestType.IN || request.kind() == RequestType.OUT)) {
+            counters.bytes.add(request.dataBytes());
+        }
         queue.pushUsed(request.head(), used);
         context.markDirty(this);
+        channel.pushed();
     }
 
-    /** I/O thread only: sends a used-buffer notification when the queue says the driver wants one. */
-    void notifyIfNeeded() {
-        if (queue.needsNotification()) {
-            signals.usedBuffer(queue.index());
-        }
+    /** I/O thread only: the batch of this queue ends; its strategy decides (or schedules) notifications. */
+    void endBatch() {
+        channel.endBatch();
     }
 
     boolean stopped() {

@@ -6,7 +6,9 @@ import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
-import io.kickplug.api.poll.PollCounters;
+import io.kickplug.api.notify.CompletionNotifier;
+import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollPolicy;
 import io.kickplug.api.poll.PollStatus;
@@ -16,6 +18,7 @@ import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.blk.notify.NotifierRegistry;
 import io.kickplug.blk.request.BlkLimits;
 import io.kickplug.blk.tracked.TrackedRequests;
 import java.lang.System.Logger;
@@ -29,6 +32,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * The virtio-blk device (VIRTIO 1.2 section 5.2). Queue {@code q} is served by the I/O thread its
@@ -55,6 +59,9 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private final TrackedRequests tracked;
     /** Runs backend calls of a blocking backend; {@code null} for a non-blocking one. */
     private final ThreadPoolExecutor pool;
+    private final NotifierRegistry notifiers;
+    /** Per queue: configured strategy and counters, kept across resets. */
+    private final QueueStats[] queueStats;
     /** The transport's signals from the last activation, kept across resets for configuration changes. */
     private volatile DeviceSignals signals;
     private final Object lifecycle = new Object();
@@ -63,8 +70,8 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private boolean pollRequested;
     private PollParams pollParams = PollParams.defaults();
     private PollPolicy pollPolicy;
-    /** Poll counters of earlier activations, per queue; under lifecycle. */
-    private final PollCounters[] pollTotals;
+    /** Per queue: what device-side polling found, kept across resets. */
+    private final PollTally[] pollTallies;
 
     /**
      * A device with round-robin queue mapping, the mutex tracked lock and the default worker count.
@@ -93,6 +100,19 @@ public final class VirtioBlkDevice implements VirtioDevice {
     public VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
             byte[] serial, List<IoThread> ioThreads, QueueMapping mapping, TrackedLockKind trackedLock,
             int workers) {
+        this(name, backend, readOnly, numQueues, queueSize, serial, ioThreads, mapping, trackedLock, workers,
+                new NotifierRegistry());
+    }
+
+    /**
+     * @param notifiers the completion-notification strategies the queues choose from by name (every queue
+     *     starts with {@value CompletionNotifier#IMMEDIATE})
+     * @see #VirtioBlkDevice(String, BlockBackend, boolean, int, int, byte[], List, QueueMapping, TrackedLockKind,
+     *     int)
+     */
+    public VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
+            byte[] serial, List<IoThread> ioThreads, QueueMapping mapping, TrackedLockKind trackedLock,
+            int workers, NotifierRegistry notifiers) {
         if (numQueues < 1 || numQueues > 0xFFFF) {
             throw new IllegalArgumentException("numQueues " + numQueues + " is out of range 1..65535");
         }
@@ -127,8 +147,14 @@ public final class VirtioBlkDevice implements VirtioDevice {
         this.processor = new RequestProcessor(name, backend, this.readOnly, serial, stats, mode);
         this.tracked = new TrackedRequests(trackedLock, ioThreads.size());
         this.pool = backend.blocking() ? newPool(name, workers) : null;
-        this.pollTotals = new PollCounters[numQueues];
-        Arrays.fill(pollTotals, PollCounters.ZERO);
+        this.notifiers = notifiers;
+        this.queueStats = new QueueStats[numQueues];
+        this.pollTallies = new PollTally[numQueues];
+        for (int q = 0; q < numQueues; q++) {
+            queueStats[q] = new QueueStats(name, q);
+            pollTallies[q] = new PollTally();
+            queueStats[q].poll = pollTallies[q]::snapshot;
+        }
     }
 
     private static ThreadPoolExecutor newPool(String name, int workers) {
@@ -265,11 +291,62 @@ public final class VirtioBlkDevice implements VirtioDevice {
 
     @Override
     public void queueNotify(int queueIndex) {
+        if (queueIndex >= 0 && queueIndex < numQueues) {
+            queueStats[queueIndex].availNotifications.increment();
+        }
         Active current = active;
         if (current != null) {
             current.signal(queueIndex);
         }
         // Before DRIVER_OK or after a reset a notification is spurious: 2.7.10.2 says to tolerate it.
+    }
+
+    /**
+     * Configures the completion-notification strategy of queue {@code queue}, or of every queue when it is
+     * negative. An active queue switches at its next safe point on its I/O thread (within one loop
+     * iteration); one whose strategy is not bound uses {@value CompletionNotifier#IMMEDIATE} until it is.
+     *
+     * @param strategy a name checked by {@link NotifierRegistry#checkName}
+     * @return latches counted down once each active queue has switched
+     * @throws IllegalArgumentException for a queue out of range
+     */
+    public List<CountDownLatch> setStrategy(String strategy, int queue) {
+        if (queue >= numQueues) {
+            throw new IllegalArgumentException("disk " + name + " has queues 0.." + (numQueues - 1) + ", not " + queue);
+        }
+        String checked = NotifierRegistry.checkName(strategy);
+        for (int q = 0; q < numQueues; q++) {
+            if (queue < 0 || q == queue) {
+                queueStats[q].configured = checked;
+            }
+        }
+        return requestSwitches(queue);
+    }
+
+    /** The registry's strategies changed: every active queue re-resolves its configured name. */
+    public List<CountDownLatch> strategiesChanged() {
+        return requestSwitches(-1);
+    }
+
+    private List<CountDownLatch> requestSwitches(int queue) {
+        Active current = active;
+        List<CountDownLatch> latches = new ArrayList<>();
+        if (current != null) {
+            for (QueueWorker worker : current.workers) {
+                if (worker != null && (queue < 0 || worker.channel().index() == queue)) {
+                    CountDownLatch latch = worker.channel().requestSwitch();
+                    if (!worker.channel().ioThread().inLoop()) {
+                        latches.add(latch); // waiting on the queue's own thread would only time out
+                    }
+                }
+            }
+        }
+        return latches;
+    }
+
+    /** The counters of every queue, in queue order. */
+    public List<QueueCounters> queueCounters() {
+        return Arrays.stream(queueStats).map(QueueStats::snapshot).toList();
     }
 
     /** Whether writes are refused (VIRTIO_BLK_F_RO is offered). */
@@ -335,7 +412,6 @@ public final class VirtioBlkDevice implements VirtioDevice {
             return;
         }
         current.stop();
-        current.addPollCounters(pollTotals);
         active = null;
     }
 
@@ -383,12 +459,8 @@ public final class VirtioBlkDevice implements VirtioDevice {
     /** Polling settings and per-queue counters since the device was created. */
     public PollStatus pollStatus() {
         synchronized (lifecycle) {
-            PollCounters[] counters = pollTotals.clone();
-            Active current = active;
-            if (current != null) {
-                current.addPollCounters(counters);
-            }
-            return new PollStatus(name, pollRequested, pollingActive(), pollParams, Arrays.asList(counters));
+            List<PollCounters> counters = Arrays.stream(pollTallies).map(PollTally::snapshot).toList();
+            return new PollStatus(name, pollRequested, pollingActive(), pollParams, counters);
         }
     }
 
@@ -418,7 +490,10 @@ public final class VirtioBlkDevice implements VirtioDevice {
                 if (contexts[t] == null) {
                     contexts[t] = new IoContext(ioThreads.get(t), t);
                 }
-                workers[q] = new QueueWorker(shared, queue, activation.signals(), contexts[t], () -> stopping);
+                QueueChannel channel = new QueueChannel(name, queue, activation.signals(), contexts[t], queueStats[q],
+                        notifiers);
+                workers[q] = new QueueWorker(shared, queue, activation.signals(), contexts[t], channel,
+                        pollTallies[q], () -> stopping);
                 sources[q] = ioThreads.get(t).register("blk-" + name + "-q" + q, workers[q]);
             }
         }
@@ -441,15 +516,6 @@ public final class VirtioBlkDevice implements VirtioDevice {
                 } catch (RuntimeException e) {
                     // An I/O thread that cannot poll, or a failing policy: the queue keeps working on notifications.
                     LOG.log(Level.WARNING, "disk " + name + " queue " + q + ": polling not changed: " + e);
-                }
-            }
-        }
-
-        /** Adds this activation's poll counters to {@code totals}. */
-        void addPollCounters(PollCounters[] totals) {
-            for (int q = 0; q < sources.length && q < totals.length; q++) {
-                if (sources[q] != null) {
-                    totals[q] = totals[q].plus(sources[q].pollCounters());
                 }
             }
         }
@@ -484,6 +550,9 @@ public final class VirtioBlkDevice implements VirtioDevice {
         void stop() {
             stopping = true;
             Arrays.stream(sources).filter(s -> s != null).forEach(IoSource::cancel);
+            // Strategies' deferred decisions (end-of-iteration tasks) must not touch the rings after the reset;
+            // a decision running now ends before the barrier task below runs on its thread.
+            Arrays.stream(workers).filter(w -> w != null).forEach(w -> w.channel().close());
             List<CountDownLatch> barriers = new ArrayList<>();
             IoContext own = null;
             for (IoContext context : contexts) {

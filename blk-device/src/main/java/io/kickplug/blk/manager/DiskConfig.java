@@ -21,12 +21,14 @@ import java.util.Map;
  * suffix; optional for file), {@code readonly}, {@code direct}, {@code queues} (1), {@code queue.size}
  * (256), {@code iothreads} (1), {@code mapping} ("0,2;1,3": the queues of each I/O thread; empty for
  * round-robin), {@code transport} (mmio), {@code serial}, {@code tracked.lock} (mutex), {@code workers}
- * (8), {@code poll} (false: device-side polling of the queues) and {@code poll.max.ns} (32768, QEMU's
- * poll-max-ns).
+ * (8), {@code notify.strategy} (immediate; see {@link #notifyStrategy}), {@code poll} (false: device-side
+ * polling of the queues) and {@code poll.max.ns} (32768, QEMU's poll-max-ns).
  */
 public final class DiskConfig {
 
     public static final String FACTORY_PID = "io.kickplug.disk";
+    /** The completion-notification strategy of every queue of the disk. */
+    public static final String NOTIFY_STRATEGY = "notify.strategy";
 
     private DiskConfig() {
     }
@@ -99,6 +101,24 @@ public final class DiskConfig {
             }
         }
         return new Polling(enabled, PollParams.defaults().withMaxNs(maxNs));
+    }
+
+    /**
+     * The {@value #NOTIFY_STRATEGY} property: a strategy name, "immediate" when absent or blank. A name no
+     * bound service carries is valid: the queues use immediate until it is bound.
+     *
+     * @throws DiskException when the name is malformed
+     */
+    public static String notifyStrategy(Map<String, ?> props) {
+        String value = string(props, NOTIFY_STRATEGY, "");
+        if (value.isBlank()) {
+            return io.kickplug.api.notify.CompletionNotifier.IMMEDIATE;
+        }
+        try {
+            return io.kickplug.blk.notify.NotifierRegistry.checkName(value);
+        } catch (DiskException e) {
+            throw new DiskException("disk configuration property '" + NOTIFY_STRATEGY + "': " + e.getMessage());
+        }
     }
 
     /**

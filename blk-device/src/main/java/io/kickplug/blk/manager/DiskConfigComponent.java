@@ -3,8 +3,10 @@ package io.kickplug.blk.manager;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.notify.NotificationControl;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.util.HashMap;
 import java.util.Map;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -18,7 +20,8 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /**
  * One disk per {@code io.kickplug.disk} factory configuration: attached on activation, re-attached when
- * the configuration changes, detached when it is deleted. A bad configuration logs one line and leaves
+ * the configuration changes, detached when it is deleted. A change of {@code notify.strategy} alone is
+ * applied to the running disk (a hot swap, no re-attach). A bad configuration logs one line and leaves
  * nothing attached.
  */
 @Component(configurationPid = DiskConfig.FACTORY_PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
@@ -81,6 +84,10 @@ public final class DiskConfigComponent {
         @AttributeDefinition(description = "Worker threads for a blocking (file) backend", min = "1", max = "256")
         int workers() default DiskSpec.DEFAULT_WORKERS;
 
+        @AttributeDefinition(required = false, description = "Completion-notification strategy of every queue "
+                + "(immediate, bh, defer-call, ...; empty for immediate); changing only this swaps it live")
+        String notify_strategy() default "";
+
         @AttributeDefinition(description = "Device-side polling: the I/O threads poll the queues with the "
                 + "driver's notifications off (needs the poll-extension bundle's adaptive policy)")
         boolean poll() default false;
@@ -91,16 +98,31 @@ public final class DiskConfigComponent {
     }
 
     private final DiskManager disks;
+    private final NotificationControl notification;
     private String attached;
+    /** The properties the attached disk was made from, without {@link DiskConfig#NOTIFY_STRATEGY}. */
+    private Map<String, Object> attachedProps;
 
     @Activate
-    public DiskConfigComponent(@Reference(name = "diskManager") DiskManager disks, Map<String, Object> props) {
+    public DiskConfigComponent(@Reference(name = "diskManager") DiskManager disks,
+            @Reference(name = "notificationControl") NotificationControl notification, Map<String, Object> props) {
         this.disks = disks;
+        this.notification = notification;
         attach(props);
+    }
+
+    /** Without a notification control: {@code notify.strategy} is then ignored with a log line. */
+    DiskConfigComponent(DiskManager disks, Map<String, Object> props) {
+        this(disks, null, props);
     }
 
     @Modified
     synchronized void modified(Map<String, Object> props) {
+        if (attached != null && withoutStrategy(props).equals(attachedProps)) {
+            applyStrategy(attached, props);
+            applyPolling(attached, props, true);
+            return;
+        }
         detach();
         attach(props);
     }
@@ -113,24 +135,60 @@ public final class DiskConfigComponent {
     private synchronized void attach(Map<String, Object> props) {
         try {
             DiskSpec spec = DiskConfig.toSpec(props);
-            DiskConfig.Polling polling = DiskConfig.polling(props);
+            DiskConfig.notifyStrategy(props); // checked before anything is attached
+            DiskConfig.polling(props); // checked before anything is attached
             disks.attach(spec);
             attached = spec.name();
-            if (polling.enabled()) {
-                try {
-                    disks.setPolling(spec.name(), true, polling.params());
-                } catch (DiskException e) {
-                    LOG.log(Level.ERROR, "disk " + spec.name() + " attached without polling: " + e.getMessage());
-                }
-            }
+            attachedProps = withoutStrategy(props);
+            applyStrategy(spec.name(), props);
+            applyPolling(spec.name(), props, false);
         } catch (DiskException e) {
             LOG.log(Level.ERROR, "disk configuration " + props.get("service.pid") + " not attached: " + e.getMessage());
         }
     }
 
+    private void applyStrategy(String disk, Map<String, Object> props) {
+        try {
+            String strategy = DiskConfig.notifyStrategy(props);
+            if (notification == null) {
+                LOG.log(Level.WARNING, "disk " + disk + ": no notification control, '" + DiskConfig.NOTIFY_STRATEGY
+                        + "' ignored");
+                return;
+            }
+            notification.setStrategy(disk, strategy, NotificationControl.ALL_QUEUES);
+        } catch (DiskException e) {
+            LOG.log(Level.ERROR, "disk " + disk + ": '" + DiskConfig.NOTIFY_STRATEGY + "' not applied: "
+                    + e.getMessage());
+        }
+    }
+
+    /** {@code poll} and {@code poll.max.ns}; {@code always} also sends "off" (a live change). */
+    private void applyPolling(String disk, Map<String, Object> props, boolean always) {
+        try {
+            DiskConfig.Polling polling = DiskConfig.polling(props);
+            if (polling.enabled() || always) {
+                disks.setPolling(disk, polling.enabled(), polling.params());
+            }
+        } catch (DiskException e) {
+            LOG.log(Level.ERROR, "disk " + disk + ": polling not applied: " + e.getMessage());
+        }
+    }
+
+    /** The properties whose change needs a re-attach: all but the strategy and polling, which apply live. */
+    private static Map<String, Object> withoutStrategy(Map<String, Object> props) {
+        Map<String, Object> rest = new HashMap<>(props);
+        rest.remove(DiskConfig.NOTIFY_STRATEGY);
+        rest.remove("notify_strategy");
+        rest.remove("poll");
+        rest.remove("poll.max.ns");
+        rest.remove("poll_max_ns");
+        return rest;
+    }
+
     private void detach() {
         String name = attached;
         attached = null;
+        attachedProps = null;
         if (name != null) {
             try {
                 disks.detach(name);

@@ -8,6 +8,7 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.guest.LockStatRow;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.memory.GuestMemory;
@@ -15,11 +16,13 @@ import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollPolicy;
 import io.kickplug.api.poll.PollStatus;
+import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.blk.device.QueueMapping;
 import io.kickplug.blk.device.VirtioBlkDevice;
+import io.kickplug.blk.notify.NotifierRegistry;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -31,6 +34,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
@@ -49,15 +54,29 @@ public final class DiskRegistry implements AutoCloseable {
     private final IoThreadFactory ioThreadFactory;
     private final GuestMemoryFactory memoryFactory;
     private final Supplier<? extends Collection<BackendFactory>> backendFactories;
+    private final NotifierRegistry notifiers;
     private final Map<String, AttachedDisk> disks = new LinkedHashMap<>();
     /** The bound poll policy, or {@code null}. */
     private PollPolicy pollPolicy;
+    /** How long {@link #setStrategy} waits for the queues to switch before it answers. */
+    private static final long SWITCH_WAIT_MILLIS = 2000;
 
     /**
      * @param backendFactories the backend factories available at the moment of the call
      */
     public DiskRegistry(TransportFactory transports, IoThreadFactory ioThreadFactory,
             GuestMemoryFactory memoryFactory, Supplier<? extends Collection<BackendFactory>> backendFactories) {
+        this(transports, ioThreadFactory, memoryFactory, backendFactories, new NotifierRegistry());
+    }
+
+    /**
+     * @param backendFactories the backend factories available at the moment of the call
+     * @param notifiers the completion-notification strategies the disks' queues choose from
+     */
+    public DiskRegistry(TransportFactory transports, IoThreadFactory ioThreadFactory,
+            GuestMemoryFactory memoryFactory, Supplier<? extends Collection<BackendFactory>> backendFactories,
+            NotifierRegistry notifiers) {
+        this.notifiers = Objects.requireNonNull(notifiers, "notifiers");
         this.transports = Objects.requireNonNull(transports, "transports");
         this.ioThreadFactory = Objects.requireNonNull(ioThreadFactory, "ioThreadFactory");
         this.memoryFactory = Objects.requireNonNull(memoryFactory, "memoryFactory");
@@ -66,7 +85,7 @@ public final class DiskRegistry implements AutoCloseable {
 
     /** One attached disk and everything it owns. */
     private record AttachedDisk(DiskSpec spec, BlockBackend backend, VirtioBlkDevice device, List<IoThread> threads,
-            TransportInstance transport) {
+            TransportInstance transport, NotifierRegistry.Listener listener) {
 
         DiskInfo info() {
             return new DiskInfo(spec.name(), backend.size(), backend.kind(), device.readOnly(), transport.kind(),
@@ -90,11 +109,13 @@ public final class DiskRegistry implements AutoCloseable {
                 threads.add(ioThreadFactory.start("kickplug-blk-" + name + "-io" + i));
             }
             device = new VirtioBlkDevice(name, backend, spec.backend().readOnly(), spec.numQueues(),
-                    spec.queueSize(), serial(spec), threads, mapping, spec.trackedLock(), spec.workers());
+                    spec.queueSize(), serial(spec), threads, mapping, spec.trackedLock(), spec.workers(), notifiers);
             device.setPollPolicy(pollPolicy);
             GuestMemory memory = allocate(spec);
             transport = createTransport(spec, device, memory);
-            AttachedDisk disk = new AttachedDisk(spec, backend, device, List.copyOf(threads), transport);
+            NotifierRegistry.Listener listener = device::strategiesChanged;
+            AttachedDisk disk = new AttachedDisk(spec, backend, device, List.copyOf(threads), transport, listener);
+            notifiers.addListener(listener);
             disks.put(name, disk);
             LOG.log(Level.INFO, "attached disk " + name + " (" + backend.kind() + ", " + backend.size() + " bytes, "
                     + spec.transport().label() + ")");
@@ -115,6 +136,7 @@ public final class DiskRegistry implements AutoCloseable {
         if (disk == null) {
             throw noSuchDisk(name);
         }
+        notifiers.removeListener(disk.listener());
         List<Throwable> failures = new ArrayList<>();
         // Closing the transport resets the device, which waits for in-flight requests (section 2.4).
         release(disk.transport(), disk.device(), disk.threads(), disk.backend(), failures);
@@ -197,6 +219,72 @@ public final class DiskRegistry implements AutoCloseable {
         pollPolicy = policy;
         for (AttachedDisk disk : disks.values()) {
             disk.device().setPollPolicy(policy);
+        }
+    }
+
+    /**
+     * Configures the completion-notification strategy of one queue ({@code queue >= 0}) or all queues of a
+     * disk and waits (briefly) until the active queues have switched. A name that no bound service carries
+     * is accepted: those queues use immediate until it is bound.
+     *
+     * @throws DiskException for an unknown disk or queue, or a malformed name
+     */
+    public List<QueueCounters> setStrategy(String name, String strategy, int queue) {
+        VirtioBlkDevice device = device(name);
+        if (queue >= device.queueCount()) {
+            throw new DiskException("disk '" + name + "' has queues 0.." + (device.queueCount() - 1) + ", not " + queue);
+        }
+        List<CountDownLatch> latches = device.setStrategy(strategy, queue);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SWITCH_WAIT_MILLIS);
+        try {
+            for (CountDownLatch latch : latches) {
+                if (!latch.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    break; // the counters will show the queue still on its old strategy
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        LOG.log(Level.INFO, "disk " + name + (queue < 0 ? "" : " queue " + queue) + ": completion notifier "
+                + strategy.trim());
+        List<QueueCounters> all = device.queueCounters();
+        return queue < 0 ? all : List.of(all.get(queue));
+    }
+
+    /** The per-queue counters of a disk. */
+    public List<QueueCounters> counters(String name) {
+        return device(name).queueCounters();
+    }
+
+    /** Strategy names bound now, immediate included. */
+    public List<String> strategies() {
+        return notifiers.names();
+    }
+
+    /**
+     * The lock statistics of every disk's tracked-requests locks: one row per disk and lock kind in use now
+     * or used before ("d1 tracked-mutex"; a sharded lock's shards together).
+     */
+    public synchronized List<LockStatRow> lockStats() {
+        List<LockStatRow> rows = new ArrayList<>();
+        for (AttachedDisk disk : disks.values()) {
+            var tracked = disk.device().trackedRequests();
+            for (TrackedLockKind kind : TrackedLockKind.values()) {
+                var stats = tracked.stats(kind);
+                if (kind == tracked.kind() || stats.snapshot().acquisitions() > 0) {
+                    rows.add(stats.row(disk.spec().name() + " tracked-" + kind.label()));
+                }
+            }
+        }
+        return rows;
+    }
+
+    /** Zeroes the tracked-requests lock statistics of every disk. */
+    public synchronized void resetLockStats() {
+        for (AttachedDisk disk : disks.values()) {
+            for (TrackedLockKind kind : TrackedLockKind.values()) {
+                disk.device().trackedRequests().stats(kind).reset();
+            }
         }
     }
 

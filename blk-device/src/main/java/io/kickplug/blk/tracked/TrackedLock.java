@@ -13,6 +13,8 @@ abstract class TrackedLock {
     protected final LockStats stats;
     /** Written and read by the holder only. */
     private long acquiredAt;
+    /** Id of the thread that acquired the lock last; written and read by the holder only. */
+    private long lastOwner = -1;
 
     TrackedLock(LockStats stats) {
         this.stats = stats;
@@ -23,7 +25,14 @@ abstract class TrackedLock {
     }
 
     final void lock() {
-        acquire();
+        boolean contended = acquire();
+        long me = Thread.currentThread().getId();
+        if (lastOwner != me) {
+            if (lastOwner != -1) {
+                stats.bounced(contended);
+            }
+            lastOwner = me;
+        }
         acquiredAt = System.nanoTime();
     }
 
@@ -32,7 +41,8 @@ abstract class TrackedLock {
         release();
     }
 
-    abstract void acquire();
+    /** Takes the lock and counts the acquisition; returns true when it had to wait. */
+    abstract boolean acquire();
 
     abstract void release();
 
@@ -45,14 +55,15 @@ abstract class TrackedLock {
         }
 
         @Override
-        void acquire() {
+        boolean acquire() {
             if (lock.tryLock()) {
                 stats.acquired();
-                return;
+                return false;
             }
             long start = System.nanoTime();
             lock.lock();
             stats.acquiredAfterWait(System.nanoTime() - start);
+            return true;
         }
 
         @Override
@@ -85,14 +96,14 @@ abstract class TrackedLock {
         }
 
         @Override
-        void acquire() {
+        boolean acquire() {
             Waiter me;
             guard.lock();
             try {
                 if (!held) {
                     held = true;
                     stats.acquired();
-                    return;
+                    return false;
                 }
                 me = new Waiter();
                 if (tail == null) {
@@ -116,6 +127,7 @@ abstract class TrackedLock {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+            return true;
         }
 
         @Override

@@ -3,7 +3,6 @@ package io.kickplug.virtio.iothread;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.PollHandler;
-import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.poll.PollWindow;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -16,8 +15,8 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * An I/O thread: runs signalled sources, then queued tasks, then parks until the next signal (QEMU's
- * IOThread with its AioContext, reduced to what the devices need).
+ * An I/O thread: runs signalled sources, then queued tasks, then end-of-iteration tasks, then parks until
+ * the next signal (QEMU's IOThread with its AioContext, reduced to what the devices need).
  *
  * <p>Wake-up protocol: a signaller enqueues, then reads {@code sleeping}; the loop sets {@code sleeping},
  * then re-checks both queues before parking. Both sides use volatile accesses (sequentially consistent),
@@ -39,6 +38,7 @@ public final class EventLoopThread implements IoThread {
     private final Thread thread;
     private final ConcurrentLinkedQueue<Source> ready = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Runnable> endOfIteration = new ConcurrentLinkedQueue<>();
     /** Sources whose poll settings changed or that were cancelled; reconciled by the loop. */
     private final ConcurrentLinkedQueue<Source> pollChanges = new ConcurrentLinkedQueue<>();
     /** Sources polled now; loop thread only. */
@@ -63,10 +63,8 @@ public final class EventLoopThread implements IoThread {
         /** The poll settings in use and whether its pollBegin ran; loop thread only. */
         Poll active;
         boolean begun;
-        /** Written by the loop thread only. */
-        volatile long hits;
-        volatile long misses;
-        volatile long pollNanos;
+        /** Found work in the current poll window; loop thread only. */
+        boolean hit;
 
         Source(String sourceName, Runnable handler) {
             this.sourceName = sourceName;
@@ -81,11 +79,6 @@ public final class EventLoopThread implements IoThread {
             wanted = pollHandler == null ? null : new Poll(pollHandler, window);
             pollChanges.add(this);
             wake();
-        }
-
-        @Override
-        public PollCounters pollCounters() {
-            return new PollCounters(hits, misses, pollNanos);
         }
 
         @Override
@@ -132,6 +125,15 @@ public final class EventLoopThread implements IoThread {
             throw new IllegalStateException("I/O thread " + name + " is stopped");
         }
         tasks.add(task);
+        wake();
+    }
+
+    @Override
+    public void executeAtEndOfIteration(Runnable task) {
+        if (!running) {
+            throw new IllegalStateException("I/O thread " + name + " is stopped");
+        }
+        endOfIteration.add(task);
         wake();
     }
 
@@ -183,6 +185,11 @@ public final class EventLoopThread implements IoThread {
                 run(t, "task");
                 worked = true;
             }
+            // End-of-iteration tasks queued so far; one queued while they run waits for the next iteration.
+            for (int n = endOfIteration.size(); n > 0 && (t = endOfIteration.poll()) != null; n--) {
+                run(t, "end-of-iteration task");
+                worked = true;
+            }
             if (!worked) {
                 await();
             }
@@ -190,13 +197,13 @@ public final class EventLoopThread implements IoThread {
         setPollStarted(false);
         // Drain tasks submitted before close so nobody waits for them forever.
         Runnable t;
-        while ((t = tasks.poll()) != null) {
+        while ((t = tasks.poll()) != null || (t = endOfIteration.poll()) != null) {
             run(t, "task");
         }
     }
 
     private boolean nothingPending() {
-        return ready.isEmpty() && tasks.isEmpty() && pollChanges.isEmpty() && running;
+        return ready.isEmpty() && tasks.isEmpty() && endOfIteration.isEmpty() && pollChanges.isEmpty() && running;
     }
 
     /**
@@ -221,11 +228,14 @@ public final class EventLoopThread implements IoThread {
                 progress = pollOnce();
                 elapsed = System.nanoTime() - start;
             } while (!progress && elapsed < maxNs && nothingPending());
-            boolean expired = !progress && elapsed >= maxNs;
+            int misses = !progress && elapsed >= maxNs ? 1 : 0;
             for (Source s : polled) {
-                s.pollNanos += elapsed;
-                if (expired) {
-                    s.misses++;
+                int hits = s.hit ? 1 : 0;
+                s.hit = false;
+                try {
+                    s.active.handler().polled(hits, misses, elapsed);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.SEVERE, "I/O thread " + name + ": poll account of " + s.sourceName + " failed", e);
                 }
             }
         }
@@ -276,7 +286,7 @@ public final class EventLoopThread implements IoThread {
             if (work == null) {
                 i--; // removed from polled
             } else if (work) {
-                s.hits++;
+                s.hit = true;
                 queue(s);
                 progress = true;
             }
@@ -411,6 +421,7 @@ public final class EventLoopThread implements IoThread {
         }
         if (want != null) {
             s.active = want;
+            s.hit = false;
             polled.add(s);
             if (pollStarted) {
                 begin(s);

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.PollHandler;
-import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.poll.PollWindow;
 import java.lang.invoke.VarHandle;
 import java.util.List;
@@ -32,6 +31,9 @@ class EventLoopPollTest {
         volatile Thread loopThread;
         final AtomicLong begins = new AtomicLong();
         final AtomicLong ends = new AtomicLong();
+        volatile long hits;
+        volatile long misses;
+        volatile long pollNanos;
         final List<Thread> wrongThreads = new CopyOnWriteArrayList<>();
         IoSource source;
 
@@ -70,6 +72,18 @@ class EventLoopPollTest {
             ends.incrementAndGet();
             notify = true;
             VarHandle.fullFence(); // the re-enable is visible before the loop's last poll reads the counter
+        }
+
+        @Override
+        public void polled(int h, int m, long nanos) {
+            check();
+            hits += h;
+            misses += m;
+            pollNanos += nanos;
+        }
+
+        String counters() {
+            return "hits " + hits + ", misses " + misses + ", poll ns " + pollNanos;
         }
 
         private void check() {
@@ -139,11 +153,18 @@ class EventLoopPollTest {
                 spin(random.nextLong(6_000));
                 q.add();
                 long n = i;
-                await(() -> q.consumed == n, "add " + i + " (poll counters " + q.source.pollCounters() + ")");
+                await(() -> q.consumed == n, "add " + i + " (" + q.counters() + ")");
             }
-            PollCounters c = q.source.pollCounters();
-            assertTrue(c.hits() > 0, "some adds were found by polling: " + c);
             assertTrue(q.begins.get() > 0 && q.ends.get() > 0, "the loop switched between polling and blocking");
+            // Then adds right after each completion into 50 ms windows: found by polling, no notification.
+            long hitsBefore = q.hits;
+            q.source.setPoll(q, new TestWindow(50_000_000, false));
+            for (int i = 50_001; i <= 50_100; i++) {
+                q.add();
+                long n = i;
+                await(() -> q.consumed == n, "add " + i);
+            }
+            assertTrue(q.hits > hitsBefore, "adds were found by polling: " + q.counters());
             // Idle: the loop leaves poll mode before it blocks, so notifications end up on.
             await(() -> q.notify && q.begins.get() == q.ends.get(), "notifications back on when idle");
             assertEquals(List.of(), q.wrongThreads);
@@ -194,9 +215,8 @@ class EventLoopPollTest {
             q.source.setPoll(q, window);
             q.add();
             await(() -> q.consumed == 1, "first add");
-            await(() -> q.source.pollCounters().misses() >= 1, "a miss after a 200 us window without work");
-            PollCounters c = q.source.pollCounters();
-            assertTrue(c.pollNanos() >= 200_000, "the window was polled to its end: " + c);
+            await(() -> q.misses >= 1, "a miss after a 200 us window without work");
+            assertTrue(q.pollNanos >= 200_000, "the window was polled to its end: " + q.counters());
             await(() -> q.notify, "notifications on after the miss");
         }
     }
@@ -207,12 +227,16 @@ class EventLoopPollTest {
             ModelQueue q = register(loop);
             TestWindow window = new TestWindow(0, false); // never polls, but still learns from each wait
             q.source.setPoll(q, window);
-            for (int i = 1; i <= 10; i++) {
+            q.add(); // the loop has taken the poll settings once this is consumed
+            await(() -> q.consumed == 1, "first add");
+            for (int i = 2; i <= 11; i++) {
+                // Add only once the loop blocks, so that each add ends a wait.
+                await(() -> q.loopThread.getState() == Thread.State.WAITING, "the loop blocks");
                 q.add();
                 long n = i;
                 await(() -> q.consumed == n, "add " + i);
             }
-            await(() -> window.updates.get() >= 9, "updates after waits that ended with the source ready");
+            await(() -> window.updates.get() >= 10, "an update after each wait that ended with the source ready");
             assertEquals(0, q.begins.get(), "a 0 ns window never enters poll mode");
         }
     }

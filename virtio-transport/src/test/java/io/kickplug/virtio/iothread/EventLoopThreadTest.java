@@ -113,4 +113,50 @@ class EventLoopThreadTest {
             assertTrue(ok.await(10, TimeUnit.SECONDS));
         }
     }
+
+    /**
+     * An end-of-iteration task scheduled by a source runs after that iteration's sources and tasks, in the
+     * same iteration; one it schedules itself waits for the next iteration.
+     */
+    @Test
+    void endOfIterationTasksRunAfterSourcesAndTasksOfTheirIteration() throws Exception {
+        try (EventLoopThread loop = new EventLoopThread("t")) {
+            List<String> seen = new ArrayList<>();
+            long[] iteration = new long[3];
+            CountDownLatch done = new CountDownLatch(1);
+            IoSource second = loop.register("second", () -> seen.add("second source"));
+            IoSource first = loop.register("first", () -> {
+                seen.add("first source");
+                iteration[0] = loop.iterations();
+                loop.executeAtEndOfIteration(() -> {
+                    seen.add("end");
+                    iteration[1] = loop.iterations();
+                    loop.executeAtEndOfIteration(() -> {
+                        seen.add("end again");
+                        iteration[2] = loop.iterations();
+                        done.countDown();
+                    });
+                });
+                loop.execute(() -> seen.add("task"));
+                second.signal();
+            });
+            first.signal();
+            assertTrue(done.await(10, TimeUnit.SECONDS));
+            assertEquals(List.of("first source", "task", "end", "second source", "end again"), seen);
+            assertEquals(iteration[0], iteration[1]);
+            assertEquals(iteration[1] + 1, iteration[2]);
+        }
+    }
+
+    @Test
+    void endOfIterationTaskFromOutsideWakesTheLoop() throws Exception {
+        try (EventLoopThread loop = new EventLoopThread("t")) {
+            CountDownLatch ran = new CountDownLatch(1);
+            loop.executeAtEndOfIteration(() -> {
+                assertTrue(loop.inLoop());
+                ran.countDown();
+            });
+            assertTrue(ran.await(10, TimeUnit.SECONDS));
+        }
+    }
 }

@@ -1,0 +1,234 @@
+package io.kickplug.blk.device;
+
+import io.kickplug.api.iothread.IoThread;
+import io.kickplug.api.notify.CompletionNotifier;
+import io.kickplug.api.virtio.DeviceQueue;
+import io.kickplug.api.virtio.DeviceSignals;
+import io.kickplug.blk.notify.ImmediateNotifier;
+import io.kickplug.blk.notify.NotifierRegistry;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * One enabled virtqueue during one activation, as completion-notification strategies see it: it brackets
+ * the queue's completions into batches for the strategy in use, makes the notification decisions the
+ * strategy asks for (VIRTIO 1.2 section 2.7.7.2), counts them, and switches strategies at safe points.
+ *
+ * <p>Confinement: everything but {@link #requestSwitch} and the getters runs on the queue's I/O thread.
+ *
+ * <p>Safe point: a switch happens only between batches of this queue (never between a strategy's
+ * {@code begin} and {@code end}); the leaving strategy's {@code detach} makes the decisions it still owes,
+ * then one more decision covers anything left, so no used buffer is left without its decision.
+ */
+final class QueueChannel implements CompletionNotifier.Queue {
+
+    private static final Logger LOG = System.getLogger(QueueChannel.class.getName());
+
+    private final String disk;
+    private final DeviceQueue queue;
+    private final DeviceSignals signals;
+    private final IoContext context;
+    private final QueueStats stats;
+    private final NotifierRegistry registry;
+    private CompletionNotifier strategy = ImmediateNotifier.INSTANCE;
+    private Object attachment;
+    private int pendingUsed;
+    private boolean inBatch;
+    private int batchSize;
+    /** A switch was asked for; re-resolve at the next safe point. */
+    private volatile boolean switchPending;
+    /** Set when a switch was asked for in a batch: apply it when the batch ends. */
+    private boolean switchAfterBatch;
+    /** Latches of {@link #requestSwitch} callers waiting for the next resolution; I/O thread only after post. */
+    private final List<CountDownLatch> waiting = new ArrayList<>();
+    private final Object waitingLock = new Object();
+    /** Set when the activation stops: decisions and switches do nothing after it. */
+    private volatile boolean closed;
+
+    QueueChannel(String disk, DeviceQueue queue, DeviceSignals signals, IoContext context, QueueStats stats,
+            NotifierRegistry registry) {
+        this.disk = disk;
+        this.queue = queue;
+        this.signals = signals;
+        this.context = context;
+        this.stats = stats;
+        this.registry = registry;
+        resolve(); // before the I/O thread sees the channel: the activation starts with the configured one
+    }
+
+    /** Sets the strategy the configured name resolves to (or the fallback); true when it changed. */
+    private boolean resolve() {
+        String wanted = stats.configured;
+        CompletionNotifier next = registry.resolve(wanted);
+        String name = wanted;
+        if (next == null) {
+            next = ImmediateNotifier.INSTANCE;
+            name = CompletionNotifier.IMMEDIATE;
+        }
+        stats.inUse = name;
+        if (next == strategy) {
+            return false;
+        }
+        strategy = next;
+        return true;
+    }
+
+    @Override
+    public String device() {
+        return disk;
+    }
+
+    @Override
+    public int index() {
+        return queue.index();
+    }
+
+    @Override
+    public IoThread ioThread() {
+        return context.thread();
+    }
+
+    @Override
+    public int pendingUsed() {
+        return pendingUsed;
+    }
+
+    @Override
+    public Object attachment() {
+        return attachment;
+    }
+
+    @Override
+    public void attach(Object value) {
+        attachment = value;
+    }
+
+    QueueStats stats() {
+        return stats;
+    }
+
+    @Override
+    public boolean notifyIfNeeded() {
+        if (closed || pendingUsed == 0) {
+            return false;
+        }
+        pendingUsed = 0;
+        if (queue.needsNotification()) {
+            signals.usedBuffer(queue.index());
+            stats.interruptsSent.increment();
+            return true;
+        }
+        stats.interruptsSuppressed.increment();
+        return false;
+    }
+
+    /** A used buffer was pushed: opens the batch when it is the first, then tells the strategy. */
+    void pushed() {
+        pendingUsed++;
+        if (!inBatch) {
+            inBatch = true;
+            batchSize = 0;
+            call(() -> strategy.begin(this));
+        }
+        batchSize++;
+        call(() -> strategy.usedBufferPushed(this));
+    }
+
+    /** Whether a batch is open (the queue is in its I/O context's dirty list). */
+    boolean inBatch() {
+        return inBatch;
+    }
+
+    /** Closes the open batch, if any; a switch asked for meanwhile happens now. */
+    void endBatch() {
+        if (inBatch) {
+            inBatch = false;
+            stats.batch(batchSize);
+            call(() -> strategy.end(this));
+        }
+        if (switchAfterBatch) {
+            switchAfterBatch = false;
+            applySwitch();
+        }
+    }
+
+    /**
+     * Any thread: asks the queue to re-resolve its configured strategy at its next safe point, which a task
+     * on its I/O thread reaches within one loop iteration.
+     *
+     * @return counted down once the queue has re-resolved (or the activation stopped)
+     */
+    CountDownLatch requestSwitch() {
+        CountDownLatch done = new CountDownLatch(1);
+        synchronized (waitingLock) {
+            waiting.add(done);
+        }
+        switchPending = true;
+        if (closed) {
+            release();
+        } else {
+            context.post(this::applySwitchIfPending);
+        }
+        return done;
+    }
+
+    /** A safe point, unless a batch is open; I/O thread only. */
+    void applySwitchIfPending() {
+        if (switchPending) {
+            applySwitch();
+        }
+    }
+
+    private void applySwitch() {
+        if (inBatch) {
+            switchAfterBatch = true;
+            return;
+        }
+        switchPending = false;
+        if (!closed) {
+            CompletionNotifier leaving = strategy;
+            CompletionNotifier target = registry.resolve(stats.configured);
+            if ((target == null ? ImmediateNotifier.INSTANCE : target) != leaving) {
+                call(() -> leaving.detach(this));
+                notifyIfNeeded(); // whatever the leaving strategy did not decide
+                attachment = null;
+                if (resolve()) {
+                    stats.switches.increment();
+                    LOG.log(Level.DEBUG, () -> "disk " + disk + " queue " + queue.index() + ": notifier " + leaving
+                            + " -> " + stats.inUse);
+                }
+            }
+        }
+        release();
+    }
+
+    private void release() {
+        synchronized (waitingLock) {
+            waiting.forEach(CountDownLatch::countDown);
+            waiting.clear();
+        }
+    }
+
+    /** The activation stops: no more decisions, switches or strategy calls. Any thread. */
+    void close() {
+        closed = true;
+        release();
+    }
+
+    /** A strategy that throws is a bug in its bundle: log it, fall back, and decide now. */
+    private void call(Runnable strategyCall) {
+        try {
+            strategyCall.run();
+        } catch (RuntimeException | LinkageError e) {
+            LOG.log(Level.ERROR, "disk " + disk + " queue " + queue.index() + ": notifier " + strategy
+                    + " failed, falling back to " + CompletionNotifier.IMMEDIATE, e);
+            strategy = ImmediateNotifier.INSTANCE;
+            stats.inUse = CompletionNotifier.IMMEDIATE;
+            attachment = null;
+            notifyIfNeeded();
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package io.kickplug.batching;
+
+import io.kickplug.api.notify.CompletionNotifier;
+import java.util.ArrayList;
+import java.util.List;
+import org.osgi.service.component.annotations.Component;
+
+/**
+ * Completion batching with QEMU's {@code defer_call()} (seed 002): {@link #begin}/{@link #end} nest per
+ * thread; a notification wanted inside is deferred, deduplicated per queue, and decided once when the
+ * thread's outermost {@link #end} runs. Outside any bracket a used buffer is decided on at once, like
+ * {@code defer_call()} runs its function immediately when no section is open.
+ *
+ * <p>All calls of one thread's sections happen on that thread (the device's I/O thread), so the state is a
+ * per-thread depth and list, with no locking.
+ */
+@Component(service = CompletionNotifier.class, property = CompletionNotifier.PROPERTY + "=" + DeferCallNotifier.NAME)
+public final class DeferCallNotifier implements CompletionNotifier {
+
+    public static final String NAME = "defer-call";
+
+    /** A queue's attachment while it sits in its thread's deferred list. */
+    private static final Object DEFERRED = new Object() {
+        @Override
+        public String toString() {
+            return "deferred";
+        }
+    };
+
+    /** One thread's open sections and the queues whose decision waits for the outermost end. */
+    private static final class Sections {
+        int depth;
+        final List<Queue> deferred = new ArrayList<>();
+    }
+
+    private final ThreadLocal<Sections> sections = ThreadLocal.withInitial(Sections::new);
+
+    @Override
+    public void begin(Queue queue) {
+        sections.get().depth++;
+    }
+
+    @Override
+    public void usedBufferPushed(Queue queue) {
+        Sections s = sections.get();
+        if (s.depth == 0) {
+            queue.notifyIfNeeded();
+        } else if (queue.attachment() != DEFERRED) {
+            queue.attach(DEFERRED);
+            s.deferred.add(queue);
+        }
+    }
+
+    @Override
+    public void end(Queue queue) {
+        Sections s = sections.get();
+        if (s.depth == 0) {
+            throw new IllegalStateException("defer-call: end without begin on queue " + queue.index());
+        }
+        if (--s.depth > 0) {
+            return;
+        }
+        // The outermost end: one decision per deferred queue. A decision may run device code that opens a
+        // new section on this thread; it starts from the emptied list.
+        List<Queue> due = new ArrayList<>(s.deferred);
+        s.deferred.clear();
+        for (Queue q : due) {
+            if (q.attachment() == DEFERRED) {
+                q.attach(null);
+                q.notifyIfNeeded();
+            }
+        }
+    }
+
+    /** Leaving a queue in the middle of another queue's section: decide for it now. */
+    @Override
+    public void detach(Queue queue) {
+        if (queue.attachment() == DEFERRED) {
+            queue.attach(null);
+            sections.get().deferred.remove(queue);
+        }
+        queue.notifyIfNeeded();
+    }
+
+    /** Sections open on the calling thread (for tests). */
+    int depth() {
+        return sections.get().depth;
+    }
+
+    @Override
+    public String toString() {
+        return NAME;
+    }
+}
