@@ -74,11 +74,11 @@ public class PollExtensionIT {
         throw new AssertionError("io.kickplug.poll is not installed");
     }
 
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+    private static void await(BooleanSupplier condition, String what) {
         long deadline = System.nanoTime() + WAIT_NANOS;
         while (!condition.getAsBoolean()) {
             assertTrue("timed out waiting for " + what, System.nanoTime() - deadline < 0);
-            TimeUnit.MILLISECONDS.sleep(1); // DS binds asynchronously; a short pause between checks
+            Thread.yield(); // DS may bind on another thread; re-check until the deadline
         }
     }
 
