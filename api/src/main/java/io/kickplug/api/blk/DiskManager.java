@@ -1,5 +1,7 @@
 package io.kickplug.api.blk;
 
+import io.kickplug.api.poll.PollParams;
+import io.kickplug.api.poll.PollStatus;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.virtio.VirtioDevice;
 import java.util.List;
@@ -45,6 +47,23 @@ public interface DiskManager {
      */
     default DiskInfo setTrackedLock(String name, TrackedLockKind kind) {
         throw new DiskException("changing the tracked lock is not supported by this disk manager");
+    }
+
+    /**
+     * Turns device-side polling of a disk's queues on or off: each queue's I/O thread polls the available
+     * ring with the driver's notifications off, in windows sized by the bound
+     * {@link io.kickplug.api.poll.PollPolicy}. Kept while no policy is bound, and applied when one is.
+     *
+     * @param params the windows' parameters, or {@code null} to keep the disk's current ones
+     * @throws DiskException for an unknown disk
+     */
+    default PollStatus setPolling(String name, boolean enabled, PollParams params) {
+        throw new DiskException("polling is not supported by this disk manager");
+    }
+
+    /** @throws DiskException for an unknown disk */
+    default PollStatus pollStatus(String name) {
+        throw new DiskException("polling is not supported by this disk manager");
     }
 
     /** @throws DiskException when no disk has that name */

@@ -1,6 +1,7 @@
 package io.kickplug.blk.device;
 
 import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.iothread.PollHandler;
 import io.kickplug.api.virtio.DescriptorChain;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
@@ -29,8 +30,14 @@ import java.util.function.BooleanSupplier;
  *
  * <p>After a fault it takes no new chain until the device is reset and activated again; requests already
  * in flight still complete.
+ *
+ * <p>Polling: as the queue's {@link PollHandler} the worker turns the driver's notifications off when its I/O
+ * thread starts polling and on when it stops (VIRTIO 1.2 section 2.7.10); while they are off, the drain
+ * leaves them off (QEMU's virtio_blk_handle_vq does not touch a queue's notification state it did not set).
+ * The I/O thread polls once more after {@link #pollEnd()}, so a chain added while notifications were being
+ * re-enabled is found without a notification.
  */
-final class QueueWorker implements Runnable {
+final class QueueWorker implements Runnable, PollHandler {
 
     private static final Logger LOG = System.getLogger(QueueWorker.class.getName());
 
@@ -45,17 +52,21 @@ final class QueueWorker implements Runnable {
     private final IoContext context;
     private final QueueChannel channel;
     private final QueueStats counters;
+    private final PollTally pollTally;
     private final BooleanSupplier stopping;
     /** Set on the I/O thread, or by a worker after an internal error; read by tests and diagnostics. */
     private volatile boolean stopped;
     /** Whether the queue is in its I/O context's dirty list; I/O thread only. */
     boolean dirty;
+    /** Notifications are off because the I/O thread polls the queue; I/O thread only. */
+    private boolean polling;
 
     /**
      * @param stopping true once the device is being reset: the worker then takes no new chain
      */
     QueueWorker(Shared disk, DeviceQueue queue, DeviceSignals signals, IoContext context, QueueChannel channel,
-            BooleanSupplier stopping) {
+            PollTally pollTally, BooleanSupplier stopping) {
+        this.pollTally = pollTally;
         this.disk = disk;
         this.queue = queue;
         this.signals = signals;
@@ -79,14 +90,67 @@ final class QueueWorker implements Runnable {
         try {
             drain();
         } catch (GuestFaultException fault) {
-            stopped = true;
-            LOG.log(Level.WARNING, "disk " + disk.diskName() + " queue " + queue.index()
-                    + ": guest fault, queue stopped until reset: " + fault.getMessage());
-            signals.deviceError(fault);
+            fault(fault);
         } catch (Throwable t) {
             internalError(t);
         } finally {
             context.notifyDirty();
+        }
+    }
+
+    private void fault(GuestFaultException fault) {
+        stopped = true;
+        LOG.log(Level.WARNING, "disk " + disk.diskName() + " queue " + queue.index()
+                + ": guest fault, queue stopped until reset: " + fault.getMessage());
+        signals.deviceError(fault);
+    }
+
+    /** Whether the available ring holds chains not yet taken; a ring fault counts as work, for run() to latch. */
+    @Override
+    public boolean poll() {
+        if (stopped || stopping.getAsBoolean()) {
+            return false;
+        }
+        try {
+            return queue.hasAvailable();
+        } catch (GuestFaultException e) {
+            return true;
+        }
+    }
+
+    /** Section 2.7.10: ask the driver not to notify while the I/O thread polls the available ring. */
+    @Override
+    public void pollBegin() {
+        polling = true;
+        if (stopped) {
+            return;
+        }
+        try {
+            queue.disableNotification();
+        } catch (GuestFaultException e) {
+            fault(e);
+        }
+    }
+
+    @Override
+    public void polled(int hits, int misses, long nanos) {
+        pollTally.add(hits, misses, nanos);
+    }
+
+    /**
+     * Notifications on again; the queue's full fence and re-read of avail.idx happen here, and the I/O thread
+     * polls once more after this, so an entry added meanwhile is not left waiting for a notification.
+     */
+    @Override
+    public void pollEnd() {
+        polling = false;
+        if (stopped) {
+            return;
+        }
+        try {
+            queue.enableNotification();
+        } catch (GuestFaultException e) {
+            fault(e);
         }
     }
 
@@ -103,10 +167,22 @@ final class QueueWorker implements Runnable {
         }
     }
 
-    /** The loss-free drain loop of {@link DeviceQueue}, with one notification decision per batch. */
+    /**
+     * The loss-free drain loop of {@link DeviceQueue}, with one notification decision per batch. While the
+     * I/O thread polls, notifications are off and stay off: take what is there; polling finds the rest.
+     */
     private void drain() {
         int chains = 0;
         try {
+            if (polling) {
+                DescriptorChain chain;
+                while (!stopping.getAsBoolean() && (chain = queue.pop()) != null) {
+                    chains++;
+                    accept(chain);
+                }
+                context.notifyDirty();
+                return;
+            }
             do {
                 queue.disableNotification();
                 DescriptorChain chain;

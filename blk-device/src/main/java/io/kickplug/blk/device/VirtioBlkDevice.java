@@ -9,6 +9,9 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.PollCounters;
 import io.kickplug.api.notify.QueueCounters;
+import io.kickplug.api.poll.PollParams;
+import io.kickplug.api.poll.PollPolicy;
+import io.kickplug.api.poll.PollStatus;
 import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceQueue;
@@ -63,6 +66,12 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private volatile DeviceSignals signals;
     private final Object lifecycle = new Object();
     private volatile Active active;
+    /** Device-side polling: asked for, with these windows, by this policy (null: none bound). Under lifecycle. */
+    private boolean pollRequested;
+    private PollParams pollParams = PollParams.defaults();
+    private PollPolicy pollPolicy;
+    /** Per queue: what device-side polling found, kept across resets. */
+    private final PollTally[] pollTallies;
 
     /**
      * A device with round-robin queue mapping, the mutex tracked lock and the default worker count.
@@ -140,8 +149,11 @@ public final class VirtioBlkDevice implements VirtioDevice {
         this.pool = backend.blocking() ? newPool(name, workers) : null;
         this.notifiers = notifiers;
         this.queueStats = new QueueStats[numQueues];
+        this.pollTallies = new PollTally[numQueues];
         for (int q = 0; q < numQueues; q++) {
             queueStats[q] = new QueueStats(name, q);
+            pollTallies[q] = new PollTally();
+            queueStats[q].poll = pollTallies[q]::snapshot;
         }
     }
 
@@ -264,6 +276,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
             signals = activation.signals();
             Active next = new Active(activation);
             active = next;
+            next.applyPolling();
             next.kickAll();
         }
     }
@@ -350,18 +363,6 @@ public final class VirtioBlkDevice implements VirtioDevice {
         return Arrays.stream(queueStats).map(QueueStats::snapshot).toList();
     }
 
-    /**
-     * Where queue {@code queue}'s polling columns come from (a polling extension); {@code null} for none.
-     *
-     * @throws IllegalArgumentException for a queue out of range
-     */
-    public void setPollCounters(int queue, Supplier<PollCounters> source) {
-        if (queue < 0 || queue >= numQueues) {
-            throw new IllegalArgumentException("disk " + name + " has queues 0.." + (numQueues - 1) + ", not " + queue);
-        }
-        queueStats[queue].poll = source == null ? () -> PollCounters.NONE : source;
-    }
-
     /** Whether writes are refused (VIRTIO_BLK_F_RO is offered). */
     public boolean readOnly() {
         return readOnly;
@@ -429,11 +430,62 @@ public final class VirtioBlkDevice implements VirtioDevice {
         requestSwitches(-1, null, new ArrayList<>()); // inactive queues show what they will start with
     }
 
+    /**
+     * Asks for device-side polling (or stops it): each queue's I/O thread polls the available ring with the
+     * driver's notifications off, in windows sized by the bound {@link PollPolicy}. Takes effect at the I/O
+     * threads' next loop iteration; while no policy is bound the request is kept and applied when one is.
+     *
+     * @param params the windows' parameters, or {@code null} to keep the current ones
+     */
+    public PollStatus setPolling(boolean enabled, PollParams params) {
+        synchronized (lifecycle) {
+            pollRequested = enabled;
+            if (params != null) {
+                pollParams = params;
+            }
+            applyPolling();
+            return pollStatus();
+        }
+    }
+
+    /**
+     * Binds the poll policy ({@code null}: none, polling off). Queues that poll stop at a safe point on
+     * their I/O thread (notifications on again, then a last look at the ring); nothing is lost.
+     */
+    public void setPollPolicy(PollPolicy policy) {
+        synchronized (lifecycle) {
+            pollPolicy = policy;
+            applyPolling();
+        }
+    }
+
+    private void applyPolling() {
+        Active current = active;
+        if (current != null) {
+            current.applyPolling();
+        }
+    }
+
+    /** Whether the queues poll now. Under lifecycle. */
+    private boolean pollingActive() {
+        return pollRequested && pollPolicy != null && pollParams.maxNs() > 0;
+    }
+
+    /** Polling settings and per-queue counters since the device was created. */
+    public PollStatus pollStatus() {
+        synchronized (lifecycle) {
+            List<PollCounters> counters = Arrays.stream(pollTallies).map(PollTally::snapshot).toList();
+            return new PollStatus(name, pollRequested, pollingActive(), pollParams, counters);
+        }
+    }
+
     /** One activation: a worker and a source per enabled queue, an I/O context per I/O thread. */
     private final class Active {
         private final IoSource[] sources;
         private final QueueWorker[] workers;
         private final IoContext[] contexts;
+        /** Queues whose source was given a poll handler; under lifecycle. */
+        private final boolean[] polled;
         private volatile boolean stopping;
 
         Active(DeviceActivation activation) {
@@ -441,6 +493,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
             int count = Math.min(queues.size(), numQueues);
             sources = new IoSource[count];
             workers = new QueueWorker[count];
+            polled = new boolean[count];
             contexts = new IoContext[ioThreads.size()];
             QueueWorker.Shared shared = new QueueWorker.Shared(name, processor, processor.executor(), tracked, pool);
             for (int q = 0; q < count; q++) {
@@ -454,8 +507,31 @@ public final class VirtioBlkDevice implements VirtioDevice {
                 }
                 QueueChannel channel = new QueueChannel(name, queue, activation.signals(), contexts[t], queueStats[q],
                         notifiers);
-                workers[q] = new QueueWorker(shared, queue, activation.signals(), contexts[t], channel, () -> stopping);
+                workers[q] = new QueueWorker(shared, queue, activation.signals(), contexts[t], channel,
+                        pollTallies[q], () -> stopping);
                 sources[q] = ioThreads.get(t).register("blk-" + name + "-q" + q, workers[q]);
+            }
+        }
+
+        /** Sets every queue's polling as the device's settings say; under lifecycle. */
+        void applyPolling() {
+            boolean on = pollingActive();
+            for (int q = 0; q < sources.length; q++) {
+                if (sources[q] == null) {
+                    continue;
+                }
+                try {
+                    if (on) {
+                        sources[q].setPoll(workers[q], pollPolicy.newWindow(pollParams));
+                        polled[q] = true;
+                    } else if (polled[q]) {
+                        sources[q].setPoll(null, null);
+                        polled[q] = false;
+                    }
+                } catch (RuntimeException e) {
+                    // An I/O thread that cannot poll, or a failing policy: the queue keeps working on notifications.
+                    LOG.log(Level.WARNING, "disk " + name + " queue " + q + ": polling not changed: " + e);
+                }
             }
         }
 

@@ -4,6 +4,7 @@ import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
+import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.transport.TransportKind;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +21,8 @@ import java.util.Map;
  * suffix; optional for file), {@code readonly}, {@code direct}, {@code queues} (1), {@code queue.size}
  * (256), {@code iothreads} (1), {@code mapping} ("0,2;1,3": the queues of each I/O thread; empty for
  * round-robin), {@code transport} (mmio), {@code serial}, {@code tracked.lock} (mutex), {@code workers}
- * (8), {@code notify.strategy} (immediate; see {@link #notifyStrategy}).
+ * (8), {@code notify.strategy} (immediate; see {@link #notifyStrategy}), {@code poll} (false: device-side
+ * polling of the queues) and {@code poll.max.ns} (32768, QEMU's poll-max-ns).
  */
 public final class DiskConfig {
 
@@ -76,6 +78,29 @@ public final class DiskConfig {
         return new DiskSpec(name.trim(), backendSpec, transport, integer(props, "queues", 1),
                 integer(props, "queue.size", DiskSpec.DEFAULT_QUEUE_SIZE), integer(props, "iothreads", 1), mapping,
                 serial, lock, integer(props, "workers", DiskSpec.DEFAULT_WORKERS), DiskSpec.DEFAULT_GUEST_MEMORY);
+    }
+
+    /** Device-side polling from a disk configuration. */
+    public record Polling(boolean enabled, PollParams params) {
+    }
+
+    /** The {@code poll} and {@code poll.max.ns} properties. */
+    public static Polling polling(Map<String, ?> props) {
+        boolean enabled = bool(props, "poll");
+        Object v = props.get("poll.max.ns");
+        long maxNs = PollParams.DEFAULT_MAX_NS;
+        if (v != null && !v.toString().isBlank()) {
+            try {
+                maxNs = v instanceof Number n ? n.longValue() : Long.parseLong(v.toString().trim());
+            } catch (NumberFormatException e) {
+                maxNs = -1;
+            }
+            if (maxNs < 0 || maxNs > PollParams.LIMIT_MAX_NS) {
+                throw new DiskException("disk configuration property 'poll.max.ns' must be nanoseconds in 0.."
+                        + PollParams.LIMIT_MAX_NS + ", not '" + v + "'");
+            }
+        }
+        return new Polling(enabled, PollParams.defaults().withMaxNs(maxNs));
     }
 
     /**

@@ -87,6 +87,14 @@ public final class DiskConfigComponent {
         @AttributeDefinition(required = false, description = "Completion-notification strategy of every queue "
                 + "(immediate, bh, defer-call, ...; empty for immediate); changing only this swaps it live")
         String notify_strategy() default "";
+
+        @AttributeDefinition(description = "Device-side polling: the I/O threads poll the queues with the "
+                + "driver's notifications off (needs the poll-extension bundle's adaptive policy)")
+        boolean poll() default false;
+
+        @AttributeDefinition(description = "Longest poll window in ns (QEMU's poll-max-ns)", min = "0",
+                max = "1000000000")
+        long poll_max_ns() default io.kickplug.api.poll.PollParams.DEFAULT_MAX_NS;
     }
 
     private final DiskManager disks;
@@ -112,6 +120,7 @@ public final class DiskConfigComponent {
     synchronized void modified(Map<String, Object> props) {
         if (attached != null && withoutStrategy(props).equals(attachedProps)) {
             applyStrategy(attached, props);
+            applyPolling(attached, props, true);
             return;
         }
         detach();
@@ -127,10 +136,12 @@ public final class DiskConfigComponent {
         try {
             DiskSpec spec = DiskConfig.toSpec(props);
             DiskConfig.notifyStrategy(props); // checked before anything is attached
+            DiskConfig.polling(props); // checked before anything is attached
             disks.attach(spec);
             attached = spec.name();
             attachedProps = withoutStrategy(props);
             applyStrategy(spec.name(), props);
+            applyPolling(spec.name(), props, false);
         } catch (DiskException e) {
             LOG.log(Level.ERROR, "disk configuration " + props.get("service.pid") + " not attached: " + e.getMessage());
         }
@@ -151,10 +162,26 @@ public final class DiskConfigComponent {
         }
     }
 
+    /** {@code poll} and {@code poll.max.ns}; {@code always} also sends "off" (a live change). */
+    private void applyPolling(String disk, Map<String, Object> props, boolean always) {
+        try {
+            DiskConfig.Polling polling = DiskConfig.polling(props);
+            if (polling.enabled() || always) {
+                disks.setPolling(disk, polling.enabled(), polling.params());
+            }
+        } catch (DiskException e) {
+            LOG.log(Level.ERROR, "disk " + disk + ": polling not applied: " + e.getMessage());
+        }
+    }
+
+    /** The properties whose change needs a re-attach: all but the strategy and polling, which apply live. */
     private static Map<String, Object> withoutStrategy(Map<String, Object> props) {
         Map<String, Object> rest = new HashMap<>(props);
         rest.remove(DiskConfig.NOTIFY_STRATEGY);
         rest.remove("notify_strategy");
+        rest.remove("poll");
+        rest.remove("poll.max.ns");
+        rest.remove("poll_max_ns");
         return rest;
     }
 

@@ -12,6 +12,9 @@ import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.notify.QueueCounters;
+import io.kickplug.api.poll.PollParams;
+import io.kickplug.api.poll.PollPolicy;
+import io.kickplug.api.poll.PollStatus;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
 import io.kickplug.api.virtio.VirtioDevice;
@@ -30,7 +33,9 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
  * The {@link DiskManager} service, the disks' {@link NotificationControl} and the tracked-requests locks as a
  * {@link LockStatSource}: a thin shell over {@link DiskRegistry}. Every {@link CompletionNotifier} service is
  * bound dynamically (greedy, so a returning or better-ranked strategy is picked up at once) into the
- * {@link NotifierRegistry} the disks' queues resolve their strategy names in.
+ * {@link NotifierRegistry} the disks' queues resolve their strategy names in. The {@code adaptive}
+ * {@link PollPolicy} is bound dynamically too: when its bundle stops, disks that poll go back to
+ * notifications at a safe point; when it returns, they poll again.
  */
 @Component(service = {DiskManager.class, NotificationControl.class, LockStatSource.class})
 public final class DiskManagerComponent implements DiskManager, NotificationControl, LockStatSource {
@@ -43,6 +48,8 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
     private volatile List<BackendFactory> backendFactories;
 
     private final DiskRegistry registry;
+    /** The poll policy the registry uses; guarded by this. */
+    private PollPolicy pollPolicy;
 
     @Activate
     public DiskManagerComponent(@Reference(name = "transportFactory") TransportFactory transports,
@@ -68,6 +75,22 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
         return properties.get("service.ranking") instanceof Integer r ? r : 0;
     }
 
+    @Reference(name = "pollPolicy", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindPollPolicy",
+            target = "(" + PollPolicy.PROPERTY + "=" + PollPolicy.ADAPTIVE + ")")
+    synchronized void bindPollPolicy(PollPolicy policy) {
+        pollPolicy = policy;
+        registry.setPollPolicy(policy);
+    }
+
+    synchronized void unbindPollPolicy(PollPolicy policy) {
+        // A greedy replacement binds the new policy before unbinding the old one.
+        if (pollPolicy == policy) {
+            pollPolicy = null;
+            registry.setPollPolicy(null);
+        }
+    }
+
     @Deactivate
     void deactivate() {
         registry.close();
@@ -91,6 +114,16 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
     @Override
     public DiskInfo resize(String name, long newSizeBytes) {
         return registry.resize(name, newSizeBytes);
+    }
+
+    @Override
+    public PollStatus setPolling(String name, boolean enabled, PollParams params) {
+        return registry.setPolling(name, enabled, params);
+    }
+
+    @Override
+    public PollStatus pollStatus(String name) {
+        return registry.pollStatus(name);
     }
 
     @Override

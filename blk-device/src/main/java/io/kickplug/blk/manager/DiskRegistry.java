@@ -13,6 +13,9 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.memory.GuestMemoryFactory;
+import io.kickplug.api.poll.PollParams;
+import io.kickplug.api.poll.PollPolicy;
+import io.kickplug.api.poll.PollStatus;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
@@ -59,6 +62,8 @@ public final class DiskRegistry implements AutoCloseable {
     /** An exported device and its strategy-change listener. */
     private record Export(VirtioBlkDevice device, NotifierRegistry.Listener listener) {
     }
+    /** The bound poll policy, or {@code null}. */
+    private PollPolicy pollPolicy;
     /** How long {@link #setStrategy} waits for the queues to switch before it answers. */
     private static final long SWITCH_WAIT_MILLIS = 2000;
 
@@ -111,6 +116,7 @@ public final class DiskRegistry implements AutoCloseable {
             }
             device = new VirtioBlkDevice(name, backend, spec.backend().readOnly(), spec.numQueues(),
                     spec.queueSize(), serial(spec), threads, mapping, spec.trackedLock(), spec.workers(), notifiers);
+            device.setPollPolicy(pollPolicy);
             GuestMemory memory = allocate(spec);
             transport = createTransport(spec, device, memory);
             NotifierRegistry.Listener listener = device::strategiesChanged;
@@ -202,6 +208,33 @@ public final class DiskRegistry implements AutoCloseable {
             LOG.log(Level.INFO, "resized disk " + name + " from " + oldSize + " to " + newSizeBytes + " bytes");
         }
         return disk.info();
+    }
+
+    /**
+     * Turns device-side polling of a disk on or off ({@code params} {@code null}: keep the disk's).
+     *
+     * @throws DiskException for an unknown disk
+     */
+    public synchronized PollStatus setPolling(String name, boolean enabled, PollParams params) {
+        PollStatus status = find(name).device().setPolling(enabled, params);
+        LOG.log(Level.INFO, "disk " + name + ": polling " + (enabled ? "on" : "off") + ", poll-max-ns "
+                + status.params().maxNs() + (enabled && !status.active() ? " (no poll policy bound yet)" : ""));
+        return status;
+    }
+
+    public synchronized PollStatus pollStatus(String name) {
+        return find(name).device().pollStatus();
+    }
+
+    /**
+     * Binds the poll policy for every disk, now and later ({@code null}: none). Disks that asked for polling
+     * start or stop polling at their I/O threads' next loop iteration.
+     */
+    public synchronized void setPollPolicy(PollPolicy policy) {
+        pollPolicy = policy;
+        for (AttachedDisk disk : disks.values()) {
+            disk.device().setPollPolicy(policy);
+        }
     }
 
     /**

@@ -42,7 +42,8 @@ public final class GuestCommands {
         this.lockStats = lockStats;
     }
 
-    @Descriptor("show the simulated guest's machine (vCPUs, exit and injection latency, kick policy); "
+    @Descriptor("show the simulated guest's machine (vCPUs, exit and injection latency, kick policy, poll "
+            + "queues); "
             + "with options, change it for the next run")
     public String guest(
             @Descriptor("vCPU threads")
@@ -52,18 +53,22 @@ public final class GuestCommands {
             @Descriptor("cost of one interrupt in ns, busy-waited on the receiving vCPU")
             @Parameter(names = "--inject-ns", absentValue = UNSET) String injectNs,
             @Descriptor("kick policy name, e.g. under-lock or outside-lock")
-            @Parameter(names = "--kick-policy", absentValue = UNSET) String kickPolicy) {
+            @Parameter(names = "--kick-policy", absentValue = UNSET) String kickPolicy,
+            @Descriptor("queues without interrupts for hipri (polled) I/O, Linux's poll_queues; 0 for none")
+            @Parameter(names = "--poll-queues", absentValue = UNSET) String pollQueues) {
         GuestControl c = control;
         if (c == null) {
             throw new IllegalStateException("no simulated guest: the io.kickplug.guest bundle is not active");
         }
         GuestSettings s = c.settings();
-        boolean change = !vcpus.isEmpty() || !exitNs.isEmpty() || !injectNs.isEmpty() || !kickPolicy.isEmpty();
+        boolean change = !vcpus.isEmpty() || !exitNs.isEmpty() || !injectNs.isEmpty() || !kickPolicy.isEmpty()
+                || !pollQueues.isEmpty();
         if (change) {
             s = c.configure(new GuestSettings(vcpus.isEmpty() ? s.vcpus() : Args.positiveInt("--vcpus", vcpus),
                     exitNs.isEmpty() ? s.exitLatencyNs() : nanos("--exit-ns", exitNs),
                     injectNs.isEmpty() ? s.injectLatencyNs() : nanos("--inject-ns", injectNs),
-                    kickPolicy.isEmpty() ? s.kickPolicy() : kickPolicy.trim()));
+                    kickPolicy.isEmpty() ? s.kickPolicy() : kickPolicy.trim(),
+                    pollQueues.isEmpty() ? s.pollQueues() : count("--poll-queues", pollQueues)));
         }
         String text = LockStatTable.settings(s, c.kickPolicies());
         return change ? text + System.lineSeparator() + "(applies to the next run)" : text;
@@ -82,6 +87,18 @@ public final class GuestCommands {
             return "lock statistics reset";
         }
         return LockStatTable.format(stats.rows());
+    }
+
+    private static int count(String option, String text) {
+        try {
+            int value = Integer.parseInt(text.trim());
+            if (value >= 0) {
+                return value;
+            }
+        } catch (NumberFormatException e) {
+            // the message below
+        }
+        throw new IllegalArgumentException("invalid " + option + " '" + text + "': expected an integer, 0 or more");
     }
 
     private static long nanos(String option, String text) {

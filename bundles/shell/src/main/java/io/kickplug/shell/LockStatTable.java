@@ -42,8 +42,11 @@ public final class LockStatTable {
         return String.format(Locale.ROOT, "vcpus              %d%n"
                 + "exit latency       %d ns (each notify, busy-waited on the notifying vCPU)%n"
                 + "injection latency  %d ns (each interrupt, busy-waited on the receiving vCPU)%n"
-                + "kick policy        %s (available: %s)", s.vcpus(), s.exitLatencyNs(), s.injectLatencyNs(),
-                s.kickPolicy(), policies.isEmpty() ? "none" : String.join(", ", policies));
+                + "kick policy        %s (available: %s)%n"
+                + "poll queues        %d (%s)", s.vcpus(), s.exitLatencyNs(), s.injectLatencyNs(),
+                s.kickPolicy(), policies.isEmpty() ? "none" : String.join(", ", policies), s.pollQueues(),
+                s.pollQueues() == 0 ? "hipri I/O turns its queue's interrupts off while in flight"
+                        : "the last queues, without interrupts, take hipri I/O");
     }
 
     private static String pad(String text, int width) {

@@ -91,7 +91,8 @@ class GuestCommandsGogoTest {
         assertEquals(String.format("vcpus              1%n"
                 + "exit latency       5000 ns (each notify, busy-waited on the notifying vCPU)%n"
                 + "injection latency  2000 ns (each interrupt, busy-waited on the receiving vCPU)%n"
-                + "kick policy        outside-lock (available: outside-lock, under-lock)"), text);
+                + "kick policy        outside-lock (available: outside-lock, under-lock)%n"
+                + "poll queues        0 (hipri I/O turns its queue's interrupts off while in flight)"), text);
     }
 
     @Test
@@ -101,6 +102,8 @@ class GuestCommandsGogoTest {
         assertTrue(text.endsWith("(applies to the next run)"), text);
         run("kp:guest --inject-ns 0");
         assertEquals(new GuestSettings(4, 50000, 0, "under-lock"), settings);
+        run("kp:guest --poll-queues 2");
+        assertEquals(new GuestSettings(4, 50000, 0, "under-lock", 2), settings);
     }
 
     @Test
@@ -109,6 +112,8 @@ class GuestCommandsGogoTest {
                 assertThrows(IllegalArgumentException.class, () -> run("kp:guest --vcpus x")).getMessage());
         assertEquals("invalid --exit-ns '-1': expected nanoseconds, 0 or more",
                 assertThrows(IllegalArgumentException.class, () -> run("kp:guest --exit-ns -1")).getMessage());
+        assertEquals("invalid --poll-queues '-1': expected an integer, 0 or more",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:guest --poll-queues -1")).getMessage());
         assertEquals("no kick policy named 'sideways'",
                 assertThrows(IllegalArgumentException.class, () -> run("kp:guest --kick-policy sideways"))
                         .getMessage());
@@ -141,7 +146,7 @@ class GuestCommandsGogoTest {
     void withoutTheGuestBundleTheCommandsSaySo() {
         GuestCommands none = new GuestCommands(null, null);
         assertEquals("no simulated guest: the io.kickplug.guest bundle is not active",
-                assertThrows(IllegalStateException.class, () -> none.guest("", "", "", "")).getMessage());
+                assertThrows(IllegalStateException.class, () -> none.guest("", "", "", "", "")).getMessage());
         assertEquals("no lock statistics: the io.kickplug.guest bundle is not active",
                 assertThrows(IllegalStateException.class, () -> none.lockstat(false)).getMessage());
     }

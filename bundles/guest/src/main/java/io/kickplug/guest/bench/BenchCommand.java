@@ -2,6 +2,7 @@ package io.kickplug.guest.bench;
 
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.guest.LockStats;
+import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.engine.GuestEngine;
 import java.util.Arrays;
@@ -24,38 +25,47 @@ import org.osgi.service.component.annotations.Reference;
 public final class BenchCommand {
 
     /** The benchmarks by name, for the usage line. */
-    static final List<String> BENCHMARKS = List.of("kick");
+    static final List<String> BENCHMARKS = List.of("kick", "seeds");
 
     private final DiskManager disks;
     private final VirtqueueFactory virtqueues;
     private final GuestEngine engine;
     private final LockStats lockStats;
+    private final NotificationControl notifications;
     private final AtomicBoolean running = new AtomicBoolean();
 
     @Activate
     public BenchCommand(@Reference(name = "diskManager") DiskManager disks,
             @Reference(name = "virtqueueFactory") VirtqueueFactory virtqueues,
             @Reference(name = "guestEngine") GuestEngine engine,
-            @Reference(name = "lockStats") LockStats lockStats) {
+            @Reference(name = "lockStats") LockStats lockStats,
+            @Reference(name = "notificationControl") NotificationControl notifications) {
         this.disks = disks;
         this.virtqueues = virtqueues;
         this.engine = engine;
         this.lockStats = lockStats;
+        this.notifications = notifications;
     }
 
     @Descriptor("run a benchmark in the simulated guest on a temporary memory disk: kp:bench kick [--runtime S]"
             + " [--exit-us 1,10,50] [--disk-size SIZE] [--transport mmio|pci] (seed 000: under-lock vs"
-            + " outside-lock kick at each exit latency)")
-    public String bench(@Descriptor("the benchmark (kick), then its options") String... args) {
+            + " outside-lock kick at each exit latency); kp:bench seeds [--runtime S] [--json FILE] (the five seed"
+            + " experiments side by side, published figure beside the measured one, JSON result file)")
+    public String bench(@Descriptor("the benchmark (kick or seeds), then its options") String... args) {
         if (args.length == 0) {
             throw new IllegalArgumentException("which benchmark? usage: kp:bench kick [--runtime S] [--exit-us 1,10,50]"
-                    + " [--disk-size SIZE] [--transport mmio|pci]");
+                    + " [--disk-size SIZE] [--transport mmio|pci] | kp:bench seeds [--runtime S] [--json FILE]");
         }
         List<String> options = Arrays.asList(args).subList(1, args.length);
         return switch (args[0]) {
             case "kick" -> {
                 KickBench.Options o = KickBench.Options.parse(options);
                 yield exclusive(() -> KickBench.format(new KickBench(disks, virtqueues, engine, lockStats).run(o)));
+            }
+            case "seeds" -> {
+                SeedsBench.Options o = SeedsBench.Options.parse(options);
+                yield exclusive(() -> new SeedsBench(disks, virtqueues, engine, lockStats, notifications).run(o)
+                        .format());
             }
             default -> throw new IllegalArgumentException("unknown benchmark '" + args[0] + "' (available: "
                     + String.join(", ", BENCHMARKS) + ")");

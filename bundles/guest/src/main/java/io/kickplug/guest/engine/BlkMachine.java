@@ -69,6 +69,16 @@ import java.util.function.BooleanSupplier;
  * latency once per interrupt that found used buffers on its queues; a fanned-out raise that found nothing is
  * treated as an interrupt for another vCPU and costs nothing. Reading InterruptStatus and the IPI are free.
  *
+ * <p><b>Polling (seed 003).</b> A high-priority ({@code hipri}) request is completed by polling from its vCPU,
+ * which spins instead of parking while it has such requests in flight and reaps the used ring under the
+ * queue's lock (blk_mq_poll / virtblk_poll). With {@link MachineConfig#pollQueues()} N, the last N queues
+ * (at most all but one) are poll queues: no vCPU handles their interrupts, their callbacks are off for good
+ * (VIRTIO 1.2 section 2.7.7: NO_INTERRUPT, or used_event kept behind with EVENT_IDX), and they take only hipri
+ * requests (vCPU v uses poll queue {@code v % N}). With N = 0 a hipri request goes to the vCPU's normal queue,
+ * which turns its callbacks off while it has hipri requests in flight and back on when the last one is reaped,
+ * then looks at the used ring again (virtqueue_enable_cb's contract); its interrupt handler meanwhile collects
+ * without re-enabling.
+ *
  * <p><b>Exit cost.</b> Each notify is the QueueNotify write (virtio-mmio) or the notify-region write
  * (virtio-pci) followed by a busy-wait on the vCPU thread until
  * the exit latency has passed since the write began.
@@ -92,6 +102,9 @@ final class BlkMachine implements GuestMachine {
     private final GuestRam ram;
     private final long features;
     private final List<Hwq> queues = new ArrayList<>();
+    /** Queues with interrupts (the first ones) and poll queues (the last ones); set by setUp. */
+    private int defaultQueues;
+    private int pollQueues;
     private final List<VcpuThread> vcpus = new ArrayList<>();
     private final AtomicBoolean running = new AtomicBoolean();
     private volatile long capacitySectors;
@@ -214,6 +227,15 @@ final class BlkMachine implements GuestMachine {
         }
         // find_vqs: rings and interrupts (the MMIO line; on virtio-pci MSI-X vectors, or INTx as a fallback).
         routing = transport.findQueues(layouts);
+        // Linux: num_poll_vqs = min(poll_queues, num_vqs - 1); the poll queues are the last ones.
+        pollQueues = Math.min(config.pollQueues(), queues.size() - 1);
+        defaultQueues = queues.size() - pollQueues;
+        for (int q = defaultQueues; q < queues.size(); q++) {
+            Hwq poll = queues.get(q);
+            poll.pollQueue = true;
+            // No callback, no vector: interrupts off for good (section 2.7.7), before any buffer is added.
+            poll.dq.disableCallbacks();
+        }
         init.driverOk();
     }
 
@@ -221,7 +243,7 @@ final class BlkMachine implements GuestMachine {
         for (int v = 0; v < config.vcpus(); v++) {
             vcpus.add(new VcpuThread(v));
         }
-        for (Hwq q : queues) {
+        for (Hwq q : queues.subList(0, defaultQueues)) {
             q.handler = vcpus.get(q.index % vcpus.size());
             q.handler.affine.add(q);
         }
@@ -246,8 +268,9 @@ final class BlkMachine implements GuestMachine {
         for (int vector = 0; vector <= highest; vector++) {
             List<VcpuThread> to = new ArrayList<>();
             for (int q : routing.queuesOf(vector)) {
+                // A poll queue has no handler: nothing takes its interrupts.
                 VcpuThread handler = queues.get(q).handler;
-                if (!to.contains(handler)) {
+                if (handler != null && !to.contains(handler)) {
                     to.add(handler);
                 }
             }
@@ -287,6 +310,16 @@ final class BlkMachine implements GuestMachine {
     @Override
     public int numQueues() {
         return queues.size();
+    }
+
+    /** The poll queues in use (the last ones). */
+    int pollQueues() {
+        return pollQueues;
+    }
+
+    /** Queue {@code q}'s driver view, for tests that look at the rings. */
+    DriverQueue driverQueue(int q) {
+        return queues.get(q).dq;
     }
 
     @Override
@@ -516,6 +549,10 @@ final class BlkMachine implements GuestMachine {
         /** Incremented after each completion handler run that collected something. */
         final AtomicLong drains = new AtomicLong();
         VcpuThread handler;
+        /** A poll queue: no interrupt, callbacks off for good. */
+        boolean pollQueue;
+        /** Hipri requests in the device; under {@link #lock}. On a normal queue, callbacks are off while > 0. */
+        int hipriInFlight;
 
         Hwq(int index, DriverQueue dq, SpinLock lock, int tags) {
             this.index = index;
@@ -541,6 +578,7 @@ final class BlkMachine implements GuestMachine {
         VcpuThread owner;
         List<BufferSpec> chain;
         boolean inDevice;
+        boolean hipri;
 
         Req(Hwq hwq, int tag, long header, long status) {
             this.hwq = hwq;
@@ -564,7 +602,7 @@ final class BlkMachine implements GuestMachine {
         }
     }
 
-    record Completion(Io io, int status, long at) {
+    record Completion(Io io, int status, long at, boolean hipri) {
     }
 
     /** A job on its vCPU. */
@@ -640,6 +678,8 @@ final class BlkMachine implements GuestMachine {
         final int id;
         final Thread thread;
         final Hwq hwq;
+        /** Where this vCPU's hipri requests go: its poll queue, or {@link #hwq} without poll queues. */
+        final Hwq pollHwq;
         final List<Hwq> affine = new ArrayList<>();
         final AtomicBoolean irq = new AtomicBoolean();
         /** Causes the MSI-X vectors delivered here carried since the handler last ran. */
@@ -648,6 +688,12 @@ final class BlkMachine implements GuestMachine {
         final ConcurrentLinkedQueue<Completion> remote = new ConcurrentLinkedQueue<>();
         private final ArrayDeque<Completion> local = new ArrayDeque<>();
         private final List<Req> plug = new ArrayList<>();
+        /** Plugged hipri requests for a poll queue ({@link #pollHwq} differs from {@link #hwq}). */
+        private final List<Req> pollPlug = new ArrayList<>();
+        /** This vCPU's hipri requests in the device, not yet completed here: while > 0 the vCPU polls. */
+        private int hipriInFlight;
+        /** The queue being dispatched, lent to the kick policy. */
+        private Hwq kickHwq;
         private final List<JobRun> jobs = new ArrayList<>();
         private Run seen;
         private JobRun current;
@@ -662,7 +708,9 @@ final class BlkMachine implements GuestMachine {
 
         VcpuThread(int id) {
             this.id = id;
-            this.hwq = queues.get(id % queues.size());
+            this.hwq = queues.get(id % defaultQueues);
+            this.pollHwq = pollQueues == 0 ? hwq : queues.get(defaultQueues + id % pollQueues);
+            this.kickHwq = hwq;
             this.thread = new Thread(this, "vcpu" + id + "-" + config.name());
             thread.setDaemon(true);
         }
@@ -676,6 +724,7 @@ final class BlkMachine implements GuestMachine {
             try {
                 while (!stopped && broken == null) {
                     boolean work = handleInterrupt();
+                    work |= pollCompletions();
                     work |= runCompletions();
                     Run r = run;
                     if (r != seen) {
@@ -688,7 +737,11 @@ final class BlkMachine implements GuestMachine {
                     }
                     if (!work && !irq.get() && remote.isEmpty() && run == seen) {
                         checkProgress();
-                        LockSupport.parkNanos(this, IDLE_PARK_NANOS);
+                        if (hipriInFlight > 0) {
+                            Thread.onSpinWait(); // polling: the vCPU spins on the used ring, as io_uring iopoll
+                        } else {
+                            LockSupport.parkNanos(this, IDLE_PARK_NANOS);
+                        }
                     }
                 }
             } catch (Throwable t) {
@@ -814,16 +867,19 @@ final class BlkMachine implements GuestMachine {
             return true;
         }
 
-        /** virtblk_done: collect q's used buffers under its lock, free the tags, route the completions. */
+        /**
+         * virtblk_done: collect q's used buffers under its lock, free the tags, route the completions. While
+         * hipri requests are in flight on q its callbacks stay off (they are being polled for).
+         */
         private void drain(Hwq q) {
             List<Req> done = new ArrayList<>();
             q.lock.lock(id);
             try {
                 do {
                     q.dq.disableCallbacks();
-                    UsedBuffer used;
-                    while ((used = q.dq.getUsed()) != null) {
-                        done.add(claim(q, used.token()));
+                    collect(q, done);
+                    if (q.hipriInFlight > 0) {
+                        break;
                     }
                 } while (!q.dq.enableCallbacks());
             } catch (IllegalStateException e) {
@@ -831,14 +887,64 @@ final class BlkMachine implements GuestMachine {
             } finally {
                 q.lock.unlock();
             }
+            route(q, done);
+        }
+
+        /** Polls for this vCPU's hipri completions; returns true when the poll reaped something. */
+        private boolean pollCompletions() {
+            return hipriInFlight > 0 && reap(pollHwq);
+        }
+
+        /**
+         * virtblk_poll: collect q's used buffers under its lock. On a normal queue, the reap that completes its
+         * last hipri request turns callbacks back on and, when used buffers arrived meanwhile (enable_cb returned
+         * false), collects again: nothing is left without an interrupt or a poll.
+         */
+        private boolean reap(Hwq q) {
+            List<Req> done = new ArrayList<>();
+            q.lock.lock(id);
+            try {
+                while (true) {
+                    collect(q, done);
+                    if (q.pollQueue || q.hipriInFlight > 0 || q.dq.enableCallbacks()) {
+                        break;
+                    }
+                }
+            } catch (IllegalStateException e) {
+                throw new GuestDriverException("used ring of queue " + q.index + " is corrupt: " + e.getMessage(), e);
+            } finally {
+                q.lock.unlock();
+            }
+            if (done.isEmpty()) {
+                return false;
+            }
+            route(q, done);
+            return true;
+        }
+
+        /** Takes every used buffer of q; q's lock is held. */
+        private void collect(Hwq q, List<Req> done) {
+            UsedBuffer used;
+            while ((used = q.dq.getUsed()) != null) {
+                Req r = claim(q, used.token());
+                if (r.hipri) {
+                    q.hipriInFlight--;
+                }
+                done.add(r);
+            }
+        }
+
+        /** Frees the tags of collected requests and hands their completions to the submitting vCPUs. */
+        private void route(Hwq q, List<Req> done) {
             long now = System.nanoTime();
             List<VcpuThread> wake = new ArrayList<>();
             for (Req r : done) {
-                Completion c = new Completion(r.io, memory.readU8(r.status) & 0xFF, now);
+                Completion c = new Completion(r.io, memory.readU8(r.status) & 0xFF, now, r.hipri);
                 VcpuThread owner = r.owner;
                 r.io = null;
                 r.owner = null;
                 r.chain = null;
+                r.hipri = false;
                 q.free.add(r);
                 if (owner == this) {
                     local.add(c);
@@ -874,6 +980,9 @@ final class BlkMachine implements GuestMachine {
             while ((c = local.poll()) != null || (c = remote.poll()) != null) {
                 any = true;
                 lastProgress = System.nanoTime();
+                if (c.hipri()) {
+                    hipriInFlight--;
+                }
                 Io io = c.io();
                 if (io.status == VirtioBlk.S_OK && c.status() != VirtioBlk.S_OK) {
                     io.status = c.status();
@@ -929,10 +1038,6 @@ final class BlkMachine implements GuestMachine {
             if (current == null) {
                 throw new IllegalStateException("submit outside a job's start, step, finish or callback");
             }
-            if (hipri) {
-                throw new UnsupportedOperationException("hipri (polled completion) is not available: the simulated"
-                        + " virtio_blk driver has no poll queues yet");
-            }
             if (broken != null || stopped) {
                 checkUsable();
             }
@@ -944,10 +1049,10 @@ final class BlkMachine implements GuestMachine {
                 count(io);
                 if (!hasFlush()) {
                     // Linux: without VIRTIO_BLK_F_FLUSH there is no volatile cache, a flush completes at once.
-                    local.add(new Completion(io, VirtioBlk.S_OK, System.nanoTime()));
+                    local.add(new Completion(io, VirtioBlk.S_OK, System.nanoTime(), false));
                     return;
                 }
-                queueRequest(io, op, 0, List.of());
+                queueRequest(io, op, 0, List.of(), hipri);
                 return;
             }
             checkData(op, offset, length, buf);
@@ -961,7 +1066,7 @@ final class BlkMachine implements GuestMachine {
                     data.add(op == IoOp.READ ? BufferSpec.writable(s.address(), s.length())
                             : BufferSpec.readable(s.address(), s.length()));
                 }
-                queueRequest(io, op, p.offset() / VirtioBlk.SECTOR_SIZE, data);
+                queueRequest(io, op, p.offset() / VirtioBlk.SECTOR_SIZE, data, hipri);
             }
         }
 
@@ -996,14 +1101,19 @@ final class BlkMachine implements GuestMachine {
             }
         }
 
-        /** Takes a tag (waiting if none), fills the header, and puts the request on the plug. */
-        private void queueRequest(Io io, IoOp op, long sector, List<BufferSpec> data) {
-            Req r = hwq.free.poll();
+        /**
+         * Takes a tag of the request's queue (waiting if none), fills the header, and puts the request on the
+         * plug. A hipri request goes to the vCPU's poll queue when there are poll queues.
+         */
+        private void queueRequest(Io io, IoOp op, long sector, List<BufferSpec> data, boolean hipri) {
+            Hwq q = hipri ? pollHwq : hwq;
+            Req r = q.free.poll();
             if (r == null) {
                 // blk_mq_get_tag: run the hardware queue (our plug) before sleeping for a tag.
                 dispatchPlug();
-                r = awaitTag();
+                r = awaitTag(q);
             }
+            r.hipri = hipri;
             memory.writeU32(r.header, op.requestType());
             memory.writeU32(r.header + 4, 0);
             memory.writeU64(r.header + 8, sector);
@@ -1015,32 +1125,34 @@ final class BlkMachine implements GuestMachine {
             r.chain = chain;
             r.io = io;
             r.owner = this;
-            plug.add(r);
+            List<Req> p = q == hwq ? plug : pollPlug;
+            p.add(r);
             requests++;
-            if (plug.size() >= PLUG_FLUSH_COUNT) {
+            if (p.size() >= PLUG_FLUSH_COUNT) {
                 dispatchPlug();
             }
         }
 
-        private Req awaitTag() {
+        private Req awaitTag(Hwq q) {
             Req[] got = new Req[1];
-            awaitQueue(() -> (got[0] = hwq.free.poll()) != null, "a free tag");
+            awaitQueue(q, () -> (got[0] = q.free.poll()) != null, "a free tag");
             return got[0];
         }
 
         /**
-         * Waits until {@code ready} holds, handling this vCPU's interrupts meanwhile (their callbacks run
-         * later, from the loop). Bounded by the machine's timeout.
+         * Waits until {@code ready} holds for queue {@code q}, handling this vCPU's interrupts and polling for
+         * its hipri completions meanwhile (their callbacks run later, from the loop). Bounded by the machine's
+         * timeout.
          */
-        private void awaitQueue(BooleanSupplier ready, String what) {
+        private void awaitQueue(Hwq q, BooleanSupplier ready, String what) {
             long deadline = System.nanoTime() + config.timeout().toNanos();
             while (!ready.getAsBoolean()) {
-                hwq.waiters.add(thread);
+                q.waiters.add(thread);
                 try {
                     if (ready.getAsBoolean()) {
                         return;
                     }
-                    if (handleInterrupt()) {
+                    if (handleInterrupt() || pollCompletions()) {
                         continue;
                     }
                     if (broken != null || stopped) {
@@ -1049,13 +1161,17 @@ final class BlkMachine implements GuestMachine {
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
                         throw new GuestDriverException("vcpu " + id + " waited " + config.timeout().toMillis()
-                                + " ms for " + what + " on queue " + hwq.index + " (" + inFlight
+                                + " ms for " + what + " on queue " + q.index + " (" + inFlight
                                 + " requests in flight, device status 0x" + Integer.toHexString(transport.status())
                                 + ")");
                     }
-                    LockSupport.parkNanos(this, Math.min(left, IDLE_PARK_NANOS));
+                    if (hipriInFlight > 0) {
+                        Thread.onSpinWait();
+                    } else {
+                        LockSupport.parkNanos(this, Math.min(left, IDLE_PARK_NANOS));
+                    }
                 } finally {
-                    hwq.waiters.remove(thread);
+                    q.waiters.remove(thread);
                 }
             }
         }
@@ -1067,41 +1183,65 @@ final class BlkMachine implements GuestMachine {
         }
 
         private void finishPlug() {
-            if (!plug.isEmpty()) {
+            if (!plug.isEmpty() || !pollPlug.isEmpty()) {
                 dispatchPlug();
             }
         }
 
-        /** virtio_queue_rq over the plug list, kicking through the policy on the last request. */
+        /** Dispatches the plugged requests of both queues. */
         private void dispatchPlug() {
-            int n = plug.size();
+            dispatch(plug, hwq);
+            dispatch(pollPlug, pollHwq);
+        }
+
+        /**
+         * virtio_queue_rq over a plug list for queue {@code q}, kicking through the policy on the last request.
+         * A hipri request on a normal queue turns its callbacks off first (toggling mode).
+         */
+        private void dispatch(List<Req> list, Hwq q) {
+            int n = list.size();
             if (n == 0) {
                 return;
             }
+            kickHwq = q;
             boolean indirectChains = indirect;
             for (int i = 0; i < n; i++) {
-                Req r = plug.get(i);
+                Req r = list.get(i);
                 boolean last = i == n - 1;
-                hwq.lock.lock(id);
-                while (!hwq.dq.add(r.chain, indirectChains && r.chain.size() > 1, r)) {
+                q.lock.lock(id);
+                toggleOff(q, r);
+                while (!q.dq.add(r.chain, indirectChains && r.chain.size() > 1, r)) {
                     // BLK_STS_DEV_RESOURCE: kick what this round added, wait for completions, retry.
-                    long drains = hwq.drains.get();
+                    long drains = q.drains.get();
                     if (i > 0) {
                         kickLocked();
                     } else {
-                        hwq.lock.unlock();
+                        q.lock.unlock();
                     }
-                    awaitQueue(() -> hwq.drains.get() != drains, "free descriptors");
-                    hwq.lock.lock(id);
+                    awaitQueue(q, () -> q.drains.get() != drains, "free descriptors");
+                    kickHwq = q;
+                    q.lock.lock(id);
+                    toggleOff(q, r);
                 }
                 r.inDevice = true;
+                if (r.hipri) {
+                    q.hipriInFlight++;
+                    hipriInFlight++;
+                }
                 if (last) {
                     kickLocked();
                 } else {
-                    hwq.lock.unlock();
+                    q.lock.unlock();
                 }
             }
-            plug.clear();
+            list.clear();
+        }
+
+        /** A hipri request on a normal queue: callbacks off before it is added (seed 003); q's lock is held. */
+        private void toggleOff(Hwq q, Req r) {
+            if (r.hipri && !q.pollQueue && q.hipriInFlight == 0) {
+                q.dq.disableCallbacks();
+            }
         }
 
         /** Hands the locked queue to the kick policy, which must release the lock. */
@@ -1111,11 +1251,11 @@ final class BlkMachine implements GuestMachine {
                 policy.kick(this);
                 returned = true;
             } finally {
-                if (hwq.lock.isHeldByCurrentThread()) {
-                    hwq.lock.unlock();
+                if (kickHwq.lock.isHeldByCurrentThread()) {
+                    kickHwq.lock.unlock();
                     if (returned) {
                         throw new IllegalStateException("kick policy " + config.kickPolicy()
-                                + " returned with the lock of queue " + hwq.index + " held");
+                                + " returned with the lock of queue " + kickHwq.index + " held");
                     }
                 }
             }
@@ -1125,21 +1265,21 @@ final class BlkMachine implements GuestMachine {
 
         @Override
         public int index() {
-            return hwq.index;
+            return kickHwq.index;
         }
 
         @Override
         public boolean kickPrepare() {
-            if (!hwq.lock.isHeldByCurrentThread()) {
-                throw new IllegalStateException("kickPrepare of queue " + hwq.index + " without its lock");
+            if (!kickHwq.lock.isHeldByCurrentThread()) {
+                throw new IllegalStateException("kickPrepare of queue " + kickHwq.index + " without its lock");
             }
-            return hwq.dq.kickPrepare();
+            return kickHwq.dq.kickPrepare();
         }
 
         @Override
         public void notifyDevice() {
             long t0 = System.nanoTime();
-            transport.notify(hwq.index);
+            transport.notify(kickHwq.index);
             notifies++;
             spinUntil(t0 + config.exitLatencyNs());
             exitNanos += System.nanoTime() - t0;
@@ -1147,7 +1287,7 @@ final class BlkMachine implements GuestMachine {
 
         @Override
         public void unlock() {
-            hwq.lock.unlock();
+            kickHwq.lock.unlock();
         }
 
         @Override

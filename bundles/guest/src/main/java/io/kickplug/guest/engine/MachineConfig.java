@@ -21,9 +21,14 @@ import java.util.Objects;
  *     {@link #DEFAULT_MAX_REQUEST_BYTES}), a positive multiple of 512
  * @param supportedFeatures features the driver accepts
  * @param timeout bound of every wait of the driver (reset, a run without progress)
+ * @param pollQueues Linux's virtio_blk {@code poll_queues}: the last {@code pollQueues} of the queues in use (at
+ *     most all but one) have no interrupt (callbacks off for good) and take only high-priority (hipri)
+ *     requests, reaped by polling from the submitting vCPU. 0: hipri requests go to the normal queue, which
+ *     turns its callbacks off while they are in flight (the toggling mode of seed 003).
  */
 public record MachineConfig(String name, int vcpus, long exitLatencyNs, long injectLatencyNs, String kickPolicy,
-        int queueDepth, int maxQueues, int maxRequestBytes, long supportedFeatures, Duration timeout) {
+        int queueDepth, int maxQueues, int maxRequestBytes, long supportedFeatures, Duration timeout,
+        int pollQueues) {
 
     public static final int MAX_VCPUS = 256;
 
@@ -72,6 +77,16 @@ public record MachineConfig(String name, int vcpus, long exitLatencyNs, long inj
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
+        if (pollQueues < 0 || pollQueues > MAX_VCPUS) {
+            throw new IllegalArgumentException("poll queues " + pollQueues + " is out of range 0.." + MAX_VCPUS);
+        }
+    }
+
+    /** The form without poll queues. */
+    public MachineConfig(String name, int vcpus, long exitLatencyNs, long injectLatencyNs, String kickPolicy,
+            int queueDepth, int maxQueues, int maxRequestBytes, long supportedFeatures, Duration timeout) {
+        this(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues, maxRequestBytes,
+                supportedFeatures, timeout, 0);
     }
 
     /** Defaults: 1 vCPU, default latencies, outside-lock, queue-size depth, all driver features. */
@@ -82,46 +97,51 @@ public record MachineConfig(String name, int vcpus, long exitLatencyNs, long inj
 
     public MachineConfig withName(String n) {
         return new MachineConfig(n, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues,
-                maxRequestBytes, supportedFeatures, timeout);
+                maxRequestBytes, supportedFeatures, timeout, pollQueues);
     }
 
     public MachineConfig withVcpus(int n) {
         return new MachineConfig(name, n, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues,
-                maxRequestBytes, supportedFeatures, timeout);
+                maxRequestBytes, supportedFeatures, timeout, pollQueues);
     }
 
     public MachineConfig withLatencies(long exitNs, long injectNs) {
         return new MachineConfig(name, vcpus, exitNs, injectNs, kickPolicy, queueDepth, maxQueues, maxRequestBytes,
-                supportedFeatures, timeout);
+                supportedFeatures, timeout, pollQueues);
     }
 
     public MachineConfig withKickPolicy(String policy) {
         return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, policy, queueDepth, maxQueues,
-                maxRequestBytes, supportedFeatures, timeout);
+                maxRequestBytes, supportedFeatures, timeout, pollQueues);
     }
 
     public MachineConfig withQueueDepth(int depth) {
         return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, depth, maxQueues,
-                maxRequestBytes, supportedFeatures, timeout);
+                maxRequestBytes, supportedFeatures, timeout, pollQueues);
     }
 
     public MachineConfig withMaxQueues(int queues) {
         return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, queues,
-                maxRequestBytes, supportedFeatures, timeout);
+                maxRequestBytes, supportedFeatures, timeout, pollQueues);
     }
 
     public MachineConfig withMaxRequestBytes(int bytes) {
         return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues, bytes,
-                supportedFeatures, timeout);
+                supportedFeatures, timeout, pollQueues);
     }
 
     public MachineConfig withFeatures(long features) {
         return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues,
-                maxRequestBytes, features, timeout);
+                maxRequestBytes, features, timeout, pollQueues);
     }
 
     public MachineConfig withTimeout(Duration t) {
         return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues,
-                maxRequestBytes, supportedFeatures, t);
+                maxRequestBytes, supportedFeatures, t, pollQueues);
+    }
+
+    public MachineConfig withPollQueues(int n) {
+        return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues,
+                maxRequestBytes, supportedFeatures, timeout, n);
     }
 }

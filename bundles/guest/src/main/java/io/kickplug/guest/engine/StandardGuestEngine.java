@@ -21,7 +21,8 @@ public final class StandardGuestEngine implements GuestEngine {
         this.policies = Objects.requireNonNull(policies, "policies");
         this.locks = Objects.requireNonNull(locks, "locks");
         MachineConfig d = MachineConfig.defaults("guest");
-        this.settings = new GuestSettings(d.vcpus(), d.exitLatencyNs(), d.injectLatencyNs(), d.kickPolicy());
+        this.settings = new GuestSettings(d.vcpus(), d.exitLatencyNs(), d.injectLatencyNs(), d.kickPolicy(),
+                d.pollQueues());
     }
 
     /** The built-in policies and a fresh lock registry: for use without OSGi. */
@@ -50,7 +51,8 @@ public final class StandardGuestEngine implements GuestEngine {
         Objects.requireNonNull(next, "settings");
         // The record's checks give the one-line messages for the numbers.
         MachineConfig.defaults("guest").withVcpus(next.vcpus())
-                .withLatencies(next.exitLatencyNs(), next.injectLatencyNs()).withKickPolicy(next.kickPolicy());
+                .withLatencies(next.exitLatencyNs(), next.injectLatencyNs()).withKickPolicy(next.kickPolicy())
+                .withPollQueues(next.pollQueues());
         policies.get(next.kickPolicy());
         settings = next;
         return next;
@@ -60,7 +62,7 @@ public final class StandardGuestEngine implements GuestEngine {
     public MachineConfig defaults(String name) {
         GuestSettings s = settings;
         return MachineConfig.defaults(name).withVcpus(s.vcpus()).withLatencies(s.exitLatencyNs(), s.injectLatencyNs())
-                .withKickPolicy(s.kickPolicy());
+                .withKickPolicy(s.kickPolicy()).withPollQueues(s.pollQueues());
     }
 
     @Override

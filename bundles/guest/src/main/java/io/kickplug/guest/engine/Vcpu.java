@@ -29,8 +29,9 @@ public interface Vcpu {
      *
      * @param offset byte offset on the disk, a multiple of 512 (0 for FLUSH)
      * @param length bytes, a positive multiple of 512 within {@code buf} (0 and {@code buf == null} for FLUSH)
-     * @param hipri a polled (high-priority) I/O; refused with an {@link UnsupportedOperationException} until
-     *     the driver supports polling
+     * @param hipri a polled (high-priority, REQ_POLLED) I/O: it goes to this vCPU's poll queue if the machine
+     *     has poll queues (else to its normal queue, whose callbacks are off while hipri I/O is in flight), and
+     *     this vCPU busy-polls the used ring for it instead of waiting for an interrupt
      * @throws IllegalArgumentException for a bad offset or length, a range past the capacity, a write to a
      *     read-only disk, or FLUSH on a device without VIRTIO_BLK_F_FLUSH
      */

@@ -184,7 +184,7 @@ public final class FioJob implements GuestJob {
             inFlight++;
             round[n++] = slot;
             Slot s = slot;
-            v.submit(s.write ? IoOp.WRITE : IoOp.READ, s.offset, s.length, s.buffer, false,
+            v.submit(s.write ? IoOp.WRITE : IoOp.READ, s.offset, s.length, s.buffer, spec.hipri(),
                     (status, completed) -> done(s, status, completed));
         }
         if (n > 0) {

@@ -196,12 +196,9 @@ public final class JobOptions {
      */
     public List<JobSpec> expand(String sectionName, int firstJobNumber) {
         String jobName = name != null ? name : sectionName;
-        if (hipri) {
-            if (!ioengine.hipriCapable()) {
-                throw new FioOptionException("job '" + jobName + "': hipri is an option of io_uring and pvsync2,"
-                        + " not of ioengine=" + ioengine.fioName());
-            }
-            throw new FioOptionException("job '" + jobName + "': hipri needs polling, not available yet");
+        if (hipri && !ioengine.hipriCapable()) {
+            throw new FioOptionException("job '" + jobName + "': hipri is an option of io_uring and pvsync2,"
+                    + " not of ioengine=" + ioengine.fioName());
         }
         if (timeBased && runtimeNanos == 0) {
             throw new FioOptionException("job '" + jobName + "': time_based needs a runtime");

@@ -8,6 +8,8 @@ import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.guest.LockStatRow;
 import io.kickplug.api.guest.LockStats;
+import io.kickplug.api.notify.NotificationControl;
+import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.blk.backend.MemoryBackendFactory;
 import io.kickplug.blk.manager.DiskRegistry;
 import io.kickplug.guest.engine.StandardGuestEngine;
@@ -84,8 +86,24 @@ class KickBenchTest {
         threadIo = new ThreadIOImpl();
         threadIo.start();
         CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
-        processor.addCommand("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats),
-                "bench");
+        NotificationControl notifications = new NotificationControl() {
+            @Override
+            public List<QueueCounters> setStrategy(String disk, String strategy, int queue) {
+                return registry.setStrategy(disk, strategy, queue);
+            }
+
+            @Override
+            public List<String> strategies() {
+                return registry.strategies();
+            }
+
+            @Override
+            public List<QueueCounters> counters(String disk) {
+                return registry.counters(disk);
+            }
+        };
+        processor.addCommand("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats,
+                notifications), "bench");
         session = processor.createSession(new ByteArrayInputStream(new byte[0]), new ByteArrayOutputStream(),
                 new ByteArrayOutputStream());
     }
@@ -147,7 +165,7 @@ class KickBenchTest {
 
     @Test
     void badArgumentsAreOneLineErrors() {
-        assertEquals("unknown benchmark 'seeds' (available: kick)", error("kp:bench seeds"));
+        assertEquals("unknown benchmark 'nope' (available: kick, seeds)", error("kp:bench nope"));
         assertTrue(error("kp:bench").startsWith("which benchmark? usage: kp:bench kick"));
         assertEquals("invalid --exit-us '1,,5': expected microseconds separated by commas, e.g. 1,10,50",
                 error("kp:bench kick --exit-us 1,,5"));

@@ -21,6 +21,7 @@ final class BlockJob implements GuestJob {
     final int blocks;
     final int bs;
     final int depth;
+    final boolean hipri;
     final List<String> errors = new ArrayList<>();
     final ConcurrentLinkedQueue<Thread> callbackThreads = new ConcurrentLinkedQueue<>();
     volatile Thread vcpuThread;
@@ -32,6 +33,12 @@ final class BlockJob implements GuestJob {
     private int next;
 
     BlockJob(IoOp op, long first, int blocks, int bs, int depth) {
+        this(op, first, blocks, bs, depth, false);
+    }
+
+    /** With {@code hipri}, every I/O is a polled (high-priority) one. */
+    BlockJob(IoOp op, long first, int blocks, int bs, int depth, boolean hipri) {
+        this.hipri = hipri;
         this.op = op;
         this.first = first;
         this.blocks = blocks;
@@ -59,7 +66,7 @@ final class BlockJob implements GuestJob {
                 PATTERN.fill(block, data, bs);
                 buf.view().put(data);
             }
-            v.submit(op, block * bs, bs, buf, false, (status, at) -> {
+            v.submit(op, block * bs, bs, buf, hipri, (status, at) -> {
                 callbackThreads.add(Thread.currentThread());
                 if (status != VirtioBlk.S_OK) {
                     errors.add("block " + block + ": status " + status);

@@ -345,16 +345,6 @@ class GuestMachineTest {
     }
 
     @Test
-    void hipriIsRefusedUntilPollingExists() {
-        device(1, 64);
-        boot(config(1));
-        GuestJob polled = new OneShot((v, buf) -> v.submit(IoOp.READ, 0, 4096, buf, true, (s, t) -> { }));
-        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
-                () -> machine.runJobs(List.of(polled), RUN));
-        assertTrue(e.getMessage().startsWith("hipri (polled completion) is not available"), e.getMessage());
-    }
-
-    @Test
     void badIoIsRefusedWithOneLine() {
         device(1, 64);
         boot(config(1));

@@ -184,7 +184,8 @@ class JobParsingTest {
         assertTrue(cliError("--ioengine=mmap").startsWith("invalid ioengine=mmap"));
         assertTrue(cliError("--verify=sha256").startsWith("invalid verify=sha256"));
         assertEquals("job 'fio': time_based needs a runtime", cliError("--time_based"));
-        assertEquals("job 'fio': hipri needs polling, not available yet", cliError("--ioengine=pvsync2", "--hipri"));
+        assertTrue(FioInvocation.parse(List.of("--ioengine=pvsync2", "--hipri", "--name=p", "--size=1M"), p -> "")
+                .jobs().get(0).hipri(), "pvsync2 takes hipri");
         assertEquals("job 'fio': hipri is an option of io_uring and pvsync2, not of ioengine=libaio",
                 cliError("--ioengine=libaio", "--hipri"));
         assertTrue(cliError("--output-format=terse").startsWith("invalid --output-format=terse"));

@@ -1,0 +1,207 @@
+package io.kickplug.blk.device;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.iothread.IoThread;
+import io.kickplug.api.poll.PollParams;
+import io.kickplug.api.poll.PollPolicy;
+import io.kickplug.api.poll.PollStatus;
+import io.kickplug.api.poll.PollWindow;
+import io.kickplug.api.virtio.BufferSpec;
+import io.kickplug.api.virtio.UsedBuffer;
+import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.blk.backend.MemoryBackend;
+import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.iothread.EventLoopThread;
+import io.kickplug.virtio.memory.OffHeapGuestMemory;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Device-side polling through the real MMIO transport and split rings: the I/O thread turns the driver's
+ * notifications off while it polls (VIRTIO 1.2 section 2.7.10) and on before it blocks, and no request that
+ * arrives during a switch, or while the poll policy goes away, waits for a notification that never comes.
+ */
+class VirtioBlkDevicePollTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final long ALL = -1L;
+    private static final int USED_F_NO_NOTIFY = 1;
+
+    private final List<IoThread> threads = new ArrayList<>();
+    private MmioTransport transport;
+    private VirtioBlkDevice device;
+    private MmioBlkGuest guest;
+    private long header;
+    private long data;
+    private long status;
+
+    @AfterEach
+    void tearDown() {
+        if (transport != null) {
+            transport.close();
+        }
+        threads.forEach(IoThread::close);
+    }
+
+    /** A policy whose windows are always {@code ns} long. */
+    private static PollPolicy fixed(long ns) {
+        return params -> new PollWindow() {
+            @Override
+            public long pollNs() {
+                return ns;
+            }
+
+            @Override
+            public void update(long blockNs) {
+            }
+        };
+    }
+
+    /** A policy whose windows are 0..maxNs at random: the loop switches between polling and blocking often. */
+    private static PollPolicy random() {
+        return params -> new PollWindow() {
+            @Override
+            public long pollNs() {
+                return ThreadLocalRandom.current().nextLong(params.maxNs() + 1);
+            }
+
+            @Override
+            public void update(long blockNs) {
+            }
+        };
+    }
+
+    private void start(long features) {
+        threads.add(new EventLoopThread("poll-io"));
+        device = new VirtioBlkDevice("poll", new MemoryBackend(1 << 20, false), false, 1, 256,
+                "poll".getBytes(StandardCharsets.US_ASCII), threads);
+        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20));
+        guest = new MmioBlkGuest(transport.port()).init(features, 1, 256);
+        header = guest.header(VirtioBlk.T_IN, 8);
+        data = guest.alloc(4096, 4096);
+        status = guest.alloc(1, 1);
+    }
+
+    /** One 4 KiB read with buffers reused, waited for on the interrupt line. */
+    private void read(int i) throws InterruptedException {
+        guest.memory().writeU8(status, (byte) 0xEE);
+        Object token = Integer.valueOf(i);
+        guest.submit(0, List.of(BufferSpec.readable(header, VirtioBlk.HEADER_SIZE), BufferSpec.writable(data, 4096),
+                BufferSpec.writable(status, 1)), false, token);
+        UsedBuffer used = guest.awaitUsed(0, TIMEOUT);
+        assertSame(token, used.token(), "request " + i);
+        assertEquals(VirtioBlk.S_OK, guest.memory().readU8(status));
+    }
+
+    private int usedFlags() {
+        return guest.memory().readU16(guest.queue(0).layout().usedRing()) & 0xFFFF;
+    }
+
+    private static void await(BooleanSupplier condition, String what) {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() - deadline < 0, "timed out waiting for " + what);
+            Thread.onSpinWait();
+        }
+    }
+
+    private static void spin(long nanos) {
+        long end = System.nanoTime() + nanos;
+        while (System.nanoTime() - end < 0) {
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Section 2.7.10.2: without EVENT_IDX, used.flags NO_NOTIFY is set while polling, cleared after. */
+    @Test
+    void pollingSetsNoNotifyAndStoppingClearsIt() throws Exception {
+        start(ALL & ~VirtioFeatures.RING_EVENT_IDX);
+        device.setPollPolicy(fixed(TimeUnit.SECONDS.toNanos(1)));
+        read(0); // the loop sees work, then polls for up to 1 s before blocking
+        PollStatus on = device.setPolling(true, null);
+        assertTrue(on.active());
+        read(1);
+        await(() -> usedFlags() == USED_F_NO_NOTIFY, "NO_NOTIFY while the I/O thread polls");
+        read(2); // found by polling, not by a notification
+        assertTrue(device.pollStatus().queues().get(0).hits() >= 1, device.pollStatus().toString());
+        device.setPolling(false, null);
+        await(() -> usedFlags() == 0, "notifications on again after polling stopped");
+        read(3);
+        assertEquals(0, usedFlags());
+    }
+
+    @ParameterizedTest(name = "eventIdx={0}")
+    @ValueSource(booleans = {false, true})
+    void requestsRacingTheSwitchBetweenPollingAndNotificationsAreNeverLost(boolean eventIdx) throws Exception {
+        start(eventIdx ? ALL : ALL & ~VirtioFeatures.RING_EVENT_IDX);
+        device.setPollPolicy(random());
+        // Windows of 0..100 us against gaps of 0..100 us after the guest saw the previous completion: adds
+        // land inside windows, after them, and right on their ends, where notifications are re-enabled.
+        device.setPolling(true, PollParams.defaults().withMaxNs(100_000));
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int i = 0; i < 20_000; i++) {
+            spin(random.nextLong(100_000));
+            read(i);
+        }
+        PollStatus s = device.pollStatus();
+        assertTrue(s.queues().get(0).hits() > 0, "some requests were found by polling: " + s);
+        assertTrue(s.queues().get(0).misses() > 0, "some windows expired: " + s);
+        assertEquals(20_000, device.stats().requestsCompleted());
+    }
+
+    @Test
+    void thePolicyComingAndGoingUnderLoadLosesNothing() throws Exception {
+        start(ALL & ~VirtioFeatures.RING_EVENT_IDX);
+        device.setPolling(true, null);
+        PollPolicy policy = fixed(20_000);
+        AtomicBoolean done = new AtomicBoolean();
+        Thread swapper = new Thread(() -> {
+            for (int i = 0; !done.get(); i++) {
+                device.setPollPolicy(i % 2 == 0 ? policy : null);
+                spin(ThreadLocalRandom.current().nextLong(30_000));
+            }
+        });
+        swapper.start();
+        try {
+            for (int i = 0; i < 20_000; i++) {
+                read(i);
+            }
+        } finally {
+            done.set(true);
+            swapper.join();
+        }
+        device.setPollPolicy(null);
+        assertFalse(device.pollStatus().active());
+        assertTrue(device.pollStatus().requested(), "the request is kept for when a policy returns");
+        await(() -> usedFlags() == 0, "notifications on once no policy is bound");
+        read(20_000);
+        assertEquals(20_001, device.stats().requestsCompleted());
+        assertEquals(0, device.stats().requestsInFlight());
+    }
+
+    @Test
+    void pollCountersSurviveAReset() throws Exception {
+        start(ALL);
+        device.setPollPolicy(fixed(TimeUnit.MILLISECONDS.toNanos(50)));
+        device.setPolling(true, null);
+        read(0);
+        read(1);
+        await(() -> device.pollStatus().queues().get(0).pollNanos() > 0, "some poll time");
+        long before = device.pollStatus().queues().get(0).pollNanos();
+        guest.reset();
+        assertTrue(device.pollStatus().queues().get(0).pollNanos() >= before);
+    }
+}

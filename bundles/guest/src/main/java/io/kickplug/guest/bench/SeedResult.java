@@ -1,0 +1,51 @@
+package io.kickplug.guest.bench;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One seed experiment of {@code kp:bench seeds}: what the source document published, every measured point
+ * with the parameters it ran with, the measured figures comparable to the published ones, and whether the
+ * measured effect has the published direction.
+ *
+ * @param id the seed's number, "000" to "004"
+ * @param title what is compared
+ * @param published the published figure as one line of text
+ * @param publishedFigures the published figures by name (numbers)
+ * @param rule how {@code directionMatches} is decided, one line
+ * @param points every measured point, in the order they ran
+ * @param measured the measured figure comparable to {@code published}, as one line of text
+ * @param measuredFigures the measured figures by name (numbers; NaN when not measurable)
+ * @param directionMatches whether the measured effect has the published direction
+ * @param notes remarks a reader needs (a strategy that was not bound, a fallback), possibly empty
+ */
+public record SeedResult(String id, String title, String published, Map<String, Double> publishedFigures,
+        String rule, List<Point> points, String measured, Map<String, Double> measuredFigures,
+        boolean directionMatches, List<String> notes) {
+
+    public SeedResult {
+        Objects.requireNonNull(id, "id");
+        publishedFigures = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(publishedFigures));
+        measuredFigures = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(measuredFigures));
+        points = List.copyOf(points);
+        notes = List.copyOf(notes);
+    }
+
+    /**
+     * One measured run.
+     *
+     * @param label what varies at this point, e.g. "under-lock" or "defer-call iodepth 64"
+     * @param params every parameter it ran with, in print order (vcpus, numjobs, iodepth, bs, rw, ...)
+     * @param figures what it measured, in print order (iops, irqs/req, hold-max-us, ...)
+     */
+    public record Point(String label, Map<String, String> params, Map<String, Double> figures) {
+
+        public Point {
+            Objects.requireNonNull(label, "label");
+            params = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(params));
+            figures = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(figures));
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package io.kickplug.guest.bench;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.StringJoiner;
+
+/**
+ * The text report of {@code kp:bench seeds}: per seed a heading, the published figure, one line per measured
+ * point stating every parameter it ran with and what it measured, the measured figure beside the published
+ * one, and whether the direction matches.
+ */
+public final class SeedsFormat {
+
+    private SeedsFormat() {
+    }
+
+    public static String format(List<SeedResult> seeds, long runtimeNanos, int hostCpus, String jsonPath) {
+        StringBuilder out = new StringBuilder();
+        out.append(String.format(Locale.ROOT, "kp:bench seeds: the five source experiments, %s per point, host CPUs %d"
+                + " (figures from a shared, loaded host: compare directions, not sizes)%n", seconds(runtimeNanos),
+                hostCpus));
+        for (SeedResult s : seeds) {
+            out.append(String.format(Locale.ROOT, "%nseed %s: %s%n", s.id(), s.title()));
+            out.append("  published: ").append(s.published()).append('\n');
+            int width = s.points().stream().mapToInt(p -> p.label().length()).max().orElse(0);
+            for (SeedResult.Point p : s.points()) {
+                out.append(String.format(Locale.ROOT, "  %-" + Math.max(1, width) + "s | %s | %s%n", p.label(),
+                        params(p.params()), figures(p.figures())));
+            }
+            out.append("  measured:  ").append(s.measured()).append('\n');
+            out.append("  direction: ").append(s.directionMatches() ? "matches" : "DOES NOT match").append(" (")
+                    .append(s.rule()).append(")\n");
+            for (String note : s.notes()) {
+                out.append("  note: ").append(note).append('\n');
+            }
+        }
+        out.append(String.format(Locale.ROOT, "%nsummary%n"));
+        for (SeedResult s : seeds) {
+            out.append(String.format(Locale.ROOT, "  seed %s  %-8s  %s%n", s.id(),
+                    s.directionMatches() ? "matches" : "differs", s.measured()));
+        }
+        if (jsonPath != null) {
+            out.append("JSON: ").append(jsonPath).append('\n');
+        }
+        return out.toString();
+    }
+
+    /** "vcpus 4, numjobs 4, iodepth 64, ...". */
+    static String params(Map<String, String> params) {
+        StringJoiner j = new StringJoiner(", ");
+        params.forEach((k, v) -> j.add(k + " " + v));
+        return j.toString();
+    }
+
+    /** "IOPS 12345, irqs/req 0.0123, hold-max-us 12.34": IOPS whole, per-request figures to 4 places. */
+    static String figures(Map<String, Double> figures) {
+        StringJoiner j = new StringJoiner(", ");
+        figures.forEach((k, v) -> j.add(k + " " + figure(k, v)));
+        return j.toString();
+    }
+
+    static String figure(String name, double value) {
+        if (Double.isNaN(value)) {
+            return "n/a";
+        }
+        if (name.equals("IOPS") || name.equals("contentions") || name.equals("requests")) {
+            return String.format(Locale.ROOT, "%.0f", value);
+        }
+        if (name.endsWith("/req")) {
+            return String.format(Locale.ROOT, "%.4f", value);
+        }
+        return String.format(Locale.ROOT, "%.2f", value);
+    }
+
+    /** "3s", "0.200s". */
+    static String seconds(long nanos) {
+        return nanos % 1_000_000_000L == 0 ? nanos / 1_000_000_000L + "s"
+                : String.format(Locale.ROOT, "%.3fs", nanos / 1e9);
+    }
+
+    /** "+9.0%", "-57.3%", "n/a". */
+    static String percent(double p) {
+        return Double.isNaN(p) ? "n/a" : String.format(Locale.ROOT, "%+.1f%%", p);
+    }
+
+    /** "2.43", "n/a". */
+    static String ratio(double r) {
+        return Double.isNaN(r) ? "n/a" : String.format(Locale.ROOT, "%.2f", r);
+    }
+}

@@ -1,0 +1,117 @@
+package io.kickplug.guest.bench;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The JSON result file of {@code kp:bench seeds}: the run's settings, then per seed its parameters (per
+ * point), published figures, measured figures and {@code direction_matches}. Numbers that are not finite
+ * (a ratio over a zero baseline) are written as {@code null}. Hand-written: the guest bundle has no JSON
+ * library at run time.
+ */
+public final class SeedsJson {
+
+    private SeedsJson() {
+    }
+
+    /**
+     * @param runtimeNanos the runtime of each measured point
+     * @param hostCpus processors the JVM saw
+     */
+    public static String write(List<SeedResult> seeds, long runtimeNanos, int hostCpus, String startedAt) {
+        StringBuilder out = new StringBuilder();
+        out.append("{\n  \"benchmark\": \"kp:bench seeds\",\n");
+        out.append("  \"started\": ").append(string(startedAt)).append(",\n");
+        out.append("  \"runtime_s\": ").append(number(runtimeNanos / 1e9)).append(",\n");
+        out.append("  \"host_cpus\": ").append(hostCpus).append(",\n");
+        out.append("  \"seeds\": [");
+        for (int i = 0; i < seeds.size(); i++) {
+            SeedResult s = seeds.get(i);
+            out.append(i == 0 ? "\n" : ",\n");
+            out.append("    {\n");
+            out.append("      \"id\": ").append(string(s.id())).append(",\n");
+            out.append("      \"title\": ").append(string(s.title())).append(",\n");
+            out.append("      \"published\": ").append(string(s.published())).append(",\n");
+            out.append("      \"published_figures\": ").append(numbers(s.publishedFigures())).append(",\n");
+            out.append("      \"measured\": ").append(string(s.measured())).append(",\n");
+            out.append("      \"measured_figures\": ").append(numbers(s.measuredFigures())).append(",\n");
+            out.append("      \"rule\": ").append(string(s.rule())).append(",\n");
+            out.append("      \"direction_matches\": ").append(s.directionMatches()).append(",\n");
+            out.append("      \"notes\": [");
+            for (int n = 0; n < s.notes().size(); n++) {
+                out.append(n == 0 ? "" : ", ").append(string(s.notes().get(n)));
+            }
+            out.append("],\n      \"points\": [");
+            for (int p = 0; p < s.points().size(); p++) {
+                SeedResult.Point pt = s.points().get(p);
+                out.append(p == 0 ? "\n" : ",\n");
+                out.append("        {\"label\": ").append(string(pt.label()));
+                out.append(", \"params\": ").append(strings(pt.params()));
+                out.append(", \"figures\": ").append(numbers(pt.figures())).append('}');
+            }
+            out.append(s.points().isEmpty() ? "]\n" : "\n      ]\n");
+            out.append("    }");
+        }
+        out.append(seeds.isEmpty() ? "]\n}\n" : "\n  ]\n}\n");
+        return out.toString();
+    }
+
+    private static String numbers(Map<String, Double> map) {
+        StringBuilder out = new StringBuilder("{");
+        boolean first = true;
+        for (Map.Entry<String, Double> e : map.entrySet()) {
+            out.append(first ? "" : ", ").append(string(e.getKey())).append(": ").append(number(e.getValue()));
+            first = false;
+        }
+        return out.append('}').toString();
+    }
+
+    private static String strings(Map<String, String> map) {
+        StringBuilder out = new StringBuilder("{");
+        boolean first = true;
+        for (Map.Entry<String, String> e : map.entrySet()) {
+            out.append(first ? "" : ", ").append(string(e.getKey())).append(": ").append(string(e.getValue()));
+            first = false;
+        }
+        return out.append('}').toString();
+    }
+
+    /** A JSON number, or null for NaN and the infinities (JSON has neither). */
+    static String number(Double value) {
+        if (value == null || value.isNaN() || value.isInfinite()) {
+            return "null";
+        }
+        double v = value;
+        if (v == Math.rint(v) && Math.abs(v) < 1e15) {
+            return Long.toString((long) v);
+        }
+        return Double.toString(v);
+    }
+
+    /** A JSON string with RFC 8259 escapes. */
+    static String string(String s) {
+        if (s == null) {
+            return "null";
+        }
+        StringBuilder out = new StringBuilder("\"");
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.append('"').toString();
+    }
+}

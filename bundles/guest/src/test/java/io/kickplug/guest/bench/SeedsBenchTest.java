@@ -1,0 +1,204 @@
+package io.kickplug.guest.bench;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.guest.LockStats;
+import io.kickplug.api.notify.CompletionNotifier;
+import io.kickplug.api.notify.NotificationControl;
+import io.kickplug.api.notify.QueueCounters;
+import io.kickplug.api.transport.GuestPort;
+import io.kickplug.blk.backend.MemoryBackendFactory;
+import io.kickplug.blk.backend.NullBackendFactory;
+import io.kickplug.blk.manager.DiskRegistry;
+import io.kickplug.blk.notify.NotifierRegistry;
+import io.kickplug.guest.engine.StandardGuestEngine;
+import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
+import io.kickplug.virtio.ds.IoThreadFactoryComponent;
+import io.kickplug.virtio.ds.TransportFactoryComponent;
+import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.felix.gogo.runtime.CommandProcessorImpl;
+import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
+import org.apache.felix.service.command.CommandSession;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code kp:bench seeds --runtime 0.2} end to end through Gogo's parser on the real device, transport and
+ * guest engine: every seed's lines are there, the JSON file parses back, the temporary disks are gone. No
+ * figure is asserted (the host is shared and noisy).
+ *
+ * <p>The batching bundle is not on this module's class path (it depends on this one), so the registry gets a
+ * test strategy named "defer-call" that decides once per batch (at {@link CompletionNotifier#end}); "bh" stays
+ * unbound, which exercises the report's fallback note.
+ */
+class SeedsBenchTest {
+
+    /** Decides once at the end of each batch: the simplest strategy that keeps the notifier contract. */
+    private static final class EndOfBatchNotifier implements CompletionNotifier {
+        @Override
+        public void begin(Queue queue) {
+        }
+
+        @Override
+        public void usedBufferPushed(Queue queue) {
+        }
+
+        @Override
+        public void end(Queue queue) {
+            queue.notifyIfNeeded();
+        }
+    }
+
+    private final NotifierRegistry notifiers = new NotifierRegistry();
+    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
+            new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(),
+            () -> List.of(new MemoryBackendFactory(), new NullBackendFactory()), notifiers);
+    private final StandardGuestEngine engine = StandardGuestEngine.standalone();
+    private ThreadIOImpl threadIo;
+    private CommandSession session;
+
+    @BeforeEach
+    void setUp() {
+        notifiers.add("defer-call", new EndOfBatchNotifier(), 0, 1);
+        DiskManager disks = new DiskManager() {
+            @Override
+            public DiskInfo attach(DiskSpec spec) {
+                return registry.attach(spec);
+            }
+
+            @Override
+            public void detach(String name) {
+                registry.detach(name);
+            }
+
+            @Override
+            public List<DiskInfo> list() {
+                return registry.list();
+            }
+
+            @Override
+            public DiskInfo info(String name) {
+                return registry.info(name);
+            }
+
+            @Override
+            public GuestPort port(String name) {
+                return registry.port(name);
+            }
+        };
+        // The guest's vq locks and the device's tracked-requests locks in one table, as the LockStats service.
+        LockStats lockStats = new LockStats() {
+            @Override
+            public List<LockStatRow> rows() {
+                List<LockStatRow> rows = new ArrayList<>(engine.locks().rows());
+                rows.addAll(registry.lockStats());
+                return rows;
+            }
+
+            @Override
+            public void reset() {
+                engine.locks().reset();
+                registry.resetLockStats();
+            }
+        };
+        NotificationControl notifications = new NotificationControl() {
+            @Override
+            public List<QueueCounters> setStrategy(String disk, String strategy, int queue) {
+                return registry.setStrategy(disk, strategy, queue);
+            }
+
+            @Override
+            public List<String> strategies() {
+                return registry.strategies();
+            }
+
+            @Override
+            public List<QueueCounters> counters(String disk) {
+                return registry.counters(disk);
+            }
+        };
+        threadIo = new ThreadIOImpl();
+        threadIo.start();
+        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
+        processor.addCommand("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats,
+                notifications), "bench");
+        session = processor.createSession(new ByteArrayInputStream(new byte[0]), new ByteArrayOutputStream(),
+                new ByteArrayOutputStream());
+    }
+
+    @AfterEach
+    void tearDown() {
+        session.close();
+        threadIo.stop();
+        registry.close();
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void everySeedReportsItsPointsBesideThePublishedFigureAndTheJsonParsesBack(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("sub/seeds.json");
+        String out = (String) session.execute("kp:bench seeds --runtime 0.2 --json " + json);
+        for (String id : List.of("000", "001", "002", "003", "004")) {
+            assertTrue(out.contains("\nseed " + id + ": "), id + "\n" + out);
+        }
+        assertEquals(5, out.lines().filter(l -> l.startsWith("  published: ")).count(), out);
+        assertEquals(5, out.lines().filter(l -> l.startsWith("  measured:  ")).count(), out);
+        assertEquals(5, out.lines().filter(l -> l.startsWith("  direction: ")).count(), out);
+        // Points: 000 two policies at three exit costs, 001 two, 002 three strategies at two depths, 003 two,
+        // 004 three lock kinds; each states its parameters.
+        List<String> points = out.lines().filter(l -> l.contains(" | vcpus ")).toList();
+        assertEquals(6 + 2 + 6 + 2 + 3, points.size(), out);
+        for (String p : points) {
+            for (String param : List.of("numjobs ", "iodepth ", "bs 4k", "rw ", "queues ", "iothreads ", "exit ",
+                    "inject ", "backend ", "runtime 0.200s")) {
+                assertTrue(p.contains(param), param + " missing in: " + p);
+            }
+            assertTrue(p.contains("| IOPS "), p);
+        }
+        assertTrue(out.contains("  under-lock exit 50us "), out);
+        assertTrue(out.contains("  defer-call iodepth 64 "), out);
+        assertTrue(out.contains("  hipri=1 "), out);
+        assertTrue(out.contains("  sharded "), out);
+        assertTrue(out.contains("tracked-lock mutex"), out);
+        assertTrue(out.contains("note: bh at iodepth 64: queues ran [immediate] (no service named bh bound"), out);
+        assertFalse(out.contains("note: defer-call at"), "the bound test strategy was used: " + out);
+        assertTrue(out.contains("\nsummary\n"), out);
+        assertTrue(out.endsWith("JSON: " + json.toAbsolutePath() + "\n"), out);
+
+        JsonNode root = new ObjectMapper().readTree(Files.readString(json));
+        JsonNode seeds = root.get("seeds");
+        assertEquals(5, seeds.size());
+        for (JsonNode s : seeds) {
+            assertTrue(s.get("direction_matches").isBoolean(), s.toString());
+            assertTrue(s.get("published_figures").size() > 0, s.toString());
+            assertTrue(s.get("measured_figures").size() > 0, s.toString());
+            for (JsonNode p : s.get("points")) {
+                assertEquals("0.200s", p.get("params").get("runtime").asText());
+                assertTrue(p.get("figures").get("IOPS").asDouble() > 0, "every point completed requests: " + p);
+            }
+        }
+        assertEquals(3, seeds.get(4).get("points").size());
+        // 002's interrupts per request come from the device's counters.
+        assertTrue(seeds.get(2).get("points").get(0).get("figures").get("irqs/req").isNumber());
+        // The vq lock of 001 and the tracked lock of 004 were measured.
+        assertTrue(seeds.get(1).get("points").get(0).get("figures").get("acquisitions").asDouble() > 0);
+        assertTrue(seeds.get(4).get("points").get(1).get("figures").get("lock-contentions").isNumber());
+        assertTrue(registry.list().isEmpty(), "every temporary disk detached: " + registry.list());
+    }
+}

@@ -1,0 +1,175 @@
+package io.kickplug.guest.bench;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/** The pure parts of {@code kp:bench seeds}: direction logic, option parsing, the text table, the JSON file. */
+class SeedsReportTest {
+
+    @Test
+    void ratiosAndPercentagesOverAMissingBaselineAreNaN() {
+        assertEquals(2.0, SeedVerdicts.ratio(10, 20));
+        assertEquals(-50.0, SeedVerdicts.percent(20, 10), 1e-9);
+        assertTrue(Double.isNaN(SeedVerdicts.ratio(0, 20)));
+        assertTrue(Double.isNaN(SeedVerdicts.ratio(Double.NaN, 20)));
+        assertTrue(Double.isNaN(SeedVerdicts.ratio(10, Double.NaN)));
+        assertFalse(SeedVerdicts.increased(0, 20), "no baseline: no verdict in favour");
+        assertFalse(SeedVerdicts.decreased(0, 0));
+        assertFalse(SeedVerdicts.increased(10, 10), "equal is not a gain");
+        assertFalse(SeedVerdicts.decreased(10, 10), "equal is not a reduction");
+    }
+
+    @Test
+    void seed000IsJudgedAtTheLargestExitCost() {
+        TreeMap<Long, Double> ratios = new TreeMap<>(Map.of(1_000L, 0.9, 50_000L, 1.3, 10_000L, 0.95));
+        assertTrue(SeedVerdicts.seed000(ratios));
+        ratios.put(50_000L, 0.99);
+        ratios.put(1_000L, 3.0);
+        assertFalse(SeedVerdicts.seed000(ratios));
+        ratios.put(50_000L, Double.NaN);
+        assertFalse(SeedVerdicts.seed000(ratios));
+        assertFalse(SeedVerdicts.seed000(new TreeMap<>()));
+    }
+
+    @Test
+    void seed001NeedsBothTheMaxHoldAndTheTotalWaitToFall() {
+        assertTrue(SeedVerdicts.seed001(3271.81, 219.76, 161165.4, 50245.83), "the published figures");
+        assertFalse(SeedVerdicts.seed001(3271.81, 219.76, 100, 200), "wait went up");
+        assertFalse(SeedVerdicts.seed001(100, 200, 200, 100), "hold went up");
+        assertFalse(SeedVerdicts.seed001(100, 50, 0, 0), "no waiting at all: no evidence");
+    }
+
+    @Test
+    void seeds002To004AreGainsOfTheNewVariant() {
+        assertTrue(SeedVerdicts.seed002(100, 109));
+        assertFalse(SeedVerdicts.seed002(109, 100));
+        assertTrue(SeedVerdicts.seed003(100, 120));
+        assertFalse(SeedVerdicts.seed003(120, 120));
+        assertTrue(SeedVerdicts.seed004(254_000, 517_000));
+        assertFalse(SeedVerdicts.seed004(517_000, 254_000));
+    }
+
+    @Test
+    void optionsTakeDecimalSecondsFioTimesAndAJsonPath() {
+        assertEquals(SeedsBench.DEFAULT_RUNTIME_NANOS, SeedsBench.Options.parse(List.of()).runtimeNanos());
+        assertEquals(200_000_000L, SeedsBench.Options.parse(List.of("--runtime", "0.2")).runtimeNanos());
+        assertEquals(200_000_000L, SeedsBench.Options.parse(List.of("--runtime=200ms")).runtimeNanos());
+        assertEquals(5_000_000_000L, SeedsBench.Options.parse(List.of("--runtime", "5")).runtimeNanos());
+        assertEquals(Path.of("out/r.json"), SeedsBench.Options.parse(List.of("--json", "out/r.json")).json());
+        assertNull(SeedsBench.Options.parse(List.of()).json());
+        assertEquals("--runtime must be positive and at most 1h: 0", parseError("--runtime", "0"));
+        assertEquals("--runtime must be positive and at most 1h: 0.0", parseError("--runtime", "0.0"));
+        assertEquals("--runtime must be positive and at most 1h: 2h", parseError("--runtime", "2h"));
+        assertTrue(parseError("--runtime", "-1").startsWith("invalid --runtime"), parseError("--runtime", "-1"));
+        assertEquals("--json needs a value", parseError("--json"));
+        assertEquals("--json needs a file name", parseError("--json", " "));
+        assertEquals("--runtime is given twice", parseError("--runtime", "1", "--runtime", "2"));
+        assertEquals("unknown option --iodepth (expected --runtime or --json)", parseError("--iodepth", "4"));
+        assertEquals("unexpected argument 'fast' (expected --runtime S or --json FILE)", parseError("fast"));
+    }
+
+    private static String parseError(String... args) {
+        return assertThrows(IllegalArgumentException.class, () -> SeedsBench.Options.parse(List.of(args)))
+                .getMessage();
+    }
+
+    @Test
+    void jobFilesAreTimeBasedWithTheSeedsParameters() {
+        String text = SeedsBench.jobFile("seed003", "randread", "io_uring", 1, 1, true, 200_000_000L);
+        var jobs = io.kickplug.guest.fio.JobFileParser.parse(text);
+        assertEquals(1, jobs.size());
+        var j = jobs.get(0);
+        assertEquals(io.kickplug.guest.fio.RwMode.RANDREAD, j.rw());
+        assertEquals(io.kickplug.guest.fio.IoEngine.IO_URING, j.ioengine());
+        assertTrue(j.hipri());
+        assertEquals(1, j.iodepth());
+        assertEquals(4096, j.bsMin());
+        assertEquals(200_000_000L, j.runtimeNanos());
+        assertTrue(j.timeBased());
+        assertNull(j.filename(), "no filename: the disk under test");
+        assertEquals(8, io.kickplug.guest.fio.JobFileParser.parse(
+                SeedsBench.jobFile("seed002", "randread", "libaio", 64, 8, null, 1_000_000_000L)).size());
+    }
+
+    private static SeedResult sample(String id, boolean matches, double figure) {
+        Map<String, String> params = SeedsBench.params(4, 4, 64, "4k", "randread", "libaio", 1, 1, 10_000, 2_000,
+                "memory", 3_000_000_000L);
+        params.put("kick", "under-lock");
+        Map<String, Double> f = new LinkedHashMap<>();
+        f.put("IOPS", 12345.4);
+        f.put("irqs/req", 0.123456);
+        f.put("hold-max-us", figure);
+        Map<String, Double> measured = new LinkedHashMap<>();
+        measured.put("ratio", figure);
+        return new SeedResult(id, "title " + id, "14K -> 34K IOPS", Map.of("ratio", 2.43), "rule " + id,
+                List.of(new SeedResult.Point("under-lock", params, f)), "ratio 1.10", measured, matches,
+                List.of("a \"quoted\"\nnote\twith\\ escapes"));
+    }
+
+    @Test
+    void theTableStatesEveryParameterAndThePublishedBesideTheMeasured() {
+        String out = SeedsFormat.format(List.of(sample("000", true, 1.1), sample("004", false, Double.NaN)),
+                200_000_000L, 2, "/tmp/x.json");
+        assertTrue(out.startsWith("kp:bench seeds: the five source experiments, 0.200s per point, host CPUs 2"), out);
+        assertTrue(out.contains("\nseed 000: title 000\n  published: 14K -> 34K IOPS\n"), out);
+        assertTrue(out.contains("  under-lock | vcpus 4, numjobs 4, iodepth 64, bs 4k, rw randread, ioengine libaio,"
+                + " queues 1, iothreads 1, exit 10us, inject 2us, backend memory, runtime 3s, kick under-lock"
+                + " | IOPS 12345, irqs/req 0.1235, hold-max-us 1.10\n"), out);
+        assertTrue(out.contains("  measured:  ratio 1.10\n  direction: matches (rule 000)\n"), out);
+        assertTrue(out.contains("hold-max-us n/a"), out);
+        assertTrue(out.contains("  direction: DOES NOT match (rule 004)\n"), out);
+        assertTrue(out.contains("\nsummary\n  seed 000  matches   ratio 1.10\n  seed 004  differs   ratio 1.10\n"), out);
+        assertTrue(out.endsWith("JSON: /tmp/x.json\n"), out);
+        assertEquals("+9.0%", SeedsFormat.percent(9));
+        assertEquals("-93.3%", SeedsFormat.percent(-93.28));
+        assertEquals("n/a", SeedsFormat.percent(Double.NaN));
+        assertEquals("3s", SeedsFormat.seconds(3_000_000_000L));
+    }
+
+    @Test
+    void theJsonFileParsesBackWithEverySeedsFigures() throws Exception {
+        String text = SeedsJson.write(List.of(sample("000", true, 1.1), sample("004", false, Double.NaN)),
+                200_000_000L, 2, "2024-01-01T00:00:00Z");
+        JsonNode root = new ObjectMapper().readTree(text);
+        assertEquals("kp:bench seeds", root.get("benchmark").asText());
+        assertEquals(0.2, root.get("runtime_s").asDouble(), 1e-12);
+        assertEquals(2, root.get("host_cpus").asInt());
+        JsonNode seeds = root.get("seeds");
+        assertEquals(2, seeds.size());
+        JsonNode s0 = seeds.get(0);
+        assertEquals("000", s0.get("id").asText());
+        assertTrue(s0.get("direction_matches").isBoolean());
+        assertTrue(s0.get("direction_matches").asBoolean());
+        assertFalse(seeds.get(1).get("direction_matches").asBoolean());
+        assertEquals(2.43, s0.get("published_figures").get("ratio").asDouble(), 1e-12);
+        assertEquals(1.1, s0.get("measured_figures").get("ratio").asDouble(), 1e-12);
+        assertTrue(seeds.get(1).get("measured_figures").get("ratio").isNull(), "NaN is written as null");
+        assertEquals("a \"quoted\"\nnote\twith\\ escapes", s0.get("notes").get(0).asText());
+        JsonNode point = s0.get("points").get(0);
+        assertEquals("under-lock", point.get("label").asText());
+        assertEquals("4", point.get("params").get("vcpus").asText());
+        assertEquals("under-lock", point.get("params").get("kick").asText());
+        assertEquals(12345.4, point.get("figures").get("IOPS").asDouble(), 1e-9);
+        assertEquals(0.123456, point.get("figures").get("irqs/req").asDouble(), 1e-12);
+        assertEquals(3, point.get("figures").size());
+        // No seeds at all is still a document.
+        assertEquals(0, new ObjectMapper().readTree(SeedsJson.write(List.of(), 1, 1, "t")).get("seeds").size());
+    }
+
+    @Test
+    void jsonNumbersAndStrings() {
+        assertEquals("null", SeedsJson.number(Double.POSITIVE_INFINITY));
+        assertEquals("12", SeedsJson.number(12.0));
+        assertEquals("0.5", SeedsJson.number(0.5));
+        assertEquals("\"\\u0001\"", SeedsJson.string("\u0001"));
+        assertEquals("null", SeedsJson.string(null));
+    }
+}

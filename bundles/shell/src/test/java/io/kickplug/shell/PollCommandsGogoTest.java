@@ -1,0 +1,131 @@
+package io.kickplug.shell;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.kickplug.api.blk.DiskException;
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollParams;
+import io.kickplug.api.poll.PollStatus;
+import io.kickplug.api.transport.GuestPort;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.util.List;
+import org.apache.felix.gogo.runtime.CommandProcessorImpl;
+import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
+import org.apache.felix.service.command.CommandSession;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** {@code kp:poll} through Gogo's parser against a fake disk manager. */
+class PollCommandsGogoTest {
+
+    private boolean requested;
+    private boolean policyBound = true;
+    private PollParams params = PollParams.defaults();
+
+    private final DiskManager disks = new DiskManager() {
+        @Override
+        public PollStatus setPolling(String name, boolean enabled, PollParams p) {
+            check(name);
+            requested = enabled;
+            if (p != null) {
+                params = p;
+            }
+            return pollStatus(name);
+        }
+
+        @Override
+        public PollStatus pollStatus(String name) {
+            check(name);
+            return new PollStatus(name, requested, requested && policyBound && params.maxNs() > 0, params,
+                    List.of(new PollCounters(12, 3, 4_500_000), PollCounters.NONE));
+        }
+
+        private void check(String name) {
+            if (!name.equals("d1")) {
+                throw new DiskException("no disk named '" + name + "'");
+            }
+        }
+
+        @Override
+        public DiskInfo attach(DiskSpec spec) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void detach(String name) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public List<DiskInfo> list() {
+            return List.of();
+        }
+
+        @Override
+        public DiskInfo info(String name) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public GuestPort port(String name) {
+            throw new UnsupportedOperationException();
+        }
+    };
+
+    private ThreadIOImpl threadIo;
+    private CommandSession session;
+
+    @BeforeEach
+    void setUp() {
+        threadIo = new ThreadIOImpl();
+        threadIo.start();
+        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
+        processor.addCommand("kp", new PollCommands(disks), "poll");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        session = processor.createSession(new ByteArrayInputStream(new byte[0]), out, out);
+    }
+
+    @AfterEach
+    void tearDown() {
+        session.close();
+        threadIo.stop();
+    }
+
+    private Object run(String line) throws Exception {
+        return session.execute(line);
+    }
+
+    @Test
+    void onWithMaxNsThenStatusThenOff() throws Exception {
+        String on = (String) run("kp:poll --poll-max-ns 65536 d1 on");
+        assertTrue(on.startsWith("d1: polling on (active), poll-max-ns 65536"), on);
+        assertTrue(requested);
+        assertEquals(65536, params.maxNs());
+        String status = (String) run("kp:poll d1");
+        assertTrue(status.contains("\n0                12            3        4.500"), status);
+        assertTrue(((String) run("kp:poll d1 off")).startsWith("d1: polling off, poll-max-ns 65536"));
+        assertFalse(requested);
+    }
+
+    @Test
+    void withoutAPolicyTheRequestIsKept() throws Exception {
+        policyBound = false;
+        assertTrue(((String) run("kp:poll d1 on")).startsWith(
+                "d1: polling on (inactive: no poll policy; start the io.kickplug.poll bundle), poll-max-ns 32768"));
+    }
+
+    @Test
+    void badInputGivesOneLine() {
+        assertEquals("invalid mode 'maybe': expected on or off",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:poll d1 maybe")).getMessage());
+        assertEquals("invalid --poll-max-ns '-5': expected nanoseconds in 0..1000000000",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:poll --poll-max-ns -5 d1 on"))
+                        .getMessage());
+        assertEquals("no disk named 'nope'", assertThrows(DiskException.class, () -> run("kp:poll nope")).getMessage());
+    }
+}

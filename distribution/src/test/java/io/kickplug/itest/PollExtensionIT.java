@@ -1,0 +1,139 @@
+package io.kickplug.itest;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+import static org.ops4j.pax.exam.CoreOptions.cleanCaches;
+import static org.ops4j.pax.exam.CoreOptions.composite;
+import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
+import static org.ops4j.pax.exam.CoreOptions.junitBundles;
+import static org.ops4j.pax.exam.CoreOptions.options;
+import static org.ops4j.pax.exam.CoreOptions.systemProperty;
+import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
+
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.guest.GuestWorkloads;
+import io.kickplug.api.guest.IoPassOptions;
+import io.kickplug.api.guest.IoPassResult;
+import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollStatus;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import javax.inject.Inject;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+
+/**
+ * Device-side polling in Felix: a disk polls while the poll-extension bundle is active, goes back to
+ * notifications when the bundle stops and polls again when it starts, while a write-read-verify workload
+ * runs; every pass verifies and completes.
+ */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+public class PollExtensionIT {
+
+    private static final long WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    @Inject
+    private BundleContext context;
+
+    @Inject
+    private DiskManager disks;
+
+    @Inject
+    private GuestWorkloads guest;
+
+    @Configuration
+    public Option[] configuration() {
+        return options(
+                composite(DistributionBundles.options()),
+                frameworkProperty("gosh.args").value("--nointeractive"),
+                systemProperty("org.ops4j.pax.logging.DefaultServiceLog.level").value("WARN"),
+                workingDirectory("target/paxexam-poll"),
+                cleanCaches(true),
+                junitBundles());
+    }
+
+    private Bundle pollBundle() {
+        for (Bundle b : context.getBundles()) {
+            if ("io.kickplug.poll".equals(b.getSymbolicName())) {
+                return b;
+            }
+        }
+        throw new AssertionError("io.kickplug.poll is not installed");
+    }
+
+    private static void await(BooleanSupplier condition, String what) {
+        long deadline = System.nanoTime() + WAIT_NANOS;
+        while (!condition.getAsBoolean()) {
+            assertTrue("timed out waiting for " + what, System.nanoTime() - deadline < 0);
+            Thread.yield(); // DS may bind on another thread; re-check until the deadline
+        }
+    }
+
+    @Test
+    public void stoppingAndStartingThePollBundleUnderLoadLosesNothing() throws Exception {
+        disks.attach(DiskSpec.memory("poll0", 8 << 20));
+        List<IoPassResult> passes = new CopyOnWriteArrayList<>();
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        AtomicBoolean done = new AtomicBoolean();
+        Thread load = new Thread(() -> {
+            try {
+                while (!done.get()) {
+                    passes.add(guest.writeReadVerify("poll0", new IoPassOptions(4096, 8, 2 << 20)));
+                }
+            } catch (Throwable t) {
+                failures.add(t);
+            }
+        }, "poll-it-load");
+        try {
+            PollStatus on = disks.setPolling("poll0", true, null);
+            assertTrue("the adaptive policy is bound: " + on, on.active());
+            load.start();
+            Bundle poll = pollBundle();
+            for (int i = 0; i < 10; i++) {
+                poll.stop();
+                await(() -> !disks.pollStatus("poll0").active(), "polling off after stopping the bundle");
+                assertTrue("the request is kept", disks.pollStatus("poll0").requested());
+                poll.start();
+                await(() -> disks.pollStatus("poll0").active(), "polling on after starting the bundle");
+            }
+            int before = passes.size();
+            await(() -> passes.size() > before || !failures.isEmpty(), "a whole pass after the last restart");
+        } finally {
+            done.set(true);
+            load.join(TimeUnit.SECONDS.toMillis(60));
+            disks.detach("poll0");
+        }
+        assertEquals(List.of(), failures);
+        assertFalse(load.isAlive());
+        for (IoPassResult p : passes) {
+            assertEquals("blocks read back differently: " + p, 0, p.mismatches());
+            assertTrue(p.requests() > 0);
+        }
+    }
+
+    @Test
+    public void pollCountersShowPolling() throws Exception {
+        disks.attach(DiskSpec.memory("poll1", 4 << 20));
+        try {
+            disks.setPolling("poll1", true, null);
+            guest.writeReadVerify("poll1", new IoPassOptions(4096, 1, 1 << 20));
+            PollCounters q0 = disks.pollStatus("poll1").queues().get(0);
+            assertTrue("the I/O thread polled: " + q0, q0.hits() + q0.misses() > 0 && q0.pollNanos() > 0);
+        } finally {
+            disks.detach("poll1");
+        }
+    }
+}
