@@ -65,7 +65,7 @@ public final class KpCommands {
             @Parameter(names = "--iothreads", absentValue = "1") String ioThreads,
             @Descriptor("queues of each I/O thread, e.g. \"0,2;1,3\" (default: round-robin)")
             @Parameter(names = "--mapping", absentValue = "") String mapping,
-            @Descriptor("transport: mmio (default)")
+            @Descriptor("transport: mmio (default) or pci (virtio-pci modern with MSI-X)")
             @Parameter(names = "--transport", absentValue = "mmio") String transport,
             @Descriptor("lock of the tracked-requests list: yielding, mutex (default) or sharded")
             @Parameter(names = "--tracked-lock", absentValue = "mutex") String trackedLock,
@@ -98,7 +98,7 @@ public final class KpCommands {
             @Parameter(names = "--iothreads", absentValue = "1") String ioThreads,
             @Descriptor("queues of each I/O thread, e.g. \"0,2;1,3\" (default: round-robin)")
             @Parameter(names = "--mapping", absentValue = "") String mapping,
-            @Descriptor("transport: mmio (default)")
+            @Descriptor("transport: mmio (default) or pci (virtio-pci modern with MSI-X)")
             @Parameter(names = "--transport", absentValue = "mmio") String transport,
             @Descriptor("lock of the tracked-requests list: yielding, mutex (default) or sharded")
             @Parameter(names = "--tracked-lock", absentValue = "mutex") String trackedLock,

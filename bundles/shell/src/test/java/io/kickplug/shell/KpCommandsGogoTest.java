@@ -12,6 +12,7 @@ import io.kickplug.api.guest.GuestWorkloads;
 import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
 import io.kickplug.api.transport.GuestPort;
+import io.kickplug.api.transport.TransportKind;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.lang.reflect.Method;
@@ -146,6 +147,17 @@ class KpCommandsGogoTest {
         assertEquals("null", attached.get("d3").backend(), "quoted null is the string");
         run("kp:attach --backend memory d4 1M");
         assertEquals("memory", attached.get("d4").backend());
+    }
+
+    @Test
+    void attachOnPci() throws Exception {
+        assertEquals("attached p1: 64 MiB memory disk on pci, 4 queues of 256, 1 I/O thread",
+                run("kp:attach --transport pci --queues 4 p1 64M"));
+        assertEquals(TransportKind.PCI, specs.get("p1").transport());
+        run("kp:attach --transport PCI p2 1M");
+        assertEquals(TransportKind.PCI, specs.get("p2").transport(), "case-insensitive, as TransportKind.parse");
+        Exception e = assertThrows(IllegalArgumentException.class, () -> run("kp:attach --transport isa p3 1M"));
+        assertEquals("unknown transport 'isa' (expected mmio or pci)", e.getMessage());
     }
 
     @Test

@@ -151,11 +151,12 @@ public final class MmioTransport implements TransportInstance, GuestPort, Regist
 
     private synchronized long readQueueNumMax() {
         // Section 4.2.2: 0 when the selected queue is not available.
-        return queueSel < function.queueCount() ? function.queue(queueSel).maxSize : 0;
+        // QueueSel is an unsigned 32-bit register: 0xffffffff must read as a missing queue, not index -1.
+        return queueSel >= 0 && queueSel < function.queueCount() ? function.queue(queueSel).maxSize : 0;
     }
 
     private synchronized long readQueueReady() {
-        return queueSel < function.queueCount() && function.queue(queueSel).ready ? 1 : 0;
+        return queueSel >= 0 && queueSel < function.queueCount() && function.queue(queueSel).ready ? 1 : 0;
     }
 
     @Override

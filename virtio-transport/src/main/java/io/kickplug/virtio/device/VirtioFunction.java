@@ -192,6 +192,12 @@ public final class VirtioFunction implements DeviceSignals {
         List<DeviceQueue> views = new ArrayList<>(queues.length);
         for (int i = 0; i < queues.length; i++) {
             QueueConfig q = queues[i];
+            if (q.ready && (q.size < 1 || q.size > q.maxSize)) {
+                // Sections 4.2.2.2 / 4.1.4.3.2: the driver sets a queue size no larger than the maximum
+                // the device reported (QueueNumMax, queue_size).
+                throw new GuestFaultException("4.2.2.2", "queue " + i + " size " + q.size
+                        + " exceeds the device's maximum " + q.maxSize);
+            }
             views.add(q.ready ? new SplitDeviceQueue(memory, i, new QueueLayout(q.size, q.desc, q.driver, q.device),
                     negotiated) : null);
         }

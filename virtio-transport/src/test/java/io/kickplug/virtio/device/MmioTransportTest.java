@@ -231,4 +231,19 @@ class MmioTransportTest {
         assertTrue(irqs.tryAcquire(10, TimeUnit.SECONDS));
         assertEquals(INT_CONFIG_CHANGE, r(INTERRUPT_STATUS));
     }
+
+    @Test
+    void queueLargerThanQueueNumMaxLatchesNeedsReset() {
+        long f = VirtioFeatures.VERSION_1;
+        negotiate(f);
+        w(QUEUE_SEL, 0);
+        w(QUEUE_NUM, 128); // QueueNumMax is 64 (section 4.2.2.2: the driver MUST NOT exceed it)
+        w(QUEUE_DESC_LOW, 0x1000);
+        w(QUEUE_DRIVER_LOW, 0x3000);
+        w(QUEUE_DEVICE_LOW, 0x4000);
+        w(QUEUE_READY, 1);
+        w(STATUS, r(STATUS) | DeviceStatus.DRIVER_OK);
+        assertNotEquals(0, r(STATUS) & DeviceStatus.DEVICE_NEEDS_RESET);
+        assertFalse(mmio.function().isActive());
+    }
 }

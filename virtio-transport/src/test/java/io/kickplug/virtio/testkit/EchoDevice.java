@@ -24,6 +24,8 @@ public final class EchoDevice implements VirtioDevice {
     private volatile DeviceActivation activation;
     public final AtomicLong completed = new AtomicLong();
     public final AtomicLong notifies = new AtomicLong();
+    /** Guest faults the drain loop caught and reported through {@code deviceError}. */
+    public final AtomicLong faults = new AtomicLong();
     public volatile int resets;
 
     public EchoDevice(int queues, long extraFeatures) {
@@ -79,15 +81,25 @@ public final class EchoDevice implements VirtioDevice {
         this.activation = a;
     }
 
-    @Override
-    public void reset() {
+    /**
+     * Waits until every task queued on the device's I/O thread so far has run (and so proves that the
+     * thread still runs tasks).
+     *
+     * @throws IllegalStateException if the thread does not get there within 10 seconds
+     */
+    public void awaitIdle() {
         CompletableFuture<Void> barrier = new CompletableFuture<>();
         loop.execute(() -> barrier.complete(null));
         try {
             barrier.get(10, TimeUnit.SECONDS);
         } catch (Exception e) {
-            throw new IllegalStateException(e);
+            throw new IllegalStateException("I/O thread of the echo device did not run a task", e);
         }
+    }
+
+    @Override
+    public void reset() {
+        awaitIdle();
         activation = null;
         resets++;
     }
@@ -127,6 +139,7 @@ public final class EchoDevice implements VirtioDevice {
                 a.signals().usedBuffer(index);
             }
         } catch (GuestFaultException e) {
+            faults.incrementAndGet();
             a.signals().deviceError(e);
         }
     }

@@ -3,7 +3,6 @@ package io.kickplug.guest.blk;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.transport.GuestPort;
-import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceStatus;
@@ -16,7 +15,7 @@ import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.driver.InterruptLine;
 import io.kickplug.guest.driver.VirtioInit;
 import io.kickplug.guest.memory.GuestRam;
-import io.kickplug.guest.transport.MmioTransportDriver;
+import io.kickplug.guest.transport.InterruptRouting;
 import io.kickplug.guest.transport.VirtioTransportDriver;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -39,8 +38,6 @@ import java.util.function.Consumer;
  */
 public final class VirtioBlkDriver implements AutoCloseable {
     private static final int MAX_QUEUE_SIZE = 32768;
-    private static final int INTERRUPT_USED_BUFFER = 1;
-    private static final int INTERRUPT_CONFIG_CHANGE = 2;
     private static final byte STATUS_UNWRITTEN = (byte) 0xFF;
     private static final int CONFIG_READ_ATTEMPTS = 1000;
 
@@ -59,6 +56,7 @@ public final class VirtioBlkDriver implements AutoCloseable {
     private int segMax;
     private volatile GuestDriverException broken;
     private boolean closed;
+    private InterruptRouting routing;
 
     private VirtioBlkDriver(GuestPort port, VirtioTransportDriver transport, BlkDriverConfig config) {
         this.port = port;
@@ -77,11 +75,7 @@ public final class VirtioBlkDriver implements AutoCloseable {
      *     that far, and interrupts are disconnected again
      */
     public static VirtioBlkDriver boot(GuestPort port, VirtqueueFactory factory, BlkDriverConfig config) {
-        if (port.kind() != TransportKind.MMIO || port.mmio() == null) {
-            throw new GuestDriverException("the simulated guest drives virtio-mmio only; this device sits behind "
-                    + port.kind().label());
-        }
-        VirtioBlkDriver driver = new VirtioBlkDriver(port, new MmioTransportDriver(port.mmio()), config);
+        VirtioBlkDriver driver = new VirtioBlkDriver(port, VirtioTransportDriver.forPort(port), config);
         try {
             driver.setUp(factory);
             return driver;
@@ -140,13 +134,14 @@ public final class VirtioBlkDriver implements AutoCloseable {
         }
         int count = sizes.size();
         int slotsPerQueue = (config.totalSlots() + count - 1) / count;
+        List<QueueLayout> layouts = new ArrayList<>();
         for (int q = 0; q < count; q++) {
             int size = sizes.get(q);
             long base = ram.allocate(QueueLayout.contiguousBytes(size), 16);
             QueueLayout layout = QueueLayout.contiguous(size, base);
+            layouts.add(layout);
             long indirectArea = indirect ? ram.allocate((long) size * 3 * 16, 16) : -1;
             DriverQueue dq = factory.createDriverQueue(memory, layout, features, indirectArea, indirect ? 3 : 0);
-            transport.setupQueue(q, layout);
             int slots = Math.min(slotsPerQueue, size);
             Vq vq = new Vq(q, dq, slots);
             for (int s = 0; s < slots; s++) {
@@ -158,8 +153,10 @@ public final class VirtioBlkDriver implements AutoCloseable {
                 vq.all.add(slot);
             }
             queues.add(vq);
-            transport.enableQueue(q);
         }
+        // find_vqs: the queues' rings and interrupts (one line, or MSI-X vectors on virtio-pci).
+        routing = transport.findQueues(layouts);
+        line.route(routing);
         init.driverOk();
     }
 
@@ -196,6 +193,11 @@ public final class VirtioBlkDriver implements AutoCloseable {
     /** Request slots of {@code queue}: how many requests it can have in flight. */
     public int slots(int queue) {
         return queues.get(queue).slotCount;
+    }
+
+    /** How the device's interrupts arrive (one line, or MSI-X vectors). */
+    public InterruptRouting routing() {
+        return routing;
     }
 
     /** Interrupts the device raised since boot. */
@@ -334,11 +336,9 @@ public final class VirtioBlkDriver implements AutoCloseable {
     }
 
     private void handleInterrupt() {
-        int isr = transport.interruptStatus();
-        if (isr != 0) {
-            transport.ackInterrupt(isr);
-        }
-        if ((isr & INTERRUPT_CONFIG_CHANGE) != 0) {
+        // vm_interrupt / vp_interrupt read (and acknowledge) the status; with MSI-X the vectors said it.
+        int isr = transport.takeInterruptCause(line.takeCauses());
+        if ((isr & InterruptRouting.CONFIG_CHANGE) != 0) {
             configChanges.incrementAndGet();
             int status = transport.status();
             if ((status & DeviceStatus.DEVICE_NEEDS_RESET) != 0) {

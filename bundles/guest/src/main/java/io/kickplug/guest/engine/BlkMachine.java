@@ -5,7 +5,6 @@ import io.kickplug.api.guest.KickPolicy;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.transport.GuestInterrupts;
 import io.kickplug.api.transport.GuestPort;
-import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceStatus;
@@ -19,7 +18,7 @@ import io.kickplug.guest.driver.VirtioInit;
 import io.kickplug.guest.lock.LockRegistry;
 import io.kickplug.guest.lock.SpinLock;
 import io.kickplug.guest.memory.GuestRam;
-import io.kickplug.guest.transport.MmioTransportDriver;
+import io.kickplug.guest.transport.InterruptRouting;
 import io.kickplug.guest.transport.VirtioTransportDriver;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -58,9 +57,12 @@ import java.util.function.BooleanSupplier;
  * kicked and waits for completions, as {@code BLK_STS_DEV_RESOURCE} does. After every job method the plug is
  * dispatched if the job forgot to commit (blk_finish_plug at the end of a system call).
  *
- * <p><b>Completion.</b> virtio-mmio has one interrupt line; the guest's interrupt controller fans a raise out
- * to the vCPUs owning queues (as if each queue had its own vector). The handler reads and acknowledges
- * InterruptStatus (vm_interrupt), then for each of its queues with used buffers ({@code vring_interrupt}'s
+ * <p><b>Completion.</b> virtio-mmio has one interrupt line (as has virtio-pci with INTx, or with one MSI-X
+ * vector shared by the queues); the guest's interrupt controller fans a raise out to the vCPUs owning queues
+ * (as if each queue had its own vector). virtio-pci with a vector per queue delivers queue q's vector to vCPU
+ * {@code q % vcpus} only, and the configuration vector to queue 0's vCPU. The handler reads and acknowledges
+ * InterruptStatus (vm_interrupt) or the ISR (vp_interrupt) on a line, and nothing with MSI-X (the vector is
+ * the cause), then for each of its queues with used buffers ({@code vring_interrupt}'s
  * more_used check, without the lock) runs {@code virtblk_done}: lock, disable callbacks, collect used
  * buffers, re-enable, repeat while more arrived, unlock. Tags are freed there; the completions go to the
  * submitting vCPU (an IPI when it is another one) whose loop runs the callbacks. A vCPU pays the injection
@@ -77,12 +79,12 @@ import java.util.function.BooleanSupplier;
  * then looks at the used ring again (virtqueue_enable_cb's contract); its interrupt handler meanwhile collects
  * without re-enabling.
  *
- * <p><b>Exit cost.</b> Each notify is the QueueNotify write followed by a busy-wait on the vCPU thread until
+ * <p><b>Exit cost.</b> Each notify is the QueueNotify write (virtio-mmio) or the notify-region write
+ * (virtio-pci) followed by a busy-wait on the vCPU thread until
  * the exit latency has passed since the write began.
  */
 final class BlkMachine implements GuestMachine {
     private static final int MAX_QUEUE_SIZE = 32768;
-    private static final int INTERRUPT_CONFIG_CHANGE = 2;
     private static final byte STATUS_UNWRITTEN = (byte) 0xFF;
     private static final int CONFIG_READ_ATTEMPTS = 1000;
     /** Linux's BLK_MAX_REQUEST_COUNT: a plug holding this many requests is dispatched at once. */
@@ -111,8 +113,10 @@ final class BlkMachine implements GuestMachine {
     private final java.util.concurrent.atomic.AtomicReference<Throwable> failure =
             new java.util.concurrent.atomic.AtomicReference<>();
     private volatile Throwable broken;
-    /** The vCPUs that receive interrupts; empty until they run. */
-    private volatile VcpuThread[] irqTargets = new VcpuThread[0];
+    /** How the device's interrupts arrive, from find_vqs. */
+    private InterruptRouting routing;
+    /** Per vector (or line): the vCPUs it is delivered to; empty until they run. */
+    private volatile VcpuThread[][] vectorTargets = new VcpuThread[0][];
     private volatile boolean stopped;
     private volatile Run run;
     private boolean closed;
@@ -137,11 +141,7 @@ final class BlkMachine implements GuestMachine {
     static BlkMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config, KickPolicy policy,
             LockRegistry locks) {
         Objects.requireNonNull(policy, "policy");
-        if (port.kind() != TransportKind.MMIO || port.mmio() == null) {
-            throw new GuestDriverException("the simulated guest drives virtio-mmio only; this device sits behind "
-                    + port.kind().label());
-        }
-        BlkMachine machine = new BlkMachine(port, new MmioTransportDriver(port.mmio()), config, policy);
+        BlkMachine machine = new BlkMachine(port, VirtioTransportDriver.forPort(port), config, policy);
         try {
             machine.setUp(factory, locks);
         } catch (RuntimeException e) {
@@ -208,6 +208,7 @@ final class BlkMachine implements GuestMachine {
             segMax = Math.max(1, Math.min(segMax, smallest - 2));
         }
         port.connectInterrupts(new Interrupts());
+        List<QueueLayout> layouts = new ArrayList<>();
         for (int q = 0; q < sizes.size(); q++) {
             int size = sizes.get(q);
             long base = ram.allocate(QueueLayout.contiguousBytes(size), 16);
@@ -216,14 +217,13 @@ final class BlkMachine implements GuestMachine {
             long indirectArea = indirect ? ram.allocate((long) size * maxIndirect * 16, 16) : -1;
             DriverQueue dq = factory.createDriverQueue(memory, layout, features, indirectArea,
                     indirect ? maxIndirect : 0);
-            transport.setupQueue(q, layout);
+            layouts.add(layout);
             int tags = config.queueDepth() == 0 ? size : Math.min(config.queueDepth(), size);
             Hwq hwq = new Hwq(q, dq, new SpinLock(locks.lockClass(config.name() + " vq" + q)), tags);
             for (int t = 0; t < tags; t++) {
                 hwq.free.add(new Req(hwq, t, ram.allocate(VirtioBlk.HEADER_SIZE, 16), ram.allocate(1, 1)));
             }
             queues.add(hwq);
-            transport.enableQueue(q);
         }
         // Linux: num_poll_vqs = min(poll_queues, num_vqs - 1); the poll queues are the last ones.
         pollQueues = Math.min(config.pollQueues(), queues.size() - 1);
@@ -234,6 +234,8 @@ final class BlkMachine implements GuestMachine {
             // No callback, no vector: interrupts off for good (section 2.7.7), before any buffer is added.
             poll.dq.disableCallbacks();
         }
+        // find_vqs: rings and interrupts (the MMIO line; on virtio-pci MSI-X vectors, or INTx as a fallback).
+        routing = transport.findQueues(layouts);
         init.driverOk();
     }
 
@@ -245,10 +247,53 @@ final class BlkMachine implements GuestMachine {
             q.handler = vcpus.get(q.index % vcpus.size());
             q.handler.affine.add(q);
         }
-        irqTargets = vcpus.stream().filter(v -> !v.affine.isEmpty()).toArray(VcpuThread[]::new);
+        vectorTargets = routeVectors();
         for (VcpuThread v : vcpus) {
             v.thread.start();
         }
+    }
+
+    /**
+     * The guest's interrupt routing: a vector goes to the vCPUs that handle the queues mapped to it (queue q's
+     * handler is vCPU q % vcpus, its MSI-X affinity), and the configuration vector also to queue 0's. With one
+     * line (virtio-mmio, virtio-pci INTx) or one vector shared by the queues this fans a raise out to every
+     * vCPU owning a queue; with a vector per queue (MSI-X) each goes to exactly one vCPU.
+     */
+    private VcpuThread[][] routeVectors() {
+        int highest = routing.configVector();
+        for (int q = 0; q < routing.queues(); q++) {
+            highest = Math.max(highest, routing.queueVector(q));
+        }
+        VcpuThread[][] targets = new VcpuThread[highest + 1][];
+        for (int vector = 0; vector <= highest; vector++) {
+            List<VcpuThread> to = new ArrayList<>();
+            for (int q : routing.queuesOf(vector)) {
+                VcpuThread handler = queues.get(q).handler;
+                // A poll queue has no handler: its callbacks are off, nobody takes its interrupts.
+                if (handler != null && !to.contains(handler)) {
+                    to.add(handler);
+                }
+            }
+            if (vector == routing.configVector() && !to.contains(queues.get(0).handler)) {
+                to.add(queues.get(0).handler);
+            }
+            targets[vector] = to.toArray(VcpuThread[]::new);
+        }
+        return targets;
+    }
+
+    /** The interrupt routing find_vqs chose. */
+    InterruptRouting routing() {
+        return routing;
+    }
+
+    /** The ids of the vCPUs an interrupt on {@code vector} is delivered to, in order. */
+    List<Integer> vectorTargets(int vector) {
+        VcpuThread[][] targets = vectorTargets;
+        if (vector < 0 || vector >= targets.length) {
+            return List.of();
+        }
+        return java.util.Arrays.stream(targets[vector]).map(v -> v.id).toList();
     }
 
     @Override
@@ -471,11 +516,22 @@ final class BlkMachine implements GuestMachine {
 
     // ------------------------------------------------------------------------------------------------
 
-    /** The guest's interrupt controller: fans the MMIO line out to the vCPUs that own queues. */
+    /**
+     * The guest's interrupt controller: delivers a vector to the vCPUs {@link #routeVectors} chose, with the
+     * cause an MSI-X vector carries (a line's cause is read by the handler).
+     */
     private final class Interrupts implements GuestInterrupts {
         @Override
         public void raise(int vector) {
-            for (VcpuThread v : irqTargets) {
+            VcpuThread[][] targets = vectorTargets;
+            if (vector < 0 || vector >= targets.length) {
+                return; // not mapped (or before the vCPUs run): nobody handles it
+            }
+            int cause = routing.cause(vector);
+            for (VcpuThread v : targets[vector]) {
+                if (cause != 0) {
+                    v.irqCause.getAndAccumulate(cause, (a, b) -> a | b);
+                }
                 v.irq.set(true);
                 LockSupport.unpark(v.thread);
             }
@@ -626,6 +682,8 @@ final class BlkMachine implements GuestMachine {
         final Hwq pollHwq;
         final List<Hwq> affine = new ArrayList<>();
         final AtomicBoolean irq = new AtomicBoolean();
+        /** Causes the MSI-X vectors delivered here carried since the handler last ran. */
+        final AtomicInteger irqCause = new AtomicInteger();
         /** Completions collected by other vCPUs' handlers for this vCPU's requests (the IPI). */
         final ConcurrentLinkedQueue<Completion> remote = new ConcurrentLinkedQueue<>();
         private final ArrayDeque<Completion> local = new ArrayDeque<>();
@@ -777,12 +835,10 @@ final class BlkMachine implements GuestMachine {
             if (!irq.getAndSet(false)) {
                 return false;
             }
-            // vm_interrupt (virtio-mmio): read and acknowledge InterruptStatus (section 4.2.3.4).
-            int isr = transport.interruptStatus();
-            if (isr != 0) {
-                transport.ackInterrupt(isr);
-            }
-            if ((isr & INTERRUPT_CONFIG_CHANGE) != 0) {
+            // vm_interrupt (virtio-mmio): read and acknowledge InterruptStatus (section 4.2.3.4); vp_interrupt
+            // (virtio-pci INTx): read the ISR, which clears it (4.1.4.5); MSI-X: the vectors said it.
+            int isr = transport.takeInterruptCause(irqCause.getAndSet(0));
+            if ((isr & InterruptRouting.CONFIG_CHANGE) != 0) {
                 int status = transport.status();
                 if ((status & DeviceStatus.DEVICE_NEEDS_RESET) != 0) {
                     // Section 2.1.2: an error the device cannot recover from without a reset.

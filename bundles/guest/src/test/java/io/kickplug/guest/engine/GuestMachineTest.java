@@ -13,7 +13,10 @@ import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.kick.OutsideLockKick;
 import io.kickplug.guest.kick.UnderLockKick;
 import io.kickplug.guest.testing.RamDiskDevice;
-import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.api.transport.TransportInstance;
+import io.kickplug.api.transport.TransportKind;
+import io.kickplug.guest.transport.InterruptRouting;
+import io.kickplug.virtio.ds.TransportFactoryComponent;
 import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
@@ -30,7 +33,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The engine against the real virtio-mmio transport, split virtqueues and virtio-blk device (memory
- * backend, one I/O thread): registers, guest memory and interrupts only.
+ * backend, one I/O thread): registers, guest memory and interrupts only. {@link GuestMachinePciTest} runs
+ * every test again on virtio-pci.
  */
 class GuestMachineTest {
     private static final long DISK = 4 << 20;
@@ -40,7 +44,7 @@ class GuestMachineTest {
     private final List<IoThread> ioThreads = new ArrayList<>();
     private MemoryBackend backend;
     private VirtioBlkDevice device;
-    private MmioTransport transport;
+    private TransportInstance transport;
     private GuestMachine machine;
 
     @AfterEach
@@ -54,17 +58,26 @@ class GuestMachineTest {
         ioThreads.forEach(IoThread::close);
     }
 
-    private MmioTransport device(int queues, int queueSize) {
+    /** The transport the tests run on. */
+    TransportKind kind() {
+        return TransportKind.MMIO;
+    }
+
+    private TransportInstance transport(io.kickplug.api.virtio.VirtioDevice dev, int memoryBytes) {
+        return new TransportFactoryComponent().create(kind(), dev, OffHeapGuestMemory.allocate(memoryBytes));
+    }
+
+    private TransportInstance device(int queues, int queueSize) {
         ioThreads.add(new EventLoopThread("test-io"));
         backend = new MemoryBackend(DISK, false);
         device = new VirtioBlkDevice("t", backend, false, queues, queueSize,
                 "serial".getBytes(StandardCharsets.US_ASCII), ioThreads);
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(16 << 20));
+        transport = transport(device, 16 << 20);
         return transport;
     }
 
     private GuestMachine boot(MachineConfig config) {
-        machine = engine.boot(transport, new VirtqueueFactoryComponent(), config);
+        machine = engine.boot(transport.port(), new VirtqueueFactoryComponent(), config);
         return machine;
     }
 
@@ -155,6 +168,34 @@ class GuestMachineTest {
         for (int v = 0; v < 4; v++) {
             assertEquals(32, r.vcpus().get(v).requests());
         }
+    }
+
+    @Test
+    void eachQueueVectorGoesToItsVcpuOnlyWithMsixAndTheLineToEveryQueueOwner() {
+        device(4, 64);
+        BlkMachine m = (BlkMachine) boot(config(2).withMaxQueues(4));
+        assertEquals(4, m.numQueues());
+        InterruptRouting r = m.routing();
+        if (kind() == TransportKind.PCI) {
+            // Linux's vp_find_vqs: config on vector 0, queue q on vector q + 1; its affinity is vCPU q % vcpus.
+            assertEquals(InterruptRouting.Mode.MSIX_PER_QUEUE, r.mode());
+            for (int q = 0; q < 4; q++) {
+                assertEquals(q + 1, r.queueVector(q));
+                assertEquals(List.of(q % 2), m.vectorTargets(q + 1), "queue " + q + "'s vector");
+            }
+            assertEquals(List.of(0), m.vectorTargets(0), "the configuration vector goes to queue 0's vCPU");
+        } else {
+            // virtio-mmio has one line: every vCPU that owns a queue sees every raise.
+            assertEquals(InterruptRouting.Mode.LINE, r.mode());
+            assertEquals(List.of(0, 1), m.vectorTargets(0));
+        }
+        assertEquals(List.of(), m.vectorTargets(9), "an unmapped vector reaches nobody");
+        List<BlockJob> jobs = List.of(new BlockJob(IoOp.WRITE, 0, 64, 4096, 8),
+                new BlockJob(IoOp.WRITE, 256, 64, 4096, 8));
+        RunResult run = m.runJobs(List.copyOf(jobs), RUN);
+        jobs.forEach(GuestMachineTest::assertClean);
+        assertEquals(64, run.vcpus().get(0).completions());
+        assertEquals(64, run.vcpus().get(1).completions());
     }
 
     @Test
@@ -344,7 +385,7 @@ class GuestMachineTest {
     void aDeviceThatNeverCompletesTimesOut() {
         RamDiskDevice ram = new RamDiskDevice(1 << 20, 1, 64, RamDiskDevice.fullFeatures());
         try {
-            transport = new MmioTransport(ram, OffHeapGuestMemory.allocate(4 << 20));
+            transport = transport(ram, 4 << 20);
             ram.swallow = true;
             boot(config(1).withTimeout(Duration.ofMillis(300)));
             GuestDriverException e = assertThrows(GuestDriverException.class,

@@ -28,6 +28,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * fio jobs through the real stack: the guest engine's vCPUs and virtio_blk driver, the virtio-mmio
@@ -112,7 +114,11 @@ class FioEndToEndTest {
     }
 
     private void attach(String name, int queues) {
-        disks.attach(new DiskSpec(name, new BackendSpec("memory", null, DISK, false), TransportKind.MMIO, queues,
+        attach(name, queues, TransportKind.MMIO);
+    }
+
+    private void attach(String name, int queues, TransportKind transport) {
+        disks.attach(new DiskSpec(name, new BackendSpec("memory", null, DISK, false), transport, queues,
                 DiskSpec.DEFAULT_QUEUE_SIZE, 1, null, DiskSpec.DEFAULT_GUEST_MEMORY));
     }
 
@@ -151,6 +157,28 @@ class FioEndToEndTest {
         assertEquals(4, job.get("job options").get("numjobs").asInt());
         assertTrue(job.get("read").get("clat_ns").get("percentile").get("99.000000").asLong() > 0);
         assertEquals(0, job.get("error").asInt());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = TransportKind.class, names = {"MMIO", "PCI"})
+    void verifyThenFourJobsOnTwoQueuesRunOnEitherTransport(TransportKind kind) throws IOException {
+        attach("d1", 2, kind);
+        assertEquals(kind, disks.info("d1").transport());
+        engine.configure(new GuestSettings(4, 1000, 500, "outside-lock"));
+        String verify = fio("d1", List.of("--name=v", "--rw=randwrite", "--verify=crc32c", "--bs=4k", "--size=2m",
+                "--iodepth=16", "--ioengine=libaio"));
+        assertTrue(verify.contains("v: (groupid=0, jobs=1): err= 0: "), verify);
+        String json = fio("d1", List.of("--name=r", "--rw=randread", "--bs=4k", "--size=2m", "--iodepth=16",
+                "--numjobs=4", "--ioengine=libaio", "--output-format=json"));
+        JsonNode root = new ObjectMapper().readTree(json);
+        assertEquals(2, root.get("kickplug").get("queues").asInt(), json);
+        long ios = 0;
+        for (JsonNode job : root.get("jobs")) {
+            assertEquals(0, job.get("error").asInt());
+            ios += job.get("read").get("total_ios").asLong();
+        }
+        assertEquals(4 * (2L << 20) / 4096, ios);
+        assertTrue(root.get("kickplug").get("interrupts").asLong() > 0);
     }
 
     @Test

@@ -9,7 +9,8 @@ import io.kickplug.api.transport.GuestInterrupts;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.testing.RamDiskDevice;
-import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.api.transport.TransportInstance;
+import io.kickplug.virtio.ds.TransportFactoryComponent;
 import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.time.Duration;
@@ -25,17 +26,23 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The simulated guest against the real virtio-mmio transport and split virtqueues, with a small in-test
- * RAM disk device behind them: registers, guest memory and interrupts only.
+ * RAM disk device behind them: registers, guest memory and interrupts only. {@link WriteReadVerifyPciTest}
+ * runs every test again on virtio-pci.
  */
 class WriteReadVerifyEndToEndTest {
     private static final int CAPACITY = 1 << 20;
 
     private RamDiskDevice device;
-    private MmioTransport transport;
+    private TransportInstance transport;
 
-    private MmioTransport start(int queues, int queueSize, long features) {
+    /** The transport the tests run on. */
+    TransportKind kind() {
+        return TransportKind.MMIO;
+    }
+
+    private TransportInstance start(int queues, int queueSize, long features) {
         device = new RamDiskDevice(CAPACITY, queues, queueSize, features);
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20));
+        transport = new TransportFactoryComponent().create(kind(), device, OffHeapGuestMemory.allocate(8 << 20));
         return transport;
     }
 
@@ -50,7 +57,8 @@ class WriteReadVerifyEndToEndTest {
     }
 
     private IoPassResult pass(IoPassOptions options, long seed, Duration timeout) {
-        return new WriteReadVerifyPass("d1", transport, new VirtqueueFactoryComponent(), options, seed, timeout).run();
+        return new WriteReadVerifyPass("d1", transport.port(), new VirtqueueFactoryComponent(), options, seed, timeout)
+                .run();
     }
 
     private IoPassResult pass(IoPassOptions options) {
@@ -86,23 +94,23 @@ class WriteReadVerifyEndToEndTest {
 
             @Override
             public GuestMemory memory() {
-                return transport.memory();
+                return transport.port().memory();
             }
 
             @Override
             public RegisterWindow mmio() {
-                return transport.mmio();
+                return transport.port().mmio();
             }
 
             @Override
             public PciFunction pci() {
-                return null;
+                return transport.port().pci();
             }
 
             @Override
             public void connectInterrupts(GuestInterrupts interrupts) {
                 connected.add(interrupts);
-                transport.connectInterrupts(interrupts);
+                transport.port().connectInterrupts(interrupts);
             }
         };
         IoPassResult r = new WriteReadVerifyPass("d1", recording, new VirtqueueFactoryComponent(),

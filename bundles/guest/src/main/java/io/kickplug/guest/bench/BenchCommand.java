@@ -1,0 +1,75 @@
+package io.kickplug.guest.bench;
+
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.guest.LockStats;
+import io.kickplug.api.virtio.VirtqueueFactory;
+import io.kickplug.guest.engine.GuestEngine;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.felix.service.command.Descriptor;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+
+/**
+ * Gogo command {@code kp:bench <benchmark> [options]}: the benchmarks that reproduce the source documents'
+ * experiments in the simulated guest. The first argument names the benchmark; each has its own options. One
+ * benchmark runs at a time.
+ */
+@Component(service = BenchCommand.class, property = {
+    "osgi.command.scope=kp",
+    "osgi.command.function=bench",
+})
+public final class BenchCommand {
+
+    /** The benchmarks by name, for the usage line. */
+    static final List<String> BENCHMARKS = List.of("kick");
+
+    private final DiskManager disks;
+    private final VirtqueueFactory virtqueues;
+    private final GuestEngine engine;
+    private final LockStats lockStats;
+    private final AtomicBoolean running = new AtomicBoolean();
+
+    @Activate
+    public BenchCommand(@Reference(name = "diskManager") DiskManager disks,
+            @Reference(name = "virtqueueFactory") VirtqueueFactory virtqueues,
+            @Reference(name = "guestEngine") GuestEngine engine,
+            @Reference(name = "lockStats") LockStats lockStats) {
+        this.disks = disks;
+        this.virtqueues = virtqueues;
+        this.engine = engine;
+        this.lockStats = lockStats;
+    }
+
+    @Descriptor("run a benchmark in the simulated guest on a temporary memory disk: kp:bench kick [--runtime S]"
+            + " [--exit-us 1,10,50] [--disk-size SIZE] [--transport mmio|pci] (seed 000: under-lock vs"
+            + " outside-lock kick at each exit latency)")
+    public String bench(@Descriptor("the benchmark (kick), then its options") String... args) {
+        if (args.length == 0) {
+            throw new IllegalArgumentException("which benchmark? usage: kp:bench kick [--runtime S] [--exit-us 1,10,50]"
+                    + " [--disk-size SIZE] [--transport mmio|pci]");
+        }
+        List<String> options = Arrays.asList(args).subList(1, args.length);
+        return switch (args[0]) {
+            case "kick" -> {
+                KickBench.Options o = KickBench.Options.parse(options);
+                yield exclusive(() -> KickBench.format(new KickBench(disks, virtqueues, engine, lockStats).run(o)));
+            }
+            default -> throw new IllegalArgumentException("unknown benchmark '" + args[0] + "' (available: "
+                    + String.join(", ", BENCHMARKS) + ")");
+        };
+    }
+
+    private String exclusive(java.util.function.Supplier<String> benchmark) {
+        if (!running.compareAndSet(false, true)) {
+            throw new IllegalStateException("another kp:bench is running");
+        }
+        try {
+            return benchmark.get();
+        } finally {
+            running.set(false);
+        }
+    }
+}

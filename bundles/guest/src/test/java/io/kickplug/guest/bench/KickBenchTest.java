@@ -1,0 +1,167 @@
+package io.kickplug.guest.bench;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.transport.GuestPort;
+import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.guest.LockStats;
+import io.kickplug.blk.backend.MemoryBackendFactory;
+import io.kickplug.blk.manager.DiskRegistry;
+import io.kickplug.guest.engine.StandardGuestEngine;
+import io.kickplug.guest.fio.JobSpec;
+import io.kickplug.guest.fio.RwMode;
+import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
+import io.kickplug.virtio.ds.IoThreadFactoryComponent;
+import io.kickplug.virtio.ds.TransportFactoryComponent;
+import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.felix.gogo.runtime.CommandProcessorImpl;
+import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
+import org.apache.felix.service.command.CommandSession;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code kp:bench kick} through Gogo's parser on the real stack, with short runs: what it prints and that it
+ * cleans up. No figure is asserted (the host is shared and noisy); the benchmark itself is run by hand.
+ */
+class KickBenchTest {
+
+    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
+            new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(), () -> List.of(new MemoryBackendFactory()));
+    private final DiskManager disks = new DiskManager() {
+        @Override
+        public DiskInfo attach(DiskSpec spec) {
+            return registry.attach(spec);
+        }
+
+        @Override
+        public void detach(String name) {
+            registry.detach(name);
+        }
+
+        @Override
+        public List<DiskInfo> list() {
+            return registry.list();
+        }
+
+        @Override
+        public DiskInfo info(String name) {
+            return registry.info(name);
+        }
+
+        @Override
+        public GuestPort port(String name) {
+            return registry.port(name);
+        }
+    };
+    private final StandardGuestEngine engine = StandardGuestEngine.standalone();
+    private final LockStats lockStats = new LockStats() {
+        @Override
+        public List<LockStatRow> rows() {
+            return engine.locks().rows();
+        }
+
+        @Override
+        public void reset() {
+            engine.locks().reset();
+        }
+    };
+    private ThreadIOImpl threadIo;
+    private CommandSession session;
+
+    @BeforeEach
+    void setUp() {
+        threadIo = new ThreadIOImpl();
+        threadIo.start();
+        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
+        processor.addCommand("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats),
+                "bench");
+        session = processor.createSession(new ByteArrayInputStream(new byte[0]), new ByteArrayOutputStream(),
+                new ByteArrayOutputStream());
+    }
+
+    @AfterEach
+    void tearDown() {
+        session.close();
+        threadIo.stop();
+        registry.close();
+    }
+
+    @Test
+    void theSeedJobFileIsTheOneTheFioTestsRun() throws IOException {
+        try (InputStream in = KickBenchTest.class.getResourceAsStream("/fio/seed000.fio")) {
+            assertEquals(new String(in.readAllBytes(), StandardCharsets.UTF_8), KickBench.seedJobFile());
+        }
+        List<JobSpec> jobs = KickBench.jobs(5_000_000_000L);
+        assertEquals(4, jobs.size());
+        for (JobSpec j : jobs) {
+            assertEquals(RwMode.RANDREAD, j.rw());
+            assertEquals(64, j.iodepth());
+            assertEquals(4096, j.bsMin());
+            assertEquals(5_000_000_000L, j.runtimeNanos(), "the seed's timeout=10 replaced by the runtime asked");
+            assertTrue(j.timeBased());
+            assertEquals("/dev/vdc", j.filename());
+        }
+    }
+
+    @Test
+    void runsBothPoliciesAtEachExitLatencyAndDetachesItsDisk() throws Exception {
+        registry.attach(DiskSpec.memory("bench-kick", 1 << 20));
+        String out = (String) session.execute("kp:bench kick --runtime 150ms --exit-us 1,20 --disk-size 16M");
+        assertTrue(out.contains("guest: 4 vCPUs, kick policies under-lock vs outside-lock, injection latency 2.00 us, "
+                + "EVENT_IDX on"), out);
+        assertTrue(out.contains("disk: bench-kick-2, 16 MiB memory, mmio, 1 queue of 256"), out);
+        assertTrue(out.contains("runs: 0.150s warm-up per policy discarded, then each exit latency with both "
+                + "policies in alternating order"), out);
+        assertTrue(out.contains("exit latency 1.00 us, injection latency 2.00 us"), out);
+        assertTrue(out.contains("exit latency 20.00 us, injection latency 2.00 us"), out);
+        assertEquals(2, out.lines().filter(l -> l.startsWith("  under-lock ")).count(), out);
+        assertEquals(2, out.lines().filter(l -> l.startsWith("  outside-lock ")).count(), out);
+        assertEquals(2, out.lines().filter(l -> l.startsWith("  IOPS outside-lock / under-lock: ")).count(), out);
+        assertTrue(out.contains("summary"), out);
+        // The benchmark's disk is gone, the user's is still there; the last run's vq lock has statistics.
+        assertEquals(List.of("bench-kick"), registry.list().stream().map(d -> d.name()).toList());
+        LockStatRow vq = engine.locks().rows().stream().filter(r -> r.name().equals("bench-kick-2 vq0")).findFirst()
+                .orElseThrow();
+        assertTrue(vq.acquisitions() > 0, vq.toString());
+    }
+
+    @Test
+    void runsOnPciToo() throws Exception {
+        String out = (String) session.execute("kp:bench kick --runtime=100ms --exit-us=5 --disk-size=8M "
+                + "--transport=pci");
+        assertTrue(out.contains("disk: bench-kick, 8 MiB memory, pci, 1 queue of 256"), out);
+        assertEquals(1, out.lines().filter(l -> l.startsWith("  under-lock ")).count(), out);
+        assertTrue(registry.list().isEmpty());
+    }
+
+    @Test
+    void badArgumentsAreOneLineErrors() {
+        assertEquals("unknown benchmark 'seeds' (available: kick)", error("kp:bench seeds"));
+        assertTrue(error("kp:bench").startsWith("which benchmark? usage: kp:bench kick"));
+        assertEquals("invalid --exit-us '1,,5': expected microseconds separated by commas, e.g. 1,10,50",
+                error("kp:bench kick --exit-us 1,,5"));
+        assertEquals("--runtime needs a value", error("kp:bench kick --runtime"));
+        assertEquals("--runtime must be positive: 0", error("kp:bench kick --runtime 0"));
+        assertEquals("unknown option --iodepth (expected --runtime, --exit-us, --disk-size or --transport)",
+                error("kp:bench kick --iodepth 4"));
+        assertEquals("--disk-size 4k must be a multiple of 512 of at least 1 MiB", error("kp:bench kick --disk-size 4k"));
+        assertEquals("--exit-us is given twice", error("kp:bench kick --exit-us 1 --exit-us 2"));
+        assertEquals("unknown transport 'isa' (expected mmio or pci)", error("kp:bench kick --transport isa"));
+        assertTrue(registry.list().isEmpty(), "nothing attached by a refused benchmark");
+    }
+
+    private String error(String line) {
+        return assertThrows(Exception.class, () -> session.execute(line)).getMessage();
+    }
+}
