@@ -48,7 +48,7 @@ import org.osgi.framework.ServiceReference;
 public class KickplugSystemIT {
 
     private static final List<String> PROJECT_BUNDLES = List.of("io.kickplug.api", "io.kickplug.virtio.transport",
-            "io.kickplug.blk", "io.kickplug.poll", "io.kickplug.guest", "io.kickplug.shell");
+            "io.kickplug.blk", "io.kickplug.poll", "io.kickplug.guest", "io.kickplug.shell", "io.kickplug.batching");
     private static final Set<String> KP_FUNCTIONS = Set.of("attach", "detach", "disks", "io");
     private static final long WAIT_MILLIS = TimeUnit.SECONDS.toMillis(10);
 

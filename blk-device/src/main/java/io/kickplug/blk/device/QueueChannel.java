@@ -215,6 +215,9 @@ final class QueueChannel implements CompletionNotifier.Queue {
     /** The activation stops: no more decisions, switches or strategy calls. Any thread. */
     void close() {
         closed = true;
+        // The next activation starts with what the configured name resolves to: show that before anyone
+        // waiting for a switch is released.
+        stats.inUse = registry.resolve(stats.configured) != null ? stats.configured : CompletionNotifier.IMMEDIATE;
         release();
     }
 

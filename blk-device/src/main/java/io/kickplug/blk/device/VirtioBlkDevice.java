@@ -329,19 +329,33 @@ public final class VirtioBlkDevice implements VirtioDevice {
     }
 
     private List<CountDownLatch> requestSwitches(int queue) {
-        Active current = active;
         List<CountDownLatch> latches = new ArrayList<>();
-        if (current != null) {
-            for (QueueWorker worker : current.workers) {
-                if (worker != null && (queue < 0 || worker.channel().index() == queue)) {
-                    CountDownLatch latch = worker.channel().requestSwitch();
-                    if (!worker.channel().ioThread().inLoop()) {
-                        latches.add(latch); // waiting on the queue's own thread would only time out
-                    }
-                }
-            }
+        // Under the lifecycle lock: an activation in progress has either resolved its queues' channels from
+        // the configuration written before this call, or is published (and asked to switch) here.
+        synchronized (lifecycle) {
+            requestSwitches(queue, active, latches);
         }
         return latches;
+    }
+
+    private void requestSwitches(int queue, Active current, List<CountDownLatch> latches) {
+        for (int q = 0; q < numQueues; q++) {
+            if (queue >= 0 && q != queue) {
+                continue;
+            }
+            QueueWorker worker = current == null || q >= current.workers.length ? null : current.workers[q];
+            if (worker == null) {
+                // Not active: it will start with what its configured name resolves to; show that now.
+                QueueStats stats = queueStats[q];
+                stats.inUse = notifiers.resolve(stats.configured) != null ? stats.configured
+                        : CompletionNotifier.IMMEDIATE;
+                continue;
+            }
+            CountDownLatch latch = worker.channel().requestSwitch();
+            if (!worker.channel().ioThread().inLoop()) {
+                latches.add(latch); // waiting on the queue's own thread would only time out
+            }
+        }
     }
 
     /** The counters of every queue, in queue order. */
@@ -413,6 +427,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
         }
         current.stop();
         active = null;
+        requestSwitches(-1, null, new ArrayList<>()); // inactive queues show what they will start with
     }
 
     /**

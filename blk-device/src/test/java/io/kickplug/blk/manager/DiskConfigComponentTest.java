@@ -1,13 +1,17 @@
 package io.kickplug.blk.manager;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.notify.NotificationControl;
+import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.GuestPort;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -64,5 +68,49 @@ class DiskConfigComponentTest {
         c.deactivate();
         tooMany.deactivate();
         assertEquals(List.of(), calls, "nothing attached, so nothing to detach");
+    }
+
+    private final NotificationControl notification = new NotificationControl() {
+        @Override
+        public List<QueueCounters> setStrategy(String disk, String strategy, int queue) {
+            calls.add("notify " + disk + " " + strategy + " " + queue);
+            return List.of();
+        }
+
+        @Override
+        public List<String> strategies() {
+            return List.of("immediate");
+        }
+
+        @Override
+        public List<QueueCounters> counters(String disk) {
+            return List.of();
+        }
+    };
+
+    @Test
+    void notifyStrategyIsAppliedAtAttachAndSwappedLiveWhenItAloneChanges() {
+        Map<String, Object> props = new HashMap<>(Map.of("name", "d", "size", "1M", "notify.strategy", "bh"));
+        DiskConfigComponent c = new DiskConfigComponent(disks, notification, props);
+        props.put("notify.strategy", "defer-call");
+        c.modified(props);
+        props.remove("notify.strategy");
+        c.modified(props);
+        props.put("queues", 2);
+        c.modified(props);
+        c.deactivate();
+        assertEquals(List.of("attach d 1", "notify d bh -1", "notify d defer-call -1", "notify d immediate -1",
+                "detach d", "attach d 2", "notify d immediate -1", "detach d"), calls);
+    }
+
+    @Test
+    void malformedNotifyStrategyAttachesNothing() {
+        DiskConfigComponent c = new DiskConfigComponent(disks, notification,
+                Map.of("name", "d", "size", "1M", "notify.strategy", "Not Valid"));
+        c.deactivate();
+        assertEquals(List.of(), calls);
+        assertEquals("bh", DiskConfig.notifyStrategy(Map.of("notify.strategy", " bh ")));
+        assertEquals("immediate", DiskConfig.notifyStrategy(Map.of()));
+        assertThrows(DiskException.class, () -> DiskConfig.notifyStrategy(Map.of("notify.strategy", "a b")));
     }
 }

@@ -1,0 +1,106 @@
+package io.kickplug.shell;
+
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.notify.NotificationControl;
+import io.kickplug.api.notify.QueueCounters;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.felix.service.command.Descriptor;
+import org.apache.felix.service.command.Parameter;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+
+/**
+ * Gogo commands of scope {@code kp} for completion notification: {@code kp:notify} (hot swap a disk's
+ * strategy), {@code kp:strategies} and {@code kp:stats} (per-queue counters). Thin adapters over
+ * {@link NotificationControl}.
+ */
+@Component(service = NotifyCommands.class, property = {
+    "osgi.command.scope=kp",
+    "osgi.command.function=notify",
+    "osgi.command.function=strategies",
+    "osgi.command.function=stats",
+})
+public final class NotifyCommands {
+
+    private static final String ALL = "";
+
+    @Reference(name = "notificationControl", cardinality = ReferenceCardinality.OPTIONAL,
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    private volatile NotificationControl control;
+
+    @Reference(name = "diskManager", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile DiskManager disks;
+
+    public NotifyCommands() {
+    }
+
+    /** For tests and for callers outside DS. */
+    NotifyCommands(NotificationControl control, DiskManager disks) {
+        this.control = control;
+        this.disks = disks;
+    }
+
+    @Descriptor("switch a disk's completion-notification strategy (immediate, bh, defer-call, ...) while it runs;"
+            + " each queue switches at a safe point on its I/O thread")
+    public String notify(
+            @Descriptor("only this queue (default: all queues)")
+            @Parameter(names = "--queue", absentValue = ALL) String queue,
+            @Descriptor("disk name") String disk,
+            @Descriptor("strategy name (see kp:strategies)") String strategy) {
+        int q = queue.isEmpty() ? NotificationControl.ALL_QUEUES : queueIndex(queue);
+        return NotifyText.switched(control().setStrategy(disk, strategy, q));
+    }
+
+    @Descriptor("list the bound completion-notification strategies and which disks and queues use them")
+    public String strategies() {
+        NotificationControl c = control();
+        List<QueueCounters> queues = new ArrayList<>();
+        DiskManager d = disks;
+        if (d != null) {
+            for (DiskInfo info : d.list()) {
+                try {
+                    queues.addAll(c.counters(info.name()));
+                } catch (RuntimeException detachedMeanwhile) {
+                    // listed a moment ago, gone now
+                }
+            }
+        }
+        return NotifyText.strategies(c.strategies(), queues);
+    }
+
+    @Descriptor("per-queue counters of a disk: requests, bytes, kicks and interrupts sent and suppressed, batch "
+            + "sizes, in flight, strategy and switches, polling")
+    public String stats(
+            @Descriptor("JSON instead of a table")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
+            @Descriptor("disk name") String disk) {
+        List<QueueCounters> queues = control().counters(disk);
+        return json ? NotifyText.statsJson(disk, queues) : NotifyText.stats(disk, queues);
+    }
+
+    private NotificationControl control() {
+        NotificationControl c = control;
+        if (c == null) {
+            throw new IllegalStateException("no notification control: the io.kickplug.blk bundle is not active");
+        }
+        return c;
+    }
+
+    private static int queueIndex(String text) {
+        try {
+            int q = Integer.parseInt(text.trim());
+            if (q >= 0) {
+                return q;
+            }
+        } catch (NumberFormatException e) {
+            // the message below
+        }
+        throw new IllegalArgumentException("invalid --queue '" + text + "': expected a queue number, 0 or more");
+    }
+}

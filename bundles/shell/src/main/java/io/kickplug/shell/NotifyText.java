@@ -1,0 +1,184 @@
+package io.kickplug.shell;
+
+import io.kickplug.api.notify.CompletionNotifier;
+import io.kickplug.api.notify.QueueCounters;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** Text and JSON of {@code kp:notify}, {@code kp:strategies} and {@code kp:stats}. */
+public final class NotifyText {
+
+    private static final String[] STATS_COLUMNS = {"queue", "strategy", "requests", "bytes", "kicks", "kicks-supp",
+        "irqs", "irqs-supp", "req/irq", "batches", "in-flight", "switches", "poll-hits", "poll-miss", "poll-us"};
+
+    private NotifyText() {
+    }
+
+    /** One line per queue after {@code kp:notify}: strategy in use, and why when it is not the configured one. */
+    public static String switched(List<QueueCounters> queues) {
+        StringBuilder sb = new StringBuilder();
+        for (QueueCounters c : queues) {
+            if (sb.length() > 0) {
+                sb.append('\n');
+            }
+            sb.append(c.disk()).append(" queue ").append(c.queue()).append(": ").append(c.strategy());
+            if (!c.strategy().equals(c.configured())) {
+                sb.append(" (configured '").append(c.configured()).append("' is not bound; using ")
+                        .append(CompletionNotifier.IMMEDIATE).append(" until it is)");
+            }
+        }
+        return sb.toString();
+    }
+
+    /**
+     * {@code kp:strategies}: every bound strategy and every configured one, with the queues that use it
+     * ("d1:0,1") or are configured to and wait for it.
+     */
+    public static String strategies(List<String> bound, List<QueueCounters> queues) {
+        Map<String, List<String>> using = new TreeMap<>();
+        Map<String, List<String>> waiting = new TreeMap<>();
+        bound.forEach(s -> using.put(s, new ArrayList<>()));
+        Map<String, Map<String, List<Integer>>> byStrategy = new LinkedHashMap<>();
+        Map<String, Map<String, List<Integer>>> waitingBy = new LinkedHashMap<>();
+        for (QueueCounters c : queues) {
+            byStrategy.computeIfAbsent(c.strategy(), k -> new LinkedHashMap<>())
+                    .computeIfAbsent(c.disk(), k -> new ArrayList<>()).add(c.queue());
+            if (!c.strategy().equals(c.configured())) {
+                waitingBy.computeIfAbsent(c.configured(), k -> new LinkedHashMap<>())
+                        .computeIfAbsent(c.disk(), k -> new ArrayList<>()).add(c.queue());
+            }
+        }
+        byStrategy.forEach((s, disks) -> using.computeIfAbsent(s, k -> new ArrayList<>()).addAll(describe(disks)));
+        waitingBy.forEach((s, disks) -> waiting.computeIfAbsent(s, k -> new ArrayList<>()).addAll(describe(disks)));
+        waiting.keySet().forEach(s -> using.putIfAbsent(s, new ArrayList<>()));
+        int width = "strategy".length();
+        for (String s : using.keySet()) {
+            width = Math.max(width, s.length());
+        }
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-" + width + "s  %-8s  %s", "strategy",
+                "bound", "queues (disk:queue,...)"));
+        for (Map.Entry<String, List<String>> e : using.entrySet()) {
+            String s = e.getKey();
+            String state = s.equals(CompletionNotifier.IMMEDIATE) ? "built-in" : bound.contains(s) ? "yes" : "no";
+            String text = e.getValue().isEmpty() ? "-" : String.join(" ", e.getValue());
+            List<String> w = waiting.get(s);
+            if (w != null) {
+                text = (e.getValue().isEmpty() ? "" : text + "; ") + "configured, waiting: " + String.join(" ", w);
+            }
+            sb.append('\n').append(String.format(Locale.ROOT, "%-" + width + "s  %-8s  %s", s, state, text));
+        }
+        return sb.toString();
+    }
+
+    private static List<String> describe(Map<String, List<Integer>> disks) {
+        List<String> out = new ArrayList<>();
+        disks.forEach((disk, qs) -> out.add(disk + ":" + String.join(",", qs.stream().map(String::valueOf).toList())));
+        return out;
+    }
+
+    /**
+     * {@code kp:stats}: one row per queue, then each queue's batch-size histogram. Columns: kicks are
+     * available-buffer notifications received, kicks-supp chains that came without a kick of their own,
+     * irqs used-buffer notifications sent, irqs-supp decisions the driver's suppression turned into none.
+     */
+    public static String stats(String disk, List<QueueCounters> queues) {
+        List<String[]> rows = new ArrayList<>();
+        rows.add(STATS_COLUMNS);
+        for (QueueCounters c : queues) {
+            rows.add(new String[] {Integer.toString(c.queue()), c.strategy(), Long.toString(c.requests()),
+                Long.toString(c.bytes()), Long.toString(c.availNotifications()), Long.toString(c.availSuppressed()),
+                Long.toString(c.interruptsSent()), Long.toString(c.interruptsSuppressed()),
+                c.interruptsSent() == 0 ? "-" : String.format(Locale.ROOT, "%.2f",
+                        (double) c.requests() / c.interruptsSent()),
+                Long.toString(c.batches()), Long.toString(c.inFlight()), Long.toString(c.switches()),
+                Long.toString(c.pollHits()), Long.toString(c.pollMisses()), Long.toString(c.pollNanos() / 1000)});
+        }
+        int[] widths = new int[STATS_COLUMNS.length];
+        for (String[] r : rows) {
+            for (int i = 0; i < r.length; i++) {
+                widths[i] = Math.max(widths[i], r[i].length());
+            }
+        }
+        StringBuilder sb = new StringBuilder("disk ").append(disk).append('\n');
+        for (String[] r : rows) {
+            for (int i = 0; i < r.length; i++) {
+                String cell = i == 1 ? String.format("%-" + widths[i] + "s", r[i])
+                        : String.format("%" + widths[i] + "s", r[i]);
+                sb.append(i == 0 ? "" : "  ").append(cell);
+            }
+            sb.append('\n');
+        }
+        sb.append("batch sizes (used buffers per batch: ").append(String.join(" ", QueueCounters.BATCH_BUCKETS))
+                .append(')');
+        for (QueueCounters c : queues) {
+            sb.append('\n').append("  q").append(c.queue()).append(':');
+            List<Long> h = c.batchHistogram();
+            for (int i = 0; i < h.size(); i++) {
+                sb.append(' ').append(QueueCounters.BATCH_BUCKETS.get(i)).append('=').append(h.get(i));
+            }
+            if (!c.strategy().equals(c.configured())) {
+                sb.append("  (configured ").append(c.configured()).append(", not bound)");
+            }
+        }
+        return sb.toString();
+    }
+
+    /** {@code kp:stats --json}: {"disk": ..., "queues": [{field: value, ..., "batch_histogram": {...}}]}. */
+    public static String statsJson(String disk, List<QueueCounters> queues) {
+        StringBuilder sb = new StringBuilder("{\"disk\": ").append(string(disk)).append(", \"queues\": [");
+        for (int i = 0; i < queues.size(); i++) {
+            QueueCounters c = queues.get(i);
+            sb.append(i == 0 ? "" : ", ").append('{');
+            sb.append("\"queue\": ").append(c.queue());
+            sb.append(", \"strategy\": ").append(string(c.strategy()));
+            sb.append(", \"configured\": ").append(string(c.configured()));
+            field(sb, "requests", c.requests());
+            field(sb, "bytes", c.bytes());
+            field(sb, "avail_notifications", c.availNotifications());
+            field(sb, "avail_suppressed", c.availSuppressed());
+            field(sb, "interrupts_sent", c.interruptsSent());
+            field(sb, "interrupts_suppressed", c.interruptsSuppressed());
+            field(sb, "batches", c.batches());
+            field(sb, "in_flight", c.inFlight());
+            field(sb, "switches", c.switches());
+            field(sb, "poll_hits", c.pollHits());
+            field(sb, "poll_misses", c.pollMisses());
+            field(sb, "poll_ns", c.pollNanos());
+            sb.append(", \"batch_histogram\": {");
+            List<Long> h = c.batchHistogram();
+            for (int b = 0; b < h.size(); b++) {
+                sb.append(b == 0 ? "" : ", ").append(string(QueueCounters.BATCH_BUCKETS.get(b))).append(": ")
+                        .append(h.get(b));
+            }
+            sb.append("}}");
+        }
+        return sb.append("]}").toString();
+    }
+
+    private static void field(StringBuilder sb, String name, long value) {
+        sb.append(", \"").append(name).append("\": ").append(value);
+    }
+
+    /** A JSON string; names here are checked identifiers, but quote and escape anyway. */
+    private static String string(String s) {
+        StringBuilder sb = new StringBuilder("\"");
+        for (char ch : s.toCharArray()) {
+            switch (ch) {
+                case '"' -> sb.append("\\\"");
+                case '\\' -> sb.append("\\\\");
+                default -> {
+                    if (ch < 0x20) {
+                        sb.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
+                    } else {
+                        sb.append(ch);
+                    }
+                }
+            }
+        }
+        return sb.append('"').toString();
+    }
+}

@@ -1,0 +1,175 @@
+package io.kickplug.shell;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.kickplug.api.blk.DiskException;
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.notify.NotificationControl;
+import io.kickplug.api.notify.QueueCounters;
+import io.kickplug.api.transport.GuestPort;
+import io.kickplug.api.transport.TransportKind;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.felix.gogo.runtime.CommandProcessorImpl;
+import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
+import org.apache.felix.service.command.CommandSession;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** kp:notify, kp:strategies and kp:stats through Gogo's own parser, with a fake notification control. */
+class NotifyCommandsGogoTest {
+
+    private final List<String> bound = new ArrayList<>(List.of("bh", "defer-call", "immediate"));
+    private final String[] configured = {"immediate", "immediate"};
+    private final List<String> calls = new ArrayList<>();
+
+    private QueueCounters queue(int q) {
+        String used = bound.contains(configured[q]) ? configured[q] : "immediate";
+        return new QueueCounters("d1", q, used, configured[q], 100 + q, 409600, 40, 60, 25, 75, 30,
+                List.of(10L, 12L, 8L, 0L, 0L, 0L, 0L, 0L, 0L), 2, 3, 0, 0, 0);
+    }
+
+    private final NotificationControl control = new NotificationControl() {
+        @Override
+        public List<QueueCounters> setStrategy(String disk, String strategy, int q) {
+            calls.add(disk + " " + strategy + " " + q);
+            if (!disk.equals("d1")) {
+                throw new DiskException("no disk named '" + disk + "'");
+            }
+            List<QueueCounters> out = new ArrayList<>();
+            for (int i = 0; i < configured.length; i++) {
+                if (q < 0 || q == i) {
+                    configured[i] = strategy;
+                    out.add(queue(i));
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public List<String> strategies() {
+            return bound;
+        }
+
+        @Override
+        public List<QueueCounters> counters(String disk) {
+            if (!disk.equals("d1")) {
+                throw new DiskException("no disk named '" + disk + "'");
+            }
+            return List.of(queue(0), queue(1));
+        }
+    };
+
+    private final DiskManager disks = new DiskManager() {
+        @Override
+        public DiskInfo attach(io.kickplug.api.blk.DiskSpec spec) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void detach(String name) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public List<DiskInfo> list() {
+            return List.of(new DiskInfo("d1", 1 << 20, "memory", false, TransportKind.MMIO, 2, 256, 1, 15, 0, 0));
+        }
+
+        @Override
+        public DiskInfo info(String name) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public GuestPort port(String name) {
+            throw new UnsupportedOperationException();
+        }
+    };
+
+    private ThreadIOImpl threadIo;
+    private CommandSession session;
+
+    @BeforeEach
+    void setUp() {
+        threadIo = new ThreadIOImpl();
+        threadIo.start();
+        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
+        NotifyCommands commands = new NotifyCommands(control, disks);
+        processor.addCommand("kp", commands, "notify");
+        processor.addCommand("kp", commands, "strategies");
+        processor.addCommand("kp", commands, "stats");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        session = processor.createSession(new ByteArrayInputStream(new byte[0]), out, out);
+    }
+
+    @AfterEach
+    void tearDown() {
+        session.close();
+        threadIo.stop();
+    }
+
+    private Object run(String line) throws Exception {
+        return session.execute(line);
+    }
+
+    @Test
+    void notifySwitchesAllQueuesOrOne() throws Exception {
+        assertEquals("d1 queue 0: bh\nd1 queue 1: bh", run("kp:notify d1 bh"));
+        assertEquals("d1 queue 1: defer-call", run("kp:notify --queue 1 d1 defer-call"));
+        assertEquals(List.of("d1 bh -1", "d1 defer-call 1"), calls);
+    }
+
+    @Test
+    void notifyToAnUnboundStrategySaysSo() throws Exception {
+        assertEquals("d1 queue 0: immediate (configured 'later' is not bound; using immediate until it is)",
+                run("kp:notify --queue 0 d1 later"));
+    }
+
+    @Test
+    void notifyRefusesBadInputWithOneLine() {
+        assertEquals("invalid --queue '-2': expected a queue number, 0 or more",
+                assertThrows(IllegalArgumentException.class, () -> run("kp:notify --queue -2 d1 bh")).getMessage());
+        assertEquals("no disk named 'zz'", assertThrows(DiskException.class, () -> run("kp:notify zz bh"))
+                .getMessage());
+    }
+
+    @Test
+    void strategiesListsBoundOnesAndWhoUsesThem() throws Exception {
+        run("kp:notify --queue 1 d1 bh");
+        run("kp:notify --queue 0 d1 gone");
+        String text = (String) run("kp:strategies");
+        String[] lines = text.split("\n");
+        assertEquals(List.of("strategy", "bound", "queues", "(disk:queue,...)"), List.of(lines[0].trim().split("\\s+")));
+        assertEquals(List.of("bh", "yes", "d1:1"), List.of(lines[1].trim().split("\\s+")));
+        assertEquals(List.of("defer-call", "yes", "-"), List.of(lines[2].trim().split("\\s+")));
+        assertEquals("gone        no        configured, waiting: d1:0", lines[3]);
+        assertEquals(List.of("immediate", "built-in", "d1:0"), List.of(lines[4].trim().split("\\s+")));
+    }
+
+    @Test
+    void statsTableAndJson() throws Exception {
+        String text = (String) run("kp:stats d1");
+        String[] lines = text.split("\n");
+        assertEquals("disk d1", lines[0]);
+        assertEquals(List.of("queue", "strategy", "requests", "bytes", "kicks", "kicks-supp", "irqs", "irqs-supp",
+                "req/irq", "batches", "in-flight", "switches", "poll-hits", "poll-miss", "poll-us"),
+                List.of(lines[1].trim().split("\\s+")));
+        assertEquals(List.of("0", "immediate", "100", "409600", "40", "60", "25", "75", "4.00", "30", "2", "3", "0",
+                "0", "0"), List.of(lines[2].trim().split("\\s+")));
+        assertTrue(text.contains("  q1: 1=10 2-3=12 4-7=8 8-15=0"), text);
+        String json = (String) run("kp:stats --json d1");
+        assertTrue(json.startsWith("{\"disk\": \"d1\", \"queues\": [{\"queue\": 0, \"strategy\": \"immediate\", "
+                + "\"configured\": \"immediate\", \"requests\": 100, \"bytes\": 409600, \"avail_notifications\": 40, "
+                + "\"avail_suppressed\": 60, \"interrupts_sent\": 25, \"interrupts_suppressed\": 75, \"batches\": 30, "
+                + "\"in_flight\": 2, \"switches\": 3, \"poll_hits\": 0, \"poll_misses\": 0, \"poll_ns\": 0, "
+                + "\"batch_histogram\": {\"1\": 10, \"2-3\": 12, \"4-7\": 8,"), json);
+        assertTrue(json.endsWith("}}]}"), json);
+    }
+}
