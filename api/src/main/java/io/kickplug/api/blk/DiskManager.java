@@ -3,6 +3,7 @@ package io.kickplug.api.blk;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollStatus;
 import io.kickplug.api.transport.GuestPort;
+import io.kickplug.api.virtio.VirtioDevice;
 import java.util.List;
 import org.osgi.annotation.versioning.ProviderType;
 
@@ -67,6 +68,22 @@ public interface DiskManager {
 
     /** @throws DiskException when no disk has that name */
     DiskInfo info(String name);
+
+    /**
+     * A fresh virtio-blk device over the disk's backend and I/O threads, for a transport that lives outside
+     * the disk manager (vhost-user). The caller drives it like a transport (activate, queueNotify, reset);
+     * detaching the disk resets it first. Call {@link #releaseExport} when the transport is done with it.
+     *
+     * @param numQueues the device's queue count (1 to {@link DiskSpec#MAX_QUEUES})
+     * @throws DiskException for an unknown disk or a bad queue count
+     */
+    default VirtioDevice exportDevice(String name, int numQueues) {
+        throw new DiskException("exporting a disk is not supported by this disk manager");
+    }
+
+    /** Forgets a device {@link #exportDevice} returned, after its transport reset it. Unknown devices are ignored. */
+    default void releaseExport(String name, VirtioDevice device) {
+    }
 
     /**
      * What a simulated guest may touch of the disk's device.

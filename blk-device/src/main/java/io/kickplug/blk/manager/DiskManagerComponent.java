@@ -17,6 +17,7 @@ import io.kickplug.api.poll.PollPolicy;
 import io.kickplug.api.poll.PollStatus;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
+import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.blk.notify.NotifierRegistry;
 import java.util.List;
 import java.util.Map;
@@ -133,6 +134,16 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
     @Override
     public DiskInfo info(String name) {
         return registry.info(name);
+    }
+
+    @Override
+    public VirtioDevice exportDevice(String name, int numQueues) {
+        return registry.exportDevice(name, numQueues);
+    }
+
+    @Override
+    public void releaseExport(String name, VirtioDevice device) {
+        registry.releaseExport(name, device);
     }
 
     @Override

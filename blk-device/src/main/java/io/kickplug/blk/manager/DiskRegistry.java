@@ -58,6 +58,12 @@ public final class DiskRegistry implements AutoCloseable {
     private final Map<String, AttachedDisk> disks = new LinkedHashMap<>();
     /** The bound poll policy, or {@code null}. */
     private PollPolicy pollPolicy;
+    /** Devices handed out by {@link #exportDevice}, per disk; reset before the disk's backend closes. */
+    private final Map<String, List<Export>> exports = new LinkedHashMap<>();
+
+    /** An exported device and its strategy-change listener. */
+    private record Export(VirtioBlkDevice device, NotifierRegistry.Listener listener) {
+    }
     /** How long {@link #setStrategy} waits for the queues to switch before it answers. */
     private static final long SWITCH_WAIT_MILLIS = 2000;
 
@@ -138,6 +144,15 @@ public final class DiskRegistry implements AutoCloseable {
         }
         notifiers.removeListener(disk.listener());
         List<Throwable> failures = new ArrayList<>();
+        for (Export exported : exports.getOrDefault(name, List.of())) {
+            notifiers.removeListener(exported.listener());
+            try {
+                exported.device().reset();
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+        }
+        exports.remove(name);
         // Closing the transport resets the device, which waits for in-flight requests (section 2.4).
         release(disk.transport(), disk.device(), disk.threads(), disk.backend(), failures);
         if (!failures.isEmpty()) {
@@ -302,6 +317,44 @@ public final class DiskRegistry implements AutoCloseable {
             throw new DiskException("disk '" + name + "' has no in-process transport");
         }
         return port;
+    }
+
+    /**
+     * A fresh device over the disk's backend and I/O threads for an out-of-registry transport (vhost-user);
+     * {@link #detach} resets it before closing the backend.
+     */
+    public synchronized VirtioBlkDevice exportDevice(String name, int numQueues) {
+        AttachedDisk disk = find(name);
+        if (numQueues < 1 || numQueues > DiskSpec.MAX_QUEUES) {
+            throw new DiskException("number of queues " + numQueues + " is not in 1.." + DiskSpec.MAX_QUEUES);
+        }
+        // Same backend, I/O threads (round-robin), tracked lock, workers and notification strategies as the disk.
+        DiskSpec spec = disk.spec();
+        VirtioBlkDevice device = new VirtioBlkDevice(name, disk.backend(), spec.backend().readOnly(), numQueues,
+                spec.queueSize(), serial(spec), disk.threads(), QueueMapping.of(List.of(), numQueues,
+                        disk.threads().size()), spec.trackedLock(), spec.workers(), notifiers);
+        NotifierRegistry.Listener listener = device::strategiesChanged;
+        notifiers.addListener(listener);
+        exports.computeIfAbsent(name, n -> new ArrayList<>()).add(new Export(device, listener));
+        return device;
+    }
+
+    /** Forgets an exported device (its transport reset it). */
+    public synchronized void releaseExport(String name, Object device) {
+        List<Export> list = exports.get(name);
+        if (list == null) {
+            return;
+        }
+        list.removeIf(e -> {
+            if (e.device() == device) {
+                notifiers.removeListener(e.listener());
+                return true;
+            }
+            return false;
+        });
+        if (list.isEmpty()) {
+            exports.remove(name);
+        }
     }
 
     /** The device of a disk, for diagnostics and tests. */

@@ -1,0 +1,103 @@
+package io.kickplug.blk.manager;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.kickplug.api.blk.BackendFactory;
+import io.kickplug.api.blk.DiskException;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.virtio.DeviceActivation;
+import io.kickplug.api.virtio.DeviceIds;
+import io.kickplug.api.virtio.DeviceQueue;
+import io.kickplug.api.virtio.DeviceSignals;
+import io.kickplug.api.virtio.VirtioDevice;
+import io.kickplug.blk.backend.MemoryBackendFactory;
+import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
+import io.kickplug.virtio.ds.IoThreadFactoryComponent;
+import io.kickplug.virtio.ds.TransportFactoryComponent;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** {@link DiskRegistry#exportDevice}: a second device over a disk's backend for the vhost-user transport. */
+class DiskRegistryExportTest {
+
+    private final List<BackendFactory> factories = List.of(new MemoryBackendFactory());
+    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
+            new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(), () -> factories);
+
+    @AfterEach
+    void close() {
+        registry.close();
+    }
+
+    @Test
+    void anExportedDeviceHasTheRequestedQueuesOverTheSameDisk() {
+        registry.attach(DiskSpec.memory("d0", 1 << 20));
+        VirtioDevice device = registry.exportDevice("d0", 3);
+        assertEquals(DeviceIds.BLOCK, device.deviceId());
+        assertEquals(3, device.queueCount());
+        assertEquals(DiskSpec.DEFAULT_QUEUE_SIZE, device.maxQueueSize());
+        assertEquals((1 << 20) / 512, device.readConfig(0, 8), "capacity of the same backend (5.2.4)");
+    }
+
+    @Test
+    void unknownDisksAndBadQueueCountsAreRefused() {
+        assertThrows(DiskException.class, () -> registry.exportDevice("nope", 1));
+        registry.attach(DiskSpec.memory("d0", 1 << 20));
+        assertThrows(DiskException.class, () -> registry.exportDevice("d0", 0));
+        assertThrows(DiskException.class, () -> registry.exportDevice("d0", DiskSpec.MAX_QUEUES + 1));
+    }
+
+    @Test
+    void detachResetsAnActiveExportBeforeClosingTheBackend() {
+        registry.attach(DiskSpec.memory("d0", 1 << 20));
+        VirtioDevice device = registry.exportDevice("d0", 1);
+        DeviceActivation none = activation();
+        device.activate(none);
+        registry.detach("d0");
+        // A device refuses a second activation without a reset: this one passes, so detach reset it.
+        device.activate(none);
+        device.reset();
+        assertTrue(registry.list().isEmpty());
+    }
+
+    @Test
+    void aReleasedExportIsNotTouchedByDetach() {
+        registry.attach(DiskSpec.memory("d0", 1 << 20));
+        VirtioDevice device = registry.exportDevice("d0", 1);
+        registry.releaseExport("d0", device);
+        device.activate(activation());
+        registry.detach("d0");
+        assertThrows(IllegalStateException.class, () -> device.activate(activation()),
+                "still active: detach no longer knew it");
+        device.reset();
+    }
+
+    private static DeviceActivation activation() {
+        return new DeviceActivation() {
+            @Override
+            public long negotiatedFeatures() {
+                return 0;
+            }
+
+            @Override
+            public GuestMemory memory() {
+                return null;
+            }
+
+            @Override
+            public List<DeviceQueue> queues() {
+                return Arrays.asList((DeviceQueue) null);
+            }
+
+            @Override
+            public DeviceSignals signals() {
+                return null;
+            }
+        };
+    }
+}

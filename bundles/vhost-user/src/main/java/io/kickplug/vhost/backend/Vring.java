@@ -1,0 +1,39 @@
+package io.kickplug.vhost.backend;
+
+import io.kickplug.api.virtio.DeviceQueue;
+import java.io.FileDescriptor;
+
+/** What the front-end told the backend about one virtqueue. Owned by the message thread, except {@link #call}. */
+final class Vring {
+
+    final int index;
+    /** Queue size from SET_VRING_NUM; 0 until set. */
+    int num;
+    /** last_avail_idx from SET_VRING_BASE, or saved when the device stopped. */
+    int nextAvail;
+    /** The used index saved when the device stopped; -1: read used.idx from guest memory at start. */
+    int nextUsed = -1;
+    boolean addressesSet;
+    long descUser;
+    long availUser;
+    long usedUser;
+    /** A kick descriptor arrived since the last GET_VRING_BASE / reset (vhost-user "started"). */
+    boolean started;
+    boolean enabled;
+    FileDescriptor kick;
+    /** The interrupt: an eventfd, or {@code null} (none yet, or NOFD: never notify). */
+    volatile Notifier call;
+    /** SET_VRING_CALL came with the NOFD flag: the driver polls this queue. */
+    volatile boolean callNoFd;
+    volatile Notifier err;
+    /** The device view while the device runs this queue. */
+    DeviceQueue view;
+
+    Vring(int index) {
+        this.index = index;
+    }
+
+    boolean configured() {
+        return num > 0 && addressesSet;
+    }
+}

@@ -1,0 +1,87 @@
+package io.kickplug.vhost.server;
+
+import io.kickplug.api.blk.DiskException;
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.memory.GuestMemoryFactory;
+import io.kickplug.api.virtio.VirtioDevice;
+import io.kickplug.api.virtio.VirtqueueFactory;
+import java.io.IOException;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The vhost-user exports of attached disks, at most one per disk. Thread-safe. */
+public final class VhostExports implements AutoCloseable {
+
+    private static final Logger LOG = System.getLogger(VhostExports.class.getName());
+
+    private final DiskManager disks;
+    private final VirtqueueFactory queueFactory;
+    private final GuestMemoryFactory memoryFactory;
+    private final Map<String, Export> exports = new LinkedHashMap<>();
+
+    private record Export(VhostUserServer server, VirtioDevice device) {
+    }
+
+    public VhostExports(DiskManager disks, VirtqueueFactory queueFactory, GuestMemoryFactory memoryFactory) {
+        this.disks = disks;
+        this.queueFactory = queueFactory;
+        this.memoryFactory = memoryFactory;
+    }
+
+    /**
+     * Exports disk {@code disk} as a vhost-user-blk back-end on {@code socket}.
+     *
+     * @throws DiskException for an unknown disk, a disk already exported, a bad queue count or a socket that
+     *     cannot be created (one line saying why)
+     */
+    public synchronized VhostUserServer.Status export(String disk, Path socket, int numQueues) {
+        if (exports.containsKey(disk)) {
+            throw new DiskException("disk '" + disk + "' is already exported on "
+                    + exports.get(disk).server().socketPath());
+        }
+        VirtioDevice device = disks.exportDevice(disk, numQueues);
+        try {
+            VhostUserServer server = new VhostUserServer(disk, socket, device, queueFactory, memoryFactory);
+            exports.put(disk, new Export(server, device));
+            return server.status();
+        } catch (IOException | RuntimeException e) {
+            disks.releaseExport(disk, device);
+            throw new DiskException("cannot export disk '" + disk + "': " + e.getMessage(), e);
+        }
+    }
+
+    /** Stops the export of {@code disk}: the front-end is disconnected, the device reset, the socket removed. */
+    public synchronized void stop(String disk) {
+        Export e = exports.remove(disk);
+        if (e == null) {
+            throw new DiskException("disk '" + disk + "' is not exported");
+        }
+        close(disk, e);
+    }
+
+    public synchronized List<VhostUserServer.Status> list() {
+        List<VhostUserServer.Status> out = new ArrayList<>();
+        exports.values().forEach(e -> out.add(e.server().status()));
+        return out;
+    }
+
+    private void close(String disk, Export e) {
+        e.server().close();
+        try {
+            disks.releaseExport(disk, e.device());
+        } catch (RuntimeException ex) {
+            LOG.log(Level.DEBUG, "releasing the export of " + disk + ": " + ex.getMessage());
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        exports.forEach(this::close);
+        exports.clear();
+    }
+}

@@ -1,0 +1,45 @@
+package io.kickplug.vhost.testsupport;
+
+import io.kickplug.api.blk.BlockBackend;
+import io.kickplug.api.iothread.IoThread;
+import io.kickplug.blk.device.VirtioBlkDevice;
+import io.kickplug.vhost.server.VhostUserServer;
+import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
+import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.iothread.EventLoopThread;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A disk exported over vhost-user in the test JVM, built the way the disk manager and {@code kp:vhost} do it:
+ * a backend, I/O threads, a {@link VirtioBlkDevice} and a {@link VhostUserServer}.
+ */
+public final class ExportedDisk implements AutoCloseable {
+
+    public final BlockBackend backend;
+    public final VirtioBlkDevice device;
+    public final VhostUserServer server;
+    private final List<IoThread> threads = new ArrayList<>();
+
+    public ExportedDisk(String name, BlockBackend backend, int numQueues, int ioThreads, Path socket)
+            throws IOException {
+        this.backend = backend;
+        for (int i = 0; i < ioThreads; i++) {
+            threads.add(new EventLoopThread("test-" + name + "-io" + i));
+        }
+        this.device = new VirtioBlkDevice(name, backend, false, numQueues, 256,
+                name.getBytes(StandardCharsets.US_ASCII), threads);
+        this.server = new VhostUserServer(name, socket, device, new VirtqueueFactoryComponent(),
+                new GuestMemoryFactoryComponent());
+    }
+
+    @Override
+    public void close() throws Exception {
+        server.close();
+        threads.forEach(IoThread::close);
+        backend.close();
+    }
+}

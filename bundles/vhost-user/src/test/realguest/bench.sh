@@ -1,0 +1,117 @@
+#!/bin/bash
+# Benchmark (not a test): the same Linux guest and fio job against Kickplug's vhost-user-blk export and
+# against qemu-storage-daemon's, on a null backend, in one run. Prints IOPS, completion-latency percentiles
+# and the backend process's CPU time per I/O (utime+stime from /proc/PID/stat, sampled when the guest
+# starts and ends fio).
+#
+#   bench.sh [--runtime SECONDS] [--queues N]
+#
+# Needs: distribution/target/kickplug.jar (mvn -B install -DskipTests) and the real-guest cache
+# (realguest.sh prepare bundles/vhost-user/target/realguest). Runs under TCG unless the CPU has vmx/svm,
+# so absolute numbers are those of an emulated guest; compare the two backends within one run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../../../.." && pwd)
+cache=$root/bundles/vhost-user/target/realguest
+jar=$root/distribution/target/kickplug.jar
+runtime=10
+queues=2
+while [ $# -gt 0 ]; do
+    case $1 in
+        --runtime) runtime=$2; shift 2 ;;
+        --queues) queues=$2; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+[ -f "$jar" ] || { echo "build the distribution first: $jar is missing" >&2; exit 2; }
+bash "$here/realguest.sh" prepare "$cache" >/dev/null
+command -v qemu-storage-daemon >/dev/null || { echo "qemu-storage-daemon is missing (package qemu-system-common)" >&2; exit 2; }
+
+work=$(mktemp -d /tmp/kp-bench.XXXXXX)
+backend_pid=""
+cleanup() {
+    [ -z "$backend_pid" ] || kill "$backend_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+hz=$(getconf CLK_TCK)
+size=$((1 << 30))
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+start_backend() { # kind socket
+    local kind=$1 sock=$2
+    rm -f "$sock"
+    case $kind in
+        kickplug)
+            cat >"$work/serve.gosh" <<EOF
+kp:attach --queues $queues --iothreads 1 --backend null d0 $size
+kp:vhost d0 --socket $sock --queues $queues
+EOF
+            java -jar "$jar" --daemon -f "$work/serve.gosh" >"$work/backend.log" 2>&1 &
+            ;;
+        qsd)
+            qemu-storage-daemon --blockdev driver=null-co,node-name=n0,size=$size,read-zeroes=off \
+                --export type=vhost-user-blk,id=e0,node-name=n0,addr.type=unix,addr.path="$sock",writable=on,num-queues=$queues \
+                >"$work/backend.log" 2>&1 &
+            ;;
+    esac
+    backend_pid=$!
+    for _ in $(seq 300); do [ -S "$sock" ] && return 0; sleep 0.1; done
+    echo "backend $kind did not create $sock:" >&2
+    cat "$work/backend.log" >&2
+    exit 1
+}
+
+run_one() { # kind iodepth numjobs
+    local kind=$1 depth=$2 jobs=$3 sock=$work/$1.sock
+    cat >"$work/job.fio" <<EOF
+[global]
+filename=/dev/vda
+direct=1
+ioengine=libaio
+bs=4k
+rw=randread
+iodepth=$depth
+numjobs=$jobs
+group_reporting=1
+time_based=1
+runtime=$runtime
+[randread]
+EOF
+    start_backend "$kind" "$sock"
+    local t0="" t1="" out=$work/guest.log
+    : >"$out"
+    while IFS= read -r line; do
+        echo "$line" >>"$out"
+        case $line in
+            RG-FIO-BEGIN*) t0=$(cpu_ticks "$backend_pid") ;;
+            RG-FIO-EXIT*) t1=$(cpu_ticks "$backend_pid") ;;
+        esac
+    done < <(bash "$here/realguest.sh" run "$cache" "$sock" "$work/job.fio" --queues "$queues" --sum-mb 1 2>&1)
+    kill "$backend_pid" 2>/dev/null || true
+    wait "$backend_pid" 2>/dev/null || true
+    backend_pid=""
+    if ! grep -q 'RG-FIO-EXIT=0' "$out" || [ -z "$t0" ] || [ -z "$t1" ]; then
+        echo "run $kind iodepth=$depth numjobs=$jobs failed:" >&2
+        tail -40 "$out" >&2
+        return 1
+    fi
+    local ios iops p50 p99 cpu_us
+    ios=$(grep -o 'issued rwts: total=[0-9]*' "$out" | head -1 | grep -o '[0-9]*$')
+    iops=$(grep -o 'read: IOPS=[0-9.k]*' "$out" | head -1 | sed 's/read: IOPS=//')
+    p50=$(grep -o '50.00th=\[ *[0-9]*\]' "$out" | head -1 | grep -o '[0-9]*\]' | tr -d ']')
+    p99=$(grep -o '99.00th=\[ *[0-9]*\]' "$out" | head -1 | grep -o '[0-9]*\]' | tr -d ']')
+    local unit
+    unit=$(grep -o 'clat percentiles ([mun]sec)' "$out" | head -1 | grep -o '[mun]sec' || true)
+    cpu_us=$(awk -v t=$((t1 - t0)) -v hz="$hz" -v n="$ios" 'BEGIN { if (n > 0) printf "%.1f", t * 1e6 / hz / n; else print "-" }')
+    printf "%-9s %-8s %-8s %-9s %-12s %-12s %s\n" "$kind" "$depth" "$jobs" "$iops" "$p50 $unit" "$p99 $unit" "$cpu_us"
+}
+
+echo "fio randread 4k, $runtime s, $queues queues, null backends; guest: $(grep -qwE 'vmx|svm' /proc/cpuinfo && echo KVM || echo TCG)"
+printf "%-9s %-8s %-8s %-9s %-12s %-12s %s\n" BACKEND IODEPTH NUMJOBS IOPS "CLAT-P50" "CLAT-P99" "BACKEND-CPU-US/IO"
+for spec in "64 2" "1 1"; do
+    set -- $spec
+    run_one kickplug "$1" "$2"
+    run_one qsd "$1" "$2"
+done

@@ -1,0 +1,139 @@
+#!/bin/bash
+# Real-guest harness for Kickplug's vhost-user-blk backend: a Debian 12 cloud kernel and fio in a small
+# initramfs, booted by QEMU with vhost-user-blk-pci on a Unix socket that Kickplug serves.
+#
+#   realguest.sh prepare CACHE
+#       installs what is missing (qemu-system-x86, busybox-static, fio; apt-get update first when needed),
+#       unpacks linux-image-cloud-amd64 with dpkg-deb -x (nothing goes to /boot) and builds CACHE/base.cpio.
+#   realguest.sh run CACHE SOCKET JOBFILE [--queues N] [--event-idx on|off] [--poll-queues N] [--sum-mb M]
+#       appends JOBFILE as /rg/job.fio and execs QEMU (so killing the process kills QEMU). The guest prints
+#       RG-* lines on the serial console (stdout): RG-FIO-EXIT=<status>, RG-SUM=<md5 of the first M MiB of
+#       /dev/vda>, RG-KERNEL-ERROR: <line> for every virtio or I/O error in its kernel log, RG-DONE.
+#
+# Facts this follows: ../../../../shared/notes/real-guest-facts.md (TCG unless /proc/cpuinfo has vmx/svm,
+# -cpu Nehalem, clocksource=tsc, modules loaded by hand in dependency order, 4-byte aligned appended cpio).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+die() { echo "RG-HARNESS-ERROR: $*" >&2; exit 2; }
+
+prepare() {
+    mkdir -p "$1"
+    local cache
+    cache=$(cd "$1" && pwd)
+    local missing=()
+    command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
+    command -v fio >/dev/null || missing+=(fio)
+    if ! [ -x /bin/busybox ] || ldd /bin/busybox >/dev/null 2>&1; then
+        missing+=(busybox-static)   # the initramfs needs a static busybox
+    fi
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "RG: installing ${missing[*]}"
+        [ "$(id -u)" = 0 ] || die "missing packages ${missing[*]} and not root: install them first"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q >"$cache/apt-update.log" 2>&1 || die "apt-get update failed (see $cache/apt-update.log)"
+        apt-get install -y -q --no-install-recommends "${missing[@]}" >"$cache/apt-install.log" 2>&1 \
+            || die "apt-get install ${missing[*]} failed (see $cache/apt-install.log)"
+    fi
+
+    if ! [ -f "$cache/vmlinuz" ] || ! [ -d "$cache/modules" ]; then
+        local pkg
+        pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}' || true)
+        if [ -z "$pkg" ]; then
+            apt-get update -q >"$cache/apt-update.log" 2>&1 || die "apt-get update failed (see $cache/apt-update.log)"
+            pkg=$(apt-cache depends linux-image-cloud-amd64 | awk '/Depends: linux-image-/{print $2; exit}')
+        fi
+        [ -n "$pkg" ] || die "cannot find the kernel package behind linux-image-cloud-amd64"
+        rm -rf "$cache/deb" && mkdir -p "$cache/deb"
+        (cd "$cache/deb" && apt-get download "$pkg" >"$cache/apt-download.log" 2>&1) \
+            || die "apt-get download $pkg failed (see $cache/apt-download.log)"
+        dpkg-deb -x "$cache"/deb/*.deb "$cache/deb/root"
+        local kver
+        kver=$(ls "$cache/deb/root/lib/modules" | head -1)
+        cp "$cache/deb/root/boot/vmlinuz-$kver" "$cache/vmlinuz"
+        mkdir -p "$cache/modules"
+        for m in virtio/virtio_ring virtio/virtio virtio/virtio_pci_modern_dev virtio/virtio_pci_legacy_dev \
+                 virtio/virtio_pci block/virtio_blk; do
+            cp "$cache/deb/root/lib/modules/$kver/kernel/drivers/$m.ko" "$cache/modules/"
+        done
+        echo "$kver" >"$cache/kernel-version"
+        rm -rf "$cache/deb"
+    fi
+
+    # Rebuilt when /init or the host's fio or busybox change.
+    local stamp
+    stamp=$(cat "$here/init" "$(command -v fio)" /bin/busybox | md5sum | cut -c1-32)
+    if ! [ -f "$cache/base.cpio" ] || [ "$(cat "$cache/base.stamp" 2>/dev/null)" != "$stamp" ]; then
+        local root=$cache/initramfs
+        rm -rf "$root" && mkdir -p "$root"/{bin,dev,proc,sys,rg,lib/modules,tmp}
+        cp /bin/busybox "$root/bin/busybox"
+        cp "$cache"/modules/*.ko "$root/lib/modules/"
+        cp "$(command -v fio)" "$root/bin/fio"
+        # fio and every shared library it needs (Debian's fio pulls in about 60).
+        ldd "$(command -v fio)" | awk '/=> \//{print $3} /^[ \t]*\//{print $1}' | sort -u | while read -r lib; do
+            mkdir -p "$root$(dirname "$lib")"
+            cp -L "$lib" "$root$lib"
+        done
+        cp "$here/init" "$root/init"
+        chmod 755 "$root/init"
+        (cd "$root" && find . | busybox cpio -o -H newc -R 0:0 >"$cache/base.cpio.tmp" 2>/dev/null)
+        mv "$cache/base.cpio.tmp" "$cache/base.cpio"
+        echo "$stamp" >"$cache/base.stamp"
+        rm -rf "$root"
+    fi
+    echo "RG-PREPARED kernel=$(cat "$cache/kernel-version") initramfs=$(stat -c %s "$cache/base.cpio")"
+}
+
+run() {
+    local cache socket=$2 job=$3
+    cache=$(cd "$1" && pwd)
+    shift 3
+    local queues=1 eventidx=on pollq=0 summb=32
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --queues) queues=$2; shift 2 ;;
+            --event-idx) eventidx=$2; shift 2 ;;
+            --poll-queues) pollq=$2; shift 2 ;;
+            --sum-mb) summb=$2; shift 2 ;;
+            *) die "unknown option $1" ;;
+        esac
+    done
+    [ -f "$cache/base.cpio" ] || die "run 'prepare $cache' first"
+    find "$cache" -maxdepth 1 -name 'run.*' -mmin +10 -exec rm -rf {} + 2>/dev/null || true
+    local work
+    work=$(mktemp -d "$cache/run.XXXXXX")
+    mkdir -p "$work/rg"
+    cp "$job" "$work/rg/job.fio"
+    (cd "$work" && find rg | busybox cpio -o -H newc -R 0:0 >"$work/job.cpio" 2>/dev/null)
+    # The kernel only sees an appended archive that starts on a 4-byte boundary.
+    cp "$cache/base.cpio" "$work/initrd"
+    local size pad
+    size=$(stat -c %s "$work/initrd")
+    pad=$(( (4 - size % 4) % 4 ))
+    [ "$pad" = 0 ] || head -c "$pad" /dev/zero >>"$work/initrd"
+    cat "$work/job.cpio" >>"$work/initrd"
+
+    local accel=(-accel tcg,thread=multi -cpu Nehalem)
+    if grep -qwE 'vmx|svm' /proc/cpuinfo && [ -w /dev/kvm ]; then
+        accel=(-accel kvm -cpu host)
+    fi
+    local blkparams=""
+    [ "$pollq" = 0 ] || blkparams="poll_queues=$pollq"
+    echo "RG: booting (queues=$queues event_idx=$eventidx poll_queues=$pollq ${accel[*]})"
+    # This run's initrd copy is removed by a later run (after 10 minutes).
+    exec qemu-system-x86_64 -nodefaults -no-user-config -machine q35 "${accel[@]}" -smp 2 -m 1G \
+        -object memory-backend-memfd,id=mem,size=1G,share=on -numa node,memdev=mem \
+        -chardev socket,id=c0,path="$socket" \
+        -device vhost-user-blk-pci,chardev=c0,num-queues="$queues",queue-size=256,event_idx="$eventidx" \
+        -kernel "$cache/vmlinuz" -initrd "$work/initrd" \
+        -append "console=ttyS0 mitigations=off clocksource=tsc tsc=reliable quiet panic=-1 rg.blk=$blkparams rg.summb=$summb" \
+        -display none -serial stdio -monitor none -no-reboot
+}
+
+cmd=${1:-}
+shift || true
+case $cmd in
+    prepare) prepare "$@" ;;
+    run) run "$@" ;;
+    *) die "usage: $0 prepare CACHE | run CACHE SOCKET JOBFILE [options]" ;;
+esac
