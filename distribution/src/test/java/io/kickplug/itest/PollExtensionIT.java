@@ -128,7 +128,9 @@ public class PollExtensionIT {
     public void pollCountersShowPolling() throws Exception {
         disks.attach(DiskSpec.memory("poll1", 4 << 20));
         try {
-            disks.setPolling("poll1", true, null);
+            // poll-max-ns 10 ms: above any round trip of this machine, so the adaptive window grows from the
+            // first waits on (with QEMU's 32768 ns a slow machine may never poll).
+            disks.setPolling("poll1", true, io.kickplug.api.poll.PollParams.defaults().withMaxNs(10_000_000));
             guest.writeReadVerify("poll1", new IoPassOptions(4096, 1, 1 << 20));
             PollCounters q0 = disks.pollStatus("poll1").queues().get(0);
             assertTrue("the I/O thread polled: " + q0, q0.hits() + q0.misses() > 0 && q0.pollNanos() > 0);

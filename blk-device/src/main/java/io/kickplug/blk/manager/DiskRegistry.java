@@ -56,14 +56,14 @@ public final class DiskRegistry implements AutoCloseable {
     private final Supplier<? extends Collection<BackendFactory>> backendFactories;
     private final NotifierRegistry notifiers;
     private final Map<String, AttachedDisk> disks = new LinkedHashMap<>();
+    /** The bound poll policy, or {@code null}. */
+    private PollPolicy pollPolicy;
     /** Devices handed out by {@link #exportDevice}, per disk; reset before the disk's backend closes. */
     private final Map<String, List<Export>> exports = new LinkedHashMap<>();
 
     /** An exported device and its strategy-change listener. */
     private record Export(VirtioBlkDevice device, NotifierRegistry.Listener listener) {
     }
-    /** The bound poll policy, or {@code null}. */
-    private PollPolicy pollPolicy;
     /** How long {@link #setStrategy} waits for the queues to switch before it answers. */
     private static final long SWITCH_WAIT_MILLIS = 2000;
 

@@ -225,8 +225,6 @@ final class BlkMachine implements GuestMachine {
             }
             queues.add(hwq);
         }
-        // find_vqs: rings and interrupts (the MMIO line; on virtio-pci MSI-X vectors, or INTx as a fallback).
-        routing = transport.findQueues(layouts);
         // Linux: num_poll_vqs = min(poll_queues, num_vqs - 1); the poll queues are the last ones.
         pollQueues = Math.min(config.pollQueues(), queues.size() - 1);
         defaultQueues = queues.size() - pollQueues;
@@ -236,6 +234,8 @@ final class BlkMachine implements GuestMachine {
             // No callback, no vector: interrupts off for good (section 2.7.7), before any buffer is added.
             poll.dq.disableCallbacks();
         }
+        // find_vqs: rings and interrupts (the MMIO line; on virtio-pci MSI-X vectors, or INTx as a fallback).
+        routing = transport.findQueues(layouts);
         init.driverOk();
     }
 
