@@ -29,6 +29,16 @@ public interface DiskManager {
     List<DiskInfo> list();
 
     /**
+     * CPU time consumed so far by the disk's I/O threads (thread CPU time, summed), or -1 when the JVM cannot
+     * measure it. Callers take the difference across a run.
+     *
+     * @throws DiskException when no disk has that name
+     */
+    default long ioThreadCpuNanos(String name) {
+        return -1;
+    }
+
+    /**
      * Changes the disk's size (a positive multiple of 512): the backend grows or shrinks, the capacity in
      * the configuration space changes and the driver gets a configuration-change notification (VIRTIO 1.2
      * section 5.2.6.2).

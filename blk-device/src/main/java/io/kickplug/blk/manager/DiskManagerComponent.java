@@ -147,6 +147,11 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
     }
 
     @Override
+    public long ioThreadCpuNanos(String name) {
+        return registry.ioThreadCpuNanos(name);
+    }
+
+    @Override
     public GuestPort port(String name) {
         return registry.port(name);
     }

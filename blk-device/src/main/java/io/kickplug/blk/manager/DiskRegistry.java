@@ -311,6 +311,19 @@ public final class DiskRegistry implements AutoCloseable {
         return find(name).info();
     }
 
+    /** Sum of the disk's I/O threads' CPU time, or -1 when not measurable. */
+    public synchronized long ioThreadCpuNanos(String name) {
+        long sum = 0;
+        for (IoThread t : find(name).threads()) {
+            long n = t.cpuTimeNanos();
+            if (n < 0) {
+                return -1;
+            }
+            sum += n;
+        }
+        return sum;
+    }
+
     public synchronized GuestPort port(String name) {
         GuestPort port = find(name).transport().port();
         if (port == null) {

@@ -29,9 +29,17 @@ public final class Fio {
      */
     public static String run(GuestEngine engine, GuestPort port, VirtqueueFactory factory, String disk,
             FioInvocation invocation) {
+        return run(engine, port, factory, disk, invocation, () -> -1);
+    }
+
+    /**
+     * @param deviceCpu the disk's device I/O-thread CPU time so far in ns (-1 when unknown)
+     */
+    public static String run(GuestEngine engine, GuestPort port, VirtqueueFactory factory, String disk,
+            FioInvocation invocation, java.util.function.LongSupplier deviceCpu) {
         FioReport report;
         try (GuestMachine machine = engine.boot(port, factory, engine.defaults(disk))) {
-            report = FioRunner.run(machine, disk, invocation.jobs());
+            report = FioRunner.run(machine, disk, invocation.jobs(), deviceCpu);
         }
         String output = format(report, invocation.format());
         if (report.failed()) {

@@ -48,7 +48,7 @@ public final class FioCommand {
             throw new IllegalStateException("disk '" + disk + "' is busy with another kp:fio run");
         }
         try {
-            return Fio.run(engine, port, virtqueues, disk, invocation);
+            return Fio.run(engine, port, virtqueues, disk, invocation, () -> disks.ioThreadCpuNanos(disk));
         } finally {
             busy.remove(disk);
         }

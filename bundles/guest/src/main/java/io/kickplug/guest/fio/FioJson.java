@@ -36,7 +36,8 @@ public final class FioJson {
         field(o, 2, "inject_latency_ns", Long.toString(g.injectLatencyNs()), true);
         field(o, 2, "kick_policy", str(g.kickPolicy()), true);
         field(o, 2, "notifies", Long.toString(g.notifies()), true);
-        field(o, 2, "interrupts", Long.toString(g.interrupts()), false);
+        field(o, 2, "interrupts", Long.toString(g.interrupts()), true);
+        field(o, 2, "iothread_cpu_ns", Long.toString(g.deviceCpuNanos()), false);
         o.append(indent(1)).append("},\n");
         o.append(indent(1)).append("\"jobs\" : [\n");
         List<JobResult> reported = report.reported();

@@ -21,9 +21,23 @@ public record FioReport(List<JobResult> jobs, List<JobSpec> specs, GuestInfo gue
      *
      * @param notifies QueueNotify writes (VM exits) during the run
      * @param interrupts interrupts delivered during the run
+     * @param deviceCpuNanos CPU time of the disk's device I/O threads during the run, or -1 when unknown
+     * @param runNanos wall time of the run
      */
     public record GuestInfo(String disk, long capacityBytes, int vcpus, int queues, long exitLatencyNs,
-            long injectLatencyNs, String kickPolicy, long notifies, long interrupts) {
+            long injectLatencyNs, String kickPolicy, long notifies, long interrupts, long deviceCpuNanos,
+            long runNanos) {
+
+        public GuestInfo(String disk, long capacityBytes, int vcpus, int queues, long exitLatencyNs,
+                long injectLatencyNs, String kickPolicy, long notifies, long interrupts) {
+            this(disk, capacityBytes, vcpus, queues, exitLatencyNs, injectLatencyNs, kickPolicy, notifies,
+                    interrupts, -1, 0);
+        }
+
+        /** Device I/O-thread CPU as a percentage of one CPU over the run, or -1 when unknown. */
+        public double deviceCpuPercent() {
+            return deviceCpuNanos < 0 || runNanos <= 0 ? -1 : 100.0 * deviceCpuNanos / runNanos;
+        }
     }
 
     public FioReport {

@@ -27,6 +27,15 @@ public final class FioRunner {
      * @throws RuntimeException what the machine throws when the driver fails
      */
     public static FioReport run(GuestMachine machine, String disk, List<JobSpec> specs) {
+        return run(machine, disk, specs, () -> -1);
+    }
+
+    /**
+     * @param deviceCpu the disk's device I/O-thread CPU time so far (ns, or -1 when unknown), read before and
+     *     after the run for the report's device CPU figure
+     */
+    public static FioReport run(GuestMachine machine, String disk, List<JobSpec> specs,
+            java.util.function.LongSupplier deviceCpu) {
         MachineConfig config = machine.config();
         long capacity = machine.capacityBytes();
         List<JobSpec.Region> regions = new ArrayList<>();
@@ -49,11 +58,16 @@ public final class FioRunner {
             jobs.add(new FioJob(s, regions.get(i), s.filename() != null ? s.filename() : disk, perVcpu[i % vcpus]));
         }
         ZonedDateTime time = ZonedDateTime.now();
+        long cpuBefore = deviceCpu.getAsLong();
+        long start = System.nanoTime();
         RunResult run = machine.runJobs(List.<GuestJob>copyOf(jobs), timeout(specs));
+        long runNanos = System.nanoTime() - start;
+        long cpuAfter = deviceCpu.getAsLong();
+        long cpu = cpuBefore < 0 || cpuAfter < 0 ? -1 : cpuAfter - cpuBefore;
         List<JobResult> results = jobs.stream().map(FioJob::result).toList();
         FioReport.GuestInfo guest = new FioReport.GuestInfo(disk, capacity, vcpus, machine.numQueues(),
                 config.exitLatencyNs(), config.injectLatencyNs(), config.kickPolicy(), run.notifies(),
-                run.interrupts());
+                run.interrupts(), cpu, runNanos);
         return new FioReport(results, specs, guest, time);
     }
 

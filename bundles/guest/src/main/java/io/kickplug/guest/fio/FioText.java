@@ -52,6 +52,10 @@ public final class FioText {
         runStatus(out, report.jobs());
         out.append(String.format(Locale.ROOT, "%nguest counters: notifies=%d, interrupts=%d%n", g.notifies(),
                 g.interrupts()));
+        if (g.deviceCpuNanos() >= 0) {
+            out.append(String.format(Locale.ROOT, "device I/O threads: cpu=%.1f ms (%.1f%% of one CPU)%n",
+                    g.deviceCpuNanos() / 1e6, g.deviceCpuPercent()));
+        }
         return out.toString();
     }
 

@@ -132,7 +132,8 @@ class FioEndToEndTest {
     }
 
     private String fio(String disk, List<String> args) {
-        return Fio.run(engine, disks.port(disk), virtqueues, disk, Fio.parse(args));
+        return Fio.run(engine, disks.port(disk), virtqueues, disk, Fio.parse(args),
+                () -> disks.ioThreadCpuNanos(disk));
     }
 
     @Test
@@ -203,6 +204,10 @@ class FioEndToEndTest {
         assertTrue(text.contains("v: (groupid=0, jobs=1): err= 0: "), text);
         assertTrue(text.contains("  write: IOPS="), text);
         assertTrue(text.contains("  read: IOPS="), text);
+        // Issue 5: CPU accounting per device I/O thread (thread CPU time over the run).
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("device I/O threads: cpu=([0-9.]+) ms").matcher(text);
+        assertTrue(m.find(), text);
+        assertTrue(Double.parseDouble(m.group(1)) > 0, "the I/O thread served every request: " + text);
     }
 
     @Test
