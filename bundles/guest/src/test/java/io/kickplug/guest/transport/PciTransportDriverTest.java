@@ -53,6 +53,13 @@ class PciTransportDriverTest {
         port.vectors.clear();
         BlkRequest w = BlkRequest.write(queue, new byte[512], 512, "q" + queue);
         assertTrue(driver.trySubmit(queue, w));
+        // Wait (bounded) for the device's interrupt before collecting, so that the driver always takes the
+        // interrupt path (vector or ISR) instead of sometimes finding the used entry first.
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (port.vectors.isEmpty()) {
+            assertTrue(System.nanoTime() < deadline, "no interrupt within 10 s");
+            Thread.onSpinWait();
+        }
         List<BlkRequest> done = new ArrayList<>();
         while (done.isEmpty()) {
             driver.awaitCompletions(done::add);
