@@ -177,6 +177,9 @@ class InflightTrackingTest {
 
     @Test
     void malformedInflightMessagesAreRefused() throws Exception {
+        // Before SET_PROTOCOL_FEATURES: INFLIGHT_SHMFD is not negotiated.
+        client.send(VhostUser.GET_INFLIGHT_FD, 0, inflight(0, 0, 2, 64));
+        assertEquals(0, client.receive().size(), "GET_INFLIGHT_FD without INFLIGHT_SHMFD is refused");
         client.negotiate(wanted());
         // GET_INFLIGHT_FD of a wrong size: an empty reply (the request always answers).
         client.send(VhostUser.GET_INFLIGHT_FD, 0, new byte[16]);
@@ -198,7 +201,7 @@ class InflightTrackingTest {
         assertNotEquals(0, client.sendAck(VhostUser.SET_INFLIGHT_FD, inflight(size / 2, 0, 2, 64), areaFd));
         // SET_INFLIGHT_FD reaching past the end of its file.
         assertNotEquals(0, client.sendAck(VhostUser.SET_INFLIGHT_FD, inflight(size, 4096, 2, 64), areaFd));
-        assertEquals(7, disk.server.status().connection().refusals());
+        assertEquals(8, disk.server.status().connection().refusals());
 
         // The connection still works: a correct SET_INFLIGHT_FD and I/O.
         setInflight(2);

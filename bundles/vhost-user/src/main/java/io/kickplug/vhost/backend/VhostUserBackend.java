@@ -37,6 +37,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * therefore returns an index with nothing in flight, and QEMU's stop-and-restart (a short first start,
  * then Linux's) works.
  *
+ * <p>Inflight I/O tracking (INFLIGHT_SHMFD): GET_INFLIGHT_FD creates the shared area ({@link InflightRegion}),
+ * SET_INFLIGHT_FD maps the one the front-end keeps; while an area is set every started queue is wrapped in an
+ * {@link InflightQueue} that records taken and used heads, and a start first recovers the area as
+ * libvhost-user does, resubmitting heads an earlier back-end took and never used.
+ *
  * <p>Threading: {@link #handle} runs on the connection's message thread only; kicks arrive on the
  * {@link KickPoller} thread; {@link #usedBuffer} and {@link #deviceError} on I/O threads.
  */
