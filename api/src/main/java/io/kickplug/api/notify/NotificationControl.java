@@ -32,4 +32,14 @@ public interface NotificationControl {
      * @throws io.kickplug.api.blk.DiskException for an unknown disk
      */
     List<QueueCounters> counters(String disk);
+
+    /**
+     * The counters of the queues of {@code disk}'s exported devices (vhost-user), in export order; empty when
+     * the disk is not exported.
+     *
+     * @throws io.kickplug.api.blk.DiskException for an unknown disk
+     */
+    default List<QueueCounters> exportCounters(String disk) {
+        return List.of();
+    }
 }

@@ -32,6 +32,19 @@ public interface DeviceQueue {
      */
     DescriptorChain pop();
 
+    /**
+     * Takes the descriptor chain starting at {@code head} without reading or advancing the available ring,
+     * validated like {@link #pop()}; the head is then in flight and must be pushed once. For resubmitting
+     * chains a previous device instance took but never used (vhost-user inflight I/O tracking).
+     *
+     * @throws GuestFaultException when {@code head} is not a descriptor index, is already in flight, or
+     *     its chain is malformed
+     * @throws UnsupportedOperationException when the implementation cannot resubmit
+     */
+    default DescriptorChain popHead(int head) {
+        throw new UnsupportedOperationException("this queue cannot resubmit descriptor chains");
+    }
+
     /** True when the available ring holds entries not yet popped. */
     boolean hasAvailable();
 

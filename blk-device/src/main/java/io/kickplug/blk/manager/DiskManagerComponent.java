@@ -172,6 +172,11 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
     }
 
     @Override
+    public List<QueueCounters> exportCounters(String disk) {
+        return registry.exportCounters(disk);
+    }
+
+    @Override
     public List<LockStatRow> lockStats() {
         return registry.lockStats();
     }

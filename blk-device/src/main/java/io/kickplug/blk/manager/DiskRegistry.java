@@ -246,10 +246,28 @@ public final class DiskRegistry implements AutoCloseable {
      */
     public List<QueueCounters> setStrategy(String name, String strategy, int queue) {
         VirtioBlkDevice device = device(name);
-        if (queue >= device.queueCount()) {
-            throw new DiskException("disk '" + name + "' has queues 0.." + (device.queueCount() - 1) + ", not " + queue);
+        // The disk's exported devices (vhost-user) follow the same configuration, queue by queue; a queue
+        // index only an export has (an export with more queues than the disk) configures that export.
+        List<VirtioBlkDevice> exported = exportedDevices(name);
+        int queues = device.queueCount();
+        for (VirtioBlkDevice e : exported) {
+            queues = Math.max(queues, e.queueCount());
         }
-        List<CountDownLatch> latches = device.setStrategy(strategy, queue);
+        if (queue >= queues) {
+            throw new DiskException("disk '" + name + "' has queues 0.." + (queues - 1) + ", not " + queue);
+        }
+        // Checks the name before anything changes.
+        NotifierRegistry.checkName(strategy);
+        List<CountDownLatch> latches = new ArrayList<>();
+        if (queue < device.queueCount()) {
+            latches.addAll(device.setStrategy(strategy, queue));
+        }
+        List<QueueCounters> exportedRows = new ArrayList<>();
+        for (VirtioBlkDevice e : exported) {
+            if (queue < e.queueCount()) {
+                latches.addAll(e.setStrategy(strategy, queue));
+            }
+        }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SWITCH_WAIT_MILLIS);
         try {
             for (CountDownLatch latch : latches) {
@@ -263,7 +281,32 @@ public final class DiskRegistry implements AutoCloseable {
         LOG.log(Level.INFO, "disk " + name + (queue < 0 ? "" : " queue " + queue) + ": completion notifier "
                 + strategy.trim());
         List<QueueCounters> all = device.queueCounters();
-        return queue < 0 ? all : List.of(all.get(queue));
+        if (queue < 0) {
+            return all;
+        }
+        if (queue < all.size()) {
+            return List.of(all.get(queue));
+        }
+        for (VirtioBlkDevice e : exported) {
+            if (queue < e.queueCount()) {
+                exportedRows.add(e.queueCounters().get(queue));
+            }
+        }
+        return exportedRows;
+    }
+
+    private synchronized List<VirtioBlkDevice> exportedDevices(String name) {
+        return exports.getOrDefault(name, List.of()).stream().map(Export::device).toList();
+    }
+
+    /** The per-queue counters of a disk's exported devices, in export order. */
+    public List<QueueCounters> exportCounters(String name) {
+        device(name); // an unknown disk is refused
+        List<QueueCounters> out = new ArrayList<>();
+        for (VirtioBlkDevice d : exportedDevices(name)) {
+            out.addAll(d.queueCounters());
+        }
+        return out;
     }
 
     /** The per-queue counters of a disk. */
@@ -346,6 +389,11 @@ public final class DiskRegistry implements AutoCloseable {
         VirtioBlkDevice device = new VirtioBlkDevice(name, disk.backend(), spec.backend().readOnly(), numQueues,
                 spec.queueSize(), serial(spec), disk.threads(), QueueMapping.of(List.of(), numQueues,
                         disk.threads().size()), spec.trackedLock(), spec.workers(), notifiers);
+        // Start with the strategies configured for the disk's queues (kp:notify), queue by queue.
+        List<QueueCounters> configured = disk.device().queueCounters();
+        for (int q = 0; q < numQueues && q < configured.size(); q++) {
+            device.setStrategy(configured.get(q).configured(), q);
+        }
         NotifierRegistry.Listener listener = device::strategiesChanged;
         notifiers.addListener(listener);
         exports.computeIfAbsent(name, n -> new ArrayList<>()).add(new Export(device, listener));

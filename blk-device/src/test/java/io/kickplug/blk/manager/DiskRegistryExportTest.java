@@ -8,6 +8,8 @@ import io.kickplug.api.blk.BackendFactory;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.notify.NotificationControl;
+import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceQueue;
@@ -75,6 +77,29 @@ class DiskRegistryExportTest {
         assertThrows(IllegalStateException.class, () -> device.activate(activation()),
                 "still active: detach no longer knew it");
         device.reset();
+    }
+
+    @Test
+    void kpNotifyReachesTheExportAndItsCountersAreListedSeparately() {
+        registry.attach(DiskSpec.memory("d0", 1 << 20));
+        registry.setStrategy("d0", "bh", 0);
+        VirtioDevice device = registry.exportDevice("d0", 2);
+        List<QueueCounters> exported = registry.exportCounters("d0");
+        assertEquals(2, exported.size(), "one row per exported queue");
+        assertEquals("bh", exported.get(0).configured(), "the export starts with the disk's configuration");
+        assertEquals("immediate", exported.get(1).configured());
+
+        registry.setStrategy("d0", "defer-call", NotificationControl.ALL_QUEUES);
+        exported = registry.exportCounters("d0");
+        assertEquals("defer-call", exported.get(0).configured(), "kp:notify switches the export too");
+        assertEquals("defer-call", exported.get(1).configured());
+        registry.setStrategy("d0", "bh", 1);
+        assertEquals("bh", registry.exportCounters("d0").get(1).configured());
+        assertEquals("defer-call", registry.exportCounters("d0").get(0).configured());
+
+        registry.releaseExport("d0", device);
+        assertTrue(registry.exportCounters("d0").isEmpty());
+        assertThrows(DiskException.class, () -> registry.exportCounters("nope"));
     }
 
     private static DeviceActivation activation() {

@@ -1,6 +1,7 @@
 package io.kickplug.shell;
 
 import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.transport.ExportStatus;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -13,6 +14,26 @@ public final class DiskTable {
     }
 
     public static String format(List<DiskInfo> disks) {
+        return format(disks, List.of());
+    }
+
+    /**
+     * The table, then one line per export of a listed disk:
+     * {@code "d0 export vhost-user: /run/d0.sock (connected)"}.
+     */
+    public static String format(List<DiskInfo> disks, List<ExportStatus.Export> exports) {
+        String table = table(disks);
+        StringBuilder out = new StringBuilder(table);
+        for (ExportStatus.Export e : exports) {
+            if (disks.stream().anyMatch(d -> d.name().equals(e.disk()))) {
+                out.append('\n').append(e.disk()).append(" export ").append(e.kind()).append(": ")
+                        .append(e.address()).append(" (").append(e.state()).append(')');
+            }
+        }
+        return out.toString();
+    }
+
+    private static String table(List<DiskInfo> disks) {
         if (disks.isEmpty()) {
             return "no disks attached";
         }

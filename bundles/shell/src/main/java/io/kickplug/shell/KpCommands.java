@@ -5,6 +5,9 @@ import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.guest.GuestWorkloads;
 import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
+import io.kickplug.api.transport.ExportStatus;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.felix.service.command.Descriptor;
 import org.apache.felix.service.command.Parameter;
 import org.osgi.service.component.annotations.Activate;
@@ -35,6 +38,11 @@ public final class KpCommands {
             policyOption = ReferencePolicyOption.GREEDY)
     private volatile GuestWorkloads workloads;
 
+    /** Optional: exports of disks to other processes (the vhost-user bundle), shown by kp:disks. */
+    @Reference(name = "exportStatus", cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile List<ExportStatus> exportStatus = List.of();
+
     @Activate
     public KpCommands(@Reference(name = "diskManager") DiskManager disks) {
         this.disks = disks;
@@ -42,8 +50,14 @@ public final class KpCommands {
 
     /** For tests and for callers outside DS. */
     KpCommands(DiskManager disks, GuestWorkloads workloads) {
+        this(disks, workloads, List.of());
+    }
+
+    /** For tests: with export status services. */
+    KpCommands(DiskManager disks, GuestWorkloads workloads, List<ExportStatus> exportStatus) {
         this.disks = disks;
         this.workloads = workloads;
+        this.exportStatus = List.copyOf(exportStatus);
     }
 
     @Descriptor("attach a disk: a virtio-blk device with a file, memory or null backend behind an in-process "
@@ -126,7 +140,15 @@ public final class KpCommands {
 
     @Descriptor("list attached disks")
     public String disks() {
-        return DiskTable.format(disks.list());
+        List<ExportStatus.Export> exports = new ArrayList<>();
+        for (ExportStatus s : exportStatus) {
+            try {
+                exports.addAll(s.exports());
+            } catch (RuntimeException goingAway) {
+                // the exporting bundle is stopping; its exports are going away with it
+            }
+        }
+        return DiskTable.format(disks.list(), exports);
     }
 
     @Descriptor("run the simulated guest on a disk: write a pattern, read it back and verify it")

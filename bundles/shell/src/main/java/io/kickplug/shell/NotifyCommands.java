@@ -80,8 +80,14 @@ public final class NotifyCommands {
             @Descriptor("JSON instead of a table")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String disk) {
-        List<QueueCounters> queues = control().counters(disk);
-        return json ? NotifyText.statsJson(disk, queues) : NotifyText.stats(disk, queues);
+        NotificationControl c = control();
+        List<QueueCounters> queues = c.counters(disk);
+        List<QueueCounters> exported = c.exportCounters(disk);
+        if (json) {
+            return NotifyText.statsJson(disk, queues, exported);
+        }
+        String text = NotifyText.stats(disk, queues);
+        return exported.isEmpty() ? text : text + "\nvhost-user export\n" + NotifyText.stats(disk, exported);
     }
 
     private NotificationControl control() {

@@ -129,7 +129,26 @@ public final class NotifyText {
 
     /** {@code kp:stats --json}: {"disk": ..., "queues": [{field: value, ..., "batch_histogram": {...}}]}. */
     public static String statsJson(String disk, List<QueueCounters> queues) {
+        return statsJson(disk, queues, List.of());
+    }
+
+    /**
+     * {@code kp:stats --json} of a disk with a vhost-user export: as {@link #statsJson(String, List)}, plus
+     * {@code "vhost_user_export": [...]} (queues in the same form) when {@code exported} is not empty.
+     */
+    public static String statsJson(String disk, List<QueueCounters> queues, List<QueueCounters> exported) {
         StringBuilder sb = new StringBuilder("{\"disk\": ").append(string(disk)).append(", \"queues\": [");
+        queuesJson(sb, queues);
+        sb.append(']');
+        if (!exported.isEmpty()) {
+            sb.append(", \"vhost_user_export\": [");
+            queuesJson(sb, exported);
+            sb.append(']');
+        }
+        return sb.append('}').toString();
+    }
+
+    private static void queuesJson(StringBuilder sb, List<QueueCounters> queues) {
         for (int i = 0; i < queues.size(); i++) {
             QueueCounters c = queues.get(i);
             sb.append(i == 0 ? "" : ", ").append('{');
@@ -156,7 +175,6 @@ public final class NotifyText {
             }
             sb.append("}}");
         }
-        return sb.append("]}").toString();
     }
 
     private static void field(StringBuilder sb, String name, long value) {

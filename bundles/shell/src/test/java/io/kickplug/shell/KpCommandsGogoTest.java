@@ -11,6 +11,7 @@ import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.guest.GuestWorkloads;
 import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
+import io.kickplug.api.transport.ExportStatus;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportKind;
 import java.io.ByteArrayInputStream;
@@ -182,6 +183,20 @@ class KpCommandsGogoTest {
         assertTrue(table.contains("\nd2    512 KiB  memory   mmio       2x256"), table);
         assertEquals("detached d1", run("kp:detach d1"));
         assertFalse(((String) run("kp:disks")).contains("d1 "));
+    }
+
+    @Test
+    void disksShowsEachExportWithItsConnectionState() throws Exception {
+        run("kp:attach d1 1M");
+        run("kp:attach d2 1M");
+        ExportStatus vhost = () -> List.of(
+                new ExportStatus.Export("d2", "vhost-user", "/run/d2.sock", "connected"),
+                new ExportStatus.Export("gone", "vhost-user", "/run/gone.sock", "listening"));
+        String table = new KpCommands(disks, guest, List.of(vhost)).disks();
+        String[] lines = table.split("\n");
+        assertEquals("d2 export vhost-user: /run/d2.sock (connected)", lines[lines.length - 1], table);
+        assertFalse(table.contains("gone"), "exports of disks not listed are left out: " + table);
+        assertFalse(((String) run("kp:disks")).contains("export"), "no export service: no export lines");
     }
 
     @Test

@@ -28,6 +28,8 @@ class NotifyCommandsGogoTest {
     private final List<String> bound = new ArrayList<>(List.of("bh", "defer-call", "immediate"));
     private final String[] configured = {"immediate", "immediate"};
     private final List<String> calls = new ArrayList<>();
+    /** Queues of the disk's vhost-user export, for kp:stats. */
+    private final List<QueueCounters> exported = new ArrayList<>();
 
     private QueueCounters queue(int q) {
         String used = bound.contains(configured[q]) ? configured[q] : "immediate";
@@ -63,6 +65,11 @@ class NotifyCommandsGogoTest {
                 throw new DiskException("no disk named '" + disk + "'");
             }
             return List.of(queue(0), queue(1));
+        }
+
+        @Override
+        public List<QueueCounters> exportCounters(String disk) {
+            return exported;
         }
     };
 
@@ -170,6 +177,21 @@ class NotifyCommandsGogoTest {
                 + "\"avail_suppressed\": 60, \"interrupts_sent\": 25, \"interrupts_suppressed\": 75, \"batches\": 30, "
                 + "\"in_flight\": 2, \"switches\": 3, \"poll_hits\": 0, \"poll_misses\": 0, \"poll_ns\": 0, "
                 + "\"batch_histogram\": {\"1\": 10, \"2-3\": 12, \"4-7\": 8,"), json);
+        assertTrue(json.endsWith("}}]}"), json);
+    }
+
+    @Test
+    void statsShowTheVhostUserExportAfterTheLocalQueues() throws Exception {
+        exported.add(new QueueCounters("d1", 0, "bh", "bh", 7, 28672, 5, 2, 4, 3, 4,
+                List.of(4L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L), 1, 1, 0, 0, 0));
+        String text = (String) run("kp:stats d1");
+        int section = text.indexOf("\nvhost-user export\ndisk d1\n");
+        assertTrue(section > text.indexOf("  q1: "), "the export follows the local queues: " + text);
+        String[] after = text.substring(section).split("\n");
+        assertEquals(List.of("0", "bh", "7", "28672", "5", "2", "4", "3", "1.75", "4", "1", "1", "0", "0", "0"),
+                List.of(after[4].trim().split("\\s+")));
+        String json = (String) run("kp:stats --json d1");
+        assertTrue(json.contains("}}], \"vhost_user_export\": [{\"queue\": 0, \"strategy\": \"bh\""), json);
         assertTrue(json.endsWith("}}]}"), json);
     }
 }

@@ -100,6 +100,11 @@ class RealGuestIT {
                     && disk.server.status().connection().kicks() > kicksAtStart + 200, 60,
                     "the guest keeps the queues busy");
             other.writeReadVerify(q, 0, (byte) 0x41, true); // the other disk serves while the guest runs
+            // QEMU's vhost-user-blk negotiates inflight tracking (GET_INFLIGHT_FD / SET_INFLIGHT_FD) when offered.
+            assertEquals(io.kickplug.vhost.protocol.VhostUser.PROTOCOL_F_INFLIGHT_SHMFD,
+                    disk.server.status().connection().protocolFeatures()
+                            & io.kickplug.vhost.protocol.VhostUser.PROTOCOL_F_INFLIGHT_SHMFD);
+            assertEquals(0, disk.server.status().connection().refusals(), "QEMU's messages were all carried out");
 
             doomed.process.destroyForcibly(); // QEMU dies with requests in flight
             doomed.finish(30);

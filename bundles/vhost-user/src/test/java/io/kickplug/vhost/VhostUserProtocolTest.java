@@ -79,7 +79,8 @@ class VhostUserProtocolTest {
         assertEquals(disk.device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES, features);
         long protocol = client.getU64(VhostUser.GET_PROTOCOL_FEATURES);
         assertEquals(VhostUserBackend.PROTOCOL_FEATURES, protocol);
-        assertEquals(0, protocol & VhostUser.PROTOCOL_F_INFLIGHT_SHMFD, "inflight tracking is not offered");
+        assertEquals(VhostUser.PROTOCOL_F_INFLIGHT_SHMFD, protocol & VhostUser.PROTOCOL_F_INFLIGHT_SHMFD,
+                "inflight tracking is offered");
         client.send(VhostUser.SET_PROTOCOL_FEATURES, 0, Message.u64(protocol));
         assertEquals(2, client.getU64(VhostUser.GET_QUEUE_NUM));
         assertEquals(VhostUserBackend.MAX_MEM_SLOTS, client.getU64(VhostUser.GET_MAX_MEM_SLOTS));

@@ -197,6 +197,27 @@ public final class SplitDeviceQueue implements DeviceQueue {
         }
     }
 
+    @Override
+    public DescriptorChain popHead(int head) {
+        if (broken) {
+            throw new GuestFaultException("2.7", "queue " + index + " is broken");
+        }
+        // Section 2.7.6: a chain head is an index into the descriptor table.
+        if (head < 0 || head >= size) {
+            throw fault("2.7.6", "resubmitted head " + head + " is not a descriptor index (size " + size + ")");
+        }
+        if (inFlight.get(head)) {
+            throw fault("2.7.13", "resubmitted descriptor " + head + " is already in use by the device");
+        }
+        try {
+            SplitChain chain = walk(head);
+            inFlight.set(head);
+            return chain;
+        } catch (GuestMemoryException e) {
+            throw fault("2.7.5", "ring access outside guest memory: " + e.getMessage());
+        }
+    }
+
     /** Follows a chain from {@code head}, validating every descriptor (sections 2.7.4, 2.7.5, 2.7.5.3). */
     private SplitChain walk(int head) {
         long table = desc;

@@ -256,4 +256,27 @@ class SplitDeviceQueueTest {
         assertThrows(GuestFaultException.class, () -> new SplitDeviceQueue(mem, 0, new QueueLayout(8, 0, 0x100,
                 (1 << 20) - 16), 0));
     }
+
+    @Test
+    void popHeadTakesAChainWithoutTheAvailableRingAndChecksItLikePop() {
+        RawRing ring = new RawRing(mem, 8, 0);
+        long d = ring.dataArea();
+        ring.desc(2, d, 16, NEXT, 4).desc(4, d + 0x100, 1, WRITE, 0);
+        SplitDeviceQueue q = new SplitDeviceQueue(mem, 0, ring.layout(), 0);
+        DescriptorChain c = q.popHead(2);
+        assertEquals(2, c.head());
+        assertEquals(2, c.bufferCount());
+        assertEquals(0, q.nextAvail(), "the available ring is not touched");
+        assertFalse(q.hasAvailable());
+        // Section 2.7.13: a head the device holds cannot be taken twice.
+        assertThrows(GuestFaultException.class, () -> q.popHead(2));
+        SplitDeviceQueue q2 = new SplitDeviceQueue(mem, 0, ring.layout(), 0);
+        // Section 2.7.6: a head is an index into the descriptor table.
+        assertThrows(GuestFaultException.class, () -> q2.popHead(8));
+        assertTrue(q2.isBroken());
+        SplitDeviceQueue q3 = new SplitDeviceQueue(mem, 0, ring.layout(), 0);
+        q3.popHead(2);
+        q3.pushUsed(2, 1);
+        assertEquals(1, q3.nextUsed(), "a resubmitted head is pushed like any other");
+    }
 }

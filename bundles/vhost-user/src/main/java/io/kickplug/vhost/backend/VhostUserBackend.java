@@ -37,6 +37,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * therefore returns an index with nothing in flight, and QEMU's stop-and-restart (a short first start,
  * then Linux's) works.
  *
+ * <p>Inflight I/O tracking (INFLIGHT_SHMFD): GET_INFLIGHT_FD creates the shared area ({@link InflightRegion}),
+ * SET_INFLIGHT_FD maps the one the front-end keeps; while an area is set every started queue is wrapped in an
+ * {@link InflightQueue} that records taken and used heads, and a start first recovers the area as
+ * libvhost-user does, resubmitting heads an earlier back-end took and never used.
+ *
  * <p>Threading: {@link #handle} runs on the connection's message thread only; kicks arrive on the
  * {@link KickPoller} thread; {@link #usedBuffer} and {@link #deviceError} on I/O threads.
  */
@@ -44,17 +49,18 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
 
     private static final Logger LOG = System.getLogger(VhostUserBackend.class.getName());
 
-    /** Protocol features offered. INFLIGHT_SHMFD is not offered (no inflight tracking). */
+    /** Protocol features offered. */
     public static final long PROTOCOL_FEATURES = VhostUser.PROTOCOL_F_MQ | VhostUser.PROTOCOL_F_REPLY_ACK
             | VhostUser.PROTOCOL_F_CONFIG | VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS
-            | VhostUser.PROTOCOL_F_RESET_DEVICE;
+            | VhostUser.PROTOCOL_F_RESET_DEVICE | VhostUser.PROTOCOL_F_INFLIGHT_SHMFD;
     /** GET_MAX_MEM_SLOTS answer. */
     public static final int MAX_MEM_SLOTS = 32;
 
     /** Where replies go. */
     @FunctionalInterface
     public interface Replier {
-        void reply(int request, byte[] payload) throws IOException;
+        /** Sends a reply; {@code fds} (may be {@code null}) go along as SCM_RIGHTS. */
+        void reply(int request, byte[] payload, FileDescriptor[] fds) throws IOException;
     }
 
     private final String name;
@@ -66,6 +72,11 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
     private final Vring[] rings;
     private final MemoryTable memoryTable = new MemoryTable();
     private GuestMemory memory;
+    /** The inflight-tracking area from SET_INFLIGHT_FD, or {@code null}. */
+    private InflightRegion inflight;
+    /** A descriptor to send with the reply being built (GET_INFLIGHT_FD), closed after sending. */
+    private InflightRegion.Created replyArea;
+    private final AtomicLong resubmitted = new AtomicLong();
 
     private volatile boolean owner;
     private volatile long ackedFeatures;
@@ -120,6 +131,7 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
     public void handle(Message m) throws IOException {
         messages.incrementAndGet();
         byte[] reply;
+        replyArea = null;
         try {
             reply = dispatch(m);
         } catch (Refused r) {
@@ -131,10 +143,18 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             refuse(m, "internal error: " + e);
             return;
         }
-        if (reply != null) {
-            replier.reply(m.request(), reply);
+        if (reply != null && replyArea != null) {
+            try {
+                replier.reply(m.request(), reply, new FileDescriptor[] {replyArea.fd()});
+            } finally {
+                // The front-end holds its own copy of the descriptor now; the mapping stays.
+                replyArea.file().close();
+                replyArea = null;
+            }
+        } else if (reply != null) {
+            replier.reply(m.request(), reply, null);
         } else if (m.needReply() && replyAck()) {
-            replier.reply(m.request(), Message.u64(0));
+            replier.reply(m.request(), Message.u64(0), null);
         }
     }
 
@@ -146,16 +166,17 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         Fds.closeAll(m.fds());
         if (alwaysReplies(m.request())) {
             // An empty payload: QEMU checks the reply size and fails the request instead of waiting.
-            replier.reply(m.request(), new byte[0]);
+            replier.reply(m.request(), new byte[0], null);
         } else if (m.needReply() && replyAck()) {
-            replier.reply(m.request(), Message.u64(1));
+            replier.reply(m.request(), Message.u64(1), null);
         }
     }
 
     private static boolean alwaysReplies(int request) {
         return switch (request) {
             case VhostUser.GET_FEATURES, VhostUser.GET_PROTOCOL_FEATURES, VhostUser.GET_VRING_BASE,
-                    VhostUser.GET_QUEUE_NUM, VhostUser.GET_CONFIG, VhostUser.GET_MAX_MEM_SLOTS -> true;
+                    VhostUser.GET_QUEUE_NUM, VhostUser.GET_CONFIG, VhostUser.GET_MAX_MEM_SLOTS,
+                    VhostUser.GET_INFLIGHT_FD -> true;
             default -> false;
         };
     }
@@ -311,6 +332,15 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             case VhostUser.SET_CONFIG -> {
                 requireProtocol(VhostUser.PROTOCOL_F_CONFIG, "CONFIG");
                 setConfig(m);
+                return null;
+            }
+            case VhostUser.GET_INFLIGHT_FD -> {
+                requireProtocol(VhostUser.PROTOCOL_F_INFLIGHT_SHMFD, "INFLIGHT_SHMFD");
+                return getInflightFd(m);
+            }
+            case VhostUser.SET_INFLIGHT_FD -> {
+                requireProtocol(VhostUser.PROTOCOL_F_INFLIGHT_SHMFD, "INFLIGHT_SHMFD");
+                setInflightFd(m);
                 return null;
             }
             default -> throw new Refused("request " + m.request() + " (" + m.name() + ") is not supported"
@@ -593,6 +623,60 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         return reply;
     }
 
+    // Inflight I/O tracking (vhost-user.rst "Inflight I/O tracking"; payload VhostUserInflight:
+    // u64 mmap_size, u64 mmap_offset, u16 num_queues, u16 queue_size, padded to 24 bytes).
+
+    private static final int INFLIGHT_PAYLOAD = 24;
+
+    /** num_queues and queue_size of a GET/SET_INFLIGHT_FD payload, checked. */
+    private int[] inflightShape(ByteBuffer b) throws Refused {
+        int numQueues = b.getShort(16) & 0xffff;
+        int queueSize = b.getShort(18) & 0xffff;
+        if (numQueues < 1 || numQueues > rings.length) {
+            throw new Refused("inflight area for " + numQueues + " queues; the device has " + rings.length);
+        }
+        if (queueSize < 1 || queueSize > device.maxQueueSize() || Integer.bitCount(queueSize) != 1) {
+            throw new Refused("inflight queue size " + queueSize + " is not a power of two in 1.."
+                    + device.maxQueueSize());
+        }
+        return new int[] {numQueues, queueSize};
+    }
+
+    private byte[] getInflightFd(Message m) throws Refused {
+        expect(m, INFLIGHT_PAYLOAD, 0);
+        int[] shape = inflightShape(m.body());
+        try {
+            replyArea = InflightRegion.create(shape[0], shape[1]);
+        } catch (IOException e) {
+            throw new Refused("cannot create the inflight area: " + e.getMessage(), e);
+        }
+        return Message.payload(INFLIGHT_PAYLOAD).putLong(replyArea.region().mmapSize()).putLong(0)
+                .putShort((short) shape[0]).putShort((short) shape[1]).array();
+    }
+
+    private void setInflightFd(Message m) throws Refused {
+        expect(m, INFLIGHT_PAYLOAD, 1);
+        ByteBuffer b = m.body();
+        long mmapSize = b.getLong(0);
+        long offset = b.getLong(8);
+        // A refusal closes the descriptor (refuse()).
+        int[] shape = inflightShape(b);
+        long want = InflightRegion.totalBytes(shape[0], shape[1]);
+        if (mmapSize != want || offset < 0 || offset + mmapSize < 0) {
+            throw new Refused(String.format("inflight area of 0x%x bytes at offset 0x%x; %d queues of %d need 0x%x",
+                    mmapSize, offset, shape[0], shape[1], want));
+        }
+        InflightRegion region;
+        try {
+            region = InflightRegion.map(m.fds()[0], mmapSize, offset, shape[0], shape[1]);
+        } catch (IOException e) {
+            throw new Refused("cannot map the inflight area: " + e.getMessage(), e);
+        }
+        stopDevice();
+        inflight = region;
+        reconcile();
+    }
+
     // Configuration space.
 
     private byte[] getConfig(Message m) throws Refused {
@@ -673,6 +757,11 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             if (r.view != null) {
                 r.nextAvail = r.view.nextAvail();
                 r.nextUsed = r.view.nextUsed();
+                if (r.view instanceof InflightQueue iq && iq.resubmitPending() > 0) {
+                    // Stopped before the previous back-end's requests were all taken: the next start
+                    // recovers them from the area again.
+                    r.nextUsed = -1;
+                }
                 r.view = null;
             }
         }
@@ -776,6 +865,28 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         long used = translate(r, "used ring", r.usedUser, QueueLayout.usedRingBytes(r.num));
         QueueLayout layout = new QueueLayout(r.num, desc, avail, used);
         int nextUsed = r.nextUsed;
+        InflightRegion area = inflight;
+        if (area != null && r.index < area.queueCount()) {
+            if (r.num > area.queueSize()) {
+                throw new Refused("queue " + r.index + " size " + r.num + " exceeds the inflight area's "
+                        + area.queueSize());
+            }
+            int usedIdx = memory.readU16(used + 2) & 0xffff;
+            InflightQueue.Recovery rec = InflightQueue.recover(area.queue(r.index), usedIdx, r.num);
+            if (!rec.fresh() && rec.nextAvail() != r.nextAvail) {
+                LOG.log(Level.INFO, "vhost-user " + name + ": queue " + r.index + " continues at available index "
+                        + rec.nextAvail() + " (used " + usedIdx + " + " + rec.resubmit().size()
+                        + " in flight) instead of " + r.nextAvail);
+            }
+            if (!rec.resubmit().isEmpty()) {
+                resubmitted.addAndGet(rec.resubmit().size());
+                LOG.log(Level.INFO, "vhost-user " + name + ": queue " + r.index + " resubmits "
+                        + rec.resubmit().size() + " requests of an earlier back-end: heads " + rec.resubmit());
+            }
+            int start = rec.fresh() ? r.nextAvail : rec.nextAvail();
+            DeviceQueue q = queueFactory.createDeviceQueue(memory, r.index, layout, features, start, usedIdx);
+            return new InflightQueue(q, area.queue(r.index), rec);
+        }
         if (nextUsed < 0) {
             // After SET_VRING_BASE the used index is whatever the ring holds (libvhost-user reads it too).
             nextUsed = memory.readU16(used + 2) & 0xffff;
@@ -816,6 +927,7 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         }
         ackedFeatures = 0;
         featuresSet = false;
+        inflight = null;
         needsReset = false;
         lastFault = null;
     }
@@ -910,6 +1022,7 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             poller.close();
             memoryTable.clear();
             memory = null;
+            inflight = null;
             memoryRegions = 0;
             memoryBytes = 0;
         }

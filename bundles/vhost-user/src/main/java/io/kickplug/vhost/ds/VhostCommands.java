@@ -2,6 +2,7 @@ package io.kickplug.vhost.ds;
 
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.memory.GuestMemoryFactory;
+import io.kickplug.api.transport.ExportStatus;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.vhost.server.StatusTable;
 import io.kickplug.vhost.server.VhostExports;
@@ -44,6 +45,8 @@ public final class VhostCommands implements Function {
         this.exports = new VhostExports(disks, queues, memory);
         register(context, "vhost-stop", (session, args) -> stop(exports, strings(args)));
         register(context, "vhost-list", (session, args) -> StatusTable.format(exports.list()));
+        // For kp:disks, without the shell depending on this bundle.
+        registrations.add(context.registerService(ExportStatus.class, exports::exportStatus, null));
     }
 
     /** {@code kp:vhost}. */

@@ -77,6 +77,11 @@ public final class MessageChannel implements Closeable {
         send(request, VhostUser.VERSION | VhostUser.FLAG_REPLY, payload, null);
     }
 
+    /** Sends a reply with file descriptors ({@code fds} may be {@code null}). */
+    public void reply(int request, byte[] payload, FileDescriptor[] fds) throws IOException {
+        send(request, VhostUser.VERSION | VhostUser.FLAG_REPLY, payload, fds);
+    }
+
     /** Sends a message (the test client uses this to play the front-end). */
     public synchronized void send(int request, int flags, byte[] payload, FileDescriptor[] fds) throws IOException {
         byte[] p = payload == null ? new byte[0] : payload;

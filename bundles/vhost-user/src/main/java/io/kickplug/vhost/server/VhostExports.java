@@ -3,6 +3,7 @@ package io.kickplug.vhost.server;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.memory.GuestMemoryFactory;
+import io.kickplug.api.transport.ExportStatus;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import java.io.IOException;
@@ -12,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /** The vhost-user exports of attached disks, at most one per disk. Thread-safe. */
@@ -67,6 +69,16 @@ public final class VhostExports implements AutoCloseable {
     public synchronized List<VhostUserServer.Status> list() {
         List<VhostUserServer.Status> out = new ArrayList<>();
         exports.values().forEach(e -> out.add(e.server().status()));
+        return out;
+    }
+
+    /** The exports for {@code kp:disks}: disk, socket and connection state. */
+    public synchronized List<ExportStatus.Export> exportStatus() {
+        List<ExportStatus.Export> out = new ArrayList<>();
+        for (VhostUserServer.Status s : list()) {
+            out.add(new ExportStatus.Export(s.name(), "vhost-user", s.socket().toString(),
+                    s.state().name().toLowerCase(Locale.ROOT)));
+        }
         return out;
     }
 

@@ -47,8 +47,8 @@ public final class FrontendClient implements AutoCloseable {
     static final long DATA_BASE = 1L << 20;
     public static final int QUEUE_SIZE = 64;
 
-    public final AFUNIXSocket socket;
-    public final MessageChannel channel;
+    public AFUNIXSocket socket;
+    public MessageChannel channel;
     private final Path memoryFile;
     private final RandomAccessFile memoryRaf;
     public final GuestMemory memory;
@@ -137,10 +137,28 @@ public final class FrontendClient implements AutoCloseable {
         memoryRaf.setLength(MEMORY_BYTES);
         MappedByteBuffer map = memoryRaf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, MEMORY_BYTES);
         this.memory = OffHeapGuestMemory.wrap(List.of(new MemoryRegion(0, MEMORY_BYTES)), List.of(List.of(map)));
+        connect(socketPath);
+    }
+
+    private void connect(Path socketPath) throws IOException {
         this.socket = AFUNIXSocket.newInstance();
         socket.connect(AFUNIXSocketAddress.of(socketPath.toFile()));
         socket.setSoTimeout(10_000);
         this.channel = new MessageChannel(socket);
+    }
+
+    /**
+     * Drops the connection, keeping guest memory and the driver queues as they are: what QEMU does when its
+     * back-end goes away. {@link #reconnect} connects again; the caller then negotiates again and restarts the
+     * queues with {@link #restartQueue}.
+     */
+    public void disconnect() throws IOException {
+        socket.close();
+    }
+
+    /** Connects again after {@link #disconnect}. */
+    public void reconnect(Path socketPath) throws IOException {
+        connect(socketPath);
     }
 
     /** The memory file's descriptor, to pass as a region. */
@@ -229,6 +247,13 @@ public final class FrontendClient implements AutoCloseable {
         if (base != 0) {
             q.driver.resumeAt(base);
         }
+        return restartQueue(index, base, noCallFd);
+    }
+
+    /** Sends queue {@code index}'s setup again (NUM, BASE, ADDR, KICK, CALL, ENABLE), keeping its driver state. */
+    public Queue restartQueue(int index, int base, boolean noCallFd) throws IOException {
+        Queue q = queue(index);
+        QueueLayout layout = QueueLayout.contiguous(QUEUE_SIZE, q.ringBase());
         check(sendAck(VhostUser.SET_VRING_NUM, Message.vringState(index, QUEUE_SIZE)), "SET_VRING_NUM");
         check(sendAck(VhostUser.SET_VRING_BASE, Message.vringState(index, base)), "SET_VRING_BASE");
         check(sendAck(VhostUser.SET_VRING_ADDR, vringAddr(index, USER_BASE + layout.descTable(),
@@ -257,6 +282,11 @@ public final class FrontendClient implements AutoCloseable {
             throw new IOException("bad GET_VRING_BASE reply of " + r.size() + " bytes");
         }
         return b.getInt();
+    }
+
+    /** Queue {@code index}'s ring layout in guest memory. */
+    public QueueLayout layout(int index) {
+        return QueueLayout.contiguous(QUEUE_SIZE, index * RING_STRIDE);
     }
 
     public Queue queue(int index) {

@@ -1,0 +1,172 @@
+package io.kickplug.vhost.backend;
+
+import io.kickplug.api.virtio.DescriptorChain;
+import io.kickplug.api.virtio.DeviceQueue;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * A device queue that records what it takes in the vhost-user inflight area (libvhost-user
+ * vu_queue_inflight_get / _pre_put / _post_put) and, after a back-end restart, first hands out the chains the
+ * previous back-end took and never used, oldest first (vu_check_queue_inflights). Confined to the queue's
+ * I/O thread like the queue it wraps.
+ */
+final class InflightQueue implements DeviceQueue {
+
+    /** What {@link #recover} found: where the available ring continues and which heads to resubmit. */
+    record Recovery(int nextAvail, int usedIdx, List<Integer> resubmit, long nextCounter, boolean fresh) {
+    }
+
+    private final DeviceQueue queue;
+    private final ByteBuffer area;
+    private final ArrayDeque<Integer> resubmit;
+    private long counter;
+
+    InflightQueue(DeviceQueue queue, ByteBuffer area, Recovery recovery) {
+        this.queue = queue;
+        this.area = area;
+        this.resubmit = new ArrayDeque<>(recovery.resubmit());
+        this.counter = recovery.nextCounter();
+    }
+
+    /**
+     * Reads a queue's area before the queue starts, after libvhost-user's vu_check_queue_inflights: a fresh
+     * area (version 0) is initialised and nothing is resubmitted; otherwise a batch whose used index was
+     * published but not recorded is finished (its last head is no longer in flight), the in-flight heads are
+     * counted, the available ring continues at used index + that count, and the heads are resubmitted in the
+     * order they were taken (by counter).
+     *
+     * @param usedIdx the used ring's index in guest memory
+     */
+    static Recovery recover(ByteBuffer area, int usedIdx, int queueSize) {
+        if ((area.getShort(InflightRegion.OFF_VERSION) & 0xffff) == 0) {
+            area.putShort(InflightRegion.OFF_VERSION, (short) InflightRegion.VERSION);
+            area.putShort(InflightRegion.OFF_USED_IDX, (short) usedIdx);
+            for (int i = 0; i < queueSize; i++) {
+                area.put(desc(i), (byte) 0);
+            }
+            return new Recovery(usedIdx, usedIdx, List.of(), 0, true);
+        }
+        if ((area.getShort(InflightRegion.OFF_USED_IDX) & 0xffff) != usedIdx) {
+            int last = area.getShort(InflightRegion.OFF_LAST_BATCH_HEAD) & 0xffff;
+            if (last < queueSize) {
+                area.put(desc(last), (byte) 0);
+            }
+            VarHandle.storeStoreFence();
+            area.putShort(InflightRegion.OFF_USED_IDX, (short) usedIdx);
+        }
+        List<long[]> found = new ArrayList<>();
+        for (int i = 0; i < queueSize; i++) {
+            if (area.get(desc(i)) == 1) {
+                found.add(new long[] {i, area.getLong(desc(i) + 8)});
+            }
+        }
+        found.sort(Comparator.comparingLong(e -> e[1]));
+        List<Integer> heads = new ArrayList<>();
+        long next = 0;
+        for (long[] e : found) {
+            heads.add((int) e[0]);
+            next = Math.max(next, e[1] + 1);
+        }
+        return new Recovery((usedIdx + heads.size()) & 0xffff, usedIdx, List.copyOf(heads), next, false);
+    }
+
+    static int desc(int head) {
+        return InflightRegion.HEADER + InflightRegion.DESC_STATE * head;
+    }
+
+    @Override
+    public int index() {
+        return queue.index();
+    }
+
+    @Override
+    public int size() {
+        return queue.size();
+    }
+
+    @Override
+    public boolean eventIdx() {
+        return queue.eventIdx();
+    }
+
+    @Override
+    public DescriptorChain pop() {
+        Integer again = resubmit.poll();
+        if (again != null) {
+            // Its counter and inflight flag are still in the area from the previous back-end.
+            return queue.popHead(again);
+        }
+        DescriptorChain chain = queue.pop();
+        if (chain != null) {
+            int d = desc(chain.head());
+            area.putLong(d + 8, counter++);
+            area.put(d, (byte) 1);
+        }
+        return chain;
+    }
+
+    @Override
+    public DescriptorChain popHead(int head) {
+        DescriptorChain chain = queue.popHead(head);
+        int d = desc(head);
+        area.putLong(d + 8, counter++);
+        area.put(d, (byte) 1);
+        return chain;
+    }
+
+    @Override
+    public boolean hasAvailable() {
+        return !resubmit.isEmpty() || queue.hasAvailable();
+    }
+
+    @Override
+    public void pushUsed(int head, int writtenBytes) {
+        area.putShort(InflightRegion.OFF_LAST_BATCH_HEAD, (short) head);
+        VarHandle.storeStoreFence();
+        queue.pushUsed(head, writtenBytes);
+        area.put(desc(head), (byte) 0);
+        VarHandle.storeStoreFence();
+        area.putShort(InflightRegion.OFF_USED_IDX, (short) queue.nextUsed());
+    }
+
+    @Override
+    public boolean needsNotification() {
+        return queue.needsNotification();
+    }
+
+    @Override
+    public void disableNotification() {
+        queue.disableNotification();
+    }
+
+    @Override
+    public boolean enableNotification() {
+        boolean more = queue.enableNotification();
+        return more || !resubmit.isEmpty();
+    }
+
+    @Override
+    public int nextAvail() {
+        return queue.nextAvail();
+    }
+
+    @Override
+    public int nextUsed() {
+        return queue.nextUsed();
+    }
+
+    @Override
+    public boolean isBroken() {
+        return queue.isBroken();
+    }
+
+    /** Heads still to resubmit. */
+    int resubmitPending() {
+        return resubmit.size();
+    }
+}

@@ -1,0 +1,216 @@
+package io.kickplug.vhost;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.UsedBuffer;
+import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.blk.backend.MemoryBackend;
+import io.kickplug.vhost.backend.InflightRegion;
+import io.kickplug.vhost.backend.VhostUserBackend;
+import io.kickplug.vhost.protocol.Fds;
+import io.kickplug.vhost.protocol.Message;
+import io.kickplug.vhost.protocol.VhostUser;
+import io.kickplug.vhost.testsupport.ExportedDisk;
+import io.kickplug.vhost.testsupport.FrontendClient;
+import io.kickplug.vhost.testsupport.FrontendClient.Queue;
+import java.io.FileDescriptor;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Inflight I/O tracking (QEMU docs/interop/vhost-user.rst "Inflight I/O tracking", split rings): the area
+ * from GET_INFLIGHT_FD records what the back-end took, and a back-end that starts on an area with heads in
+ * flight resubmits them (libvhost-user vu_check_queue_inflights) instead of losing them.
+ */
+class InflightTrackingTest {
+
+    private static final int INFLIGHT_PAYLOAD = 24;
+
+    @TempDir
+    Path dir;
+    private ExportedDisk disk;
+    private FrontendClient client;
+    private FileDescriptor areaFd;
+    private RandomAccessFile areaFile;
+
+    @BeforeEach
+    void export() throws Exception {
+        disk = new ExportedDisk("inf", new MemoryBackend(1 << 20, false), 2, 2, dir.resolve("vhost.sock"));
+        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (areaFile != null) {
+            areaFile.close();
+        }
+        client.close();
+        disk.close();
+    }
+
+    private static long wanted() {
+        return VirtioFeatures.RING_EVENT_IDX | VirtioFeatures.RING_INDIRECT_DESC | VirtioBlk.F_MQ
+                | VirtioBlk.F_FLUSH;
+    }
+
+    private static byte[] inflight(long mmapSize, long offset, int numQueues, int queueSize) {
+        return Message.payload(INFLIGHT_PAYLOAD).putLong(mmapSize).putLong(offset).putShort((short) numQueues)
+                .putShort((short) queueSize).array();
+    }
+
+    /** GET_INFLIGHT_FD like QEMU's vhost_dev_get_inflight; returns the area mapped in the test. */
+    private ByteBuffer getInflight(int numQueues) throws Exception {
+        Message r = client.call(VhostUser.GET_INFLIGHT_FD, inflight(0, 0, numQueues, FrontendClient.QUEUE_SIZE));
+        assertEquals(INFLIGHT_PAYLOAD, r.size());
+        assertEquals(1, r.fds().length, "the area's descriptor comes with the reply");
+        long size = r.body().getLong(0);
+        assertEquals(InflightRegion.totalBytes(numQueues, FrontendClient.QUEUE_SIZE), size);
+        assertEquals(0, r.body().getLong(8), "mmap offset");
+        // Keep the area open through a descriptor of our own, as QEMU keeps its copy across reconnects.
+        areaFile = new RandomAccessFile("/proc/self/fd/" + Fds.number(r.fds()[0]), "rw");
+        Fds.close(r.fds()[0]);
+        areaFd = areaFile.getFD();
+        MappedByteBuffer map = areaFile.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, size);
+        return map.order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private void setInflight(int numQueues) throws Exception {
+        long size = InflightRegion.totalBytes(numQueues, FrontendClient.QUEUE_SIZE);
+        assertEquals(0, client.sendAck(VhostUser.SET_INFLIGHT_FD, inflight(size, 0, numQueues,
+                FrontendClient.QUEUE_SIZE), areaFd));
+    }
+
+    private static int descOffset(int head) {
+        return 16 + 16 * head;
+    }
+
+    private int usedIdx(int queue) {
+        return client.memory.readU16(client.layout(queue).usedRing() + 2) & 0xffff;
+    }
+
+    private int availEntry(int queue, int i) {
+        QueueLayout l = client.layout(queue);
+        return client.memory.readU16(l.availRing() + 4 + 2L * (i % FrontendClient.QUEUE_SIZE)) & 0xffff;
+    }
+
+    @Test
+    void tracksRequestsAndResubmitsWhatARestartedBackEndLeftInFlightExactlyOnce() throws Exception {
+        client.negotiate(wanted());
+        ByteBuffer area = getInflight(2);
+        setInflight(2);
+        Queue q = client.startQueue(0, 0, false);
+        client.writeReadVerify(q, 8, (byte) 0x11, true);
+
+        // Queue 0's area after two completed requests: initialised, nothing in flight, used index recorded.
+        assertEquals(1, area.getShort(8), "version set on the fresh area");
+        assertEquals(FrontendClient.QUEUE_SIZE, area.getShort(10), "desc_num");
+        assertEquals(2, area.getShort(14), "used_idx follows the used ring");
+        for (int i = 0; i < FrontendClient.QUEUE_SIZE; i++) {
+            assertEquals(0, area.get(descOffset(i)), "descriptor " + i + " no longer in flight");
+        }
+        assertEquals(2, client.stopQueue(0));
+
+        // Three writes reach the available ring while the back-end is stopped; the test then records them in
+        // the area as a back-end that took them and died before completing them would have left it.
+        byte[][] patterns = {fill((byte) 0xa1), fill((byte) 0xa2), fill((byte) 0xa3)};
+        Set<Integer> heads = new HashSet<>();
+        for (int k = 0; k < 3; k++) {
+            client.memory.write(client.dataAddress(2 + k), patterns[k], 0, 4096);
+            client.submit(q, 2 + k, VirtioBlk.T_OUT, 64 + 8 * k, 4096);
+            int head = availEntry(0, 2 + k);
+            heads.add(head);
+            area.putLong(descOffset(head) + 8, 100 - k); // taken in reverse order: counters 100, 99, 98
+            area.put(descOffset(head), (byte) 1);
+        }
+        assertEquals(3, heads.size());
+
+        // The back-end restarts: QEMU reconnects, negotiates, hands the same area back and sets the base to
+        // the used index (what it restores after losing the back-end).
+        client.disconnect();
+        assertTrue(disk.server.awaitNoFrontend(10, TimeUnit.SECONDS));
+        client.reconnect(disk.server.socketPath());
+        client.negotiate(wanted());
+        setInflight(2);
+        client.restartQueue(0, 2, false);
+
+        Set<Object> completed = new HashSet<>();
+        for (int k = 0; k < 3; k++) {
+            UsedBuffer u = client.awaitUsed(q, true, 10_000);
+            assertTrue(completed.add(u.token()), "token " + u.token() + " completed once");
+        }
+        assertEquals(Set.of(2, 3, 4), completed, "the three requests of the dead back-end were completed");
+        for (int k = 0; k < 3; k++) {
+            assertEquals(VirtioBlk.S_OK, client.status(2 + k));
+            ByteBuffer stored = ByteBuffer.allocate(4096);
+            disk.backend.read((64 + 8 * k) * 512L, new ByteBuffer[] {stored});
+            assertArrayEquals(patterns[k], stored.array(), "write " + k + " reached the disk");
+        }
+        // Exactly once: the resubmitted chains were not taken again from the available ring, so the next
+        // requests are served at indices 5 and 6 and the used ring holds 7 entries in all.
+        client.writeReadVerify(q, 200, (byte) 0x22, true);
+        assertEquals(7, usedIdx(0), "five plus two used entries, no duplicate");
+        assertEquals(7, client.stopQueue(0));
+        for (int i = 0; i < FrontendClient.QUEUE_SIZE; i++) {
+            assertEquals(0, area.get(descOffset(i)), "descriptor " + i + " no longer in flight");
+        }
+        assertEquals(7, area.getShort(14));
+        VhostUserBackend.Status s = disk.server.status().connection();
+        assertEquals(0, s.refusals());
+    }
+
+    @Test
+    void malformedInflightMessagesAreRefused() throws Exception {
+        // Before SET_PROTOCOL_FEATURES: INFLIGHT_SHMFD is not negotiated.
+        client.send(VhostUser.GET_INFLIGHT_FD, 0, inflight(0, 0, 2, 64));
+        assertEquals(0, client.receive().size(), "GET_INFLIGHT_FD without INFLIGHT_SHMFD is refused");
+        client.negotiate(wanted());
+        // GET_INFLIGHT_FD of a wrong size: an empty reply (the request always answers).
+        client.send(VhostUser.GET_INFLIGHT_FD, 0, new byte[16]);
+        assertEquals(0, client.receive().size(), "GET_INFLIGHT_FD with 16 bytes is refused");
+        // More queues than the device has.
+        client.send(VhostUser.GET_INFLIGHT_FD, 0, inflight(0, 0, 3, 64));
+        assertEquals(0, client.receive().size(), "GET_INFLIGHT_FD for 3 queues of a 2-queue device is refused");
+        // A queue size that is not a power of two.
+        client.send(VhostUser.GET_INFLIGHT_FD, 0, inflight(0, 0, 2, 100));
+        assertEquals(0, client.receive().size(), "GET_INFLIGHT_FD with queue size 100 is refused");
+
+        getInflight(2);
+        long size = InflightRegion.totalBytes(2, FrontendClient.QUEUE_SIZE);
+        // SET_INFLIGHT_FD without a descriptor.
+        assertNotEquals(0, client.sendAck(VhostUser.SET_INFLIGHT_FD, inflight(size, 0, 2, 64)));
+        // SET_INFLIGHT_FD of a wrong payload size.
+        assertNotEquals(0, client.sendAck(VhostUser.SET_INFLIGHT_FD, new byte[20], areaFd));
+        // SET_INFLIGHT_FD whose mmap size does not match its queues.
+        assertNotEquals(0, client.sendAck(VhostUser.SET_INFLIGHT_FD, inflight(size / 2, 0, 2, 64), areaFd));
+        // SET_INFLIGHT_FD reaching past the end of its file.
+        assertNotEquals(0, client.sendAck(VhostUser.SET_INFLIGHT_FD, inflight(size, 4096, 2, 64), areaFd));
+        assertEquals(8, disk.server.status().connection().refusals());
+
+        // The connection still works: a correct SET_INFLIGHT_FD and I/O.
+        setInflight(2);
+        client.writeReadVerify(client.startQueue(0, 0, false), 0, (byte) 3, true);
+    }
+
+    private static byte[] fill(byte b) {
+        byte[] a = new byte[4096];
+        Arrays.fill(a, b);
+        return a;
+    }
+}

@@ -1,0 +1,101 @@
+package io.kickplug.vhost.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.kickplug.api.blk.BackendFactory;
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.transport.ExportStatus;
+import io.kickplug.api.transport.GuestPort;
+import io.kickplug.api.virtio.VirtioDevice;
+import io.kickplug.blk.backend.MemoryBackendFactory;
+import io.kickplug.blk.manager.DiskRegistry;
+import io.kickplug.vhost.testsupport.FrontendClient;
+import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
+import io.kickplug.virtio.ds.IoThreadFactoryComponent;
+import io.kickplug.virtio.ds.TransportFactoryComponent;
+import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@link VhostExports#exportStatus}: what {@code kp:disks} shows of an export (socket, connection state). */
+class VhostExportsTest {
+
+    @TempDir
+    Path dir;
+
+    private final List<BackendFactory> factories = List.of(new MemoryBackendFactory());
+    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
+            new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(), () -> factories);
+    private final DiskManager disks = new DiskManager() {
+        @Override
+        public DiskInfo attach(DiskSpec spec) {
+            return registry.attach(spec);
+        }
+
+        @Override
+        public void detach(String name) {
+            registry.detach(name);
+        }
+
+        @Override
+        public List<DiskInfo> list() {
+            return registry.list();
+        }
+
+        @Override
+        public DiskInfo info(String name) {
+            return registry.info(name);
+        }
+
+        @Override
+        public GuestPort port(String name) {
+            return registry.port(name);
+        }
+
+        @Override
+        public VirtioDevice exportDevice(String name, int numQueues) {
+            return registry.exportDevice(name, numQueues);
+        }
+
+        @Override
+        public void releaseExport(String name, VirtioDevice device) {
+            registry.releaseExport(name, device);
+        }
+    };
+    private final VhostExports exports = new VhostExports(disks, new VirtqueueFactoryComponent(),
+            new GuestMemoryFactoryComponent());
+
+    @AfterEach
+    void close() {
+        exports.close();
+        registry.close();
+    }
+
+    @Test
+    void reportsTheSocketAndWhetherAFrontEndIsConnected() throws Exception {
+        registry.attach(DiskSpec.memory("d0", 1 << 20));
+        Path socket = dir.resolve("d0.sock");
+        exports.export("d0", socket, 1);
+        ExportStatus status = exports::exportStatus;
+        assertEquals(List.of(new ExportStatus.Export("d0", "vhost-user", socket.toAbsolutePath().toString(),
+                "listening")), status.exports());
+        try (FrontendClient client = new FrontendClient(socket, dir.resolve("ram"))) {
+            client.getU64(io.kickplug.vhost.protocol.VhostUser.GET_FEATURES); // the session is running
+            assertEquals("connected", status.exports().get(0).state());
+        }
+        // After the disconnect the export listens again (the session ends asynchronously).
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!"listening".equals(status.exports().get(0).state()) && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertEquals("listening", status.exports().get(0).state());
+        exports.stop("d0");
+        assertTrue(status.exports().isEmpty());
+    }
+}
