@@ -217,6 +217,10 @@ public final class DiskRegistry implements AutoCloseable {
      */
     public synchronized PollStatus setPolling(String name, boolean enabled, PollParams params) {
         PollStatus status = find(name).device().setPolling(enabled, params);
+        // Exported devices (vhost-user) poll with the disk's settings too.
+        for (Export exported : exports.getOrDefault(name, List.of())) {
+            exported.device().setPolling(enabled, status.params());
+        }
         LOG.log(Level.INFO, "disk " + name + ": polling " + (enabled ? "on" : "off") + ", poll-max-ns "
                 + status.params().maxNs() + (enabled && !status.active() ? " (no poll policy bound yet)" : ""));
         return status;
@@ -234,6 +238,11 @@ public final class DiskRegistry implements AutoCloseable {
         pollPolicy = policy;
         for (AttachedDisk disk : disks.values()) {
             disk.device().setPollPolicy(policy);
+        }
+        for (List<Export> list : exports.values()) {
+            for (Export exported : list) {
+                exported.device().setPollPolicy(policy);
+            }
         }
     }
 
@@ -394,6 +403,10 @@ public final class DiskRegistry implements AutoCloseable {
         for (int q = 0; q < numQueues && q < configured.size(); q++) {
             device.setStrategy(configured.get(q).configured(), q);
         }
+        // ... and the disk's device-side polling settings and the bound poll policy.
+        PollStatus polling = disk.device().pollStatus();
+        device.setPollPolicy(pollPolicy);
+        device.setPolling(polling.requested(), polling.params());
         NotifierRegistry.Listener listener = device::strategiesChanged;
         notifiers.addListener(listener);
         exports.computeIfAbsent(name, n -> new ArrayList<>()).add(new Export(device, listener));

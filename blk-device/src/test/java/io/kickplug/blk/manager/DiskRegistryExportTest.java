@@ -47,6 +47,17 @@ class DiskRegistryExportTest {
     }
 
     @Test
+    void exportsPollWithTheDisksSettings() {
+        registry.attach(DiskSpec.memory("d0", 1 << 20));
+        registry.setPolling("d0", true, new io.kickplug.api.poll.PollParams(65536, 2, 0));
+        io.kickplug.blk.device.VirtioBlkDevice early = registry.exportDevice("d0", 1);
+        assertTrue(early.pollStatus().requested(), "a new export starts with the disk's polling request");
+        assertEquals(65536, early.pollStatus().params().maxNs());
+        registry.setPolling("d0", false, null);
+        assertTrue(!early.pollStatus().requested(), "kp:poll off reaches the export");
+    }
+
+    @Test
     void unknownDisksAndBadQueueCountsAreRefused() {
         assertThrows(DiskException.class, () -> registry.exportDevice("nope", 1));
         registry.attach(DiskSpec.memory("d0", 1 << 20));
