@@ -22,7 +22,7 @@ import io.kickplug.blk.notify.NotifierRegistry;
 import io.kickplug.virtio.device.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
-import io.kickplug.virtio.mmio.MmioRegisters;
+import io.kickplug.api.transport.MmioRegisters;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -20,7 +20,7 @@ import io.kickplug.blk.fake.RecordingBackend;
 import io.kickplug.virtio.device.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
-import io.kickplug.virtio.mmio.MmioRegisters;
+import io.kickplug.api.transport.MmioRegisters;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

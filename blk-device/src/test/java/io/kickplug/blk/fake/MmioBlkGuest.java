@@ -1,22 +1,22 @@
 package io.kickplug.blk.fake;
 
-import static io.kickplug.virtio.mmio.MmioRegisters.DEVICE_FEATURES;
-import static io.kickplug.virtio.mmio.MmioRegisters.DEVICE_FEATURES_SEL;
-import static io.kickplug.virtio.mmio.MmioRegisters.DRIVER_FEATURES;
-import static io.kickplug.virtio.mmio.MmioRegisters.DRIVER_FEATURES_SEL;
-import static io.kickplug.virtio.mmio.MmioRegisters.INTERRUPT_ACK;
-import static io.kickplug.virtio.mmio.MmioRegisters.INTERRUPT_STATUS;
-import static io.kickplug.virtio.mmio.MmioRegisters.QUEUE_DESC_HIGH;
-import static io.kickplug.virtio.mmio.MmioRegisters.QUEUE_DESC_LOW;
-import static io.kickplug.virtio.mmio.MmioRegisters.QUEUE_DEVICE_HIGH;
-import static io.kickplug.virtio.mmio.MmioRegisters.QUEUE_DEVICE_LOW;
-import static io.kickplug.virtio.mmio.MmioRegisters.QUEUE_DRIVER_HIGH;
-import static io.kickplug.virtio.mmio.MmioRegisters.QUEUE_DRIVER_LOW;
-import static io.kickplug.virtio.mmio.MmioRegisters.QUEUE_NOTIFY;
-import static io.kickplug.virtio.mmio.MmioRegisters.QUEUE_NUM;
-import static io.kickplug.virtio.mmio.MmioRegisters.QUEUE_READY;
-import static io.kickplug.virtio.mmio.MmioRegisters.QUEUE_SEL;
-import static io.kickplug.virtio.mmio.MmioRegisters.STATUS;
+import static io.kickplug.api.transport.MmioRegisters.DEVICE_FEATURES;
+import static io.kickplug.api.transport.MmioRegisters.DEVICE_FEATURES_SEL;
+import static io.kickplug.api.transport.MmioRegisters.DRIVER_FEATURES;
+import static io.kickplug.api.transport.MmioRegisters.DRIVER_FEATURES_SEL;
+import static io.kickplug.api.transport.MmioRegisters.INTERRUPT_ACK;
+import static io.kickplug.api.transport.MmioRegisters.INTERRUPT_STATUS;
+import static io.kickplug.api.transport.MmioRegisters.QUEUE_DESC_HIGH;
+import static io.kickplug.api.transport.MmioRegisters.QUEUE_DESC_LOW;
+import static io.kickplug.api.transport.MmioRegisters.QUEUE_DEVICE_HIGH;
+import static io.kickplug.api.transport.MmioRegisters.QUEUE_DEVICE_LOW;
+import static io.kickplug.api.transport.MmioRegisters.QUEUE_DRIVER_HIGH;
+import static io.kickplug.api.transport.MmioRegisters.QUEUE_DRIVER_LOW;
+import static io.kickplug.api.transport.MmioRegisters.QUEUE_NOTIFY;
+import static io.kickplug.api.transport.MmioRegisters.QUEUE_NUM;
+import static io.kickplug.api.transport.MmioRegisters.QUEUE_READY;
+import static io.kickplug.api.transport.MmioRegisters.QUEUE_SEL;
+import static io.kickplug.api.transport.MmioRegisters.STATUS;
 
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.memory.GuestMemory;
@@ -77,7 +77,7 @@ public final class MmioBlkGuest {
 
     /** The ConfigGeneration register (section 2.5, 4.2.2). */
     public int configGeneration() {
-        return (int) mmio.read(io.kickplug.virtio.mmio.MmioRegisters.CONFIG_GENERATION, 4);
+        return (int) mmio.read(io.kickplug.api.transport.MmioRegisters.CONFIG_GENERATION, 4);
     }
 
     /** Acknowledges the InterruptStatus bits {@code bits} (section 4.2.2). */

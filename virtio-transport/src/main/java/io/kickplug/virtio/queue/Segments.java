@@ -19,7 +19,6 @@ class Segments {
     long segOff;    // offset inside the current segment
     long position;
     long limit;     // total bytes this cursor may cover from its start
-    final long start;
 
     Segments(GuestMemory memory, long[] addr, int[] len, int from, int to, long startOffset, long limit) {
         this.memory = memory;
@@ -29,7 +28,6 @@ class Segments {
         System.arraycopy(addr, from, this.addr, 0, n);
         System.arraycopy(len, from, this.len, 0, n);
         this.limit = limit;
-        this.start = 0;
         advance(startOffset);
         this.position = 0;
     }
@@ -41,7 +39,6 @@ class Segments {
         this.seg = seg;
         this.segOff = segOff;
         this.limit = limit;
-        this.start = 0;
     }
 
     long remaining() {

@@ -1,6 +1,6 @@
 package io.kickplug.virtio.device;
 
-import static io.kickplug.virtio.mmio.MmioRegisters.*;
+import static io.kickplug.api.transport.MmioRegisters.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.virtio.BufferSpec;

@@ -1,6 +1,6 @@
 package io.kickplug.virtio.fuzz;
 
-import static io.kickplug.virtio.mmio.MmioRegisters.*;
+import static io.kickplug.api.transport.MmioRegisters.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.virtio.DeviceStatus;

@@ -1,6 +1,6 @@
 package io.kickplug.guest.blk;
 
-import static io.kickplug.guest.transport.MmioTransportDriver.*;
+import static io.kickplug.api.transport.MmioRegisters.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.blk.VirtioBlk;

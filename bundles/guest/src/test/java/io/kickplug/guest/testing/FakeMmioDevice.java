@@ -1,6 +1,6 @@
 package io.kickplug.guest.testing;
 
-import static io.kickplug.guest.transport.MmioTransportDriver.*;
+import static io.kickplug.api.transport.MmioRegisters.*;
 
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.transport.GuestInterrupts;
