@@ -1,5 +1,6 @@
 package io.kickplug.blk.bench;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.api.virtio.BufferSpec.readable;
 import static io.kickplug.api.virtio.BufferSpec.writable;
 
@@ -97,7 +98,7 @@ public final class TrackedLockBench {
         VirtioBlkDevice device = new VirtioBlkDevice("bench", new NullBackend(DISK, false), false, queues, QUEUE_SIZE,
                 new byte[0], threads, QueueMapping.of(List.of(), queues, ioThreadCount), kind, 1);
         long memory = (16L << 20) + (long) queues * iodepth * (BLOCK + 64);
-        MmioTransport transport = new MmioTransport(device, OffHeapGuestMemory.allocate(memory));
+        MmioTransport transport = new MmioTransport(device, OffHeapGuestMemory.allocate(memory), new VirtqueueFactoryComponent());
         try {
             MmioBlkGuest guest = new MmioBlkGuest(transport.port()).init(-1L, queues, QUEUE_SIZE);
             // Buffers, allocated up front on this thread (the guest's allocator is single-threaded).

@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.api.virtio.BufferSpec.readable;
 import static io.kickplug.api.virtio.BufferSpec.writable;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -65,7 +66,7 @@ class CompletionNotifierDeviceTest {
         device = new VirtioBlkDevice("n", new MemoryBackend(1 << 20, false), false, 1, 256, new byte[0], threads,
                 QueueMapping.of(List.of(), 1, 1), TrackedLockKind.MUTEX, 1, notifiers);
         notifiers.addListener(device::strategiesChanged);
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20));
+        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
         guest = new MmioBlkGuest(transport.port()).init(features, 1, 64);
     }
 

@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.api.virtio.BufferSpec.readable;
 import static io.kickplug.api.virtio.BufferSpec.writable;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -121,7 +122,7 @@ class VirtioBlkDeviceAsyncTest {
         device = new VirtioBlkDevice("async", backend, false, queues, 256,
                 "async".getBytes(StandardCharsets.US_ASCII), threads, QueueMapping.of(mapping, queues, ioThreads),
                 lock, workers);
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20));
+        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
         return new MmioBlkGuest(transport.port()).init(ALL, queues, 64);
     }
 

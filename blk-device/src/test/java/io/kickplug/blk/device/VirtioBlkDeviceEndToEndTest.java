@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.api.virtio.BufferSpec.readable;
 import static io.kickplug.api.virtio.BufferSpec.writable;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -61,7 +62,7 @@ class VirtioBlkDeviceEndToEndTest {
         }
         device = new VirtioBlkDevice("e2e", backend, readOnly, queues, 256,
                 "e2e-serial".getBytes(StandardCharsets.US_ASCII), threads);
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20));
+        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
         return new MmioBlkGuest(transport.port()).init(features, queues, queueSize);
     }
 

@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.blk.VirtioBlk;
@@ -88,7 +89,7 @@ class VirtioBlkDevicePollTest {
         threads.add(new EventLoopThread("poll-io"));
         device = new VirtioBlkDevice("poll", new MemoryBackend(1 << 20, false), false, 1, 256,
                 "poll".getBytes(StandardCharsets.US_ASCII), threads);
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20));
+        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20), new VirtqueueFactoryComponent());
         guest = new MmioBlkGuest(transport.port()).init(features, 1, 256);
         header = guest.header(VirtioBlk.T_IN, 8);
         data = guest.alloc(4096, 4096);

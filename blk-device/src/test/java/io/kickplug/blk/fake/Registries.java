@@ -1,5 +1,6 @@
 package io.kickplug.blk.fake;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.blk.backend.FileBackendFactory;
 import io.kickplug.blk.backend.MemoryBackendFactory;
 import io.kickplug.blk.backend.NullBackendFactory;
@@ -16,7 +17,7 @@ public final class Registries {
     }
 
     public static DiskRegistry real() {
-        return new DiskRegistry(new TransportFactoryComponent(), new IoThreadFactoryComponent(),
+        return new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()), new IoThreadFactoryComponent(),
                 new GuestMemoryFactoryComponent(),
                 () -> List.of(new MemoryBackendFactory(), new NullBackendFactory(), new FileBackendFactory()));
     }

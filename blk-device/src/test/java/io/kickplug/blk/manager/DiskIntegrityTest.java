@@ -1,5 +1,6 @@
 package io.kickplug.blk.manager;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -36,7 +37,7 @@ class DiskIntegrityTest {
     private static final int SIZE = 1 << 20;
     private static final int BLOCK = 4096;
 
-    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
+    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()),
             new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(),
             () -> List.of(new MemoryBackendFactory(), new NullBackendFactory(), new FileBackendFactory()));
 

@@ -1,5 +1,6 @@
 package io.kickplug.blk.manager;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -28,7 +29,7 @@ import org.junit.jupiter.api.Test;
 class DiskRegistryExportTest {
 
     private final List<BackendFactory> factories = List.of(new MemoryBackendFactory());
-    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
+    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()),
             new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(), () -> factories);
 
     @AfterEach

@@ -11,7 +11,7 @@ import io.kickplug.api.guest.IoPassResult;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.virtio.device.MmioTransport;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 class GuestWorkloadsComponentTest {
 
     private final RamDiskDevice device = new RamDiskDevice(256 << 10, 1, 128, RamDiskDevice.fullFeatures());
-    private final MmioTransport transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20));
+    private final MmioTransport transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20), new VirtqueueFactoryComponent());
     private int portLookups;
 
     private final DiskManager disks = new DiskManager() {

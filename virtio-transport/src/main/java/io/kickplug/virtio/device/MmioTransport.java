@@ -12,6 +12,7 @@ import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.api.virtio.VirtioDevice;
+import io.kickplug.api.virtio.VirtqueueFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
 
@@ -32,8 +33,8 @@ public final class MmioTransport implements TransportInstance, GuestPort, Regist
     private int queueSel;
     private int shmSel;
 
-    public MmioTransport(VirtioDevice device, GuestMemory memory) {
-        this.function = new VirtioFunction(device, memory);
+    public MmioTransport(VirtioDevice device, GuestMemory memory, VirtqueueFactory rings) {
+        this.function = new VirtioFunction(device, memory, rings);
         function.setInterruptSink(this);
     }
 

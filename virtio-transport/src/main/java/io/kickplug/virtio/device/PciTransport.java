@@ -12,6 +12,7 @@ import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.api.virtio.VirtioDevice;
+import io.kickplug.api.virtio.VirtqueueFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
 
@@ -52,8 +53,8 @@ public final class PciTransport implements TransportInstance, GuestPort, PciFunc
     private int driverFeatureSelect;
     private int queueSelect;
 
-    public PciTransport(VirtioDevice device, GuestMemory memory) {
-        this.function = new VirtioFunction(device, memory);
+    public PciTransport(VirtioDevice device, GuestMemory memory, VirtqueueFactory rings) {
+        this.function = new VirtioFunction(device, memory, rings);
         int queues = function.queueCount();
         this.msix = new MsixTable(Math.min(queues + 1, MSIX_MAX_VECTORS), this::raise);
         // Section 4.1.4.4.1: cap.length >= queue_notify_off * notify_off_multiplier + 2 for every queue.

@@ -7,9 +7,9 @@ import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.api.virtio.GuestFaultException;
 import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.virtio.queue.SplitDeviceQueue;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -31,6 +31,8 @@ public final class VirtioFunction implements DeviceSignals {
 
     private final VirtioDevice device;
     private final GuestMemory memory;
+    /** Where the device views of the rings come from (the virtqueue bundle's service). */
+    private final VirtqueueFactory rings;
     private volatile InterruptSink sink;
     private final QueueConfig[] queues;
 
@@ -43,9 +45,10 @@ public final class VirtioFunction implements DeviceSignals {
     private final AtomicLong ignoredNotifies = new AtomicLong();
     private volatile String lastFault;
 
-    public VirtioFunction(VirtioDevice device, GuestMemory memory) {
+    public VirtioFunction(VirtioDevice device, GuestMemory memory, VirtqueueFactory rings) {
         this.device = device;
         this.memory = memory;
+        this.rings = java.util.Objects.requireNonNull(rings, "rings");
         this.queues = new QueueConfig[device.queueCount()];
         for (int i = 0; i < queues.length; i++) {
             queues[i] = new QueueConfig(device.maxQueueSize());
@@ -198,8 +201,9 @@ public final class VirtioFunction implements DeviceSignals {
                 throw new GuestFaultException("4.2.2.2", "queue " + i + " size " + q.size
                         + " exceeds the device's maximum " + q.maxSize);
             }
-            views.add(q.ready ? new SplitDeviceQueue(memory, i, new QueueLayout(q.size, q.desc, q.driver, q.device),
-                    negotiated) : null);
+            // After a reset the rings start at index 0 (section 2.7.13.1).
+            views.add(q.ready ? rings.createDeviceQueue(memory, i, new QueueLayout(q.size, q.desc, q.driver, q.device),
+                    negotiated, 0, 0) : null);
         }
         return Collections.unmodifiableList(views);
     }

@@ -1,5 +1,6 @@
 package io.kickplug.virtio.device;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.api.transport.MmioRegisters.*;
 import static io.kickplug.virtio.testkit.RawRing.*;
 import static org.junit.jupiter.api.Assertions.*;
@@ -64,7 +65,7 @@ class HostileGuestTransportTest {
     /** One device as its driver sees it: registers, a raw ring and the interrupt line. */
     private final class Guest {
         final EchoDevice device = new EchoDevice(1, VirtioFeatures.RING_INDIRECT_DESC | VirtioFeatures.RING_EVENT_IDX);
-        final MmioTransport mmio = new MmioTransport(device, mem);
+        final MmioTransport mmio = new MmioTransport(device, mem, new VirtqueueFactoryComponent());
         final Semaphore irq = new Semaphore(0);
         final AtomicInteger raised = new AtomicInteger();
         final long base;

@@ -1,5 +1,6 @@
 package io.kickplug.virtio.device;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.api.transport.MmioRegisters.*;
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -13,7 +14,7 @@ final class MmioTestDriver extends TestDriver {
     private final MmioTransport mmio;
 
     MmioTestDriver(VirtioDevice device, GuestMemory memory) {
-        this.mmio = new MmioTransport(device, memory);
+        this.mmio = new MmioTransport(device, memory, new VirtqueueFactoryComponent());
         connect(mmio);
     }
 

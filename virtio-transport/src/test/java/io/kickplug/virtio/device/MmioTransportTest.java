@@ -1,5 +1,6 @@
 package io.kickplug.virtio.device;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.api.transport.MmioRegisters.*;
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -22,7 +23,7 @@ import org.junit.jupiter.api.Test;
 class MmioTransportTest {
     private final OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 20);
     private final EchoDevice device = new EchoDevice(2, VirtioFeatures.RING_EVENT_IDX);
-    private final MmioTransport mmio = new MmioTransport(device, mem);
+    private final MmioTransport mmio = new MmioTransport(device, mem, new VirtqueueFactoryComponent());
     private final Semaphore irqs = new Semaphore(0);
     private final AtomicInteger raised = new AtomicInteger();
 

@@ -1,5 +1,6 @@
 package io.kickplug.virtio.device;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.virtio.pci.PciRegisters.*;
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -29,7 +30,7 @@ final class PciTestDriver extends TestDriver {
     final int msixCap;
 
     PciTestDriver(VirtioDevice device, GuestMemory memory, boolean msix) {
-        this.pci = new PciTransport(device, memory);
+        this.pci = new PciTransport(device, memory, new VirtqueueFactoryComponent());
         this.msix = msix;
         RegisterWindow cfg = pci.configSpace();
         assertNotEquals(0, cfg.read(STATUS, 2) & STATUS_CAPABILITIES_LIST);

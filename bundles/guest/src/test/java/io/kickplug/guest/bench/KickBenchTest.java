@@ -18,7 +18,7 @@ import io.kickplug.guest.fio.RwMode;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.IoThreadFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Test;
  */
 class KickBenchTest {
 
-    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
+    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()),
             new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(), () -> List.of(new MemoryBackendFactory()));
     private final DiskManager disks = new DiskManager() {
         @Override

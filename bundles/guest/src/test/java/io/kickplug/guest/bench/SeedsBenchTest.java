@@ -21,7 +21,7 @@ import io.kickplug.guest.engine.StandardGuestEngine;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.IoThreadFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.nio.file.Files;
@@ -66,7 +66,7 @@ class SeedsBenchTest {
     }
 
     private final NotifierRegistry notifiers = new NotifierRegistry();
-    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
+    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()),
             new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(),
             () -> List.of(new MemoryBackendFactory(), new NullBackendFactory()), notifiers);
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();

@@ -9,7 +9,7 @@ import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.testing.FakeMmioDevice;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.time.Duration;
 import java.util.List;

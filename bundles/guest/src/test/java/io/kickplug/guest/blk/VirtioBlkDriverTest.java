@@ -6,7 +6,7 @@ import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.virtio.device.MmioTransport;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 class VirtioBlkDriverTest {
 
     private final RamDiskDevice device = new RamDiskDevice(64 << 10, 2, 16, RamDiskDevice.fullFeatures());
-    private final MmioTransport transport = new MmioTransport(device, OffHeapGuestMemory.allocate(1 << 20));
+    private final MmioTransport transport = new MmioTransport(device, OffHeapGuestMemory.allocate(1 << 20), new VirtqueueFactoryComponent());
     private final VirtioBlkDriver driver = VirtioBlkDriver.boot(transport, new VirtqueueFactoryComponent(),
             BlkDriverConfig.of(4, 4096).withTimeout(Duration.ofSeconds(10)));
 

@@ -17,7 +17,7 @@ import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.guest.transport.InterruptRouting;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.nio.ByteBuffer;
@@ -64,7 +64,7 @@ class GuestMachineTest {
     }
 
     private TransportInstance transport(io.kickplug.api.virtio.VirtioDevice dev, int memoryBytes) {
-        return new TransportFactoryComponent().create(kind(), dev, OffHeapGuestMemory.allocate(memoryBytes));
+        return new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), dev, OffHeapGuestMemory.allocate(memoryBytes));
     }
 
     private TransportInstance device(int queues, int queueSize) {

@@ -14,7 +14,7 @@ import io.kickplug.guest.blk.BlkDriverConfig;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.nio.charset.StandardCharsets;
@@ -58,7 +58,7 @@ class GuestPollingTest {
         device = new VirtioBlkDevice("p", new MemoryBackend(DISK, false), false, queues, 256,
                 "p".getBytes(StandardCharsets.US_ASCII), ioThreads);
         memory = OffHeapGuestMemory.allocate(16 << 20);
-        transport = new TransportFactoryComponent().create(kind(), device, memory);
+        transport = new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), device, memory);
         machine = (BlkMachine) engine.boot(transport.port(), new VirtqueueFactoryComponent(), config);
     }
 

@@ -14,7 +14,7 @@ import io.kickplug.guest.engine.StandardGuestEngine;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.IoThreadFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.nio.file.Files;
@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** kp:fio through Gogo's own parser and argument coercion, on a real attached memory disk. */
 class FioCommandGogoTest {
 
-    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
+    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()),
             new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(), () -> List.of(new MemoryBackendFactory()));
     private final DiskManager disks = new DiskManager() {
         @Override

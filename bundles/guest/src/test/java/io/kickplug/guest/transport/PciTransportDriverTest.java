@@ -12,7 +12,7 @@ import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.guest.testing.TamperedPciPort;
 import io.kickplug.virtio.device.PciTransport;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.pci.PciRegisters;
 import java.time.Duration;
@@ -29,7 +29,7 @@ class PciTransportDriverTest {
     private static final int QUEUES = 3;
 
     private final RamDiskDevice device = new RamDiskDevice(64 << 10, QUEUES, 16, RamDiskDevice.fullFeatures());
-    private final PciTransport transport = new PciTransport(device, OffHeapGuestMemory.allocate(1 << 20));
+    private final PciTransport transport = new PciTransport(device, OffHeapGuestMemory.allocate(1 << 20), new VirtqueueFactoryComponent());
     private final TamperedPciPort port = new TamperedPciPort(transport);
     private VirtioBlkDriver driver;
 

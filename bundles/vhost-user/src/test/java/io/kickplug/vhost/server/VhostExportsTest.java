@@ -16,7 +16,7 @@ import io.kickplug.vhost.testsupport.FrontendClient;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.IoThreadFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -30,7 +30,7 @@ class VhostExportsTest {
     Path dir;
 
     private final List<BackendFactory> factories = List.of(new MemoryBackendFactory());
-    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
+    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()),
             new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(), () -> factories);
     private final DiskManager disks = new DiskManager() {
         @Override

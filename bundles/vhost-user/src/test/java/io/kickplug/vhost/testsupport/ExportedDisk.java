@@ -5,7 +5,7 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.vhost.server.VhostUserServer;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package io.kickplug.virtio.ds;
+package io.kickplug.virtio.queue.ds;
 
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.virtio.DeviceQueue;
