@@ -242,9 +242,12 @@ final class Launcher {
         } catch (IOException e) {
             throw new StartupException("cannot create the Felix cache directory: " + Errors.message(e), e);
         }
-        config.put(Constants.FRAMEWORK_STORAGE, cacheDir.toString());
+        config.put(Constants.FRAMEWORK_STORAGE, cacheDir.resolve("felix").toString());
         // The launcher installs the bundle set itself on every run, so old cache contents must not linger.
         config.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
+        // ... but ConfigAdmin's configurations (every attached disk is one) live beside the bundle cache, so
+        // that a runtime started again with the same --cache DIR attaches the same disks.
+        config.putIfAbsent("felix.cm.dir", cacheDir.resolve("config").toString());
         if (!options.interactive()) {
             // No console: gosh neither reads stdin nor stops the framework at end of input.
             config.put("gosh.args", "--nointeractive");

@@ -80,6 +80,15 @@ public interface DiskManager {
     DiskInfo info(String name);
 
     /**
+     * The disks defined by a ConfigAdmin configuration (every {@link #attach} makes one, {@link #detach}
+     * deletes it), attached now or being rebuilt after a bundle serving them came back. A name listed here
+     * but not by {@link #list} is a disk on its way back.
+     */
+    default List<String> configuredDisks() {
+        return list().stream().map(DiskInfo::name).toList();
+    }
+
+    /**
      * A fresh virtio-blk device over the disk's backend and I/O threads, for a transport that lives outside
      * the disk manager (vhost-user). The caller drives it like a transport (activate, queueNotify, reset);
      * detaching the disk resets it first. Call {@link #releaseExport} when the transport is done with it.

@@ -58,6 +58,13 @@ public final class DiskRegistry implements AutoCloseable {
     private final Map<String, AttachedDisk> disks = new LinkedHashMap<>();
     /** The bound poll policy, or {@code null}. */
     private PollPolicy pollPolicy;
+    /**
+     * Where memory disks keep their bytes and disks their guest memory so that both outlive this bundle, or
+     * {@code null} for process memory (gone with the disk).
+     */
+    private SharedMemory shared;
+    /** True while {@link #close} quiesces: the disks' shared memory is kept for their return. */
+    private boolean quiescing;
     /** Devices handed out by {@link #exportDevice}, per disk; reset before the disk's backend closes. */
     private final Map<String, List<Export>> exports = new LinkedHashMap<>();
 
@@ -101,6 +108,14 @@ public final class DiskRegistry implements AutoCloseable {
         }
     }
 
+    /**
+     * Keeps memory disks' bytes and the disks' guest memory in named shared-memory files from now on
+     * ({@code null}: in process memory). Files of a disk are deleted at {@link #detach}, kept by {@link #close}.
+     */
+    public synchronized void setSharedMemory(SharedMemory shared) {
+        this.shared = shared;
+    }
+
     public synchronized DiskInfo attach(DiskSpec spec) {
         BackendFactory factory = validate(spec);
         QueueMapping mapping = QueueMapping.of(spec.mapping(), spec.numQueues(), spec.ioThreads());
@@ -110,7 +125,7 @@ public final class DiskRegistry implements AutoCloseable {
         VirtioBlkDevice device = null;
         TransportInstance transport = null;
         try {
-            backend = open(factory, spec);
+            backend = open(factory, withSharedBytes(spec));
             for (int i = 0; i < spec.ioThreads(); i++) {
                 threads.add(ioThreadFactory.start("kickplug-blk-" + name + "-io" + i));
             }
@@ -155,6 +170,13 @@ public final class DiskRegistry implements AutoCloseable {
         exports.remove(name);
         // Closing the transport resets the device, which waits for in-flight requests (section 2.4).
         release(disk.transport(), disk.device(), disk.threads(), disk.backend(), failures);
+        if (shared != null && !quiescing) {
+            try {
+                shared.delete(name);
+            } catch (IOException | RuntimeException e) {
+                failures.add(e);
+            }
+        }
         if (!failures.isEmpty()) {
             DiskException e = new DiskException("disk '" + name + "' detached, but cleaning up failed: "
                     + failures.get(0));
@@ -436,16 +458,40 @@ public final class DiskRegistry implements AutoCloseable {
         return find(name).device();
     }
 
-    /** Detaches every disk. */
+    /**
+     * Quiesces every disk: each device is reset (in-flight requests complete), its guest told the device is
+     * gone, its threads and backend closed; the disks' shared memory (memory disks' bytes, guest memory) is
+     * kept, so a registry that attaches them again from their configurations finds them as they were.
+     */
     @Override
     public synchronized void close() {
-        for (String name : new ArrayList<>(disks.keySet())) {
-            try {
-                detach(name);
-            } catch (DiskException e) {
-                LOG.log(Level.WARNING, e.getMessage(), e);
+        quiescing = true;
+        try {
+            for (String name : new ArrayList<>(disks.keySet())) {
+                try {
+                    detach(name);
+                } catch (DiskException e) {
+                    LOG.log(Level.WARNING, e.getMessage(), e);
+                }
             }
+        } finally {
+            quiescing = false;
         }
+    }
+
+    /** A memory disk's backend spec pointing at its shared-memory file, when there is shared memory. */
+    private BackendSpec sharedBytes(DiskSpec spec) {
+        BackendSpec b = spec.backend();
+        if (shared == null || !"memory".equals(b.kind()) || b.path() != null) {
+            return b;
+        }
+        return new BackendSpec(b.kind(), shared.diskFile(spec.name()).toString(), b.sizeBytes(), b.readOnly(),
+                b.direct());
+    }
+
+    private DiskSpec withSharedBytes(DiskSpec spec) {
+        BackendSpec b = sharedBytes(spec);
+        return b == spec.backend() ? spec : spec.withBackend(b);
     }
 
     private AttachedDisk find(String name) {
@@ -476,6 +522,10 @@ public final class DiskRegistry implements AutoCloseable {
         BackendSpec backend = spec.backend();
         if (backend == null || backend.kind() == null) {
             throw new DiskException("disk '" + name + "' has no backend kind");
+        }
+        if ("memory".equals(backend.kind()) && backend.path() != null) {
+            // Its shared-memory file is the registry's to name (setSharedMemory), never the caller's.
+            throw new DiskException("a memory disk takes no path (got '" + backend.path() + "')");
         }
         BackendFactory factory = factoryFor(backend.kind());
         long size = backend.sizeBytes();
@@ -550,7 +600,13 @@ public final class DiskRegistry implements AutoCloseable {
 
     private GuestMemory allocate(DiskSpec spec) {
         try {
+            if (shared != null) {
+                return shared.mapGuestMemory(spec.name(), spec.guestMemoryBytes(), memoryFactory);
+            }
             return memoryFactory.allocate(spec.guestMemoryBytes());
+        } catch (IOException e) {
+            throw new DiskException("cannot map the shared guest memory of disk '" + spec.name() + "': "
+                    + e.getMessage(), e);
         } catch (RuntimeException | OutOfMemoryError e) {
             throw new DiskException("cannot allocate " + spec.guestMemoryBytes() + " bytes of guest memory for disk '"
                     + spec.name() + "': " + e.getMessage(), e);

@@ -82,7 +82,12 @@ public final class MmioTransport implements TransportInstance, GuestPort, Regist
     @Override
     public void close() {
         function.reset();
+        GuestInterrupts guest = interrupts;
         interrupts = null;
+        if (guest != null) {
+            // After the reset: every request the device completed is in the used rings (hot-unplug).
+            guest.deviceRemoved();
+        }
     }
 
     // InterruptSink: set the InterruptStatus bit, then raise the line (section 4.2.3.4).

@@ -186,7 +186,12 @@ public final class PciTransport implements TransportInstance, GuestPort, PciFunc
     @Override
     public void close() {
         function.reset();
+        GuestInterrupts guest = interrupts;
         interrupts = null;
+        if (guest != null) {
+            // After the reset: every request the device completed is in the used rings (hot-unplug).
+            guest.deviceRemoved();
+        }
     }
 
     // InterruptSink (sections 4.1.5.3 and 4.1.5.4)

@@ -1,6 +1,7 @@
 package io.kickplug.guest.engine;
 
 import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.guest.DeviceRecovery;
 import io.kickplug.api.guest.KickPolicy;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.transport.GuestInterrupts;
@@ -82,6 +83,17 @@ import java.util.function.BooleanSupplier;
  * <p><b>Exit cost.</b> Each notify is the QueueNotify write (virtio-mmio) or the notify-region write
  * (virtio-pci) followed by a busy-wait on the vCPU thread until
  * the exit latency has passed since the write began.
+ *
+ * <p><b>Device removal (hot-swap).</b> When the host closes the device's transport (a bundle serving the disk
+ * is stopped or updated) the transport resets the device, which completes what it had in flight, and then
+ * calls {@link GuestInterrupts#deviceRemoved}. The guest then freezes (every vCPU parks at a safe point, no
+ * lock held, as blk_mq_freeze_queue), takes what the old used rings hold (those requests complete once, as
+ * usual), waits for the disk to come back through its {@link DeviceSource}, checks that the new device sees
+ * the same guest memory, re-initialises it (section 3.1.1) with new rings from the current
+ * {@link VirtqueueFactory} at the same guest addresses, submits again every request that was in the device
+ * and not completed, and thaws: Linux virtio_blk's freeze/restore. A request is completed to its job only when
+ * it is taken from a used ring, and resubmitted only while it is not, so none completes twice. A removal
+ * during the recovery starts it over.
  */
 final class BlkMachine implements GuestMachine {
     private static final int MAX_QUEUE_SIZE = 32768;
@@ -93,9 +105,25 @@ final class BlkMachine implements GuestMachine {
     private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
-    private final GuestPort port;
-    private final VirtioTransportDriver transport;
-    private final VirtioInit init;
+    private volatile GuestPort port;
+    private volatile VirtioTransportDriver transport;
+    private volatile VirtioInit init;
+    /** Where the device is found again after a removal; {@code null}: a removal fails the machine. */
+    private final DeviceSource source;
+    private final java.util.function.Consumer<DeviceRecovery> recoveries;
+    /** Guest RAM for the same-memory check of a returned device. */
+    private long probeCell;
+    /** Bumped at each re-probe: a removal signal of an older transport is ignored. */
+    private volatile int generation;
+    /** Non-null while the device is gone and the vCPUs freeze. */
+    private volatile Recovery recovery;
+    /** Set when a removal comes while a recovery runs: it starts over. */
+    private volatile boolean removedAgain;
+    private volatile boolean started;
+    private boolean removedWhileBooting;
+    /** The last recovery, until a request completes after it. */
+    private final java.util.concurrent.atomic.AtomicReference<Recovery> awaitingFirst =
+            new java.util.concurrent.atomic.AtomicReference<>();
     private final MachineConfig config;
     private final KickPolicy policy;
     private final GuestMemory memory;
@@ -121,7 +149,10 @@ final class BlkMachine implements GuestMachine {
     private volatile Run run;
     private boolean closed;
 
-    private BlkMachine(GuestPort port, VirtioTransportDriver transport, MachineConfig config, KickPolicy policy) {
+    private BlkMachine(GuestPort port, VirtioTransportDriver transport, MachineConfig config, KickPolicy policy,
+            DeviceSource source, java.util.function.Consumer<DeviceRecovery> recoveries) {
+        this.source = source;
+        this.recoveries = recoveries == null ? r -> { } : recoveries;
         this.port = port;
         this.transport = transport;
         this.config = config;
@@ -140,8 +171,18 @@ final class BlkMachine implements GuestMachine {
      */
     static BlkMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config, KickPolicy policy,
             LockRegistry locks) {
+        return boot(port, factory, config, policy, locks, null, null);
+    }
+
+    /**
+     * @param source where to find the device again after a removal, or {@code null} to fail then
+     * @param recoveries told about each removal and return, once a request completed after it (or at close)
+     */
+    static BlkMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config, KickPolicy policy,
+            LockRegistry locks, DeviceSource source, java.util.function.Consumer<DeviceRecovery> recoveries) {
         Objects.requireNonNull(policy, "policy");
-        BlkMachine machine = new BlkMachine(port, VirtioTransportDriver.forPort(port), config, policy);
+        BlkMachine machine = new BlkMachine(port, VirtioTransportDriver.forPort(port), config, policy, source,
+                recoveries);
         try {
             machine.setUp(factory, locks);
         } catch (RuntimeException e) {
@@ -153,6 +194,14 @@ final class BlkMachine implements GuestMachine {
             throw new GuestDriverException("virtio-blk initialization failed: " + e.getMessage(), e);
         }
         machine.startVcpus();
+        synchronized (machine) {
+            machine.started = true;
+            if (machine.removedWhileBooting) {
+                machine.close();
+                throw new GuestDriverException("the device of " + config.name() + " was removed while the guest "
+                        + "was booting");
+            }
+        }
         return machine;
     }
 
@@ -207,7 +256,8 @@ final class BlkMachine implements GuestMachine {
             int smallest = sizes.stream().mapToInt(Integer::intValue).min().orElse(4);
             segMax = Math.max(1, Math.min(segMax, smallest - 2));
         }
-        port.connectInterrupts(new Interrupts());
+        probeCell = ram.allocate(8, 8);
+        port.connectInterrupts(new Interrupts(generation));
         List<QueueLayout> layouts = new ArrayList<>();
         for (int q = 0; q < sizes.size(); q++) {
             int size = sizes.get(q);
@@ -220,8 +270,13 @@ final class BlkMachine implements GuestMachine {
             layouts.add(layout);
             int tags = config.queueDepth() == 0 ? size : Math.min(config.queueDepth(), size);
             Hwq hwq = new Hwq(q, dq, new SpinLock(locks.lockClass(config.name() + " vq" + q)), tags);
+            hwq.layout = layout;
+            hwq.indirectArea = indirectArea;
+            hwq.maxIndirect = indirect ? maxIndirect : 0;
             for (int t = 0; t < tags; t++) {
-                hwq.free.add(new Req(hwq, t, ram.allocate(VirtioBlk.HEADER_SIZE, 16), ram.allocate(1, 1)));
+                Req req = new Req(hwq, t, ram.allocate(VirtioBlk.HEADER_SIZE, 16), ram.allocate(1, 1));
+                hwq.all.add(req);
+                hwq.free.add(req);
             }
             queues.add(hwq);
         }
@@ -449,6 +504,14 @@ final class BlkMachine implements GuestMachine {
         }
         closed = true;
         stopped = true;
+        Recovery pendingRecovery = recovery;
+        if (pendingRecovery != null) {
+            pendingRecovery.resumed.countDown();
+        }
+        Recovery unreported = awaitingFirst.getAndSet(null);
+        if (unreported != null) {
+            recoveries.accept(unreported.record(config.name(), 0));
+        }
         Run r = run;
         if (r != null) {
             r.done.completeExceptionally(new GuestDriverException("machine " + config.name()
@@ -521,6 +584,17 @@ final class BlkMachine implements GuestMachine {
      * cause an MSI-X vector carries (a line's cause is read by the handler).
      */
     private final class Interrupts implements GuestInterrupts {
+        private final int gen;
+
+        Interrupts(int gen) {
+            this.gen = gen;
+        }
+
+        @Override
+        public void deviceRemoved() {
+            deviceGone(gen);
+        }
+
         @Override
         public void raise(int vector) {
             VcpuThread[][] targets = vectorTargets;
@@ -541,7 +615,13 @@ final class BlkMachine implements GuestMachine {
     /** One hardware queue: virtqueue, its lock, its tags. */
     static final class Hwq {
         final int index;
-        final DriverQueue dq;
+        /** Replaced by a re-probe after a device removal, while every vCPU is parked. */
+        volatile DriverQueue dq;
+        QueueLayout layout;
+        long indirectArea;
+        int maxIndirect;
+        /** Every tag of the queue. */
+        final List<Req> all = new ArrayList<>();
         final SpinLock lock;
         final int tags;
         final ConcurrentLinkedQueue<Req> free = new ConcurrentLinkedQueue<>();
@@ -723,6 +803,7 @@ final class BlkMachine implements GuestMachine {
         public void run() {
             try {
                 while (!stopped && broken == null) {
+                    safePoint();
                     boolean work = handleInterrupt();
                     work |= pollCompletions();
                     work |= runCompletions();
@@ -937,6 +1018,7 @@ final class BlkMachine implements GuestMachine {
         /** Frees the tags of collected requests and hands their completions to the submitting vCPUs. */
         private void route(Hwq q, List<Req> done) {
             long now = System.nanoTime();
+            noteFirstCompletion(done.size(), now);
             List<VcpuThread> wake = new ArrayList<>();
             for (Req r : done) {
                 Completion c = new Completion(r.io, memory.readU8(r.status) & 0xFF, now, r.hipri);
@@ -1149,6 +1231,9 @@ final class BlkMachine implements GuestMachine {
             while (!ready.getAsBoolean()) {
                 q.waiters.add(thread);
                 try {
+                    if (safePoint()) {
+                        deadline = System.nanoTime() + config.timeout().toNanos(); // the device was away
+                    }
                     if (ready.getAsBoolean()) {
                         return;
                     }
@@ -1300,6 +1385,30 @@ final class BlkMachine implements GuestMachine {
             return System.nanoTime();
         }
 
+        /**
+         * Parks this vCPU while the device is away (no lock held here); returns true when it did. The recovery
+         * runs while every vCPU is parked, so nobody else touches the rings or the transport meanwhile.
+         */
+        private boolean safePoint() {
+            Recovery r = recovery;
+            if (r == null) {
+                return false;
+            }
+            r.parked.countDown();
+            try {
+                while (!r.resumed.await(IDLE_PARK_NANOS, TimeUnit.NANOSECONDS)) {
+                    if (stopped || broken != null) {
+                        break;
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new GuestDriverException("vcpu " + id + " interrupted while the device was away");
+            }
+            lastProgress = System.nanoTime();
+            return true;
+        }
+
         private void onThisThread() {
             if (Thread.currentThread() != thread) {
                 throw new IllegalStateException("vcpu " + id + " used from thread " + Thread.currentThread().getName());
@@ -1309,6 +1418,265 @@ final class BlkMachine implements GuestMachine {
         @Override
         public String toString() {
             return "vcpu" + id;
+        }
+    }
+
+    // Device removal and return ------------------------------------------------------------------
+
+    /** One removal: the vCPUs park, the recovery thread brings the device back. */
+    static final class Recovery {
+        final long removedAt;
+        final java.util.concurrent.CountDownLatch parked;
+        final java.util.concurrent.CountDownLatch resumed = new java.util.concurrent.CountDownLatch(1);
+        volatile long probedAt;
+        volatile int collected;
+        volatile int resubmitted;
+        volatile String error;
+
+        Recovery(long removedAt, int vcpus) {
+            this.removedAt = removedAt;
+            this.parked = new java.util.concurrent.CountDownLatch(vcpus);
+        }
+
+        DeviceRecovery record(String disk, long firstCompletion) {
+            return new DeviceRecovery(disk, removedAt, probedAt, firstCompletion, collected, resubmitted, error);
+        }
+    }
+
+    /** A returned device the guest cannot resume on: waiting for another return would not help. */
+    static final class NotTheSameDevice extends GuestDriverException {
+        private static final long serialVersionUID = 1L;
+
+        NotTheSameDevice(String message) {
+            super(message);
+        }
+    }
+
+    /** The transport of generation {@code gen} says the device is gone. */
+    private void deviceGone(int gen) {
+        Recovery r;
+        synchronized (this) {
+            if (gen != generation || closed || stopped || broken != null) {
+                return;
+            }
+            if (recovery != null) {
+                removedAgain = true; // the device the recovery is probing went too: it starts over
+                return;
+            }
+            if (!started) {
+                removedWhileBooting = true; // boot fails; a caller with a source boots again
+                return;
+            }
+            if (source == null) {
+                fail(new GuestDriverException("the device of " + config.name() + " was removed (its transport was "
+                        + "closed: disk detached, or a bundle serving it stopped)"));
+                return;
+            }
+            r = new Recovery(System.nanoTime(), vcpus.size());
+            recovery = r;
+        }
+        Thread t = new Thread(() -> recover(r), "reprobe-" + config.name());
+        t.setDaemon(true);
+        t.start();
+        vcpus.forEach(v -> LockSupport.unpark(v.thread));
+    }
+
+    /** Freeze, collect, wait for the device, re-probe, resubmit, thaw (see the class comment). */
+    private void recover(Recovery r) {
+        try {
+            awaitParked(r);
+            GuestPort dead = port;
+            long deadline = System.nanoTime() + config.timeout().toNanos();
+            while (true) {
+                removedAgain = false;
+                r.collected += collectAfterRemoval();
+                GuestPort next = awaitReturn(dead, deadline);
+                try {
+                    reprobe(next, source.virtqueues());
+                } catch (RuntimeException e) {
+                    if (e instanceof NotTheSameDevice || System.nanoTime() - deadline >= 0 || stopped) {
+                        throw e;
+                    }
+                    dead = next; // it went again while we probed it, or it is not ready: wait for the next one
+                    continue;
+                }
+                r.resubmitted += resubmit();
+                r.probedAt = System.nanoTime();
+                if (!removedAgain) {
+                    break;
+                }
+                dead = next;
+            }
+            Recovery unreported = awaitingFirst.getAndSet(r);
+            if (unreported != null) {
+                recoveries.accept(unreported.record(config.name(), 0)); // no completion between two removals
+            }
+        } catch (RuntimeException | Error e) {
+            r.error = e.getMessage();
+            recoveries.accept(r.record(config.name(), 0));
+            fail(e instanceof GuestDriverException ? e : new GuestDriverException("device of " + config.name()
+                    + " could not be brought back: " + e.getMessage(), e));
+        } finally {
+            recovery = null;
+            r.resumed.countDown();
+            for (Hwq q : queues) {
+                q.drains.incrementAndGet();
+                q.wakeWaiters();
+            }
+            vcpus.forEach(v -> LockSupport.unpark(v.thread));
+        }
+    }
+
+    private void awaitParked(Recovery r) {
+        long deadline = System.nanoTime() + config.timeout().toNanos();
+        try {
+            while (!r.parked.await(IDLE_PARK_NANOS, TimeUnit.NANOSECONDS)) {
+                if (stopped || broken != null) {
+                    throw new GuestDriverException("machine " + config.name() + " stopped while its device was away");
+                }
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new GuestDriverException("the vCPUs of " + config.name() + " did not stop within "
+                            + config.timeout().toMillis() + " ms after the device was removed");
+                }
+                vcpus.forEach(v -> LockSupport.unpark(v.thread));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new GuestDriverException("interrupted while the device was away");
+        }
+    }
+
+    /**
+     * Takes what the removed device completed from the used rings (its reset waited for everything it had in
+     * flight, so these rings are final) and hands the completions to their vCPUs, to run once they thaw.
+     */
+    private int collectAfterRemoval() {
+        int n = 0;
+        long now = System.nanoTime();
+        for (Hwq q : queues) {
+            UsedBuffer used;
+            while ((used = q.dq.getUsed()) != null) {
+                if (!(used.token() instanceof Req req) || req.hwq != q || !req.inDevice) {
+                    throw new GuestDriverException("device returned a buffer on queue " + q.index
+                            + " that the driver did not make available (VIRTIO 1.2 section 2.7.8)");
+                }
+                req.inDevice = false;
+                if (req.hipri) {
+                    q.hipriInFlight--;
+                }
+                Completion c = new Completion(req.io, memory.readU8(req.status) & 0xFF, now, req.hipri);
+                VcpuThread owner = req.owner;
+                req.io = null;
+                req.owner = null;
+                req.chain = null;
+                req.hipri = false;
+                q.free.add(req);
+                owner.remote.add(c);
+                n++;
+            }
+        }
+        noteFirstCompletion(n, now);
+        return n;
+    }
+
+    /** Waits for the disk's port to be another than {@code dead}. */
+    private GuestPort awaitReturn(GuestPort dead, long deadline) {
+        while (true) {
+            if (stopped) {
+                throw new GuestDriverException("machine " + config.name() + " closed while its device was away");
+            }
+            GuestPort next = source.port();
+            if (next != null && next != dead && source.virtqueues() != null) {
+                return next;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new GuestDriverException("the device of " + config.name() + " was removed and did not come "
+                        + "back within " + config.timeout().toMillis() + " ms");
+            }
+            // Nothing to wait on: the disk comes back through OSGi services and ConfigAdmin in other bundles.
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+        }
+    }
+
+    /** Initialises the returned device with new rings at the old addresses (sections 3.1.1 and 2.7). */
+    private void reprobe(GuestPort next, VirtqueueFactory rings) {
+        if (rings == null) {
+            throw new GuestDriverException("no virtqueue factory");
+        }
+        // The guest keeps its memory: the returned device must see it (same shared pages).
+        long cookie = System.nanoTime() ^ 0x5DEECE66DL;
+        memory.writeU64(probeCell, cookie);
+        if (next.memory().readU64(probeCell) != cookie) {
+            throw new NotTheSameDevice("the device of " + config.name() + " came back with other guest memory;"
+                    + " the guest's buffers are not there, so it cannot resume");
+        }
+        VirtioTransportDriver t = VirtioTransportDriver.forPort(next);
+        VirtioInit i = new VirtioInit(t, config.timeout());
+        long f = i.negotiate(DeviceIds.BLOCK, config.supportedFeatures());
+        if (f != features) {
+            i.fail();
+            throw new NotTheSameDevice("the device of " + config.name() + " came back with features 0x"
+                    + Long.toHexString(f) + " instead of 0x" + Long.toHexString(features));
+        }
+        for (Hwq q : queues) {
+            int max = t.queueMaxSize(q.index);
+            if (max < q.layout.size()) {
+                i.fail();
+                throw new GuestDriverException("queue " + q.index + " came back with QueueNumMax " + max
+                        + ", smaller than its ring of " + q.layout.size());
+            }
+        }
+        int gen = generation + 1;
+        generation = gen;
+        port = next;
+        transport = t;
+        init = i;
+        capacitySectors = readConfig64(VirtioBlk.CFG_CAPACITY);
+        next.connectInterrupts(new Interrupts(gen));
+        List<QueueLayout> layouts = new ArrayList<>();
+        for (Hwq q : queues) {
+            q.dq = rings.createDriverQueue(memory, q.layout, features, q.indirectArea, q.maxIndirect);
+            layouts.add(q.layout);
+            if (q.pollQueue || q.hipriInFlight > 0) {
+                q.dq.disableCallbacks();
+            }
+        }
+        routing = t.findQueues(layouts);
+        vectorTargets = routeVectors();
+        i.driverOk();
+    }
+
+    /** Submits again every request that was in the device and not completed; kicks each queue. */
+    private int resubmit() {
+        int n = 0;
+        for (Hwq q : queues) {
+            int added = 0;
+            for (Req req : q.all) {
+                if (!req.inDevice) {
+                    continue;
+                }
+                if (!q.dq.add(req.chain, indirect && req.chain.size() > 1, req)) {
+                    throw new GuestDriverException("queue " + q.index + " has no room to resubmit the requests it had"
+                            + " in flight");
+                }
+                added++;
+            }
+            if (added > 0 && q.dq.kickPrepare()) {
+                transport.notify(q.index);
+            }
+            n += added;
+        }
+        return n;
+    }
+
+    /** Reports the last recovery once a request completes after it. */
+    private void noteFirstCompletion(int completed, long now) {
+        if (completed == 0) {
+            return;
+        }
+        Recovery a = awaitingFirst.get();
+        if (a != null && awaitingFirst.compareAndSet(a, null)) {
+            recoveries.accept(a.record(config.name(), now));
         }
     }
 }
