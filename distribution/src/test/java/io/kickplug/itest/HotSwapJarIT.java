@@ -71,6 +71,22 @@ class HotSwapJarIT {
     }
 
     @Test
+    void aVhostUserExportIsMadeAgainAfterItsBundleIsUpdated() throws Exception {
+        // A short socket path: sun_path holds 108 bytes.
+        Path dir = Files.createTempDirectory(Path.of("/tmp"), "kpv");
+        Path socket = dir.resolve("d6.sock");
+        try {
+            Run run = run("-c", "kp:attach d6 16M", "-c", "kp:vhost d6 --socket " + socket,
+                    "-c", "felix:update io.kickplug.vhost", "-c", "kp:vhost-list");
+            assertEquals(0, run.exit(), run::toString);
+            assertEquals(2, count(run.out(), socket.toString()), run::toString);
+        } finally {
+            Files.deleteIfExists(socket);
+            Files.deleteIfExists(dir);
+        }
+    }
+
+    @Test
     void verifyOnlyFailsOnAFreshDisk() throws Exception {
         Run run = run("-c", "kp:attach d1 64M", "-c", "kp:fio d1 --rw=write --verify_only=1" + JOB);
         assertEquals(1, run.exit(), run::toString);
