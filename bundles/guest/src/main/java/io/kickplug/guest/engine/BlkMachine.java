@@ -922,6 +922,12 @@ final class BlkMachine implements GuestMachine {
             if ((isr & InterruptRouting.CONFIG_CHANGE) != 0) {
                 int status = transport.status();
                 if ((status & DeviceStatus.DEVICE_NEEDS_RESET) != 0) {
+                    if (source != null && started) {
+                        // A device whose bundle is going away may fail first (its classes gone): treat it as a
+                        // removal and wait for the disk to come back; one that does not come back fails the run.
+                        deviceGone(generation);
+                        return true;
+                    }
                     // Section 2.1.2: an error the device cannot recover from without a reset.
                     throw new GuestDriverException("device needs a reset (DEVICE_NEEDS_RESET set, status 0x"
                             + Integer.toHexString(status) + ", VIRTIO 1.2 section 2.1.2)");
@@ -1489,11 +1495,14 @@ final class BlkMachine implements GuestMachine {
             long deadline = System.nanoTime() + config.timeout().toNanos();
             while (true) {
                 removedAgain = false;
-                r.collected += collectAfterRemoval();
+                // The disk's port changes only once the old device's reset finished (its transport closed), so
+                // its used rings are final by then, also when DEVICE_NEEDS_RESET and not a removal started this.
                 GuestPort next = awaitReturn(dead, deadline);
+                r.collected += collectAfterRemoval();
                 try {
                     reprobe(next, source.virtqueues());
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | LinkageError e) {
+                    // LinkageError: the port or rings came from a bundle revision that was updated meanwhile.
                     if (e instanceof NotTheSameDevice || System.nanoTime() - deadline >= 0 || stopped) {
                         throw e;
                     }

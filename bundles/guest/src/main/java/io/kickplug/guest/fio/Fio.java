@@ -74,18 +74,20 @@ public final class Fio {
         while (true) {
             try {
                 return engine.boot(current, rings, engine.defaults(disk), source);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | LinkageError e) {
+                // A LinkageError: classes of a bundle that was updated meanwhile (its old revision is gone).
                 GuestPort failed = current;
+                VirtqueueFactory failedRings = rings;
                 while (true) {
                     if (System.nanoTime() - deadline >= 0) {
                         throw e;
                     }
                     current = source.port();
                     rings = source.virtqueues();
-                    if (current == failed) {
+                    if (current == failed && rings == failedRings && !(e instanceof LinkageError)) {
                         throw e; // the device did not go away: the boot failed on its own
                     }
-                    if (current != null && rings != null) {
+                    if (current != null && rings != null && (current != failed || rings != failedRings)) {
                         break;
                     }
                     java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);

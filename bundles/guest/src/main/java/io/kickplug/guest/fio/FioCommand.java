@@ -35,6 +35,8 @@ public final class FioCommand {
 
     /** How long a run waits for a configured disk that is being rebuilt, or for the disk manager. */
     private static final long WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** How long a disk that no configuration names may take to appear (a manager being replaced). */
+    private static final long UNKNOWN_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
     @Reference(name = "diskManager", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
@@ -64,11 +66,7 @@ public final class FioCommand {
                     + " --output-format=normal|json") String... args) {
         FioInvocation invocation = Fio.parse(Arrays.asList(args));
         GuestPort port = awaitPort(disk);
-        VirtqueueFactory rings = virtqueues;
-        if (rings == null) {
-            throw new IllegalStateException("no virtqueue factory: the io.kickplug.virtqueue.split bundle is not "
-                    + "active");
-        }
+        VirtqueueFactory rings = awaitRings();
         if (!busy.add(disk)) {
             throw new IllegalStateException("disk '" + disk + "' is busy with another kp:fio run");
         }
@@ -111,12 +109,27 @@ public final class FioCommand {
         };
     }
 
+    /** The virtqueue factory; waits (bounded) while its bundle is being updated. */
+    private VirtqueueFactory awaitRings() {
+        long deadline = System.nanoTime() + WAIT_NANOS;
+        VirtqueueFactory rings;
+        while ((rings = virtqueues) == null) {
+            if (System.nanoTime() - deadline >= 0) {
+                throw new IllegalStateException("no virtqueue factory: the io.kickplug.virtqueue.split bundle is not "
+                        + "active");
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+        return rings;
+    }
+
     /**
      * The disk's port; waits (bounded) while the disk manager is away or the disk is configured but not yet
      * attached, as right after a bundle update.
      */
     private GuestPort awaitPort(String disk) {
-        long deadline = System.nanoTime() + WAIT_NANOS;
+        long start = System.nanoTime();
+        long deadline = start + WAIT_NANOS;
         while (true) {
             DiskManager dm = disks;
             RuntimeException last;
@@ -131,7 +144,8 @@ public final class FioCommand {
                     } catch (RuntimeException goingAway) {
                         coming = true;
                     }
-                    if (!coming) {
+                    // A manager on its way out may no longer see the configurations: a short grace.
+                    if (!coming && System.nanoTime() - start >= UNKNOWN_GRACE_NANOS) {
                         throw e;
                     }
                 }
