@@ -899,6 +899,11 @@ final class BlkMachine implements GuestMachine {
                 return;
             }
             int status = transport.status();
+            if ((status & DeviceStatus.DEVICE_NEEDS_RESET) != 0 && source != null && started) {
+                deviceGone(generation); // as in handleInterrupt: wait for the disk to come back
+                lastProgress = System.nanoTime();
+                return;
+            }
             if ((status & DeviceStatus.DEVICE_NEEDS_RESET) != 0) {
                 throw new GuestDriverException("device set DEVICE_NEEDS_RESET without a configuration-change "
                         + "interrupt (status 0x" + Integer.toHexString(status) + ", VIRTIO 1.2 section 2.1.2)");
