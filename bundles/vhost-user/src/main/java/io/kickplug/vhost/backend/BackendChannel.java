@@ -178,9 +178,11 @@ final class BackendChannel implements Closeable {
                     + status + ")");
             return;
         }
+        long n;
         synchronized (this) {
-            acknowledged++;
+            n = ++acknowledged;
         }
+        LOG.log(Level.INFO, "vhost-user " + name + ": the front-end acknowledged configuration change " + n);
     }
 
     /** Marks the channel closed and closes the socket (once), logging why unless the back-end closed it. */
