@@ -1011,11 +1011,6 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         }
     }
 
-    /** The back-end request channel, or {@code null} (tests). */
-    BackendChannel backendChannel() {
-        return backendChannel;
-    }
-
     @Override
     public void deviceError(GuestFaultException fault) {
         if (needsReset) {
