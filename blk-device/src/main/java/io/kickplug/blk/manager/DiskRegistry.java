@@ -205,6 +205,10 @@ public final class DiskRegistry implements AutoCloseable {
                         + e.getMessage(), e);
             }
             disk.device().capacityChanged();
+            // Exported devices (vhost-user) read the same backend: their front-ends are told too.
+            for (Export exported : exports.getOrDefault(name, List.of())) {
+                exported.device().capacityChanged();
+            }
             LOG.log(Level.INFO, "resized disk " + name + " from " + oldSize + " to " + newSizeBytes + " bytes");
         }
         return disk.info();

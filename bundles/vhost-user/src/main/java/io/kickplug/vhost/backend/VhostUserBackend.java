@@ -52,7 +52,8 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
     /** Protocol features offered. */
     public static final long PROTOCOL_FEATURES = VhostUser.PROTOCOL_F_MQ | VhostUser.PROTOCOL_F_REPLY_ACK
             | VhostUser.PROTOCOL_F_CONFIG | VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS
-            | VhostUser.PROTOCOL_F_RESET_DEVICE | VhostUser.PROTOCOL_F_INFLIGHT_SHMFD;
+            | VhostUser.PROTOCOL_F_RESET_DEVICE | VhostUser.PROTOCOL_F_INFLIGHT_SHMFD
+            | VhostUser.PROTOCOL_F_BACKEND_REQ;
     /** GET_MAX_MEM_SLOTS answer. */
     public static final int MAX_MEM_SLOTS = 32;
 
@@ -97,6 +98,8 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
     private final AtomicLong interrupts = new AtomicLong();
     private final AtomicLong activations = new AtomicLong();
     private boolean configChangeLogged;
+    /** The back-end request channel from SET_BACKEND_REQ_FD, or {@code null}. */
+    private volatile BackendChannel backendChannel;
 
     /**
      * @param name the disk or export name, for thread and log names
@@ -341,6 +344,12 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             case VhostUser.SET_INFLIGHT_FD -> {
                 requireProtocol(VhostUser.PROTOCOL_F_INFLIGHT_SHMFD, "INFLIGHT_SHMFD");
                 setInflightFd(m);
+                return null;
+            }
+            case VhostUser.SET_BACKEND_REQ_FD -> {
+                requireProtocol(VhostUser.PROTOCOL_F_BACKEND_REQ, "BACKEND_REQ");
+                expect(m, 0, 1);
+                setBackendChannel(m.fds()[0]);
                 return null;
             }
             default -> throw new Refused("request " + m.request() + " (" + m.name() + ") is not supported"
@@ -976,10 +985,29 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
 
     @Override
     public void configChanged() {
+        BackendChannel c = backendChannel;
+        if (c != null && c.configChanged()) {
+            return;
+        }
         if (!configChangeLogged) {
             configChangeLogged = true;
             LOG.log(Level.INFO, "vhost-user " + name + ": configuration change not signalled (no back-end"
-                    + " request channel is negotiated)");
+                    + " request channel" + (c == null ? " was set up)" : ": " + c.closeReason() + ")"));
+        }
+    }
+
+    private void setBackendChannel(FileDescriptor fd) throws Refused {
+        BackendChannel fresh;
+        try {
+            fresh = BackendChannel.open(name, fd, replyAck(), BackendChannel.REPLY_TIMEOUT_MILLIS);
+        } catch (IOException e) {
+            throw new Refused(e.getMessage(), e);
+        }
+        BackendChannel old = backendChannel;
+        backendChannel = fresh;
+        configChangeLogged = false;
+        if (old != null) {
+            old.close();
         }
     }
 
@@ -1020,6 +1048,11 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
                 closeRing(r);
             }
             poller.close();
+            BackendChannel c = backendChannel;
+            backendChannel = null;
+            if (c != null) {
+                c.close();
+            }
             memoryTable.clear();
             memory = null;
             inflight = null;

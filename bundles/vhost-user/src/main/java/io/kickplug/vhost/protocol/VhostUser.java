@@ -54,6 +54,11 @@ public final class VhostUser {
     public static final int ADD_MEM_REG = 37;
     public static final int REM_MEM_REG = 38;
 
+    // Back-end requests, sent on the channel of SET_BACKEND_REQ_FD (vhost-user.rst "Back-end message types").
+    public static final int BACKEND_IOTLB_MSG = 1;
+    public static final int BACKEND_CONFIG_CHANGE_MSG = 2;
+    public static final int BACKEND_VRING_HOST_NOTIFIER_MSG = 3;
+
     /** VHOST_USER_F_PROTOCOL_FEATURES, a virtio feature bit only vhost-user knows (bit 30). */
     public static final long F_PROTOCOL_FEATURES = 1L << 30;
 

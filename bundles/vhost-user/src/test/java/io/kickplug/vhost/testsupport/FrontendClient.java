@@ -54,6 +54,8 @@ public final class FrontendClient implements AutoCloseable {
     public final GuestMemory memory;
     private final List<Queue> queues = new ArrayList<>();
     private long features;
+    /** False after {@link #negotiate(long, long)} left REPLY_ACK out: {@link #sendAck} then sends plainly. */
+    private boolean replyAck = true;
 
     /** One driver queue with its kick and call pipes. */
     public final class Queue {
@@ -186,6 +188,11 @@ public final class FrontendClient implements AutoCloseable {
 
     /** Sends with NEED_REPLY and returns the REPLY_ACK status (0: success). */
     public long sendAck(int request, byte[] payload, FileDescriptor... fds) throws IOException {
+        if (!replyAck) {
+            // Nothing answers: a request that needs a reply anyway (GET_*) orders what follows.
+            send(request, 0, payload, fds);
+            return 0;
+        }
         send(request, VhostUser.FLAG_NEED_REPLY, payload, fds);
         Message r = receive();
         if (r.request() != request || r.size() != 8) {
@@ -226,9 +233,15 @@ public final class FrontendClient implements AutoCloseable {
      * (REPLY_ACK, MQ, CONFIG, CONFIGURE_MEM_SLOTS, RESET_DEVICE as offered), owner, memory with ADD_MEM_REG.
      */
     public void negotiate(long wantFeatures) throws IOException {
+        negotiate(wantFeatures, -1L);
+    }
+
+    /** {@link #negotiate(long)} acking only the offered protocol features that are also in {@code protocolMask}. */
+    public void negotiate(long wantFeatures, long protocolMask) throws IOException {
         long offered = getU64(VhostUser.GET_FEATURES);
-        long protocol = getU64(VhostUser.GET_PROTOCOL_FEATURES);
+        long protocol = getU64(VhostUser.GET_PROTOCOL_FEATURES) & protocolMask;
         send(VhostUser.SET_PROTOCOL_FEATURES, 0, Message.u64(protocol));
+        replyAck = (protocol & VhostUser.PROTOCOL_F_REPLY_ACK) != 0;
         check(sendAck(VhostUser.SET_OWNER, new byte[0]), "SET_OWNER");
         features = offered & (wantFeatures | VhostUser.F_PROTOCOL_FEATURES | VirtioFeatures.VERSION_1);
         check(sendAck(VhostUser.SET_FEATURES, Message.u64(features)), "SET_FEATURES");
