@@ -54,8 +54,13 @@ final class Launcher {
     private final PrintStream out;
     private final PrintStream err;
 
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger("kickplug.launcher");
+
     private final Object lifecycle = new Object();
+    private final long startNanos = System.nanoTime();
     private Framework framework;
+    private ControlServer control;
+    private Path pidfile;
     private Path cacheDir;
     private boolean temporaryCache;
     private boolean shutDown;
@@ -72,7 +77,7 @@ final class Launcher {
     /** Runs to the end and returns the exit status; the framework is stopped and a temporary cache deleted. */
     int run() {
         try {
-            List<String> statements = loadStatements();
+            List<String> statements = loadStatements(options);
             boot();
             if (options.interactive()) {
                 framework.waitForStop(0);
@@ -82,6 +87,7 @@ final class Launcher {
                 return 1;
             }
             if (options.daemon()) {
+                serve();
                 out.println("kickplug: running (pid " + ProcessHandle.current().pid() + "); stop with SIGTERM");
                 framework.waitForStop(0);
             }
@@ -109,6 +115,12 @@ final class Launcher {
                 return;
             }
             shutDown = true;
+            if (control != null) {
+                control.close();
+            }
+            if (pidfile != null) {
+                Pidfile.remove(pidfile);
+            }
             if (framework != null) {
                 try {
                     framework.stop();
@@ -125,7 +137,40 @@ final class Launcher {
         }
     }
 
-    private List<String> loadStatements() throws StartupException {
+    /**
+     * A daemon's service side, once its -c/-f statements have run: the control socket, then the pid file
+     * (whose appearance, like the socket's, means ready), then one log line with the start-to-ready time.
+     */
+    private void serve() throws StartupException {
+        synchronized (lifecycle) {
+            if (shutDown) {
+                throw new StartupException("stopped during startup", null);
+            }
+            if (options.control() != null) {
+                try {
+                    control = ControlServer.start(options.control(),
+                            new GogoStatements(framework.getBundleContext(), PREAMBLE), ControlServer.DEFAULT_MAX_CLIENTS);
+                } catch (IOException e) {
+                    throw new StartupException("cannot open the control socket " + options.control() + ": "
+                            + Errors.message(e), e);
+                }
+            }
+            if (options.pidfile() != null) {
+                try {
+                    Pidfile.write(options.pidfile());
+                    pidfile = options.pidfile();
+                } catch (IOException e) {
+                    throw new StartupException("cannot write the pid file " + options.pidfile() + ": "
+                            + Errors.message(e), e);
+                }
+            }
+        }
+        long millis = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        LOG.info(() -> "ready in " + millis + " ms after the launcher started (pid " + ProcessHandle.current().pid()
+                + (options.control() != null ? ", control socket " + options.control() : "") + ")");
+    }
+
+    static List<String> loadStatements(Options options) throws StartupException {
         List<String> statements = new ArrayList<>();
         for (Options.Source source : options.sources()) {
             if (source instanceof Options.Source.Command c) {
