@@ -124,7 +124,16 @@ final class ControlServer implements AutoCloseable {
     private void serve(long id, SocketChannel client) {
         LOG.fine(() -> "client " + id + " connected");
         long count = 0;
-        try (client; Session session = statements.open()) {
+        Session opened;
+        try {
+            opened = statements.open();
+        } catch (Exception | LinkageError e) {
+            LOG.warning(() -> "client " + id + ": cannot open a session: " + Errors.message(e));
+            clients.remove(client);
+            refuse(client, "cannot open a session: " + Errors.message(e));
+            return;
+        }
+        try (client; Session session = opened) {
             LineReader reader = new LineReader(Channels.newInputStream(client), MAX_LINE_BYTES);
             OutputStream out = Channels.newOutputStream(client);
             LineReader.Line line;
@@ -147,9 +156,6 @@ final class ControlServer implements AutoCloseable {
             if (!closed) {
                 LOG.fine(() -> "client " + id + ": " + e.getMessage());
             }
-        } catch (Exception e) {
-            LOG.warning(() -> "client " + id + ": cannot open a session: " + Errors.message(e));
-            refuse(client, "cannot open a session: " + Errors.message(e));
         } finally {
             clients.remove(client);
             long n = count;

@@ -27,8 +27,8 @@ final class LogLines extends Formatter {
     }
 
     /**
-     * Sets the root level from {@code --log-level} (or the default: {@code info} for a daemon, {@code warn}
-     * otherwise, {@code info} with --verbose) and replaces the root handlers with one stderr handler using
+     * Sets the root level from {@code --log-level} (or the default: {@code warn}, {@code info} with --verbose;
+     * a clean run prints nothing on stderr) and replaces the root handlers with one stderr handler using
      * this format. A user's own logging configuration ({@code java.util.logging.config.*}) is left alone.
      */
     static void configure(Options options) {
@@ -38,7 +38,7 @@ final class LogLines extends Formatter {
         }
         String name = options.logLevel();
         if (name == null) {
-            name = options.daemon() || options.verbose() ? "info" : "warn";
+            name = options.verbose() ? "info" : "warn";
         }
         Level level = level(name);
         Logger root = Logger.getLogger("");
