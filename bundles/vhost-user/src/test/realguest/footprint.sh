@@ -18,7 +18,7 @@
 # vmx/svm. Memory figures do not depend on the machine's load; READY-MS does: compare within one run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../../.." && pwd)
+root=$(cd "$here/../../../../.." && pwd)
 cache=$root/bundles/vhost-user/target/realguest
 jar=$root/distribution/target/kickplug.jar
 kickplugd=$root/distribution/target/kickplugd
@@ -107,25 +107,28 @@ EOF
     [ "$kind" = qsd ] || ls /proc/"$pid"/task | while read -r t; do cat "/proc/$pid/task/$t/comm"; done \
         | sed 's/[0-9]\+$/N/' | sort | uniq -c | sort -rn >"$work/$kind.threads"
 
-    local rss_max=0 thr_load=0 out=$work/guest.log
+    local thr_load="" rss_after="" split="" out=$work/guest.log
     : >"$out"
-    bash "$here/realguest.sh" run "$cache" "$sock" "$work/job.fio" --queues "$queues" --sum-mb 1 >"$out" 2>&1 &
-    local guest=$!
-    while kill -0 "$guest" 2>/dev/null; do
-        local r
-        r=$(status_kb "$pid" VmRSS)
-        [ "$r" -le "$rss_max" ] || rss_max=$r
-        if grep -q RG-FIO-BEGIN "$out" && ! grep -q RG-FIO-EXIT "$out"; then
-            thr_load=$(threads "$pid")
-        fi
-        if grep -q RG-FIO-EXIT "$out" && [ -z "${after_taken:-}" ]; then
-            after_taken=1
-            rss_after=$(status_kb "$pid" VmRSS)
-            split="$(mb "$(status_kb "$pid" RssAnon)")/$(mb "$(status_kb "$pid" RssFile)")/$(mb "$(status_kb "$pid" RssShmem)")"
-        fi
+    echo 0 >"$work/rss-max"
+    ( max=0; while kill -0 "$pid" 2>/dev/null; do
+        r=$(status_kb "$pid" VmRSS); [ "$r" -le "$max" ] || { max=$r; echo "$max" >"$work/rss-max"; }
         sleep 1
-    done
-    wait "$guest" || true
+    done ) &
+    local sampler=$!
+    while IFS= read -r line; do
+        echo "$line" >>"$out"
+        case $line in
+            RG-FIO-EXIT*)   # fio has just ended: what the backend holds after the run, and its threads under load
+                rss_after=$(status_kb "$pid" VmRSS)
+                split="$(mb "$(status_kb "$pid" RssAnon)")/$(mb "$(status_kb "$pid" RssFile)")/$(mb "$(status_kb "$pid" RssShmem)")"
+                thr_load=$(threads "$pid")
+                ;;
+        esac
+    done < <(bash "$here/realguest.sh" run "$cache" "$sock" "$work/job.fio" --queues "$queues" --sum-mb 1 2>&1)
+    kill "$sampler" 2>/dev/null || true
+    wait "$sampler" 2>/dev/null || true
+    local rss_max
+    rss_max=$(cat "$work/rss-max")
     if ! grep -q 'RG-FIO-EXIT=0' "$out"; then
         echo "the guest's fio failed on $kind:" >&2
         tail -30 "$out" >&2
@@ -138,7 +141,6 @@ EOF
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     pid=""
-    unset after_taken rss_after split
 }
 
 echo "one null disk, $queues queues, one vhost-user-blk export; guest fio randread 4k iodepth 64 numjobs $queues for" \

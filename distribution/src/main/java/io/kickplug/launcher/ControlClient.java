@@ -4,13 +4,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.net.ConnectException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -95,20 +93,14 @@ final class ControlClient {
             try {
                 channel.connect(UnixDomainSocketAddress.of(socket));
                 return channel;
-            } catch (ConnectException | NoSuchFileException e) {
+            } catch (IOException e) {
+                // Not there yet (no such file) or nobody accepting yet (refused).
                 channel.close();
                 if (System.nanoTime() >= deadline) {
                     throw e;
                 }
-                // Not up yet: a readiness check polls; 50 ms keeps it cheap and prompt.
+                // A readiness check polls; 50 ms keeps it cheap and prompt.
                 TimeUnit.MILLISECONDS.sleep(50);
-            } catch (IOException | RuntimeException e) {
-                channel.close();
-                if (e instanceof java.net.SocketException && System.nanoTime() < deadline) {
-                    TimeUnit.MILLISECONDS.sleep(50);
-                    continue;
-                }
-                throw e;
             }
         }
     }
