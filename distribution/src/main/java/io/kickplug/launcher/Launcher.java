@@ -278,7 +278,7 @@ final class Launcher {
         }
         // The console last: it reads input as soon as it is active.
         for (Bundle bundle : console) {
-            if (lazy) {
+            if (lazy && LazyStart.later(bundle.getSymbolicName(), List.of(), words)) {
                 later.add(Map.entry(new BundleSet.Jar(null, bundle.getSymbolicName(), "", false), bundle));
             } else {
                 start(null, bundle);

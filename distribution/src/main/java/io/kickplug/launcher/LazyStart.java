@@ -28,6 +28,12 @@ final class LazyStart {
             "org.apache.felix.metatype",
             "org.apache.felix.log");
 
+    /**
+     * Bundles whose commands the launcher cannot list without starting them (Gogo's built-ins such as
+     * {@code echo}, {@code each}, {@code lb}): they wait only when the daemon has no statements to run.
+     */
+    static final Set<String> UNLISTED_COMMANDS = Set.of("org.apache.felix.gogo.shell", "org.apache.felix.gogo.command");
+
     private static final Pattern WORD = Pattern.compile("[A-Za-z_][\\w.-]*(?::[\\w.-]+)?");
 
     private LazyStart() {
@@ -50,9 +56,15 @@ final class LazyStart {
         return out;
     }
 
-    /** True when {@code symbolicName} may wait: it is in {@link #LATER} and none of its commands is used. */
+    /**
+     * True when {@code symbolicName} may wait: it is in {@link #LATER}, none of its commands is used, and its
+     * commands are known or there are no statements ({@code words} empty).
+     */
     static boolean later(String symbolicName, List<CommandComponents.Command> commands, Set<String> words) {
         if (!LATER.contains(symbolicName)) {
+            return false;
+        }
+        if (UNLISTED_COMMANDS.contains(symbolicName) && !words.isEmpty()) {
             return false;
         }
         for (CommandComponents.Command c : commands) {
