@@ -176,4 +176,36 @@ public final class JsonShapes {
         m.put("notifies", r.notifies());
         return JsonOut.write(m);
     }
+
+    /**
+     * {@code kp:poll --json}: {@code {"disk","requested","active","poll_max_ns","queues":[{"queue","hits",
+     * "misses","poll_ns"}]}}.
+     */
+    public static String poll(io.kickplug.api.poll.PollStatus s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("disk", s.disk());
+        m.put("requested", s.requested());
+        m.put("active", s.active());
+        m.put("poll_max_ns", s.params().maxNs());
+        List<Object> queues = new ArrayList<>();
+        for (int q = 0; q < s.queues().size(); q++) {
+            io.kickplug.api.notify.PollCounters c = s.queues().get(q);
+            Map<String, Object> x = new LinkedHashMap<>();
+            x.put("queue", q);
+            x.put("hits", c.hits());
+            x.put("misses", c.misses());
+            x.put("poll_ns", c.pollNanos());
+            queues.add(x);
+        }
+        m.put("queues", queues);
+        return JsonOut.write(m);
+    }
+
+    /** {@code kp:tracked-lock --json}: {@code {"disk","tracked_lock"}}. */
+    public static String trackedLock(DiskInfo d) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("disk", d.name());
+        m.put("tracked_lock", d.trackedLock().label());
+        return JsonOut.write(m);
+    }
 }

@@ -287,9 +287,11 @@ class KpCommandsGogoTest {
         assertEquals("resized d1 to 2 MiB", run("kp:resize d1 2M"));
         assertEquals(2L << 20, attached.get("d1").sizeBytes());
         assertEquals("d1: tracked-requests lock is now yielding", run("kp:tracked-lock d1 yielding"));
+        assertEquals("{\"disk\":\"d1\",\"tracked_lock\":\"sharded\"}", run("kp:tracked-lock --json d1 sharded"));
+        run("kp:tracked-lock d1 yielding");
         assertEquals(TrackedLockKind.YIELDING, attached.get("d1").trackedLock());
         assertEquals("unknown tracked lock 'x' (expected yielding, mutex or sharded); "
-                + "usage: kp:tracked-lock NAME yielding|mutex|sharded",
+                + "usage: kp:tracked-lock [--json] NAME yielding|mutex|sharded",
                 assertThrows(IllegalArgumentException.class, () -> run("kp:tracked-lock d1 x")).getMessage());
         assertEquals(TrackedLockCommand.USAGE,
                 assertThrows(IllegalArgumentException.class, () -> run("kp:tracked-lock d1")).getMessage());
