@@ -58,13 +58,16 @@ class DaemonControlIT {
             "../bundles/vhost-user/target/realguest")).toAbsolutePath().normalize();
     private static final long IMAGE_BYTES = 64L << 20;
     private static final int SUM_MB = 16;
-    private static final long GUEST_SECONDS = 300;
+    /** Boot and run under TCG; generous, since CI machines may be as loaded as the development one. */
+    private static final long GUEST_SECONDS = 600;
 
     private static Path work;
     private static Path control;
     private static Path pidfile;
     private static Path daemonErr;
     private static Process daemon;
+    /** Every QEMU started, destroyed at the end whatever happened (a failed assertion must not leave one running). */
+    private static final List<Guest> GUESTS = Collections.synchronizedList(new ArrayList<>());
 
     @BeforeAll
     static void startDaemon() throws Exception {
@@ -88,6 +91,11 @@ class DaemonControlIT {
 
     @AfterAll
     static void stopDaemon() throws Exception {
+        synchronized (GUESTS) {
+            for (Guest g : GUESTS) {
+                g.process.destroyForcibly();
+            }
+        }
         try {
             if (daemon != null && daemon.isAlive()) {
                 daemon.destroy(); // SIGTERM
@@ -195,7 +203,8 @@ class DaemonControlIT {
                     && disks.contains("\"address\":\"" + bSock + "\""), disks);
 
             Guest first = Guest.start(guestCommand(aSock, "guest.fio", 2));
-            assertTrue(first.awaitLine("RG-FIO-BEGIN", GUEST_SECONDS), () -> "fio did not start:\n" + first.text());
+            assertTrue(first.awaitLine("RG-FIO-BEGIN", GUEST_SECONDS), () -> "fio did not start:\n" + first.text()
+                    + "\n--- exports: " + c.tryAsk("kp:vhost-list --json") + "\n--- daemon log:\n" + daemonLog());
             long kicks0 = kicks(c, "a");
             awaitTrue(() -> kicks(c, "a") > kicks0 + 100, 120, "the guest keeps disk a busy");
 
@@ -396,7 +405,9 @@ class DaemonControlIT {
         }
 
         static Guest start(List<String> command) throws IOException {
-            return new Guest(new ProcessBuilder(command).redirectErrorStream(true).start());
+            Guest g = new Guest(new ProcessBuilder(command).redirectErrorStream(true).start());
+            GUESTS.add(g);
+            return g;
         }
 
         boolean awaitLine(String prefix, long seconds) throws InterruptedException {
