@@ -34,13 +34,13 @@ class SessionSoakTest {
         Path shm = Files.isDirectory(Path.of("/dev/shm")) ? Path.of("/dev/shm") : dir;
         try (ExportedDisk disk = new ExportedDisk("soak", new MemoryBackend(16 << 20, false), 2, 2,
                 dir.resolve("vhost.sock"))) {
-            SessionSoak soak = new SessionSoak(disk.server.socketPath(), shm, MEMORY_BYTES, seed);
+            SessionSoak soak = new SessionSoak(disk.server.socketPath(), shm, MEMORY_BYTES, seed, 0);
             SessionSoak.Result r = soak.run(sessions, disk.server::awaitNoFrontend, System.out::println);
             System.out.println("SessionSoakTest " + r.report());
             assertEquals(sessions, disk.server.status().sessions() - 1, "every session reached the export");
             assertEquals(0, r.mappingsLeft(), "no ended session's memory is still mapped");
             assertEquals(r.baseline().fds(), r.end().fds(), "descriptors at the baseline");
-            assertEquals(r.baseline().javaThreads(), r.end().javaThreads(), "Java threads at the baseline");
+            assertEquals(r.baseline().threads(), r.end().threads(), "Java threads at the baseline");
             if (sessions >= 20) {
                 assertTrue(r.end().rssKiB() <= r.after10().rssKiB() * 1.10,
                         "RSS after " + sessions + " sessions within 10% of RSS after 10: " + r.report());

@@ -9,61 +9,105 @@ import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
 /**
- * What this process holds, read from /proc/self: memory mappings of a file, open descriptors, threads and the
- * resident set size. Linux only.
+ * What a process holds, read from /proc/PID (this process: /proc/self): memory mappings of a file, open
+ * descriptors, threads and the resident set size. Linux only.
  */
-public record Footprint(long mappings, long fds, long threads, long rssKiB) {
+public final class Footprint {
 
-    /** Now, counting the mappings whose path contains {@code mappedPath} (null: all mappings). */
-    public static Footprint now(String mappedPath) {
-        return new Footprint(countMappings(mappedPath), countFds(), countThreads(), readRssKiB());
+    /** This process. */
+    public static final Footprint SELF = new Footprint(Path.of("/proc/self"));
+
+    private final Path proc;
+
+    private Footprint(Path proc) {
+        this.proc = proc;
     }
 
-    /** Lines of /proc/self/maps whose path contains {@code needle} (every line for {@code null}). */
-    public static long countMappings(String needle) {
+    /** Process {@code pid}; 0 or this process's id: {@link #SELF}. */
+    public static Footprint of(long pid) {
+        return pid <= 0 || pid == ProcessHandle.current().pid() ? SELF : new Footprint(Path.of("/proc/" + pid));
+    }
+
+    /** Lines of maps whose path contains {@code needle} (every line for {@code null}). */
+    public long mappings(String needle) {
         try {
-            List<String> lines = Files.readAllLines(Path.of("/proc/self/maps"));
+            List<String> lines = Files.readAllLines(proc.resolve("maps"));
             return needle == null ? lines.size() : lines.stream().filter(l -> l.contains(needle)).count();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    /** Open descriptors (entries of /proc/self/fd, the listing's own descriptor excluded). */
-    public static long countFds() {
-        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
-            return s.count() - 1;
+    /** Open descriptors (entries of fd; for this process the listing's own descriptor excluded). */
+    public long fds() {
+        try (Stream<Path> s = Files.list(proc.resolve("fd"))) {
+            return s.count() - (this == SELF ? 1 : 0);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    /** Threads of the process (entries of /proc/self/task). */
-    public static long countThreads() {
-        try (Stream<Path> s = Files.list(Path.of("/proc/self/task"))) {
+    /** Threads of the process (entries of task). */
+    public long threads() {
+        try (Stream<Path> s = Files.list(proc.resolve("task"))) {
             return s.count();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    /** VmRSS of /proc/self/status in KiB. */
-    public static long readRssKiB() {
-        return readStatusKiB("VmRSS");
+    /** Threads whose kernel name (a Java thread's name cut to 15 characters) starts with {@code prefix}. */
+    public long threadsNamed(String prefix) {
+        try (Stream<Path> s = Files.list(proc.resolve("task"))) {
+            return s.filter(t -> {
+                try {
+                    return Files.readString(t.resolve("comm")).startsWith(prefix);
+                } catch (IOException gone) {
+                    return false; // the thread ended while we looked
+                }
+            }).count();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
-    /** A KiB field of /proc/self/status: VmRSS, RssAnon, RssFile, RssShmem. */
-    public static long readStatusKiB(String field) {
+    /** A KiB field of status: VmRSS, RssAnon, RssFile, RssShmem. */
+    public long statusKiB(String field) {
         try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            for (String line : Files.readAllLines(proc.resolve("status"))) {
                 if (line.startsWith(field + ":")) {
                     return Long.parseLong(line.replaceAll("[^0-9]", ""));
                 }
             }
-            throw new IllegalStateException("no " + field + " in /proc/self/status");
+            throw new IllegalStateException("no " + field + " in " + proc.resolve("status"));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** Lines of /proc/self/maps whose path contains {@code needle}. */
+    public static long countMappings(String needle) {
+        return SELF.mappings(needle);
+    }
+
+    /** Open descriptors of this process. */
+    public static long countFds() {
+        return SELF.fds();
+    }
+
+    /** Threads of this process. */
+    public static long countThreads() {
+        return SELF.threads();
+    }
+
+    /** VmRSS of this process in KiB. */
+    public static long readRssKiB() {
+        return SELF.statusKiB("VmRSS");
+    }
+
+    /** A KiB field of /proc/self/status. */
+    public static long readStatusKiB(String field) {
+        return SELF.statusKiB(field);
     }
 
     /** Polls {@code condition} every 5 ms until it holds or {@code timeoutMillis} passed; returns its last value. */
@@ -76,10 +120,5 @@ public record Footprint(long mappings, long fds, long threads, long rssKiB) {
             Thread.sleep(5);
         }
         return true;
-    }
-
-    @Override
-    public String toString() {
-        return String.format("mappings %d, fds %d, threads %d, RSS %d KiB", mappings, fds, threads, rssKiB);
     }
 }

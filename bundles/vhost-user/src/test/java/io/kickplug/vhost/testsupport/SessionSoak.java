@@ -39,20 +39,28 @@ public final class SessionSoak {
         MID_IO_DISCONNECT
     }
 
-    /** What the process holds: descriptors, Java threads, process threads (tasks), resident set. */
-    public record Sample(long fds, long javaThreads, long tasks, long rssKiB, long shmemKiB, long heapUsedKiB,
+    /**
+     * What the back-end's process holds: descriptors, threads (in this process: all Java threads; in another:
+     * those whose kernel name starts with {@value #VHOST_THREADS}), process threads (tasks), the resident set,
+     * and, in this process, the Java heap (-1 otherwise).
+     */
+    public record Sample(long fds, long threads, long tasks, long rssKiB, long shmemKiB, long heapUsedKiB,
             long heapCommittedKiB) {
-        static Sample now() {
-            MemoryUsage heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
-            return new Sample(Footprint.countFds(), ManagementFactory.getThreadMXBean().getThreadCount(),
-                    Footprint.countThreads(), Footprint.readRssKiB(), Footprint.readStatusKiB("RssShmem"),
-                    heap.getUsed() >> 10, heap.getCommitted() >> 10);
+        static Sample of(Footprint target) {
+            if (target == Footprint.SELF) {
+                MemoryUsage heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
+                return new Sample(target.fds(), ManagementFactory.getThreadMXBean().getThreadCount(),
+                        target.threads(), target.statusKiB("VmRSS"), target.statusKiB("RssShmem"),
+                        heap.getUsed() >> 10, heap.getCommitted() >> 10);
+            }
+            return new Sample(target.fds(), target.threadsNamed(VHOST_THREADS), target.threads(),
+                    target.statusKiB("VmRSS"), target.statusKiB("RssShmem"), -1, -1);
         }
 
         @Override
         public String toString() {
-            return String.format("fds %d, Java threads %d, tasks %d, RSS %d KiB (shmem %d KiB; heap used %d KiB,"
-                    + " committed %d KiB)", fds, javaThreads, tasks, rssKiB, shmemKiB, heapUsedKiB, heapCommittedKiB);
+            return String.format("fds %d, threads %d, tasks %d, RSS %d KiB (shmem %d KiB; heap used %d KiB,"
+                    + " committed %d KiB)", fds, threads, tasks, rssKiB, shmemKiB, heapUsedKiB, heapCommittedKiB);
         }
     }
 
@@ -69,6 +77,8 @@ public final class SessionSoak {
         }
     }
 
+    /** Kernel name prefix of the back-end's vhost-user threads (accept, session, kick), cut to 15 characters. */
+    public static final String VHOST_THREADS = "kickplug-vhost-";
     /** How long a session's mappings may take to disappear (the acceptance). */
     public static final long RELEASE_MILLIS = 1000;
     private static final long SETTLE_MILLIS = 5000;
@@ -78,13 +88,17 @@ public final class SessionSoak {
     private final long memoryBytes;
     private final long seed;
     private final Random random;
+    /** The back-end's process. */
+    private final Footprint target;
 
     /**
      * @param socket the export's socket
      * @param shmDir where guest memory files go (/dev/shm)
      * @param memoryBytes guest memory per session
+     * @param backendPid the back-end's process, or 0 for this one
      */
-    public SessionSoak(Path socket, Path shmDir, long memoryBytes, long seed) {
+    public SessionSoak(Path socket, Path shmDir, long memoryBytes, long seed, long backendPid) {
+        this.target = Footprint.of(backendPid);
         this.socket = socket;
         this.shmDir = shmDir;
         this.memoryBytes = memoryBytes;
@@ -106,7 +120,7 @@ public final class SessionSoak {
         if (!Footprint.await(() -> sessionThreads() == 0, SETTLE_MILLIS)) {
             throw new AssertionError("the warm-up session's threads did not end: " + sessionThreads());
         }
-        Sample baseline = Sample.now();
+        Sample baseline = Sample.of(target);
         Sample after10 = null;
         Map<Ending, Integer> endings = new EnumMap<>(Ending.class);
         List<String> names = new ArrayList<>();
@@ -115,32 +129,31 @@ public final class SessionSoak {
             endings.merge(ending, 1, Integer::sum);
             String name = session(i, ending, serverIdle);
             names.add(name);
-            if (!Footprint.await(() -> Footprint.countMappings(name) == 0, RELEASE_MILLIS)) {
-                throw new AssertionError("session " + i + " (" + ending + "): " + Footprint.countMappings(name)
+            if (!Footprint.await(() -> target.mappings(name) == 0, RELEASE_MILLIS)) {
+                throw new AssertionError("session " + i + " (" + ending + "): " + target.mappings(name)
                         + " mappings of its memory left after " + RELEASE_MILLIS + " ms");
             }
-            if (!Footprint.await(() -> Footprint.countFds() == baseline.fds(), SETTLE_MILLIS)) {
-                throw new AssertionError("session " + i + " (" + ending + "): " + Footprint.countFds()
+            if (!Footprint.await(() -> target.fds() == baseline.fds(), SETTLE_MILLIS)) {
+                throw new AssertionError("session " + i + " (" + ending + "): " + target.fds()
                         + " descriptors open, baseline " + baseline.fds());
             }
-            if (!Footprint.await(() -> ManagementFactory.getThreadMXBean().getThreadCount() == baseline.javaThreads(),
-                    SETTLE_MILLIS)) {
-                throw new AssertionError("session " + i + " (" + ending + "): "
-                        + ManagementFactory.getThreadMXBean().getThreadCount() + " Java threads, baseline "
-                        + baseline.javaThreads());
+            if (!Footprint.await(() -> Sample.of(target).threads() == baseline.threads(), SETTLE_MILLIS)) {
+                throw new AssertionError("session " + i + " (" + ending + "): " + Sample.of(target).threads()
+                        + " threads, baseline " + baseline.threads());
             }
             if (i == 9) {
-                after10 = Sample.now();
+                after10 = Sample.of(target);
             }
             if ((i + 1) % 100 == 0) {
-                progress.accept("session " + (i + 1) + ": " + Sample.now());
+                progress.accept("session " + (i + 1) + ": " + Sample.of(target));
             }
         }
         long left = 0;
         for (String name : names) {
-            left += Footprint.countMappings(name);
+            left += target.mappings(name);
         }
-        return new Result(sessions, seed, baseline, after10 == null ? Sample.now() : after10, Sample.now(), left,
+        Sample end = Sample.of(target);
+        return new Result(sessions, seed, baseline, after10 == null ? end : after10, end, left,
                 endings, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
     }
 
