@@ -192,6 +192,28 @@ class SessionReleaseTest {
         }
     }
 
+    @Test
+    void resetDeviceUnmapsTheInflightAreaWhichTheNextStartSendsAgain() throws Exception {
+        connect().negotiate(wanted());
+        Message r = client.call(VhostUser.GET_INFLIGHT_FD, inflight(0));
+        long size = InflightRegion.totalBytes(2, FrontendClient.QUEUE_SIZE);
+        try (RandomAccessFile area = new RandomAccessFile("/proc/self/fd/" + Fds.number(r.fds()[0]), "rw")) {
+            Fds.close(r.fds()[0]);
+            assertEquals(0, client.sendAck(VhostUser.SET_INFLIGHT_FD, inflight(size), area.getFD()));
+            assertEquals(1, Footprint.countMappings("kickplug-inflight-"));
+            assertEquals(0, client.sendAck(VhostUser.RESET_DEVICE, new byte[0]));
+            assertMappingsWithin("kickplug-inflight-", 0);
+            assertEquals(2, Footprint.countMappings(ram), "the memory stays (RESET_DEVICE): the view and the mapping");
+            assertEquals(0, client.sendAck(VhostUser.SET_INFLIGHT_FD, inflight(size), area.getFD()));
+            assertEquals(1, Footprint.countMappings("kickplug-inflight-"));
+        }
+    }
+
+    private static byte[] inflight(long mmapSize) {
+        return Message.payload(24).putLong(mmapSize).putLong(0).putShort((short) 2)
+                .putShort((short) FrontendClient.QUEUE_SIZE).array();
+    }
+
     private static long javaThreads() {
         return java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount();
     }

@@ -6,8 +6,8 @@ import java.util.List;
 
 /**
  * Unmaps the memory a vhost-user session stopped using: memory regions dropped by REM_MEM_REG, replaced by
- * SET_MEM_TABLE or left at the end of the session (disconnect, RESET_OWNER, RESET_DEVICE), and the
- * back-end's mapping of an inflight area (the area itself stays with the front-end).
+ * SET_MEM_TABLE or left at the end of the session (disconnect, RESET_OWNER), and the back-end's mappings of
+ * an inflight area (the area itself stays with the front-end).
  *
  * <p>The order is what makes this safe, not a check at access time: the caller first resets the device,
  * which returns only when no I/O thread is inside a ring handler any more and every request in flight has

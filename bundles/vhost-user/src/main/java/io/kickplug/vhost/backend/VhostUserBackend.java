@@ -937,10 +937,11 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
     }
 
     /**
-     * RESET_OWNER / RESET_DEVICE: stop the device and forget every ring. RESET_OWNER ends the session
-     * (vhost-user.rst: the front-end no longer owns the connection), so its memory and inflight area are
-     * unmapped too, as DPDK does. RESET_DEVICE keeps them, as libvhost-user does: QEMU sends only the regions
-     * that changed since its last table (its shadow copy), so after a RESET_DEVICE it would not send them again.
+     * RESET_OWNER / RESET_DEVICE: stop the device, forget every ring and the inflight area (the front-end sends
+     * it again with the next start) and unmap this back-end's mapping of it. RESET_OWNER ends the session
+     * (vhost-user.rst: the front-end no longer owns the connection), so its memory is unmapped too, as DPDK
+     * does. RESET_DEVICE keeps the memory, as libvhost-user does: QEMU sends only the regions that changed
+     * since its last table (its shadow copy), so after a RESET_DEVICE it would not send them again.
      */
     private void resetDevice(boolean endOfSession) {
         stopDevice();
@@ -952,6 +953,10 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         featuresSet = false;
         if (endOfSession) {
             releaseMemory();
+        } else {
+            InflightRegion area = inflight;
+            inflight = null;
+            MappingRelease.release(name, resetsClean && !running, null, area);
         }
         needsReset = false;
         lastFault = null;
