@@ -324,13 +324,13 @@ final class Launcher {
                 cacheDir = options.cache().toAbsolutePath();
                 Files.createDirectories(cacheDir);
             } else {
-                cacheDir = Files.createTempDirectory("kickplug-felix-");
+                cacheDir = TempFiles.createCache(err); // also removes what killed launchers left behind
                 temporaryCache = true;
             }
         } catch (IOException e) {
             throw new StartupException("cannot create the Felix cache directory: " + Errors.message(e), e);
         }
-        config.put(Constants.FRAMEWORK_STORAGE, cacheDir.toString());
+        config.put(Constants.FRAMEWORK_STORAGE, temporaryCache ? TempFiles.felixStorage(cacheDir) : cacheDir.toString());
         // The launcher installs the bundle set itself on every run, so old cache contents must not linger.
         config.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
         if (options.daemon()) {

@@ -147,7 +147,10 @@ public final class DiskRegistry implements AutoCloseable {
         for (Export exported : exports.getOrDefault(name, List.of())) {
             notifiers.removeListener(exported.listener());
             try {
+                // Its transport may still be attached (a vhost-user export being stopped): the reset stops the
+                // queues, the close ends the export's own worker pool, before the backend closes below.
                 exported.device().reset();
+                exported.device().close();
             } catch (RuntimeException e) {
                 failures.add(e);
             }
@@ -417,7 +420,7 @@ public final class DiskRegistry implements AutoCloseable {
         return device;
     }
 
-    /** Forgets an exported device (its transport reset it). */
+    /** Forgets an exported device (its transport reset it) and ends its worker pool. */
     public synchronized void releaseExport(String name, Object device) {
         List<Export> list = exports.get(name);
         if (list == null) {
@@ -426,6 +429,7 @@ public final class DiskRegistry implements AutoCloseable {
         list.removeIf(e -> {
             if (e.device() == device) {
                 notifiers.removeListener(e.listener());
+                e.device().close();
                 return true;
             }
             return false;

@@ -100,6 +100,8 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
     private boolean configChangeLogged;
     /** The back-end request channel from SET_BACKEND_REQ_FD, or {@code null}. */
     private volatile BackendChannel backendChannel;
+    /** False once a device reset failed: mappings are then never unmapped explicitly ({@link MappingRelease}). */
+    private boolean resetsClean = true;
 
     /**
      * @param name the disk or export name, for thread and log names
@@ -150,8 +152,10 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             try {
                 replier.reply(m.request(), reply, new FileDescriptor[] {replyArea.fd()});
             } finally {
-                // The front-end holds its own copy of the descriptor now; the mapping stays.
+                // The front-end holds its own copy of the descriptor now and passes it back with
+                // SET_INFLIGHT_FD; this mapping of it was only used to size and zero the area.
                 replyArea.file().close();
+                replyArea.region().unmap();
                 replyArea = null;
             }
         } else if (reply != null) {
@@ -221,14 +225,14 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             }
             case VhostUser.RESET_OWNER -> {
                 expect(m, 0, 0);
-                resetDevice();
+                resetDevice(true);
                 owner = false;
                 return null;
             }
             case VhostUser.RESET_DEVICE -> {
                 requireProtocol(VhostUser.PROTOCOL_F_RESET_DEVICE, "RESET_DEVICE");
                 expect(m, 0, 0);
-                resetDevice();
+                resetDevice(false);
                 return null;
             }
             case VhostUser.GET_QUEUE_NUM -> {
@@ -446,12 +450,14 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             }
         } catch (IOException e) {
             Fds.closeAll(fds);
+            MappingRelease.release(name, true, fresh, null); // never used: nothing can touch them
             throw new Refused("cannot map region " + fresh.size() + ": " + e.getMessage(), e);
         }
         stopDevice();
-        memoryTable.clear();
+        List<MemoryTable.Region> replaced = memoryTable.clear();
         fresh.forEach(memoryTable::add);
         rebuildMemory();
+        MappingRelease.release(name, resetsClean, replaced, null);
         LOG.log(Level.INFO, "vhost-user " + name + ": memory table of " + n + " regions, "
                 + memoryTable.totalBytes() + " bytes");
         reconcile();
@@ -516,8 +522,9 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
                     size, uva));
         }
         stopDevice();
-        memoryTable.remove(gpa, size, uva);
+        MemoryTable.Region removed = memoryTable.remove(gpa, size, uva);
         rebuildMemory();
+        MappingRelease.release(name, resetsClean, List.of(removed), null);
         LOG.log(Level.INFO, String.format("vhost-user %s: removed memory region at guest address 0x%x", name, gpa));
         reconcile();
     }
@@ -682,7 +689,9 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             throw new Refused("cannot map the inflight area: " + e.getMessage(), e);
         }
         stopDevice();
+        InflightRegion previous = inflight;
         inflight = region;
+        MappingRelease.release(name, resetsClean, null, previous);
         reconcile();
     }
 
@@ -758,7 +767,10 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         runningQueues = new boolean[rings.length];
         try {
             device.reset();
+            // A reset that gave up waiting leaves a request that may still write guest memory.
+            resetsClean &= device.quiescent();
         } catch (RuntimeException e) {
+            resetsClean = false;
             LOG.log(Level.ERROR, "vhost-user " + name + ": device reset failed", e);
         }
         running = false;
@@ -857,6 +869,12 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             });
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "vhost-user " + name + ": device activation failed", e);
+            try {
+                device.reset(); // it may have started some queues before failing
+                resetsClean &= device.quiescent();
+            } catch (RuntimeException again) {
+                resetsClean = false;
+            }
             for (Vring r : rings) {
                 r.view = null;
             }
@@ -927,8 +945,14 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         return q.toString();
     }
 
-    /** RESET_OWNER / RESET_DEVICE: stop the device and forget every ring; memory stays mapped. */
-    private void resetDevice() {
+    /**
+     * RESET_OWNER / RESET_DEVICE: stop the device, forget every ring and the inflight area (the front-end sends
+     * it again with the next start) and unmap this back-end's mapping of it. RESET_OWNER ends the session
+     * (vhost-user.rst: the front-end no longer owns the connection), so its memory is unmapped too, as DPDK
+     * does. RESET_DEVICE keeps the memory, as libvhost-user does: QEMU sends only the regions that changed
+     * since its last table (its shadow copy), so after a RESET_DEVICE it would not send them again.
+     */
+    private void resetDevice(boolean endOfSession) {
         stopDevice();
         for (int i = 0; i < rings.length; i++) {
             closeRing(rings[i]);
@@ -936,9 +960,24 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         }
         ackedFeatures = 0;
         featuresSet = false;
-        inflight = null;
+        if (endOfSession) {
+            releaseMemory();
+        } else {
+            InflightRegion area = inflight;
+            inflight = null;
+            MappingRelease.release(name, resetsClean && !running, null, area);
+        }
         needsReset = false;
         lastFault = null;
+    }
+
+    /** After the device stopped: drops and unmaps every memory region and the inflight area's mapping. */
+    private void releaseMemory() {
+        InflightRegion area = inflight;
+        inflight = null;
+        List<MemoryTable.Region> regions = memoryTable.clear();
+        rebuildMemory();
+        MappingRelease.release(name, resetsClean && !running, regions, area);
     }
 
     private void closeRing(Vring r) {
@@ -1053,11 +1092,7 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             if (c != null) {
                 c.close();
             }
-            memoryTable.clear();
-            memory = null;
-            inflight = null;
-            memoryRegions = 0;
-            memoryBytes = 0;
+            releaseMemory();
         }
     }
 

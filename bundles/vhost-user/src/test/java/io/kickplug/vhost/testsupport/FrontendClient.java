@@ -7,6 +7,7 @@ import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.vhost.backend.Unmapper;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.MessageChannel;
 import io.kickplug.vhost.protocol.ProtocolException;
@@ -51,6 +52,10 @@ public final class FrontendClient implements AutoCloseable {
     public MessageChannel channel;
     private final Path memoryFile;
     private final RandomAccessFile memoryRaf;
+    /** The client's own mapping of guest memory, unmapped at {@link #close}. */
+    private final MappedByteBuffer memoryMap;
+    /** Size of guest memory, one region at guest address 0. */
+    public final long memoryBytes;
     public final GuestMemory memory;
     private final List<Queue> queues = new ArrayList<>();
     private long features;
@@ -133,12 +138,25 @@ public final class FrontendClient implements AutoCloseable {
     }
 
     public FrontendClient(Path socketPath, Path memoryFile) throws IOException {
+        this(socketPath, memoryFile, MEMORY_BYTES);
+    }
+
+    /**
+     * A client whose guest memory is {@code memoryBytes} (at least {@link #MEMORY_BYTES}, a multiple of 4 KiB)
+     * in {@code memoryFile}, which is deleted at {@link #close}. A file in /dev/shm behaves like QEMU's memfd.
+     */
+    public FrontendClient(Path socketPath, Path memoryFile, long memoryBytes) throws IOException {
+        if (memoryBytes < MEMORY_BYTES || memoryBytes > Integer.MAX_VALUE || memoryBytes % 4096 != 0) {
+            throw new IllegalArgumentException("guest memory of " + memoryBytes + " bytes");
+        }
         this.memoryFile = memoryFile;
+        this.memoryBytes = memoryBytes;
         Files.deleteIfExists(memoryFile);
         this.memoryRaf = new RandomAccessFile(memoryFile.toFile(), "rw");
-        memoryRaf.setLength(MEMORY_BYTES);
-        MappedByteBuffer map = memoryRaf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, MEMORY_BYTES);
-        this.memory = OffHeapGuestMemory.wrap(List.of(new MemoryRegion(0, MEMORY_BYTES)), List.of(List.of(map)));
+        memoryRaf.setLength(memoryBytes);
+        this.memoryMap = memoryRaf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, memoryBytes);
+        this.memory = OffHeapGuestMemory.wrap(List.of(new MemoryRegion(0, memoryBytes)),
+                List.of(List.of(memoryMap)));
         connect(socketPath);
     }
 
@@ -245,7 +263,7 @@ public final class FrontendClient implements AutoCloseable {
         check(sendAck(VhostUser.SET_OWNER, new byte[0]), "SET_OWNER");
         features = offered & (wantFeatures | VhostUser.F_PROTOCOL_FEATURES | VirtioFeatures.VERSION_1);
         check(sendAck(VhostUser.SET_FEATURES, Message.u64(features)), "SET_FEATURES");
-        check(sendAck(VhostUser.ADD_MEM_REG, region(0, MEMORY_BYTES, USER_BASE, 0), memoryFd()), "ADD_MEM_REG");
+        check(sendAck(VhostUser.ADD_MEM_REG, region(0, memoryBytes, USER_BASE, 0), memoryFd()), "ADD_MEM_REG");
     }
 
     /** Sets up and starts queue {@code index} like QEMU: NUM, BASE, ADDR, KICK, CALL (or NOFD), ENABLE. */
@@ -399,5 +417,8 @@ public final class FrontendClient implements AutoCloseable {
         }
         memoryRaf.close();
         Files.deleteIfExists(memoryFile);
+        // Unmapped now rather than by the GC, so that tests can count the back-end's mappings alone. Nothing
+        // touches the client's memory after close (its call readers only read pipes).
+        Unmapper.unmap(memoryMap);
     }
 }
