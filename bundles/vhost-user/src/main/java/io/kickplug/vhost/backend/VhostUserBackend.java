@@ -824,6 +824,12 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         }
         List<DeviceQueue> list = Collections.unmodifiableList(views);
         GuestMemory mem = memory;
+        // Publish the running set before activating: a kick that arrives from now on reaches the device.
+        // Published after activate(), a kick landing between the activation's look at every queue and the
+        // publication was dropped, and a request the driver added after that look waited forever (issue 13:
+        // NOFD + EVENT_IDX, the driver kicks once and only when avail_event asks). A kick that reaches the
+        // device before activate() sets its queues is harmless: the activation looks at every queue after it.
+        runningQueues = runningNow;
         try {
             device.activate(new DeviceActivation() {
                 @Override
@@ -848,6 +854,7 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             });
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "vhost-user " + name + ": device activation failed", e);
+            runningQueues = new boolean[rings.length];
             for (Vring r : rings) {
                 r.view = null;
             }
@@ -855,7 +862,6 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         }
         running = true;
         activations.incrementAndGet();
-        runningQueues = runningNow;
         LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": running queues " + describe(runningNow));
     }
 
@@ -953,6 +959,8 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
     // Kicks and signals.
 
     private void kicked(int queue) {
+        // runningQueues is published (volatile) before the device is activated (start()), so a kick that
+        // passes this check after the activation looked at the rings reaches the device.
         boolean[] q = runningQueues;
         if (!needsReset && queue < q.length && q[queue]) {
             device.queueNotify(queue);
