@@ -257,9 +257,11 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
                 ByteBuffer b = m.body();
                 Vring r = ring(b.getInt());
                 int num = b.getInt();
-                if (num < 1 || num > device.maxQueueSize() || Integer.bitCount(num) != 1) {
-                    throw new Refused("queue " + r.index + " size " + num + " is not a power of two in 1.."
-                            + device.maxQueueSize());
+                // The front-end owns the ring's size (section 2.7: a power of two up to 32768), whatever the
+                // disk's in-process queue size is.
+                if (num < 1 || num > VhostUser.MAX_QUEUE_SIZE || Integer.bitCount(num) != 1) {
+                    throw new Refused("queue " + r.index + " size " + Integer.toUnsignedString(num)
+                            + " is not a power of two in 1.." + VhostUser.MAX_QUEUE_SIZE);
                 }
                 stopIfRunning(r);
                 r.num = num;
@@ -635,9 +637,9 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         if (numQueues < 1 || numQueues > rings.length) {
             throw new Refused("inflight area for " + numQueues + " queues; the device has " + rings.length);
         }
-        if (queueSize < 1 || queueSize > device.maxQueueSize() || Integer.bitCount(queueSize) != 1) {
+        if (queueSize < 1 || queueSize > VhostUser.MAX_QUEUE_SIZE || Integer.bitCount(queueSize) != 1) {
             throw new Refused("inflight queue size " + queueSize + " is not a power of two in 1.."
-                    + device.maxQueueSize());
+                    + VhostUser.MAX_QUEUE_SIZE);
         }
         return new int[] {numQueues, queueSize};
     }
