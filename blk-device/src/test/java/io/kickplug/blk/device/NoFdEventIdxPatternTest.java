@@ -1,7 +1,9 @@
 package io.kickplug.blk.device;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.TrackedLockKind;
@@ -10,6 +12,7 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.DeviceActivation;
+import io.kickplug.api.virtio.DescriptorChain;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.GuestFaultException;
@@ -17,6 +20,8 @@ import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.FileBackend;
+import io.kickplug.blk.backend.MemoryBackend;
+import io.kickplug.blk.fake.GatedBackend;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.queue.SplitDeviceQueue;
@@ -26,6 +31,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -278,5 +285,103 @@ class NoFdEventIdxPatternTest {
         }
         int slot = (Integer) u.token();
         assertEquals(VirtioBlk.S_OK, memory.readU8(DATA + slot * 4096L + 16), "status of slot " + slot);
+    }
+
+    /**
+     * The first loss, made deterministic: a reset (section 2.4) must not return while a completed request is not
+     * yet in the used ring. The request's backend call is held on a worker until the reset has passed its I/O
+     * thread barrier; then the used-ring push is held. Before the fix the reset returned here (the request had
+     * left the in-flight count before its push) and the saved used index was one short.
+     */
+    @Test
+    void aResetWaitsForTheUsedRingPushOfACompletedRequest() throws Exception {
+        GatedBackend gated = new GatedBackend(new MemoryBackend(1 << 20, false));
+        ioThread = new EventLoopThread("pattern-io");
+        device = new VirtioBlkDevice("reset", gated, false, 1, QUEUE_SIZE,
+                "reset".getBytes(StandardCharsets.US_ASCII), List.of(ioThread), QueueMapping.of(List.of(), 1, 1),
+                TrackedLockKind.MUTEX, 2);
+        GuestMemory memory = OffHeapGuestMemory.allocate(4 << 20);
+        QueueLayout layout = QueueLayout.contiguous(QUEUE_SIZE, 0);
+        SplitDriverQueue driver = new SplitDriverQueue(memory, layout, FEATURES, -1, 0);
+        CountDownLatch pushing = new CountDownLatch(1);
+        CountDownLatch letPush = new CountDownLatch(1);
+        SplitDeviceQueue real = new SplitDeviceQueue(memory, 0, layout, FEATURES);
+        DeviceQueue held = new DeviceQueue() {
+            @Override public int index() { return real.index(); }
+            @Override public int size() { return real.size(); }
+            @Override public boolean eventIdx() { return real.eventIdx(); }
+            @Override public DescriptorChain pop() { return real.pop(); }
+            @Override public boolean hasAvailable() { return real.hasAvailable(); }
+            @Override public boolean needsNotification() { return real.needsNotification(); }
+            @Override public void disableNotification() { real.disableNotification(); }
+            @Override public boolean enableNotification() { return real.enableNotification(); }
+            @Override public int nextAvail() { return real.nextAvail(); }
+            @Override public int nextUsed() { return real.nextUsed(); }
+            @Override public boolean isBroken() { return real.isBroken(); }
+
+            @Override
+            public void pushUsed(int head, int writtenBytes) {
+                pushing.countDown();
+                try {
+                    letPush.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                real.pushUsed(head, writtenBytes);
+            }
+        };
+        NoFdSignals signals = new NoFdSignals();
+        device.activate(new DeviceActivation() {
+            @Override
+            public long negotiatedFeatures() {
+                return FEATURES;
+            }
+
+            @Override
+            public GuestMemory memory() {
+                return memory;
+            }
+
+            @Override
+            public List<DeviceQueue> queues() {
+                return List.of(held);
+            }
+
+            @Override
+            public DeviceSignals signals() {
+                return signals;
+            }
+        });
+        gated.close(0);
+        publishWrite(memory, driver, 0, 1);
+        gated.awaitEntered(1); // on a worker, held
+        Thread[] resetter = new Thread[1];
+        CompletableFuture<Void> reset = CompletableFuture.runAsync(() -> {
+            resetter[0] = Thread.currentThread();
+            device.reset();
+        });
+        // The reset queued its I/O thread barrier once it waits; a task queued after it runs after it.
+        long deadline = System.nanoTime() + TIMEOUT_NS;
+        while (resetter[0] == null || resetter[0].getState() != Thread.State.TIMED_WAITING) {
+            assertTrue(System.nanoTime() - deadline < 0, "the reset should wait for the request");
+            Thread.yield();
+        }
+        CountDownLatch afterBarrier = new CountDownLatch(1);
+        ioThread.execute(afterBarrier::countDown);
+        assertTrue(afterBarrier.await(10, TimeUnit.SECONDS));
+        assertFalse(reset.isDone(), "the reset waits for the request on the worker");
+        gated.open(0);
+        assertTrue(pushing.await(10, TimeUnit.SECONDS), "the completion reached the used-ring push");
+        // The push is held: a reset that returns now would save used index 0 with an entry still to come.
+        for (int i = 0; i < 1_000 && !reset.isDone(); i++) {
+            Thread.yield();
+        }
+        boolean returnedEarly = reset.isDone();
+        letPush.countDown();
+        reset.get(10, TimeUnit.SECONDS);
+        assertFalse(returnedEarly, "the reset returned before the completed request was in the used ring");
+        assertEquals(1, real.nextUsed(), "the request is in the used ring after the reset");
+        device.close();
+        device = null;
     }
 }
