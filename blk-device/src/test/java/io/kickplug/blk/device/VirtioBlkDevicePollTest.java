@@ -127,23 +127,37 @@ class VirtioBlkDevicePollTest {
         }
     }
 
-    /** Section 2.7.10.2: without EVENT_IDX, used.flags NO_NOTIFY is set while polling, cleared after. */
+    /**
+     * Section 2.7.10.2: without EVENT_IDX, used.flags NO_NOTIFY is set while polling, cleared after.
+     *
+     * <p>A drain sets NO_NOTIFY too (between its disableNotification and its re-enable, and the guest may see
+     * the completion in between), so seeing the flag does not prove the I/O thread polls, and a request the guest
+     * publishes then may be found by the drain's re-check instead of a poll: that was this test's flake (no hit,
+     * hits=0 misses=0 pollNanos=0). The test therefore submits until a request is found by polling; a hit is
+     * tallied before the request's completion is pushed, so it is visible once the guest sees the completion.
+     * Windows are longer than the test, so poll mode ends only when polling stops.
+     */
     @Test
     void pollingSetsNoNotifyAndStoppingClearsIt() throws Exception {
         start(ALL & ~VirtioFeatures.RING_EVENT_IDX);
-        device.setPollPolicy(fixed(TimeUnit.SECONDS.toNanos(1)));
-        read(0); // the loop sees work, then polls for up to 1 s before blocking
+        device.setPollPolicy(fixed(TimeUnit.MINUTES.toNanos(10)));
+        read(0);
         PollStatus on = device.setPolling(true, null);
         assertTrue(on.active());
-        read(1);
+        int i = 1;
+        while (device.pollStatus().queues().get(0).hits() == 0) {
+            // Almost always the first or second: only a request racing a drain's tail is not a poll hit.
+            assertTrue(i <= 100, "no request was found by polling in 100: " + device.pollStatus());
+            read(i++);
+        }
         await(() -> usedFlags() == USED_F_NO_NOTIFY, "NO_NOTIFY while the I/O thread polls");
-        read(2); // found by polling, not by a notification
-        // The hit is tallied when the poll window ends, which may be after the guest saw the completion.
-        await(() -> device.pollStatus().queues().get(0).hits() >= 1, "a poll hit: " + device.pollStatus());
         device.setPolling(false, null);
         await(() -> usedFlags() == 0, "notifications on again after polling stopped");
-        read(3);
-        assertEquals(0, usedFlags());
+        long hits = device.pollStatus().queues().get(0).hits();
+        read(i);
+        // The read's own drain sets NO_NOTIFY for a moment; afterwards the flag stays clear.
+        await(() -> usedFlags() == 0, "notifications on after a request served without polling");
+        assertEquals(hits, device.pollStatus().queues().get(0).hits(), "no poll hit once polling stopped");
     }
 
     @ParameterizedTest(name = "eventIdx={0}")

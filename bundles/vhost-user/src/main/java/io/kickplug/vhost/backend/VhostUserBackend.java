@@ -264,9 +264,11 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
                 ByteBuffer b = m.body();
                 Vring r = ring(b.getInt());
                 int num = b.getInt();
-                if (num < 1 || num > device.maxQueueSize() || Integer.bitCount(num) != 1) {
-                    throw new Refused("queue " + r.index + " size " + num + " is not a power of two in 1.."
-                            + device.maxQueueSize());
+                // The front-end owns the ring's size (section 2.7: a power of two up to 32768), whatever the
+                // disk's in-process queue size is.
+                if (num < 1 || num > VhostUser.MAX_QUEUE_SIZE || Integer.bitCount(num) != 1) {
+                    throw new Refused("queue " + r.index + " size " + Integer.toUnsignedString(num)
+                            + " is not a power of two in 1.." + VhostUser.MAX_QUEUE_SIZE);
                 }
                 stopIfRunning(r);
                 r.num = num;
@@ -651,9 +653,9 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         if (numQueues < 1 || numQueues > rings.length) {
             throw new Refused("inflight area for " + numQueues + " queues; the device has " + rings.length);
         }
-        if (queueSize < 1 || queueSize > device.maxQueueSize() || Integer.bitCount(queueSize) != 1) {
+        if (queueSize < 1 || queueSize > VhostUser.MAX_QUEUE_SIZE || Integer.bitCount(queueSize) != 1) {
             throw new Refused("inflight queue size " + queueSize + " is not a power of two in 1.."
-                    + device.maxQueueSize());
+                    + VhostUser.MAX_QUEUE_SIZE);
         }
         return new int[] {numQueues, queueSize};
     }
@@ -845,6 +847,12 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         }
         List<DeviceQueue> list = Collections.unmodifiableList(views);
         GuestMemory mem = memory;
+        // Publish the running set before activating: a kick that arrives from now on reaches the device.
+        // Published after activate(), a kick landing between the activation's look at every queue and the
+        // publication was dropped, and a request the driver added after that look waited forever (issue 13:
+        // NOFD + EVENT_IDX, the driver kicks once and only when avail_event asks). A kick that reaches the
+        // device before activate() sets its queues is harmless: the activation looks at every queue after it.
+        runningQueues = runningNow;
         try {
             device.activate(new DeviceActivation() {
                 @Override
@@ -875,6 +883,7 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             } catch (RuntimeException again) {
                 resetsClean = false;
             }
+            runningQueues = new boolean[rings.length];
             for (Vring r : rings) {
                 r.view = null;
             }
@@ -882,7 +891,6 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         }
         running = true;
         activations.incrementAndGet();
-        runningQueues = runningNow;
         LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": running queues " + describe(runningNow));
     }
 
@@ -1001,6 +1009,8 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
     // Kicks and signals.
 
     private void kicked(int queue) {
+        // runningQueues is published (volatile) before the device is activated (start()), so a kick that
+        // passes this check after the activation looked at the rings reaches the device.
         boolean[] q = runningQueues;
         if (!needsReset && queue < q.length && q[queue]) {
             device.queueNotify(queue);

@@ -69,6 +69,9 @@ public final class FrontendClient implements AutoCloseable {
         final AFPipe kick = AFPipe.open();
         AFPipe call = AFPipe.open();
         final Semaphore interrupts = new Semaphore(0);
+        /** Ring size and guest-physical base of the rings; -1: at {@code index * RING_STRIDE}. */
+        int size = QUEUE_SIZE;
+        long base = -1;
         /** Every notification read from the call pipe, whether a waiter consumed it or not. */
         private int received;
         Thread callReader;
@@ -78,7 +81,7 @@ public final class FrontendClient implements AutoCloseable {
         }
 
         long ringBase() {
-            return index * RING_STRIDE;
+            return base >= 0 ? base : index * RING_STRIDE;
         }
 
         void startCallReader() {
@@ -268,12 +271,19 @@ public final class FrontendClient implements AutoCloseable {
 
     /** Sets up and starts queue {@code index} like QEMU: NUM, BASE, ADDR, KICK, CALL (or NOFD), ENABLE. */
     public Queue startQueue(int index, int base, boolean noCallFd) throws IOException {
+        return startQueue(index, base, noCallFd, QUEUE_SIZE, -1);
+    }
+
+    /** {@link #startQueue(int, int, boolean)} with a ring of {@code size} entries at guest address {@code ringBase}. */
+    public Queue startQueue(int index, int base, boolean noCallFd, int size, long ringBase) throws IOException {
         Queue q = queues.stream().filter(x -> x.index == index).findFirst().orElse(null);
         if (q == null) {
             q = new Queue(index);
             queues.add(q);
         }
-        QueueLayout layout = QueueLayout.contiguous(QUEUE_SIZE, q.ringBase());
+        q.size = size;
+        q.base = ringBase;
+        QueueLayout layout = QueueLayout.contiguous(q.size, q.ringBase());
         q.driver = new SplitDriverQueue(memory, layout, features, -1, 0);
         if (base != 0) {
             q.driver.resumeAt(base);
@@ -284,8 +294,8 @@ public final class FrontendClient implements AutoCloseable {
     /** Sends queue {@code index}'s setup again (NUM, BASE, ADDR, KICK, CALL, ENABLE), keeping its driver state. */
     public Queue restartQueue(int index, int base, boolean noCallFd) throws IOException {
         Queue q = queue(index);
-        QueueLayout layout = QueueLayout.contiguous(QUEUE_SIZE, q.ringBase());
-        check(sendAck(VhostUser.SET_VRING_NUM, Message.vringState(index, QUEUE_SIZE)), "SET_VRING_NUM");
+        QueueLayout layout = QueueLayout.contiguous(q.size, q.ringBase());
+        check(sendAck(VhostUser.SET_VRING_NUM, Message.vringState(index, q.size)), "SET_VRING_NUM");
         check(sendAck(VhostUser.SET_VRING_BASE, Message.vringState(index, base)), "SET_VRING_BASE");
         check(sendAck(VhostUser.SET_VRING_ADDR, vringAddr(index, USER_BASE + layout.descTable(),
                 USER_BASE + layout.usedRing(), USER_BASE + layout.availRing())), "SET_VRING_ADDR");
