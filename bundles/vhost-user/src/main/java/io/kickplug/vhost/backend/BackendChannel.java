@@ -12,6 +12,7 @@ import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.net.SocketTimeoutException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.newsclub.net.unix.AFUNIXSocket;
 import org.newsclub.net.unix.FileDescriptorCast;
 
@@ -116,15 +117,23 @@ final class BackendChannel implements Closeable {
 
     /** Waits until the channel has written {@code n} messages, or closed. For tests and the shell. */
     synchronized boolean awaitSent(long n, long timeout, TimeUnit unit) throws InterruptedException {
+        return await(() -> sent >= n || closed, timeout, unit) && sent >= n;
+    }
+
+    /**
+     * Waits until {@code condition}, read under this channel's monitor, holds: every change of the channel's state
+     * (a message written, an answer counted, the channel closed) notifies. For tests and the shell.
+     */
+    synchronized boolean await(BooleanSupplier condition, long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
-        while (sent < n && !closed) {
+        while (!condition.getAsBoolean()) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 return false;
             }
             TimeUnit.NANOSECONDS.timedWait(this, left);
         }
-        return sent >= n;
+        return true;
     }
 
     private void run() {
@@ -181,6 +190,7 @@ final class BackendChannel implements Closeable {
         long n;
         synchronized (this) {
             n = ++acknowledged;
+            notifyAll();
         }
         LOG.log(Level.INFO, "vhost-user " + name + ": the front-end acknowledged configuration change " + n);
     }

@@ -74,7 +74,8 @@ class BackendChannelTest {
         ack(0);
         assertTrue(next().needReply(), "one more message for the three changes");
         ack(0);
-        assertTrue(waitFor(() -> c.acknowledged() == 2), "both answers counted: " + c.acknowledged());
+        assertTrue(c.await(() -> c.acknowledged() == 2, 10, TimeUnit.SECONDS),
+                "both answers counted: " + c.acknowledged());
         assertEquals(2, c.sent(), "the front-end reads the whole configuration each time: one message sufficed");
         assertTrue(c.isOpen());
     }
@@ -88,7 +89,7 @@ class BackendChannelTest {
         c.configChanged();
         next();
         ack(0);
-        assertTrue(waitFor(() -> c.acknowledged() == 1));
+        assertTrue(c.await(() -> c.acknowledged() == 1, 10, TimeUnit.SECONDS));
         assertTrue(c.isOpen());
     }
 
@@ -97,7 +98,7 @@ class BackendChannelTest {
         BackendChannel c = open(true, 200);
         assertTrue(c.configChanged(), "the caller never waits for the front-end");
         next(); // and no answer
-        assertTrue(waitFor(() -> !c.isOpen()), "closed after the reply timeout");
+        assertTrue(c.await(() -> !c.isOpen(), 10, TimeUnit.SECONDS), "closed after the reply timeout");
         assertTrue(c.closeReason().contains("did not acknowledge"), c.closeReason());
         assertFalse(c.configChanged(), "a closed channel tells the caller, who logs once");
     }
@@ -108,7 +109,7 @@ class BackendChannelTest {
         c.configChanged();
         next();
         frontEnd.send(VhostUser.GET_FEATURES, VhostUser.VERSION | VhostUser.FLAG_REPLY, Message.u64(0), null);
-        assertTrue(waitFor(() -> !c.isOpen()));
+        assertTrue(c.await(() -> !c.isOpen(), 10, TimeUnit.SECONDS));
         assertTrue(c.closeReason().contains("not a REPLY_ACK"), c.closeReason());
     }
 
@@ -117,7 +118,7 @@ class BackendChannelTest {
         BackendChannel c = open(false, 10_000);
         pair.getSocket1().close();
         c.configChanged();
-        assertTrue(waitFor(() -> !c.isOpen()), "the write fails and the channel closes");
+        assertTrue(c.await(() -> !c.isOpen(), 10, TimeUnit.SECONDS), "the write fails and the channel closes");
     }
 
     @Test
@@ -141,16 +142,5 @@ class BackendChannelTest {
         assertFalse(c.isOpen());
         assertEquals("closed by the back-end", c.closeReason());
         assertTrue(frontEnd.read() == null, "the front-end sees the end of the channel");
-    }
-
-    private static boolean waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            Thread.sleep(5);
-        }
-        return true;
     }
 }
