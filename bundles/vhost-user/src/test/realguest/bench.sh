@@ -7,8 +7,10 @@
 #   bench.sh [--runtime SECONDS] [--queues N]
 #
 # Needs: distribution/target/kickplug.jar (mvn -B install -DskipTests) and the real-guest cache
-# (realguest.sh prepare bundles/vhost-user/target/realguest). Runs under TCG unless the CPU has vmx/svm,
-# so absolute numbers are those of an emulated guest; compare the two backends within one run.
+# (realguest.sh prepare bundles/vhost-user/target/realguest). The guest runs under KVM when the CPU has
+# vmx/svm and /dev/kvm is writable, under TCG otherwise; each row's ACCEL column is the accelerator that
+# run's QEMU was started with and completed under (read from its boot line, not guessed from the CPU), so
+# under TCG absolute numbers are those of an emulated guest; compare the two backends within one run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../../../.." && pwd)
@@ -63,6 +65,15 @@ EOF
     exit 1
 }
 
+# The accelerator a completed run used: realguest.sh's boot line ("RG: booting (... -accel kvm -cpu host)")
+# is QEMU's own command line, and a QEMU that cannot use KVM exits instead of booting, so a run that
+# reached RG-FIO-EXIT=0 ran under what this line names. KVM or TCG; "?" when the line is missing.
+run_accel() { # guest-log
+    local a
+    a=$(grep -o 'RG: booting ([^)]*' "$1" | head -1 | grep -o -- '-accel [a-z]*' | awk '{print toupper($2)}' || true)
+    echo "${a:-?}"
+}
+
 run_one() { # kind iodepth numjobs
     local kind=$1 depth=$2 jobs=$3 sock=$work/$1.sock
     cat >"$work/job.fio" <<EOF
@@ -97,7 +108,8 @@ EOF
         tail -40 "$out" >&2
         return 1
     fi
-    local ios iops p50 p99 cpu_us
+    local ios iops p50 p99 cpu_us accel
+    accel=$(run_accel "$out")
     ios=$(grep -o 'issued rwts: total=[0-9]*' "$out" | head -1 | grep -o '[0-9]*$')
     iops=$(grep -o 'read: IOPS=[0-9.k]*' "$out" | head -1 | sed 's/read: IOPS=//')
     p50=$(grep -o '50.00th=\[ *[0-9]*\]' "$out" | head -1 | grep -o '[0-9]*\]' | tr -d ']')
@@ -105,11 +117,13 @@ EOF
     local unit
     unit=$(grep -o 'clat percentiles ([mun]sec)' "$out" | head -1 | grep -o '[mun]sec' || true)
     cpu_us=$(awk -v t=$((t1 - t0)) -v hz="$hz" -v n="$ios" 'BEGIN { if (n > 0) printf "%.1f", t * 1e6 / hz / n; else print "-" }')
-    printf "%-9s %-8s %-8s %-9s %-12s %-12s %s\n" "$kind" "$depth" "$jobs" "$iops" "$p50 $unit" "$p99 $unit" "$cpu_us"
+    printf "%-9s %-8s %-8s %-6s %-9s %-12s %-12s %s\n" "$kind" "$depth" "$jobs" "$accel" "$iops" "$p50 $unit" \
+        "$p99 $unit" "$cpu_us"
 }
 
-echo "fio randread 4k, $runtime s, $queues queues, null backends; guest: $(grep -qwE 'vmx|svm' /proc/cpuinfo && echo KVM || echo TCG)"
-printf "%-9s %-8s %-8s %-9s %-12s %-12s %s\n" BACKEND IODEPTH NUMJOBS IOPS "CLAT-P50" "CLAT-P99" "BACKEND-CPU-US/IO"
+echo "fio randread 4k, $runtime s, $queues queues, null backends; ACCEL: the accelerator each run's guest ran under"
+printf "%-9s %-8s %-8s %-6s %-9s %-12s %-12s %s\n" BACKEND IODEPTH NUMJOBS ACCEL IOPS "CLAT-P50" "CLAT-P99" \
+    "BACKEND-CPU-US/IO"
 for spec in "64 2" "1 1"; do
     set -- $spec
     run_one kickplug "$1" "$2"

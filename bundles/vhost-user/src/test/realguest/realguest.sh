@@ -6,9 +6,14 @@
 #       installs what is missing (qemu-system-x86, busybox-static, fio; apt-get update first when needed),
 #       unpacks linux-image-cloud-amd64 with dpkg-deb -x (nothing goes to /boot) and builds CACHE/base.cpio.
 #   realguest.sh run CACHE SOCKET JOBFILE [--queues N] [--event-idx on|off] [--poll-queues N] [--sum-mb M]
+#                    [--passes N] [--wait-resize] [--reconnect SECONDS]
+#                    [--queue-size N]   (vhost-user-blk queue-size, default 256)
 #       appends JOBFILE as /rg/job.fio and execs QEMU (so killing the process kills QEMU). The guest prints
 #       RG-* lines on the serial console (stdout): RG-FIO-EXIT=<status>, RG-SUM=<md5 of the first M MiB of
 #       /dev/vda>, RG-KERNEL-ERROR: <line> for every virtio or I/O error in its kernel log, RG-DONE.
+#       --passes N runs the job up to N times (RG-PASS k exit=S each) until a line arrives on QEMU's stdin;
+#       --wait-resize then waits for /sys/block/vda/size to change (RG-RESIZE-WAIT, RG-RESIZE-SEEN size=S);
+#       --reconnect S makes QEMU's chardev reconnect to a back-end that went away (reconnect=S).
 #
 # Facts this follows: ../../../../shared/notes/real-guest-facts.md (TCG unless /proc/cpuinfo has vmx/svm,
 # -cpu Nehalem, clocksource=tsc, modules loaded by hand in dependency order, 4-byte aligned appended cpio).
@@ -88,13 +93,17 @@ run() {
     local cache socket=$2 job=$3
     cache=$(cd "$1" && pwd)
     shift 3
-    local queues=1 eventidx=on pollq=0 summb=32
+    local queues=1 eventidx=on pollq=0 summb=32 passes=1 waitresize=0 reconnect="" qsize=256
     while [ $# -gt 0 ]; do
         case $1 in
             --queues) queues=$2; shift 2 ;;
             --event-idx) eventidx=$2; shift 2 ;;
             --poll-queues) pollq=$2; shift 2 ;;
             --sum-mb) summb=$2; shift 2 ;;
+            --passes) passes=$2; shift 2 ;;
+            --wait-resize) waitresize=1; shift ;;
+            --reconnect) reconnect=",reconnect=$2"; shift 2 ;;
+            --queue-size) qsize=$2; shift 2 ;;
             *) die "unknown option $1" ;;
         esac
     done
@@ -119,14 +128,14 @@ run() {
     fi
     local blkparams=""
     [ "$pollq" = 0 ] || blkparams="poll_queues=$pollq"
-    echo "RG: booting (queues=$queues event_idx=$eventidx poll_queues=$pollq ${accel[*]})"
+    echo "RG: booting (queues=$queues event_idx=$eventidx poll_queues=$pollq queue_size=$qsize ${accel[*]})"
     # This run's initrd copy is removed by a later run (after 10 minutes).
     exec qemu-system-x86_64 -nodefaults -no-user-config -machine q35 "${accel[@]}" -smp 2 -m 1G \
         -object memory-backend-memfd,id=mem,size=1G,share=on -numa node,memdev=mem \
-        -chardev socket,id=c0,path="$socket" \
-        -device vhost-user-blk-pci,chardev=c0,num-queues="$queues",queue-size=256,event_idx="$eventidx" \
+        -chardev socket,id=c0,path="$socket""$reconnect" \
+        -device vhost-user-blk-pci,chardev=c0,num-queues="$queues",queue-size="$qsize",event_idx="$eventidx" \
         -kernel "$cache/vmlinuz" -initrd "$work/initrd" \
-        -append "console=ttyS0 mitigations=off clocksource=tsc tsc=reliable quiet panic=-1 rg.blk=$blkparams rg.summb=$summb" \
+        -append "console=ttyS0 mitigations=off clocksource=tsc tsc=reliable quiet panic=-1 rg.blk=$blkparams rg.summb=$summb rg.passes=$passes rg.waitresize=$waitresize" \
         -display none -serial stdio -monitor none -no-reboot
 }
 

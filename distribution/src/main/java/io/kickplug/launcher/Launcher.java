@@ -54,8 +54,14 @@ final class Launcher {
     private final PrintStream out;
     private final PrintStream err;
 
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger("kickplug.launcher");
+
     private final Object lifecycle = new Object();
+    private final long startNanos = System.nanoTime();
     private Framework framework;
+    private ControlServer control;
+    private final List<Map.Entry<BundleSet.Jar, Bundle>> later = new ArrayList<>();
+    private Path pidfile;
     private Path cacheDir;
     private boolean temporaryCache;
     private boolean shutDown;
@@ -72,8 +78,8 @@ final class Launcher {
     /** Runs to the end and returns the exit status; the framework is stopped and a temporary cache deleted. */
     int run() {
         try {
-            List<String> statements = loadStatements();
-            boot();
+            List<String> statements = loadStatements(options);
+            boot(statements);
             if (options.interactive()) {
                 framework.waitForStop(0);
                 return 0;
@@ -81,7 +87,10 @@ final class Launcher {
             if (!runStatements(statements)) {
                 return 1;
             }
+            phase(statements.size() + " statements run");
             if (options.daemon()) {
+                serve();
+                startLater();
                 out.println("kickplug: running (pid " + ProcessHandle.current().pid() + "); stop with SIGTERM");
                 framework.waitForStop(0);
             }
@@ -109,6 +118,12 @@ final class Launcher {
                 return;
             }
             shutDown = true;
+            if (control != null) {
+                control.close();
+            }
+            if (pidfile != null) {
+                Pidfile.remove(pidfile);
+            }
             if (framework != null) {
                 try {
                     framework.stop();
@@ -125,7 +140,46 @@ final class Launcher {
         }
     }
 
-    private List<String> loadStatements() throws StartupException {
+    /**
+     * A daemon's service side, once its -c/-f statements have run: the control socket, then the pid file
+     * (whose appearance, like the socket's, means ready), then one log line with the start-to-ready time.
+     */
+    private void serve() throws StartupException {
+        synchronized (lifecycle) {
+            if (shutDown) {
+                throw new StartupException("stopped during startup", null);
+            }
+            if (options.control() != null) {
+                try {
+                    control = ControlServer.start(options.control(),
+                            new GogoStatements(framework.getBundleContext(), PREAMBLE), ControlServer.DEFAULT_MAX_CLIENTS);
+                } catch (IOException e) {
+                    throw new StartupException("cannot open the control socket " + options.control() + ": "
+                            + Errors.message(e), e);
+                }
+            }
+            if (options.pidfile() != null) {
+                try {
+                    Pidfile.write(options.pidfile());
+                    pidfile = options.pidfile();
+                } catch (IOException e) {
+                    throw new StartupException("cannot write the pid file " + options.pidfile() + ": "
+                            + Errors.message(e), e);
+                }
+            }
+        }
+        long millis = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        LOG.info(() -> "ready in " + millis + " ms after the launcher started (pid " + ProcessHandle.current().pid()
+                + (options.control() != null ? ", control socket " + options.control() : "") + ")");
+    }
+
+    /** A debug line per start-up phase with the time since the launcher started (what to look at when it is slow). */
+    private void phase(String what) {
+        long millis = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        LOG.fine(() -> "start-up: " + what + " at " + millis + " ms");
+    }
+
+    static List<String> loadStatements(Options options) throws StartupException {
         List<String> statements = new ArrayList<>();
         for (Options.Source source : options.sources()) {
             if (source instanceof Options.Source.Command c) {
@@ -153,7 +207,9 @@ final class Launcher {
         return statements;
     }
 
-    private void boot() throws StartupException, InterruptedException {
+    private void boot(List<String> statements) throws StartupException, InterruptedException {
+        boolean lazy = options.daemon() && !Boolean.getBoolean("kickplug.daemon.eager");
+        java.util.Set<String> words = LazyStart.words(statements);
         BundleSet.Contents contents;
         try {
             contents = BundleSet.scan(BundleSet.bundleDir(felixHome));
@@ -175,16 +231,19 @@ final class Launcher {
                 throw new StartupException("cannot start Felix: " + Errors.message(e), e);
             }
         }
+        phase("framework started");
         BundleContext context = framework.getBundleContext();
         List<Bundle> console = new ArrayList<>();
         List<Map.Entry<BundleSet.Jar, Bundle>> installed = new ArrayList<>();
         for (BundleSet.Jar jar : contents.bundles()) {
             try {
-                installed.add(Map.entry(jar, context.installBundle(jar.path().toUri().toString())));
+                // "reference:": Felix uses the jar where it is instead of copying it into the cache first.
+                installed.add(Map.entry(jar, context.installBundle("reference:" + jar.path().toUri())));
             } catch (BundleException e) {
                 throw new StartupException("cannot install " + jar.path().getFileName() + ": " + Errors.message(e), e);
             }
         }
+        phase(installed.size() + " bundles installed");
         List<CommandComponents.Command> expected = new ArrayList<>();
         for (Map.Entry<BundleSet.Jar, Bundle> entry : installed) {
             BundleSet.Jar jar = entry.getKey();
@@ -195,23 +254,52 @@ final class Launcher {
                 console.add(entry.getValue());
                 continue;
             }
-            start(jar, entry.getValue());
+            List<CommandComponents.Command> commands = List.of();
             if (jar.isProject()) {
                 try {
-                    expected.addAll(CommandComponents.of(jar.path()));
+                    commands = CommandComponents.of(jar.path());
                 } catch (IOException e) {
                     throw new StartupException("cannot read the components of " + jar.symbolicName() + ": "
                             + Errors.message(e), e);
                 }
             }
+            if (lazy && LazyStart.later(jar.symbolicName(), commands, words)) {
+                later.add(Map.entry(jar, entry.getValue()));
+                continue;
+            }
+            start(jar, entry.getValue());
+            expected.addAll(commands);
         }
+        phase("bundles started");
         List<String> missing = Readiness.await(context, expected, STARTUP_TIMEOUT);
+        phase("commands ready");
         if (!missing.isEmpty()) {
             err.println("warning: not ready after " + STARTUP_TIMEOUT.toSeconds() + " s: " + String.join(", ", missing));
         }
         // The console last: it reads input as soon as it is active.
         for (Bundle bundle : console) {
-            start(null, bundle);
+            if (lazy && LazyStart.later(bundle.getSymbolicName(), List.of(), words)) {
+                later.add(Map.entry(new BundleSet.Jar(null, bundle.getSymbolicName(), "", false), bundle));
+            } else {
+                start(null, bundle);
+            }
+        }
+    }
+
+    /** A daemon's bundles that wait until it is ready (see {@link LazyStart}); a failure there is only logged. */
+    private void startLater() {
+        for (Map.Entry<BundleSet.Jar, Bundle> e : later) {
+            if (stopping) {
+                return;
+            }
+            try {
+                e.getValue().start();
+            } catch (BundleException | RuntimeException | Error ex) {
+                LOG.warning(() -> "cannot start " + e.getKey().symbolicName() + ": " + Errors.message(ex));
+            }
+        }
+        if (!later.isEmpty()) {
+            phase(later.size() + " bundles started after ready");
         }
     }
 
@@ -236,18 +324,23 @@ final class Launcher {
                 cacheDir = options.cache().toAbsolutePath();
                 Files.createDirectories(cacheDir);
             } else {
-                cacheDir = Files.createTempDirectory("kickplug-felix-");
+                cacheDir = TempFiles.createCache(err); // also removes what killed launchers left behind
                 temporaryCache = true;
             }
         } catch (IOException e) {
             throw new StartupException("cannot create the Felix cache directory: " + Errors.message(e), e);
         }
-        config.put(Constants.FRAMEWORK_STORAGE, cacheDir.resolve("felix").toString());
+        // The bundle cache in DIR/felix (for a temporary cache, beside the lock and pid files of TempFiles).
+        config.put(Constants.FRAMEWORK_STORAGE, TempFiles.felixStorage(cacheDir));
         // The launcher installs the bundle set itself on every run, so old cache contents must not linger.
         config.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
         // ... but ConfigAdmin's configurations (every attached disk is one) live beside the bundle cache, so
         // that a runtime started again with the same --cache DIR attaches the same disks.
         config.putIfAbsent("felix.cm.dir", cacheDir.resolve("config").toString());
+        if (options.daemon()) {
+            // Resolving 18 bundles gains nothing from a pool, whose threads would idle for the daemon's life.
+            config.putIfAbsent("felix.resolver.parallelism", "1");
+        }
         if (!options.interactive()) {
             // No console: gosh neither reads stdin nor stops the framework at end of input.
             config.put("gosh.args", "--nointeractive");
@@ -273,9 +366,11 @@ final class Launcher {
                     }
                 }
             }
+            phase("session opened");
             for (String statement : statements) {
                 try {
                     Object result = session.execute(statement);
+                    phase("ran: " + statement);
                     if (result != null) {
                         out.println(session.format(result));
                     }

@@ -7,9 +7,6 @@ import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.CodeSource;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
  * {@code java -jar kickplug.jar}: Felix with the Kickplug bundle set. The bundles live in {@code felix/bundle}
@@ -37,6 +34,20 @@ public final class Main {
             System.exit(0);
             return;
         }
+        LogLines.configure(options);
+        if (options.connect() != null) {
+            // Client mode: no Felix at all, so a readiness check or a one-off command starts fast.
+            java.util.List<String> statements;
+            try {
+                statements = Launcher.loadStatements(options);
+            } catch (Launcher.StartupException e) {
+                err.println("error: " + e.getMessage());
+                System.exit(1);
+                return;
+            }
+            System.exit(ControlClient.run(options.connect(), options.waitSeconds(), statements, out, err));
+            return;
+        }
         Path home;
         try {
             home = felixHome();
@@ -45,7 +56,6 @@ public final class Main {
             System.exit(1);
             return;
         }
-        quietLogging(options.verbose());
         Launcher launcher = new Launcher(options, home, out, err);
         ExitState state = new ExitState();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -63,23 +73,6 @@ public final class Main {
         int status = launcher.run();
         state.exiting = true;
         System.exit(status);
-    }
-
-    /**
-     * java.util.logging prints INFO to stderr by default; a command-line tool keeps stderr for warnings and
-     * its one error line, so the level is WARNING (INFO with --verbose) unless a logging config is given.
-     */
-    private static void quietLogging(boolean verbose) {
-        if (System.getProperty("java.util.logging.config.file") != null
-                || System.getProperty("java.util.logging.config.class") != null) {
-            return;
-        }
-        Level level = verbose ? Level.INFO : Level.WARNING;
-        Logger root = Logger.getLogger("");
-        root.setLevel(level);
-        for (Handler handler : root.getHandlers()) {
-            handler.setLevel(level);
-        }
     }
 
     /** The {@code felix} directory next to the launcher jar (or next to the classes directory). */

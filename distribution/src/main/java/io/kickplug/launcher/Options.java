@@ -12,8 +12,22 @@ import java.util.List;
  * @param cache Felix storage directory, or {@code null} for a fresh temporary one deleted at exit
  * @param verbose print stack traces with errors
  * @param help print the usage text and exit
+ * @param control the daemon's control socket, or {@code null}
+ * @param connect the control socket of a running daemon to send the statements to (client mode), or {@code null}
+ * @param waitSeconds with {@code connect}: how long to keep trying to connect (0: once)
+ * @param pidfile where a daemon writes its process id once it is ready, or {@code null}
+ * @param logLevel {@code error}, {@code warn}, {@code info} or {@code debug}, or {@code null} for the default
  */
-public record Options(List<Source> sources, boolean daemon, Path cache, boolean verbose, boolean help) {
+public record Options(List<Source> sources, boolean daemon, Path cache, boolean verbose, boolean help,
+        Path control, Path connect, int waitSeconds, Path pidfile, String logLevel) {
+
+    /** The levels {@code --log-level} accepts. */
+    public static final List<String> LOG_LEVELS = List.of("error", "warn", "info", "debug");
+
+    /** Without the options of the service mode (tests and older callers). */
+    public Options(List<Source> sources, boolean daemon, Path cache, boolean verbose, boolean help) {
+        this(sources, daemon, cache, verbose, help, null, null, 0, null, null);
+    }
 
     public static final String USAGE = String.join(System.lineSeparator(),
             "usage: java -jar kickplug.jar [options]",
@@ -23,6 +37,13 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
             "  -f SCRIPT         run a Gogo script file line by line, then exit (repeatable)",
             "  --demo            run the built-in demo: attach a memory disk, run I/O, list, detach",
             "  --daemon          no console; run -c/-f first (if given), then keep running until SIGTERM",
+            "  --control PATH    with --daemon: accept statements on a Unix socket (mode 0600), one per line,",
+            "                    each answered with one JSON line {\"ok\":true,\"result\":...} or {\"ok\":false,\"error\":...}",
+            "  --pidfile PATH    with --daemon: write the process id there once ready (removed at exit)",
+            "  --log-level L     error, warn (default), info or debug: one line per event on stderr",
+            "  --connect PATH    client: send the -c/-f statements to a running daemon's control socket instead;",
+            "                    same output and exit status as running them locally",
+            "  --wait S          with --connect: keep trying to connect for up to S seconds (a readiness check)",
             "  --cache DIR       Felix storage directory (default: a fresh temporary directory, deleted at exit)",
             "  --verbose         print stack traces with errors",
             "  --help            print this text",
@@ -60,7 +81,7 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
 
     /** True when nothing is to be run and no daemon is asked for: the Gogo console takes over. */
     public boolean interactive() {
-        return sources.isEmpty() && !daemon;
+        return sources.isEmpty() && !daemon && connect == null;
     }
 
     public static Options parse(String... args) throws UsageException {
@@ -69,6 +90,11 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
         boolean verbose = false;
         boolean help = false;
         Path cache = null;
+        Path control = null;
+        Path connect = null;
+        Path pidfile = null;
+        String logLevel = null;
+        int waitSeconds = 0;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             switch (arg) {
@@ -82,12 +108,50 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
                     }
                     cache = Path.of(value(args, ++i, arg));
                 }
+                case "--control" -> control = once(control, Path.of(value(args, ++i, arg)), arg);
+                case "--connect" -> connect = once(connect, Path.of(value(args, ++i, arg)), arg);
+                case "--pidfile" -> pidfile = once(pidfile, Path.of(value(args, ++i, arg)), arg);
+                case "--log-level" -> {
+                    String level = value(args, ++i, arg);
+                    if (!LOG_LEVELS.contains(level)) {
+                        throw new UsageException("--log-level must be one of " + String.join(", ", LOG_LEVELS));
+                    }
+                    logLevel = once(logLevel, level, arg);
+                }
+                case "--wait" -> {
+                    String v = value(args, ++i, arg);
+                    try {
+                        waitSeconds = Integer.parseInt(v);
+                    } catch (NumberFormatException e) {
+                        waitSeconds = -1;
+                    }
+                    if (waitSeconds < 0) {
+                        throw new UsageException("--wait needs a number of seconds, not '" + v + "'");
+                    }
+                }
                 case "-v", "--verbose" -> verbose = true;
                 case "-h", "--help" -> help = true;
                 default -> throw new UsageException("unknown argument '" + arg + "' (try --help)");
             }
         }
-        return new Options(sources, daemon, cache, verbose, help);
+        if ((control != null || pidfile != null) && !daemon) {
+            throw new UsageException((control != null ? "--control" : "--pidfile") + " needs --daemon");
+        }
+        if (connect != null) {
+            if (daemon || cache != null || sources.stream().anyMatch(s -> s instanceof Source.Demo)) {
+                throw new UsageException("--connect takes only -c, -f, --wait and --verbose");
+            }
+        } else if (waitSeconds > 0) {
+            throw new UsageException("--wait needs --connect");
+        }
+        return new Options(sources, daemon, cache, verbose, help, control, connect, waitSeconds, pidfile, logLevel);
+    }
+
+    private static <T> T once(T current, T value, String option) throws UsageException {
+        if (current != null) {
+            throw new UsageException(option + " given twice");
+        }
+        return value;
     }
 
     private static String value(String[] args, int index, String option) throws UsageException {

@@ -48,9 +48,10 @@ import org.osgi.framework.ServiceReference;
 public class KickplugSystemIT {
 
     private static final List<String> PROJECT_BUNDLES = List.of("io.kickplug.api", "io.kickplug.virtqueue.split",
-            "io.kickplug.virtio.transport",
-            "io.kickplug.blk", "io.kickplug.poll", "io.kickplug.guest", "io.kickplug.shell", "io.kickplug.batching");
-    private static final Set<String> KP_FUNCTIONS = Set.of("attach", "detach", "disks", "io");
+            "io.kickplug.virtio.transport", "io.kickplug.blk", "io.kickplug.poll", "io.kickplug.guest",
+            "io.kickplug.shell", "io.kickplug.batching", "io.kickplug.vhost");
+    /** One command of each command-providing bundle: shell, guest (io), vhost-user (vhost). */
+    private static final Set<String> KP_FUNCTIONS = Set.of("attach", "detach", "disks", "io", "vhost");
     private static final long WAIT_MILLIS = TimeUnit.SECONDS.toMillis(10);
 
     @Inject
@@ -64,6 +65,12 @@ public class KickplugSystemIT {
 
     @Configuration
     public Option[] configuration() {
+        // Runs in the test JVM: the distribution's project bundles are exactly the ones this test expects.
+        Set<String> shipped = new java.util.TreeSet<>(DistributionBundles.projectSymbolicNames());
+        if (!shipped.equals(new java.util.TreeSet<>(PROJECT_BUNDLES))) {
+            throw new IllegalStateException("the distribution ships project bundles " + shipped + ", the test expects "
+                    + new java.util.TreeSet<>(PROJECT_BUNDLES));
+        }
         return options(
                 composite(DistributionBundles.options()),
                 // No console in a test JVM: failsafe talks to its fork over stdin.
@@ -85,11 +92,15 @@ public class KickplugSystemIT {
             assertTrue(bsn + " is not installed", bundle != null);
             assertEquals(bsn + " is not ACTIVE", Bundle.ACTIVE, bundle.getState());
         }
+        Set<String> installed = new java.util.TreeSet<>();
         for (Bundle bundle : context.getBundles()) {
             if (bundle.getSymbolicName() != null && bundle.getSymbolicName().startsWith("io.kickplug.")) {
                 assertEquals(bundle.getSymbolicName() + " is not ACTIVE", Bundle.ACTIVE, bundle.getState());
+                installed.add(bundle.getSymbolicName());
             }
         }
+        assertEquals("exactly the distribution's project bundles are booted", new java.util.TreeSet<>(PROJECT_BUNDLES),
+                installed);
     }
 
     @Test

@@ -207,11 +207,21 @@ public class NotificationSwapIT {
             directions++;
         }
         assertEquals(3 * jobs, directions);
+        // Every direction of every job reports lat_ns (trim with no I/O: max 0); read and write carry the 256
+        // I/Os each, so their max is positive. The bound is checked on all of them, so a format the pattern
+        // no longer matches fails here instead of skipping the latency check.
         Matcher lat = LAT_MAX.matcher(json);
+        int latencies = 0;
+        int measured = 0;
         while (lat.find()) {
             long max = Long.parseLong(lat.group(1));
             assertTrue("a request waited " + max / 1_000_000 + " ms", max < BOUND_NANOS);
+            latencies++;
+            measured += max > 0 ? 1 : 0;
         }
+        assertEquals("lat_ns entries matched in " + json, directions, latencies);
+        assertEquals("lat_ns entries with a measured max (read and write of each job) in " + json, 2 * jobs,
+                measured);
     }
 
     private void awaitConfiguredStrategiesInUse() {

@@ -62,4 +62,30 @@ class OptionsTest {
     void cacheTwiceIsAUsageError() {
         assertThrows(Options.UsageException.class, () -> Options.parse("--cache", "a", "--cache", "b"));
     }
+
+    @Test
+    void serviceOptions() throws Exception {
+        Options o = Options.parse("--daemon", "--control", "/run/kp.sock", "--pidfile", "/run/kp.pid", "--log-level",
+                "debug");
+        assertEquals(Path.of("/run/kp.sock"), o.control());
+        assertEquals(Path.of("/run/kp.pid"), o.pidfile());
+        assertEquals("debug", o.logLevel());
+        Options c = Options.parse("--connect", "/run/kp.sock", "--wait", "5", "-c", "kp:disks");
+        assertEquals(Path.of("/run/kp.sock"), c.connect());
+        assertEquals(5, c.waitSeconds());
+        assertFalse(c.interactive(), "a client never opens the console");
+        assertFalse(Options.parse("--connect", "/run/kp.sock").interactive());
+    }
+
+    @Test
+    void serviceOptionsRefuseWhatMakesNoSense() {
+        assertThrows(Options.UsageException.class, () -> Options.parse("--control", "/run/kp.sock"));
+        assertThrows(Options.UsageException.class, () -> Options.parse("--pidfile", "/run/kp.pid", "-c", "lb"));
+        assertThrows(Options.UsageException.class, () -> Options.parse("--connect", "s", "--daemon"));
+        assertThrows(Options.UsageException.class, () -> Options.parse("--connect", "s", "--demo"));
+        assertThrows(Options.UsageException.class, () -> Options.parse("--wait", "3", "-c", "lb"));
+        assertThrows(Options.UsageException.class, () -> Options.parse("--connect", "s", "--wait", "-1"));
+        assertThrows(Options.UsageException.class, () -> Options.parse("--daemon", "--log-level", "loud"));
+        assertThrows(Options.UsageException.class, () -> Options.parse("--daemon", "--control", "a", "--control", "b"));
+    }
 }

@@ -54,6 +54,17 @@ public interface VirtioDevice {
      */
     void reset();
 
+    /**
+     * Whether the device is known to touch neither guest memory nor its queues now: true before the first
+     * activation and after a {@link #reset()} that saw every I/O thread leave the rings and every request in
+     * flight complete; false while activated, and after a reset that gave up waiting (a request stuck in a
+     * backend). A transport unmaps guest memory explicitly only while this is true; otherwise it leaves the
+     * memory to the garbage collector.
+     */
+    default boolean quiescent() {
+        return true;
+    }
+
     /** The driver notified queue {@code queueIndex} (an available-buffer notification, section 2.9). */
     void queueNotify(int queueIndex);
 }

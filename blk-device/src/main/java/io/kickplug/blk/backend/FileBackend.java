@@ -107,12 +107,6 @@ public final class FileBackend implements BlockBackend {
         if (!Files.isRegularFile(path)) {
             throw new DiskException("'" + path + "' is not a regular file");
         }
-        if (!Files.isReadable(path)) {
-            throw new DiskException("image file '" + path + "' is not readable");
-        }
-        if (!spec.readOnly() && !Files.isWritable(path)) {
-            throw new DiskException("image file '" + path + "' is not writable (attach it read-only?)");
-        }
         List<OpenOption> options = new ArrayList<>();
         options.add(StandardOpenOption.READ);
         if (!spec.readOnly()) {
@@ -127,7 +121,9 @@ public final class FileBackend implements BlockBackend {
         try {
             channel = opener.open(path, options.toArray(OpenOption[]::new));
         } catch (AccessDeniedException e) {
-            throw new DiskException("image file '" + path + "': access denied");
+            // Permissions are decided by the open itself (as root no mode bit refuses; a read-only mount
+            // or an LSM still may), so the message says which access the open was refused.
+            throw accessDenied(path, spec.readOnly(), opener);
         } catch (IOException e) {
             if (spec.direct()) {
                 throw new DiskException("the file system of '" + path + "' refuses O_DIRECT (" + e.getMessage()
@@ -154,6 +150,18 @@ public final class FileBackend implements BlockBackend {
             }
             throw new DiskException("cannot read the size of image file '" + path + "': " + e.getMessage());
         }
+    }
+
+    /** The error for an open refused with EACCES/EPERM: not readable, or (read-write) only not writable. */
+    private static DiskException accessDenied(Path path, boolean readOnly, Opener opener) {
+        if (!readOnly) {
+            try (FileChannel probe = opener.open(path, StandardOpenOption.READ)) {
+                return new DiskException("image file '" + path + "' is not writable (attach it read-only?)");
+            } catch (IOException refused) {
+                // not readable either
+            }
+        }
+        return new DiskException("image file '" + path + "' is not readable");
     }
 
     private static OpenOption directOption() {

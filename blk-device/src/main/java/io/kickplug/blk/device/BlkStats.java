@@ -23,7 +23,10 @@ public final class BlkStats {
         inFlight.incrementAndGet();
     }
 
-    /** A request ended with {@code outcome}; {@code diskBytes} moved to or from the backend. */
+    /**
+     * A request ended with {@code outcome}; {@code diskBytes} moved to or from the backend. It stays in flight
+     * until {@link #released()}: its chain is not back with the driver yet.
+     */
     void complete(RequestType kind, Outcome outcome, long diskBytes) {
         completed.increment();
         switch (outcome) {
@@ -37,6 +40,15 @@ public final class BlkStats {
                 }
             }
         }
+    }
+
+    /**
+     * A completed request's chain is in the used ring (or the ring is broken): the request is no longer in
+     * flight. A reset that waits in {@link #awaitIdle} then reads each queue's indices, so this must come
+     * after the used-ring push: counted out before it, a reset saved a used index one short and the next
+     * activation wrote over the pushed entry (issue 13: a completion lost across a vhost-user restart).
+     */
+    void released() {
         end();
     }
 

@@ -183,6 +183,9 @@ final class QueueWorker implements Runnable, PollHandler {
                 context.notifyDirty();
                 return;
             }
+            // Section 2.7.10: the thread may go to sleep only after enableNotification() (publish
+            // avail_event or clear NO_NOTIFY, full fence, re-read avail.idx) found nothing; its fence pairs with
+            // the driver's between publishing avail.idx and reading the suppression field.
             do {
                 queue.disableNotification();
                 DescriptorChain chain;
@@ -323,7 +326,12 @@ final class QueueWorker implements Runnable, PollHandler {
         if (result.outcome() == Outcome.OK && (request.kind() == RequestType.IN || request.kind() == RequestType.OUT)) {
             counters.bytes.add(request.dataBytes());
         }
-        queue.pushUsed(request.head(), used);
+        try {
+            queue.pushUsed(request.head(), used);
+        } finally {
+            // Only now is the request out of flight for a reset (which then reads this queue's indices).
+            disk.processor().released();
+        }
         context.markDirty(this);
         channel.pushed();
     }

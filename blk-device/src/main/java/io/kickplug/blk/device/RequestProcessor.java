@@ -72,9 +72,12 @@ final class RequestProcessor {
         } catch (RuntimeException e) {
             // The request is still well framed: answer it, then let the caller stop the queue.
             finish(request, Outcome.IOERR, 0);
+            released();
             throw e;
         }
-        return finish(request, result.outcome(), result.dataWritten());
+        int used = finish(request, result.outcome(), result.dataWritten());
+        released();
+        return used;
     }
 
     /**
@@ -99,11 +102,17 @@ final class RequestProcessor {
 
     /**
      * Ends {@code request}: writes its status byte, counts it, and returns the used length (data bytes
-     * written into the chain, plus the status byte; section 2.7.8.2 forbids overstating it).
+     * written into the chain, plus the status byte; section 2.7.8.2 forbids overstating it). The request stays
+     * in flight until the caller pushed it to the used ring and called {@link #released()}.
      */
     int finish(BlkRequest request, Outcome outcome, long dataWritten) {
         request.status().writeU8(outcome.status());
         stats.complete(request.kind(), outcome, outcome == Outcome.OK ? request.dataBytes() : 0);
         return (int) (dataWritten + 1);
+    }
+
+    /** A request {@link #finish}ed earlier is now in the used ring: it no longer holds up a reset. */
+    void released() {
+        stats.released();
     }
 }

@@ -66,6 +66,8 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private volatile DeviceSignals signals;
     private final Object lifecycle = new Object();
     private volatile Active active;
+    /** False when the last reset gave up waiting for an I/O thread or a request in flight ({@link #quiescent}). */
+    private volatile boolean lastStopComplete = true;
     /** Device-side polling: asked for, with these windows, by this policy (null: none bound). Under lifecycle. */
     private boolean pollRequested;
     private PollParams pollParams = PollParams.defaults();
@@ -290,6 +292,11 @@ public final class VirtioBlkDevice implements VirtioDevice {
     }
 
     @Override
+    public boolean quiescent() {
+        return active == null && lastStopComplete;
+    }
+
+    @Override
     public void queueNotify(int queueIndex) {
         if (queueIndex >= 0 && queueIndex < numQueues) {
             queueStats[queueIndex].availNotifications.increment();
@@ -425,7 +432,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
         if (current == null) {
             return;
         }
-        current.stop();
+        lastStopComplete = current.stop();
         active = null;
         requestSwitches(-1, null, new ArrayList<>()); // inactive queues show what they will start with
     }
@@ -561,8 +568,10 @@ public final class VirtioBlkDevice implements VirtioDevice {
          * flight has completed with its true status: on the worker pool, then back on its I/O thread,
          * which pushes it into the used ring. When the reset runs on one of the disk's own I/O threads, it
          * runs that thread's completions itself while it waits.
+         *
+         * @return false when it gave up waiting (an I/O thread or a request still busy after the timeout)
          */
-        void stop() {
+        boolean stop() {
             stopping = true;
             Arrays.stream(sources).filter(s -> s != null).forEach(IoSource::cancel);
             // Strategies' deferred decisions (end-of-iteration tasks) must not touch the rings after the reset;
@@ -588,10 +597,12 @@ public final class VirtioBlkDevice implements VirtioDevice {
                 barriers.add(barrier);
             }
             boolean interrupted = false;
+            boolean complete = true;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(RESET_TIMEOUT_SECONDS);
             try {
                 for (CountDownLatch barrier : barriers) {
                     if (!barrier.await(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+                        complete = false;
                         LOG.log(Level.ERROR, "disk " + name + ": an I/O thread did not reach the reset barrier in "
                                 + RESET_TIMEOUT_SECONDS + " s");
                     }
@@ -606,15 +617,18 @@ public final class VirtioBlkDevice implements VirtioDevice {
                     } while (!idle && System.nanoTime() - deadline < 0);
                 }
                 if (!idle) {
+                    complete = false;
                     LOG.log(Level.ERROR, "disk " + name + ": " + stats.requestsInFlight()
                             + " requests still in flight after reset");
                 }
             } catch (InterruptedException e) {
                 interrupted = true;
+                complete = false;
             }
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+            return complete;
         }
     }
 }

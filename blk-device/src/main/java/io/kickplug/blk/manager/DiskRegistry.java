@@ -162,7 +162,10 @@ public final class DiskRegistry implements AutoCloseable {
         for (Export exported : exports.getOrDefault(name, List.of())) {
             notifiers.removeListener(exported.listener());
             try {
+                // Its transport may still be attached (a vhost-user export being stopped): the reset stops the
+                // queues, the close ends the export's own worker pool, before the backend closes below.
                 exported.device().reset();
+                exported.device().close();
             } catch (RuntimeException e) {
                 failures.add(e);
             }
@@ -227,6 +230,10 @@ public final class DiskRegistry implements AutoCloseable {
                         + e.getMessage(), e);
             }
             disk.device().capacityChanged();
+            // Exported devices (vhost-user) read the same backend: their front-ends are told too.
+            for (Export exported : exports.getOrDefault(name, List.of())) {
+                exported.device().capacityChanged();
+            }
             LOG.log(Level.INFO, "resized disk " + name + " from " + oldSize + " to " + newSizeBytes + " bytes");
         }
         return disk.info();
@@ -435,7 +442,7 @@ public final class DiskRegistry implements AutoCloseable {
         return device;
     }
 
-    /** Forgets an exported device (its transport reset it). */
+    /** Forgets an exported device (its transport reset it) and ends its worker pool. */
     public synchronized void releaseExport(String name, Object device) {
         List<Export> list = exports.get(name);
         if (list == null) {
@@ -444,6 +451,7 @@ public final class DiskRegistry implements AutoCloseable {
         list.removeIf(e -> {
             if (e.device() == device) {
                 notifiers.removeListener(e.listener());
+                e.device().close();
                 return true;
             }
             return false;

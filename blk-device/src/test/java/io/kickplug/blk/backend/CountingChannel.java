@@ -9,12 +9,17 @@ import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** A file channel that counts {@code force} calls and otherwise delegates. */
+/**
+ * A file channel that counts {@code force} calls and otherwise delegates. It also models a disk with a
+ * volatile write cache: {@link #stable()} is the file's content as of the last {@code force}, what a power
+ * loss would leave; writes since then exist only in the cache (the page cache).
+ */
 final class CountingChannel extends FileChannel {
 
     final AtomicInteger dataForces = new AtomicInteger();
     final AtomicInteger metadataForces = new AtomicInteger();
     private final FileChannel inner;
+    private volatile byte[] stable = new byte[0];
 
     CountingChannel(FileChannel inner) {
         this.inner = inner;
@@ -22,8 +27,22 @@ final class CountingChannel extends FileChannel {
 
     @Override
     public void force(boolean metaData) throws IOException {
-        (metaData ? metadataForces : dataForces).incrementAndGet();
         inner.force(metaData);
+        stable = snapshot();
+        (metaData ? metadataForces : dataForces).incrementAndGet();
+    }
+
+    /** The file as of the last completed {@code force} (empty before the first). */
+    byte[] stable() {
+        return stable;
+    }
+
+    private byte[] snapshot() throws IOException {
+        ByteBuffer all = ByteBuffer.allocate(Math.toIntExact(inner.size()));
+        while (all.hasRemaining() && inner.read(all, all.position()) >= 0) {
+            // positional reads until full
+        }
+        return all.array();
     }
 
     @Override

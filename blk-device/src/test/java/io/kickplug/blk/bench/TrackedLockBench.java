@@ -74,7 +74,8 @@ public final class TrackedLockBench {
         System.out.printf(Locale.ROOT, "randread %d KiB, null backend, %d queues on %d I/O threads, %d driver threads, "
                 + "iodepth %d per queue, %.1f s warm-up + %.1f s per kind, %d CPUs%n", BLOCK / 1024, queues, ioThreads,
                 drivers, iodepth, warmup, seconds, Runtime.getRuntime().availableProcessors());
-        System.out.println("kind       IOPS      lock acquisitions  contended  wait ms  max hold us");
+        System.out.println("kind       IOPS      lock acquisitions  contended  wait ms  max hold us"
+                + "   (all over the measured seconds, warm-up excluded)");
         for (TrackedLockKind kind : kinds) {
             Result r = run(kind, queues, ioThreads, drivers, iodepth, warmup, seconds);
             System.out.printf(Locale.ROOT, "%-9s %9.0f  %17d  %9d  %7.1f  %11.1f%n", kind.label(), r.iops,
@@ -86,7 +87,8 @@ public final class TrackedLockBench {
     private record Result(double iops, LockStats.Snapshot lock) {
     }
 
-    private record Slot(int index, long status) {
+    /** One request slot: its chain's index, status byte, and header (whose sector is redrawn per request). */
+    private record Slot(int index, long status, long header) {
     }
 
     private static Result run(TrackedLockKind kind, int queues, int ioThreadCount, int drivers, int iodepth,
@@ -114,7 +116,7 @@ public final class TrackedLockBench {
                     long data = guest.alloc(BLOCK, 16);
                     long status = guest.alloc(1, 1);
                     qc.add(List.of(readable(header, 16), writable(data, BLOCK), writable(status, 1)));
-                    qs.add(new Slot(i, status));
+                    qs.add(new Slot(i, status, header));
                 }
                 chains.add(qc);
                 slots.add(qs);
@@ -130,6 +132,9 @@ public final class TrackedLockBench {
                     mine.add(q);
                 }
                 Thread t = new Thread(() -> {
+                    // randread: every request reads a new random 4 KiB block, not the slot's first one again.
+                    Random sectors = new Random(mine.get(0) + 1000L);
+                    int blocks = (int) (DISK / BLOCK);
                     for (int q : mine) {
                         for (int i = 0; i < iodepth; i++) {
                             guest.submit(q, chains.get(q).get(i), false, slots.get(q).get(i));
@@ -145,6 +150,8 @@ public final class TrackedLockBench {
                                 if (guest.memory().readU8(s.status()) != VirtioBlk.S_OK) {
                                     failed.set(true);
                                 }
+                                guest.memory().writeU64(s.header() + 8,
+                                        (long) sectors.nextInt(blocks) * (BLOCK / 512));
                                 guest.submit(q, chains.get(q).get(s.index()), false, s);
                                 got++;
                             }
@@ -161,6 +168,9 @@ public final class TrackedLockBench {
             }
             started.await();
             pause(warmup);
+            // Every column covers the measured seconds only: the counters by difference, the max hold by
+            // starting it afresh here (a max cannot be differenced).
+            device.trackedRequests().stats(kind).reset();
             LockStats.Snapshot before = device.trackedRequests().stats(kind).snapshot();
             long c0 = completed.sum();
             long t0 = System.nanoTime();

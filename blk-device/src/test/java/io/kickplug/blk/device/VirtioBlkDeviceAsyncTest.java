@@ -35,6 +35,7 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -364,35 +365,55 @@ class VirtioBlkDeviceAsyncTest {
         assertEquals(2L * blocks, device.stats().requestsCompleted());
     }
 
+    /**
+     * The tracked-requests lock switches while requests run, and nothing is lost. The switcher goes through
+     * every kind twice and moves on only once requests have taken the kind it switched to (its acquisitions
+     * grew), while the guest keeps writing; so the test fails if a switch does not happen, if the switcher
+     * throws, or if a request is lost or corrupted across a switch.
+     */
     @Test
     void switchingTheTrackedLockWhileIoRunsLosesNothing() throws Exception {
         MmioBlkGuest guest = start(new GatedBackend(new MemoryBackend(DISK, false)), 4, 2, List.of(),
                 TrackedLockKind.YIELDING, 4);
         int blocks = (int) (DISK / 4096);
+        TrackedLockKind[] kinds = {TrackedLockKind.MUTEX, TrackedLockKind.SHARDED, TrackedLockKind.YIELDING};
+        AtomicInteger switches = new AtomicInteger();
         CompletableFuture<Void> switcher = new CompletableFuture<>();
         Thread t = new Thread(() -> {
-            TrackedLockKind[] kinds = TrackedLockKind.values();
-            int i = 0;
-            while (!switcher.isDone()) {
-                device.setTrackedLock(kinds[i++ % kinds.length]);
-                Thread.yield();
+            try {
+                for (int round = 0; round < 2 * kinds.length; round++) {
+                    TrackedLockKind kind = kinds[round % kinds.length];
+                    long before = device.trackedRequests().stats(kind).snapshot().acquisitions();
+                    device.setTrackedLock(kind);
+                    await("requests under the " + kind + " lock",
+                            () -> device.trackedRequests().stats(kind).snapshot().acquisitions() > before);
+                    switches.incrementAndGet();
+                }
+                switcher.complete(null);
+            } catch (Throwable e) {
+                switcher.completeExceptionally(e);
             }
-        });
+        }, "tracked-lock-switcher");
         t.start();
+        long deadline = System.nanoTime() + 4 * TIMEOUT.toNanos();
+        int passes = 0;
         try {
-            PatternIo.write(guest, 4, blocks, 4096, 8, 5);
-            assertEquals(List.of(), PatternIo.verify(guest, 4, blocks, 4096, 8, 5));
+            do {
+                PatternIo.write(guest, 4, blocks, 4096, 8, 5);
+                passes++;
+            } while (!switcher.isDone() && passes < 40 && System.nanoTime() < deadline); // 40: guest memory
         } finally {
-            switcher.complete(null);
-            t.join(10_000);
+            t.join(TIMEOUT.toMillis() + 10_000);
         }
-        assertEquals(2L * blocks, device.stats().requestsCompleted());
+        switcher.get(1, TimeUnit.SECONDS); // rethrows what the switcher met
+        assertEquals(2 * kinds.length, switches.get(), "switches made while requests ran");
+        assertEquals(List.of(), PatternIo.verify(guest, 4, blocks, 4096, 8, 5));
+        assertEquals(passes * (long) blocks + blocks, device.stats().requestsCompleted());
         assertEquals(0, device.trackedRequests().size());
         assertTrue(device.trackedRequests().generations() <= 2);
-        long acquisitions = 0;
         for (TrackedLockKind k : TrackedLockKind.values()) {
-            acquisitions += device.trackedRequests().stats(k).snapshot().acquisitions();
+            assertTrue(device.trackedRequests().stats(k).snapshot().acquisitions() > 0, k + " lock was used");
         }
-        assertTrue(acquisitions >= 4L * blocks, "every request took a tracked lock to begin and to end");
+        assertEquals(TrackedLockKind.YIELDING, device.trackedRequests().kind());
     }
 }

@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,10 +10,18 @@ import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.api.virtio.DeviceStatus;
+import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.backend.NullBackend;
+import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.fake.RecordingBackend;
 import io.kickplug.blk.request.BlkLimits;
+import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.iothread.EventLoopThread;
+import io.kickplug.virtio.memory.OffHeapGuestMemory;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 class VirtioBlkDeviceConfigTest {
@@ -212,8 +221,93 @@ class VirtioBlkDeviceConfigTest {
         assertEquals(1, device.readConfig(VirtioBlk.CFG_NUM_QUEUES, 2));
     }
 
+    /**
+     * 2.7.10.2 and 3.1.1: a notification before DRIVER_OK (or for a queue the device does not have) is
+     * spurious. The device counts it for its queue and does nothing else: no request reaches the backend, no
+     * I/O thread is asked to run anything, and the device activates and serves requests normally afterwards.
+     */
     @Test
-    void notifyBeforeActivationIsIgnored() {
-        device(1, 256, false).queueNotify(0); // 2.7.10.2: spurious notifications are harmless
+    void notifyBeforeActivationIsIgnored() throws Exception {
+        RecordingBackend backend = new RecordingBackend(new MemoryBackend(1 << 20, false));
+        CountingThread thread = new CountingThread(new EventLoopThread("test-spurious"));
+        VirtioBlkDevice device = new VirtioBlkDevice("c", backend, false, 2, 64, new byte[0], List.of(thread));
+        MmioTransport transport = null;
+        try {
+            device.queueNotify(0);
+            device.queueNotify(1);
+            device.queueNotify(1);
+            device.queueNotify(2); // no such queue
+            device.queueNotify(-1);
+            device.queueNotify(Integer.MAX_VALUE);
+            assertEquals(0, thread.uses.get(), "the I/O thread was asked to run something");
+            assertEquals(0, backend.reads.get() + backend.writes.get() + backend.flushes.get());
+            assertEquals(1, device.queueCounters().get(0).availNotifications());
+            assertEquals(2, device.queueCounters().get(1).availNotifications());
+            assertEquals(0, device.queueCounters().get(0).requests() + device.queueCounters().get(1).requests());
+
+            transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20));
+            MmioBlkGuest guest = new MmioBlkGuest(transport.port()).init(-1L, 2, 64);
+            assertEquals(0, guest.status() & DeviceStatus.DEVICE_NEEDS_RESET);
+            byte[] data = new byte[4096];
+            java.util.Arrays.fill(data, (byte) 0x3c);
+            Duration timeout = Duration.ofSeconds(10);
+            assertEquals(VirtioBlk.S_OK, guest.request(1, VirtioBlk.T_OUT, 8, data, 0, timeout).status());
+            MmioBlkGuest.Completed read = guest.request(1, VirtioBlk.T_IN, 8, null, 4096, timeout);
+            assertEquals(VirtioBlk.S_OK, read.status());
+            assertArrayEquals(data, java.util.Arrays.copyOf(read.data(), 4096));
+            assertTrue(thread.uses.get() > 0, "activation registered the queues with the I/O thread");
+        } finally {
+            if (transport != null) {
+                transport.close();
+            }
+            thread.close();
+        }
+    }
+
+    /** An I/O thread that counts what the device asks of it. */
+    private static final class CountingThread implements IoThread {
+        final AtomicInteger uses = new AtomicInteger();
+        private final IoThread inner;
+
+        CountingThread(IoThread inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public String name() {
+            return inner.name();
+        }
+
+        @Override
+        public IoSource register(String name, Runnable handler) {
+            uses.incrementAndGet();
+            return inner.register(name, handler);
+        }
+
+        @Override
+        public void execute(Runnable task) {
+            uses.incrementAndGet();
+            inner.execute(task);
+        }
+
+        @Override
+        public boolean inLoop() {
+            return inner.inLoop();
+        }
+
+        @Override
+        public long iterations() {
+            return inner.iterations();
+        }
+
+        @Override
+        public long cpuTimeNanos() {
+            return inner.cpuTimeNanos();
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
     }
 }

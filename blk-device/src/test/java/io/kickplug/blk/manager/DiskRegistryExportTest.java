@@ -114,7 +114,43 @@ class DiskRegistryExportTest {
         assertThrows(DiskException.class, () -> registry.exportCounters("nope"));
     }
 
+    // 5.2.6.2: after a resize the device sends a configuration-change notification; kp:resize reaches the
+    // exported devices (vhost-user front-ends re-read the capacity) as well as the disk's own device.
+    @Test
+    void resizeSignalsAConfigurationChangeOnTheExportedDevice() {
+        registry.attach(DiskSpec.memory("d0", 1 << 20));
+        VirtioDevice device = registry.exportDevice("d0", 1);
+        java.util.concurrent.atomic.AtomicInteger changes = new java.util.concurrent.atomic.AtomicInteger();
+        device.activate(activation(new DeviceSignals() {
+            @Override
+            public void usedBuffer(int queueIndex) {
+            }
+
+            @Override
+            public void configChanged() {
+                changes.incrementAndGet();
+            }
+
+            @Override
+            public void deviceError(io.kickplug.api.virtio.GuestFaultException fault) {
+            }
+
+            @Override
+            public boolean needsReset() {
+                return false;
+            }
+        }));
+        registry.resize("d0", 2 << 20);
+        assertEquals(1, changes.get(), "one configuration change for the export");
+        assertEquals((2 << 20) / 512, device.readConfig(0, 8), "the export reads the new capacity (5.2.4)");
+        device.reset();
+    }
+
     private static DeviceActivation activation() {
+        return activation(null);
+    }
+
+    private static DeviceActivation activation(DeviceSignals signals) {
         return new DeviceActivation() {
             @Override
             public long negotiatedFeatures() {
@@ -133,7 +169,7 @@ class DiskRegistryExportTest {
 
             @Override
             public DeviceSignals signals() {
-                return null;
+                return signals;
             }
         };
     }

@@ -7,11 +7,13 @@ import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.blk.tracked.TrackedRequests.Access;
 import io.kickplug.blk.tracked.TrackedRequests.Request;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -19,7 +21,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
@@ -65,26 +66,51 @@ class TrackedRequestsConcurrencyTest {
         ExecutorService executors = Executors.newFixedThreadPool(3);
         ExecutorService submitters = Executors.newFixedThreadPool(SUBMITTERS);
         AtomicInteger done = new AtomicInteger();
-        CountDownLatch allDone = new CountDownLatch(SUBMITTERS * PER_SUBMITTER);
-        AtomicBoolean stopSwitching = new AtomicBoolean();
-        try {
-            Thread switcher = new Thread(() -> {
-                TrackedLockKind[] kinds = TrackedLockKind.values();
-                int i = 0;
-                while (switching && !stopSwitching.get()) {
-                    tracked.switchTo(kinds[i++ % kinds.length]);
-                    Thread.yield();
+        AtomicInteger submitted = new AtomicInteger();
+        TrackedLockKind[] kinds = TrackedLockKind.values();
+        // Requests registered under each lock kind (Request.lockKind: the generation they joined).
+        AtomicInteger[] underKind = new AtomicInteger[kinds.length];
+        Arrays.setAll(underKind, k -> new AtomicInteger());
+        AtomicInteger switches = new AtomicInteger();
+        CompletableFuture<Void> switcherDone = new CompletableFuture<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Thread switcher = new Thread(() -> {
+            // Twice through the other kinds and back, each switch followed by requests registering under
+            // the new kind before the next one; the submitters keep going until this is done.
+            try {
+                for (int round = 1; round <= 2 * kinds.length; round++) {
+                    TrackedLockKind next = kinds[(kind.ordinal() + round) % kinds.length];
+                    int before = underKind[next.ordinal()].get();
+                    tracked.switchTo(next);
+                    while (underKind[next.ordinal()].get() == before) {
+                        if (System.nanoTime() - deadline > 0) {
+                            throw new AssertionError("no request registered under " + next + " after the switch");
+                        }
+                        Thread.yield();
+                    }
+                    switches.incrementAndGet();
                 }
-            });
-            switcher.start();
+                switcherDone.complete(null);
+            } catch (Throwable e) {
+                switcherDone.completeExceptionally(e);
+            }
+        }, "tracked-switcher");
+        try {
+            if (switching) {
+                switcher.start();
+            } else {
+                switcherDone.complete(null);
+            }
             List<Future<?>> futures = new ArrayList<>();
             for (int s = 0; s < SUBMITTERS; s++) {
                 int shard = s;
                 Random random = new Random(seed + s);
                 Semaphore depth = new Semaphore(DEPTH);
                 futures.add(submitters.submit(() -> {
-                    for (int i = 0; i < PER_SUBMITTER; i++) {
+                    for (int i = 0; i < PER_SUBMITTER
+                            || !switcherDone.isDone() && System.nanoTime() - deadline < 0; i++) {
                         depth.acquireUninterruptibly();
+                        submitted.incrementAndGet();
                         Access access = pick(random);
                         long first = random.nextInt(64);
                         Op op = new Op(access, first, first + 1 + random.nextInt(8));
@@ -101,9 +127,9 @@ class TrackedRequestsConcurrencyTest {
                             op.request.end();
                             depth.release();
                             done.incrementAndGet();
-                            allDone.countDown();
                         });
                         op.request = tracked.begin(access, op.first, op.end, shard, start);
+                        underKind[op.request.lockKind().ordinal()].incrementAndGet();
                         op.registered.countDown();
                         if (op.request.arm()) {
                             start.run();
@@ -114,9 +140,15 @@ class TrackedRequestsConcurrencyTest {
             for (Future<?> f : futures) {
                 f.get(60, TimeUnit.SECONDS);
             }
-            assertTrue(allDone.await(60, TimeUnit.SECONDS), "requests still waiting: " + allDone.getCount());
-            stopSwitching.set(true);
-            switcher.join(10_000);
+            long drained = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (done.get() < submitted.get()) {
+                assertTrue(System.nanoTime() - drained < 0, "requests still waiting: "
+                        + (submitted.get() - done.get()));
+                Thread.yield();
+            }
+            if (switching) {
+                switcher.join(10_000);
+            }
         } finally {
             submitters.shutdownNow();
             executors.shutdownNow();
@@ -124,7 +156,20 @@ class TrackedRequestsConcurrencyTest {
         synchronized (violations) {
             assertEquals(List.of(), violations.subList(0, Math.min(5, violations.size())));
         }
-        assertEquals(SUBMITTERS * PER_SUBMITTER, done.get());
+        switcherDone.get(1, TimeUnit.SECONDS); // rethrows what the switcher met
+        assertTrue(done.get() >= SUBMITTERS * PER_SUBMITTER);
+        assertEquals(submitted.get(), done.get());
+        assertEquals(submitted.get(), all.size());
+        for (TrackedLockKind k : kinds) {
+            int n = underKind[k.ordinal()].get();
+            if (switching) {
+                assertTrue(n > 0, "requests registered under " + k + ": " + n);
+            } else {
+                assertEquals(k == kind ? submitted.get() : 0, n, "requests under " + k + " without switching");
+            }
+        }
+        assertEquals(switching ? 2 * kinds.length : 0, switches.get(), "switches that took effect");
+        assertEquals(kind, tracked.kind(), "twice round the kinds ends where it began");
         for (Op op : all) {
             assertEquals(1, op.starts.get(), "each request starts exactly once");
         }

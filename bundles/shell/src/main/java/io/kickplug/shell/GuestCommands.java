@@ -55,7 +55,9 @@ public final class GuestCommands {
             @Descriptor("kick policy name, e.g. under-lock or outside-lock")
             @Parameter(names = "--kick-policy", absentValue = UNSET) String kickPolicy,
             @Descriptor("queues without interrupts for hipri (polled) I/O, Linux's poll_queues; 0 for none")
-            @Parameter(names = "--poll-queues", absentValue = UNSET) String pollQueues) {
+            @Parameter(names = "--poll-queues", absentValue = UNSET) String pollQueues,
+            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
         GuestControl c = control;
         if (c == null) {
             throw new IllegalStateException("no simulated guest: the io.kickplug.guest bundle is not active");
@@ -70,6 +72,9 @@ public final class GuestCommands {
                     kickPolicy.isEmpty() ? s.kickPolicy() : kickPolicy.trim(),
                     pollQueues.isEmpty() ? s.pollQueues() : count("--poll-queues", pollQueues)));
         }
+        if (json) {
+            return JsonShapes.guest(s, c.kickPolicies());
+        }
         String text = LockStatTable.settings(s, c.kickPolicies());
         return change ? text + System.lineSeparator() + "(applies to the next run)" : text;
     }
@@ -77,16 +82,18 @@ public final class GuestCommands {
     @Descriptor("lock statistics of every instrumented lock, in /proc/lock_stat's columns")
     public String lockstat(
             @Descriptor("zero the statistics instead of printing them")
-            @Parameter(names = "--reset", presentValue = "true", absentValue = "false") boolean reset) {
+            @Parameter(names = "--reset", presentValue = "true", absentValue = "false") boolean reset,
+            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
         LockStats stats = lockStats;
         if (stats == null) {
             throw new IllegalStateException("no lock statistics: the io.kickplug.guest bundle is not active");
         }
         if (reset) {
             stats.reset();
-            return "lock statistics reset";
+            return json ? JsonOut.write(java.util.Map.of("reset", true)) : "lock statistics reset";
         }
-        return LockStatTable.format(stats.rows());
+        return json ? JsonShapes.lockstat(stats.rows()) : LockStatTable.format(stats.rows());
     }
 
     private static int count(String option, String text) {

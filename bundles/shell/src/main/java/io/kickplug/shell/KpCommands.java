@@ -90,11 +90,14 @@ public final class KpCommands {
             @Parameter(names = "--serial", absentValue = "") String serial,
             @Descriptor("worker threads for a blocking (file) backend (default 8)")
             @Parameter(names = "--workers", absentValue = "8") String workers,
+            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name (letters, digits, '-', '_', '.')") String name,
             @Descriptor("size in bytes with an optional K, M, G or T suffix, e.g. 64M") String size) {
         AttachArgs.Options options = new AttachArgs.Options(backend, file, readOnly, direct, queues, queueSize,
                 ioThreads, mapping, transport, trackedLock, serial, workers);
-        return AttachArgs.describe(manager().attach(AttachArgs.spec(name, size, options)));
+        DiskInfo attached = manager().attach(AttachArgs.spec(name, size, options));
+        return json ? JsonShapes.oneDisk(attached) : AttachArgs.describe(attached);
     }
 
     @Descriptor("attach a disk whose size is its image file's (--backend file --file PATH)")
@@ -123,31 +126,44 @@ public final class KpCommands {
             @Parameter(names = "--serial", absentValue = "") String serial,
             @Descriptor("worker threads for a blocking (file) backend (default 8)")
             @Parameter(names = "--workers", absentValue = "8") String workers,
+            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name (letters, digits, '-', '_', '.')") String name) {
         return attach(backend, file, readOnly, direct, queues, queueSize, ioThreads, mapping, transport, trackedLock,
-                serial, workers, name, null);
+                serial, workers, json, name, null);
     }
 
     @Descriptor("resize a disk; the driver gets a configuration-change notification")
-    public String resize(@Descriptor("disk name") String name,
+    public String resize(
+            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
+            @Descriptor("disk name") String name,
             @Descriptor("new size in bytes with an optional K, M, G or T suffix") String size) {
         DiskInfo info = manager().resize(name, Args.size("size", size));
+        if (json) {
+            return JsonShapes.oneDisk(info);
+        }
         return "resized " + name + " to " + Sizes.format(info.sizeBytes());
     }
 
     @Descriptor("detach a disk: reset its device, stop its I/O threads, close its backend, delete its configuration")
-    public String detach(@Descriptor("disk name") String name) {
+    public String detach(
+            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
+            @Descriptor("disk name") String name) {
         DiskManager dm = disks;
         if (dm == null) {
             throw new IllegalStateException("cannot detach '" + name + "' now: " + DiskManagerWait.ABSENT
                     + "; its configuration is kept and it comes back with the bundles (detach it then)");
         }
         dm.detach(name);
-        return "detached " + name;
+        return json ? JsonShapes.detached(name) : "detached " + name;
     }
 
     @Descriptor("list attached disks")
-    public String disks() {
+    public String disks(
+            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
         List<ExportStatus.Export> exports = new ArrayList<>();
         for (ExportStatus s : exportStatus) {
             try {
@@ -157,6 +173,9 @@ public final class KpCommands {
             }
         }
         DiskManagerWait.Listing listing = DiskManagerWait.awaitConfigured(this::currentDisks, WAIT_MILLIS);
+        if (json) {
+            return JsonShapes.disks(listing.attached(), exports);
+        }
         StringBuilder out = new StringBuilder(DiskTable.format(listing.attached(), exports));
         for (String name : listing.pending()) {
             out.append(System.lineSeparator()).append(name)
@@ -189,6 +208,8 @@ public final class KpCommands {
             @Parameter(names = "--depth", absentValue = "32") String depth,
             @Descriptor("bytes to write and read from offset 0 (default 0: the whole disk)")
             @Parameter(names = "--size", absentValue = "0") String size,
+            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String name) {
         IoPassOptions options = new IoPassOptions(Args.intSize("--bs", blockSize), Args.positiveInt("--depth", depth),
                 Args.size("--size", size));
@@ -200,6 +221,6 @@ public final class KpCommands {
         if (result.mismatches() > 0) {
             throw new IllegalStateException(IoReport.mismatchError(result));
         }
-        return IoReport.format(options, result);
+        return json ? JsonShapes.io(options, result) : IoReport.format(options, result);
     }
 }

@@ -51,14 +51,19 @@ public final class NotifyCommands {
     public String notify(
             @Descriptor("only this queue (default: all queues)")
             @Parameter(names = "--queue", absentValue = ALL) String queue,
+            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String disk,
             @Descriptor("strategy name (see kp:strategies)") String strategy) {
         int q = queue.isEmpty() ? NotificationControl.ALL_QUEUES : queueIndex(queue);
-        return NotifyText.switched(control().setStrategy(disk, strategy, q));
+        List<QueueCounters> switched = control().setStrategy(disk, strategy, q);
+        return json ? JsonShapes.switched(switched) : NotifyText.switched(switched);
     }
 
     @Descriptor("list the bound completion-notification strategies and which disks and queues use them")
-    public String strategies() {
+    public String strategies(
+            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
         NotificationControl c = control();
         List<QueueCounters> queues = new ArrayList<>();
         DiskManager d = disks;
@@ -71,7 +76,7 @@ public final class NotifyCommands {
                 }
             }
         }
-        return NotifyText.strategies(c.strategies(), queues);
+        return json ? JsonShapes.strategies(c.strategies(), queues) : NotifyText.strategies(c.strategies(), queues);
     }
 
     @Descriptor("per-queue counters of a disk: requests, bytes, kicks and interrupts sent and suppressed, batch "

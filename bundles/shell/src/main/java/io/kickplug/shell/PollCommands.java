@@ -32,8 +32,12 @@ public final class PollCommands {
     }
 
     @Descriptor("show device-side polling of a disk: settings and per-queue hits, misses and poll time")
-    public String poll(@Descriptor("disk name") String disk) {
-        return format(disks.pollStatus(disk));
+    public String poll(
+            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
+            @Descriptor("disk name") String disk) {
+        PollStatus status = disks.pollStatus(disk);
+        return json ? JsonShapes.poll(status) : format(status);
     }
 
     @Descriptor("turn device-side polling of a disk's queues on or off: the I/O threads poll the available "
@@ -41,6 +45,8 @@ public final class PollCommands {
     public String poll(
             @Descriptor("longest poll window in ns (QEMU's poll-max-ns, default 32768)")
             @Parameter(names = "--poll-max-ns", absentValue = UNSET) String maxNs,
+            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String disk,
             @Descriptor("on or off") String mode) {
         boolean on = switch (mode.trim().toLowerCase(Locale.ROOT)) {
@@ -49,7 +55,8 @@ public final class PollCommands {
             default -> throw new IllegalArgumentException("invalid mode '" + mode + "': expected on or off");
         };
         PollParams params = maxNs.isEmpty() ? null : PollParams.defaults().withMaxNs(nanos(maxNs));
-        return format(disks.setPolling(disk, on, params));
+        PollStatus status = disks.setPolling(disk, on, params);
+        return json ? JsonShapes.poll(status) : format(status);
     }
 
     private static long nanos(String text) {

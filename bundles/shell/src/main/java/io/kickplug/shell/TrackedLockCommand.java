@@ -20,7 +20,7 @@ import org.osgi.service.component.annotations.Reference;
 })
 public final class TrackedLockCommand implements Function {
 
-    static final String USAGE = "usage: kp:tracked-lock NAME yielding|mutex|sharded";
+    static final String USAGE = "usage: kp:tracked-lock [--json] NAME yielding|mutex|sharded";
 
     private final DiskManager disks;
 
@@ -36,6 +36,10 @@ public final class TrackedLockCommand implements Function {
 
     /** The command without Gogo: two arguments, the disk and the lock kind. */
     String run(List<Object> arguments) {
+        boolean json = !arguments.isEmpty() && "--json".equals(String.valueOf(arguments.get(0)));
+        if (json) {
+            arguments = arguments.subList(1, arguments.size());
+        }
         if (arguments.size() != 2 || arguments.get(0) == null) {
             throw new IllegalArgumentException(USAGE);
         }
@@ -46,6 +50,7 @@ public final class TrackedLockCommand implements Function {
             throw new IllegalArgumentException(e.getMessage() + "; " + USAGE);
         }
         DiskInfo info = disks.setTrackedLock(arguments.get(0).toString(), kind);
-        return info.name() + ": tracked-requests lock is now " + info.trackedLock().label();
+        return json ? JsonShapes.trackedLock(info)
+                : info.name() + ": tracked-requests lock is now " + info.trackedLock().label();
     }
 }

@@ -146,9 +146,9 @@ class GuestCommandsGogoTest {
     void withoutTheGuestBundleTheCommandsSaySo() {
         GuestCommands none = new GuestCommands(null, null);
         assertEquals("no simulated guest: the io.kickplug.guest bundle is not active",
-                assertThrows(IllegalStateException.class, () -> none.guest("", "", "", "", "")).getMessage());
+                assertThrows(IllegalStateException.class, () -> none.guest("", "", "", "", "", false)).getMessage());
         assertEquals("no lock statistics: the io.kickplug.guest bundle is not active",
-                assertThrows(IllegalStateException.class, () -> none.lockstat(false)).getMessage());
+                assertThrows(IllegalStateException.class, () -> none.lockstat(false, false)).getMessage());
     }
 
     @Test

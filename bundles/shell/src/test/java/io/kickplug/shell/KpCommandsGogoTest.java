@@ -192,7 +192,7 @@ class KpCommandsGogoTest {
         ExportStatus vhost = () -> List.of(
                 new ExportStatus.Export("d2", "vhost-user", "/run/d2.sock", "connected"),
                 new ExportStatus.Export("gone", "vhost-user", "/run/gone.sock", "listening"));
-        String table = new KpCommands(disks, guest, List.of(vhost)).disks();
+        String table = new KpCommands(disks, guest, List.of(vhost)).disks(false);
         String[] lines = table.split("\n");
         assertEquals("d2 export vhost-user: /run/d2.sock (connected)", lines[lines.length - 1], table);
         assertFalse(table.contains("gone"), "exports of disks not listed are left out: " + table);
@@ -232,7 +232,7 @@ class KpCommandsGogoTest {
     void ioWithoutTheGuestBundleSaysSo() {
         KpCommands noGuest = new KpCommands(disks, null);
         assertEquals("no simulated guest: the io.kickplug.guest bundle is not active",
-                assertThrows(IllegalStateException.class, () -> noGuest.io("4K", "1", "0", "d1")).getMessage());
+                assertThrows(IllegalStateException.class, () -> noGuest.io("4K", "1", "0", false, "d1")).getMessage());
     }
 
     @Test
@@ -287,9 +287,11 @@ class KpCommandsGogoTest {
         assertEquals("resized d1 to 2 MiB", run("kp:resize d1 2M"));
         assertEquals(2L << 20, attached.get("d1").sizeBytes());
         assertEquals("d1: tracked-requests lock is now yielding", run("kp:tracked-lock d1 yielding"));
+        assertEquals("{\"disk\":\"d1\",\"tracked_lock\":\"sharded\"}", run("kp:tracked-lock --json d1 sharded"));
+        run("kp:tracked-lock d1 yielding");
         assertEquals(TrackedLockKind.YIELDING, attached.get("d1").trackedLock());
         assertEquals("unknown tracked lock 'x' (expected yielding, mutex or sharded); "
-                + "usage: kp:tracked-lock NAME yielding|mutex|sharded",
+                + "usage: kp:tracked-lock [--json] NAME yielding|mutex|sharded",
                 assertThrows(IllegalArgumentException.class, () -> run("kp:tracked-lock d1 x")).getMessage());
         assertEquals(TrackedLockCommand.USAGE,
                 assertThrows(IllegalArgumentException.class, () -> run("kp:tracked-lock d1")).getMessage());
@@ -314,5 +316,25 @@ class KpCommandsGogoTest {
             }
         }
         assertEquals(6, commands, "attach (with and without SIZE), detach, disks, io, resize");
+    }
+
+    @Test
+    void jsonOfDisksAttachResizeDetachAndIo() throws Exception {
+        assertEquals("{\"disk\":{\"name\":\"d1\",\"size_bytes\":1048576,\"backend\":\"memory\",\"path\":null,"
+                + "\"read_only\":false,\"transport\":\"mmio\",\"queues\":2,\"queue_size\":256,\"iothreads\":1,"
+                + "\"mapping\":[],\"device_status\":0,\"device_status_text\":\"" + DeviceStatusText.describe(0) + "\","
+                + "\"requests_completed\":0,\"requests_in_flight\":0,\"tracked_lock\":\"mutex\",\"exports\":[]}}",
+                run("kp:attach --json --queues 2 d1 1M"));
+        ExportStatus vhost = () -> List.of(new ExportStatus.Export("d1", "vhost-user", "/run/d\"1.sock", "connected"));
+        String disksJson = new KpCommands(disks, guest, List.of(vhost)).disks(true);
+        assertTrue(disksJson.startsWith("{\"disks\":[{\"name\":\"d1\","), disksJson);
+        assertTrue(disksJson.endsWith("\"exports\":[{\"kind\":\"vhost-user\",\"address\":\"/run/d\\\"1.sock\","
+                + "\"state\":\"connected\"}]}]}"), disksJson);
+        assertTrue(((String) run("kp:resize --json d1 2M")).contains("\"size_bytes\":2097152"));
+        String io = (String) run("kp:io --json --bs 4K --depth 8 d1");
+        assertTrue(io.startsWith("{\"disk\":\"d1\",\"block_size\":4096,\"depth\":8,\"bytes\":4194304,"), io);
+        assertTrue(io.contains("\"mismatches\":0,\"interrupts\":3,\"notifies\":4}"), io);
+        assertEquals("{\"detached\":\"d1\"}", run("kp:detach --json d1"));
+        assertEquals("{\"disks\":[]}", run("kp:disks --json"));
     }
 }

@@ -128,4 +128,13 @@ class PollCommandsGogoTest {
                         .getMessage());
         assertEquals("no disk named 'nope'", assertThrows(DiskException.class, () -> run("kp:poll nope")).getMessage());
     }
+
+    @Test
+    void pollJson() throws Exception {
+        String on = (String) run("kp:poll --json --poll-max-ns 65536 d1 on");
+        assertTrue(on.startsWith("{\"disk\":\"d1\",\"requested\":true,"), on);
+        assertTrue(on.contains("\"poll_max_ns\":65536,\"queues\":[{\"queue\":0,\"hits\":"), on);
+        assertEquals(on.substring(0, on.indexOf("\"queues\"")), ((String) run("kp:poll --json d1")).substring(0,
+                on.indexOf("\"queues\"")));
+    }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.UsedBuffer;
@@ -19,6 +20,7 @@ import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.FrontendClient;
 import io.kickplug.vhost.testsupport.FrontendClient.Queue;
 import java.io.FileDescriptor;
+import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -28,7 +30,9 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -173,6 +177,112 @@ class InflightTrackingTest {
         assertEquals(7, area.getShort(14));
         VhostUserBackend.Status s = disk.server.status().connection();
         assertEquals(0, s.refusals());
+    }
+
+    /**
+     * The back-end itself marks what it takes (vu_queue_inflight_get): while a write is held inside the disk
+     * backend, its head is in flight in the shared area with a counter, and it is cleared (with used_idx
+     * advanced) once the request completes. Without the marking a restarted back-end would lose the request.
+     */
+    @Test
+    void aHeadHeldByTheBackEndIsMarkedInFlightInTheAreaUntilItCompletes() throws Exception {
+        GatedBackend gated = new GatedBackend(new MemoryBackend(1 << 20, false));
+        disk.close();
+        disk = new ExportedDisk("inf", gated, 2, 2, dir.resolve("vhost2.sock"));
+        client.close();
+        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram2"));
+        client.negotiate(wanted());
+        ByteBuffer area = getInflight(2);
+        setInflight(2);
+        Queue q = client.startQueue(0, 0, false);
+        client.writeReadVerify(q, 8, (byte) 0x11, true); // two requests pass the open gate: counters 0 and 1
+
+        gated.close.set(true);
+        client.memory.write(client.dataAddress(2), fill((byte) 0x5a), 0, 4096);
+        client.submit(q, 2, VirtioBlk.T_OUT, 300, 4096);
+        int head = availEntry(0, 2);
+        assertTrue(gated.entered.await(10, TimeUnit.SECONDS), "the write reached the disk backend");
+        try {
+            assertEquals(1, area.get(descOffset(head)), "head " + head + " is in flight while the backend holds it");
+            assertEquals(2, area.getLong(descOffset(head) + 8), "third head taken: counter 2");
+            for (int i = 0; i < FrontendClient.QUEUE_SIZE; i++) {
+                if (i != head) {
+                    assertEquals(0, area.get(descOffset(i)), "descriptor " + i + " is not in flight");
+                }
+            }
+            assertEquals(2, area.getShort(14), "used_idx not yet advanced");
+        } finally {
+            gated.release.countDown();
+        }
+        UsedBuffer u = client.awaitUsed(q, true, 10_000);
+        assertEquals(2, u.token());
+        assertEquals(VirtioBlk.S_OK, client.status(2));
+        assertEquals(0, area.get(descOffset(head)), "completed head is no longer in flight");
+        assertEquals(3, area.getShort(14), "used_idx follows the used ring");
+    }
+
+    /** A backend whose writes wait at a gate once it is closed, so a request can be held in the back-end. */
+    private static final class GatedBackend implements BlockBackend {
+        final BlockBackend inner;
+        final AtomicBoolean close = new AtomicBoolean();
+        final CountDownLatch entered = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+
+        GatedBackend(BlockBackend inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public String kind() {
+            return "gated";
+        }
+
+        @Override
+        public long size() {
+            return inner.size();
+        }
+
+        @Override
+        public boolean readOnly() {
+            return false;
+        }
+
+        @Override
+        public boolean blocking() {
+            return true;
+        }
+
+        @Override
+        public void read(long offset, ByteBuffer[] dst) throws IOException {
+            inner.read(offset, dst);
+        }
+
+        @Override
+        public void write(long offset, ByteBuffer[] src) throws IOException {
+            if (close.get()) {
+                entered.countDown();
+                try {
+                    if (!release.await(30, TimeUnit.SECONDS)) {
+                        throw new IOException("gate not released");
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException(e);
+                }
+            }
+            inner.write(offset, src);
+        }
+
+        @Override
+        public void flush() throws IOException {
+            inner.flush();
+        }
+
+        @Override
+        public void close() throws IOException {
+            release.countDown();
+            inner.close();
+        }
     }
 
     @Test

@@ -243,7 +243,8 @@ class MalformedMessageTest {
     void aQueueSizeThatIsNotAPowerOfTwoIsRefused() throws Exception {
         bad.negotiate(wanted());
         assertNotEquals(0, bad.sendAck(VhostUser.SET_VRING_NUM, Message.vringState(0, 100)));
-        assertNotEquals(0, bad.sendAck(VhostUser.SET_VRING_NUM, Message.vringState(0, 512)), "above the maximum 256");
+        assertNotEquals(0, bad.sendAck(VhostUser.SET_VRING_NUM, Message.vringState(0, 65536)),
+                "above the maximum 32768 (section 2.7)");
         wellFormedSessionStillWorks();
     }
 

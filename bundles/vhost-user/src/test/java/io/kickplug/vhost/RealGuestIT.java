@@ -40,8 +40,10 @@ import org.junit.jupiter.api.TestMethodOrder;
  *
  * <p>Checks per run: fio (randwrite with verify=crc32c, then randread) exits 0; the guest kernel log has no
  * virtio or I/O error; the md5 of the first 16 MiB the guest reads equals that of the backing image file.
- * Runs: one queue with EVENT_IDX (after killing a QEMU mid-I/O), two queues without EVENT_IDX, and a polled
- * run (virtio_blk.poll_queues=1, io_uring hipri: a queue with no call descriptor).
+ * Runs: one queue with EVENT_IDX (after killing a QEMU mid-I/O), two queues without EVENT_IDX followed by a
+ * resize that the guest must see in /sys/block/vda/size (the back-end request channel), a polled run
+ * (virtio_blk.poll_queues=1, io_uring hipri: a queue with no call descriptor), and queue-size=1024. The
+ * back-end killed under a running guest is distribution's BackendCrashIT.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RealGuestIT {
@@ -53,6 +55,11 @@ class RealGuestIT {
     private static final long IMAGE_BYTES = 64L << 20;
     private static final int SUM_MB = 16;
     private static final long RUN_SECONDS = 240;
+
+    /** Log lines of the back-end request channel (java.util.logging, behind System.Logger). */
+    private static final List<String> ACKS = Collections.synchronizedList(new ArrayList<>());
+    private static final java.util.logging.Logger CHANNEL_LOG =
+            java.util.logging.Logger.getLogger("io.kickplug.vhost.backend.BackendChannel");
 
     private static Path work;
     private static ExportedDisk disk;
@@ -66,6 +73,21 @@ class RealGuestIT {
             fail("the real-guest harness could not prepare (packages, kernel, initramfs); CI runs as root with apt:\n"
                     + prepare.text());
         }
+        CHANNEL_LOG.setLevel(java.util.logging.Level.INFO);
+        CHANNEL_LOG.addHandler(new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                ACKS.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        });
         // Short socket paths: sun_path holds 107 bytes.
         work = Files.createTempDirectory("kp-rg");
         image = work.resolve("disk.img");
@@ -119,9 +141,27 @@ class RealGuestIT {
 
     @Test
     @Order(2)
-    void twoQueuesWithoutEventIdx() throws Exception {
-        Guest g = runAndCheck("verify-libaio.fio", 2, "off", 0, 2);
+    void twoQueuesWithoutEventIdxThenAResizeReachesTheGuest() throws Exception {
+        long grown = IMAGE_BYTES + (16L << 20);
+        Guest g = runAndCheck("verify-libaio.fio", 2, "off", 0, 2, List.of("--wait-resize"), guest -> {
+            // After fio the guest watches /sys/block/vda/size. The resize is kp:resize's path for an export
+            // (DiskRegistry.resize: backend, then the exported device's capacityChanged), reaching QEMU as
+            // BACKEND_CONFIG_CHANGE_MSG on the back-end request channel; QEMU re-reads the configuration
+            // (GET_CONFIG) and gives the guest a configuration-change interrupt (VIRTIO 1.2 5.2.6.2).
+            assertTrue(guest.awaitLine("RG-RESIZE-WAIT", RUN_SECONDS), () -> "no resize step:\n" + guest.text());
+            assertTrue(guest.has("RG-RESIZE-WAIT size=" + IMAGE_BYTES / 512), guest::text);
+            assertEquals(io.kickplug.vhost.protocol.VhostUser.PROTOCOL_F_BACKEND_REQ,
+                    disk.server.status().connection().protocolFeatures()
+                            & io.kickplug.vhost.protocol.VhostUser.PROTOCOL_F_BACKEND_REQ,
+                    "QEMU negotiated the back-end request channel");
+            disk.backend.resize(grown);
+            disk.device.capacityChanged();
+        });
+        // QEMU acked REPLY_ACK, so the message asked for an answer; QEMU gives it after its GET_CONFIG.
+        awaitTrue(() -> ACKS.stream().anyMatch(m -> m.contains("acknowledged configuration change")), 30,
+                "QEMU acknowledges the configuration change on the back-end channel");
         assertTrue(g.has("2/0/0 default/read/poll queues"), g::text);
+        assertTrue(g.has("RG-RESIZE-SEEN size=" + grown / 512), () -> "the guest saw no new capacity:\n" + g.text());
     }
 
     @Test
@@ -131,18 +171,52 @@ class RealGuestIT {
         assertTrue(g.has("1/0/1 default/read/poll queues"), g::text);
     }
 
-    // Harness.
-
-    private static List<String> runCommand(String job, int queues, String eventIdx, int pollQueues) {
-        return List.of("bash", SCRIPT.toString(), "run", CACHE.toString(), disk.server.socketPath().toString(),
-                JOBS.resolve(job).toString(), "--queues", Integer.toString(queues), "--event-idx", eventIdx,
-                "--poll-queues", Integer.toString(pollQueues), "--sum-mb", Integer.toString(SUM_MB));
+    /**
+     * Issue 13: QEMU's queue-size=1024 (the export's disk has the in-process default of 256); the front-end sets
+     * the ring size, any power of two up to 32768.
+     */
+    @Test
+    @Order(4)
+    void queueSize1024() throws Exception {
+        Guest g = runAndCheck("verify-libaio.fio", 1, "on", 0, 1, "--queue-size", "1024");
+        assertTrue(g.has("queue_size=1024"), g::text);
     }
 
-    private static Guest runAndCheck(String job, int queues, String eventIdx, int pollQueues, int expectedQueues)
-            throws Exception {
+    // Harness.
+
+    private static List<String> runCommand(String job, int queues, String eventIdx, int pollQueues,
+            String... extra) {
+        List<String> command = new ArrayList<>(List.of("bash", SCRIPT.toString(), "run", CACHE.toString(),
+                disk.server.socketPath().toString(), JOBS.resolve(job).toString(), "--queues",
+                Integer.toString(queues), "--event-idx", eventIdx, "--poll-queues", Integer.toString(pollQueues),
+                "--sum-mb", Integer.toString(SUM_MB)));
+        command.addAll(List.of(extra));
+        return command;
+    }
+
+    /** Something the test does while the guest runs. */
+    @FunctionalInterface
+    private interface During {
+        void run(Guest guest) throws Exception;
+    }
+
+    private static Guest runAndCheck(String job, int queues, String eventIdx, int pollQueues, int expectedQueues,
+            String... extra) throws Exception {
+        return runAndCheck(job, queues, eventIdx, pollQueues, expectedQueues, List.of(extra), guest -> { });
+    }
+
+    private static Guest runAndCheck(String job, int queues, String eventIdx, int pollQueues, int expectedQueues,
+            List<String> extraOptions, During during) throws Exception {
         long sessionsBefore = disk.server.status().sessions();
-        Guest g = Guest.start(runCommand(job, queues, eventIdx, pollQueues));
+        List<String> command = new ArrayList<>(runCommand(job, queues, eventIdx, pollQueues));
+        command.addAll(extraOptions);
+        Guest g = Guest.start(command);
+        try {
+            during.run(g);
+        } catch (Throwable t) {
+            g.process.destroyForcibly();
+            throw t;
+        }
         g.finish(RUN_SECONDS);
         assertEquals(0, g.exitCode, () -> "QEMU exit status:\n" + g.text());
         assertTrue(g.has("RG-DONE"), () -> "the guest did not finish:\n" + g.text());

@@ -258,6 +258,9 @@ public final class EventLoopThread implements IoThread {
     }
 
     private void park() {
+        // Volatile store of sleeping, then volatile loads of the queues (nothingPending): pairs with a
+        // signaller's queue insertion (a CAS) followed by its volatile load of sleeping in wake(). Sequential
+        // consistency of these accesses means the signaller sees sleeping or this thread sees the work.
         sleeping = true;
         if (nothingPending()) {
             LockSupport.park(this);

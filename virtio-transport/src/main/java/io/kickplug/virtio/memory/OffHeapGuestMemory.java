@@ -7,8 +7,13 @@ import io.kickplug.api.memory.MemoryRegion;
 import io.kickplug.api.memory.PartialBufferException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -86,12 +91,45 @@ public final class OffHeapGuestMemory implements GuestMemory {
             long left = r.size();
             while (left > 0) {
                 int n = (int) Math.min(left, 1L << chunkShift);
-                list.add(ByteBuffer.allocateDirect(n));
+                list.add(zeroedChunk(n));
                 left -= n;
             }
             chunks.add(list);
         }
         return wrap(layout, chunks);
+    }
+
+    /**
+     * A zeroed direct buffer whose pages become resident only when touched: a shared mapping of a file in
+     * /dev/shm (tmpfs) that is deleted at once, so nothing is left behind even if the process dies. A
+     * simulated guest uses a few MiB of its 64 MiB, so a disk costs that much resident memory rather than
+     * all of it ({@code allocateDirect} zeroes, and so touches, every page; it also counts against
+     * -XX:MaxDirectMemorySize). Falls back to {@code allocateDirect} where there is no /dev/shm.
+     */
+    private static ByteBuffer zeroedChunk(int bytes) {
+        Path shm = Path.of("/dev/shm");
+        if (Files.isDirectory(shm) && Files.isWritable(shm)) {
+            Path file = null;
+            try {
+                file = Files.createTempFile(shm, "kickplug-guest-", ".mem");
+                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                    // Mapping grows the file to the size (a hole: zeroes, nothing allocated). The mapping outlives
+                    // the channel and the file's name; the pages go when the buffer is freed.
+                    return ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes);
+                }
+            } catch (IOException | UnsupportedOperationException e) {
+                // fall back below
+            } finally {
+                if (file != null) {
+                    try {
+                        Files.deleteIfExists(file);
+                    } catch (IOException e) {
+                        // a leftover zero-length file in /dev/shm; nothing to do about it here
+                    }
+                }
+            }
+        }
+        return ByteBuffer.allocateDirect(bytes);
     }
 
     /**

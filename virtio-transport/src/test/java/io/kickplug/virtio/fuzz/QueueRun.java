@@ -46,6 +46,8 @@ final class QueueRun {
     private boolean signalledValid;
     private int signalled;
     private int pattern = 0x5b;
+    /** Chains the device accepted (valid per the model): the input reached a live queue. */
+    private int popped;
 
     QueueRun(FuzzMemory fm, VirtioQueueInput in) {
         this.fm = fm;
@@ -57,6 +59,11 @@ final class QueueRun {
     /** The spec's vring_need_event (VIRTIO 1.2 section 2.7.7.2), written out here rather than reused. */
     static boolean needEvent(int event, int newIdx, int old) {
         return ((newIdx - event - 1) & 0xffff) < ((newIdx - old) & 0xffff);
+    }
+
+    /** Chains the device accepted in {@link #run}. */
+    int popped() {
+        return popped;
     }
 
     /** Runs the input; returns true when the queue was created (false: the layout was refused). */
@@ -193,6 +200,7 @@ final class QueueRun {
         checkChainShape(w);
         inFlight.add(head);
         inFlightHeads.set(head);
+        popped++;
         checkReader(c.reader(), w, p);
         return applyWriter(c.writer(), w, p.writes());
     }

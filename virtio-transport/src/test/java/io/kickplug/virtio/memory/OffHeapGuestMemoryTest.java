@@ -120,4 +120,30 @@ class OffHeapGuestMemoryTest {
         assertEquals(0, src.remaining());
         assertEquals(9, m.readU8(0x1000 + 38));
     }
+
+    /** A disk's 64 MiB of simulated-guest memory costs resident memory only where it is touched. */
+    @Test
+    void allocatedMemoryIsZeroedAndResidentOnlyWhereTouched() throws Exception {
+        long before = rssKb();
+        OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(64L << 20);
+        for (long a = 0; a < (64L << 20); a += 16L << 20) {
+            assertEquals(0L, mem.readU64(a + 8), "zeroed at " + a);
+        }
+        mem.writeU64(4096, 0x1122334455667788L);
+        assertEquals(0x1122334455667788L, mem.readU64(4096));
+        long grown = rssKb() - before;
+        if (java.nio.file.Files.isDirectory(java.nio.file.Path.of("/dev/shm"))) {
+            org.junit.jupiter.api.Assertions.assertTrue(grown < 16 * 1024,
+                    "resident memory grew by " + grown + " KiB for 64 MiB of which a few pages were touched");
+        }
+    }
+
+    private static long rssKb() throws java.io.IOException {
+        for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("\\D", ""));
+            }
+        }
+        return 0;
+    }
 }

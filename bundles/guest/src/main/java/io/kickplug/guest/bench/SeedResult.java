@@ -18,12 +18,18 @@ import java.util.Objects;
  * @param points every measured point, in the order they ran
  * @param measured the measured figure comparable to {@code published}, as one line of text
  * @param measuredFigures the measured figures by name (numbers; NaN when not measurable)
- * @param directionMatches whether the measured effect has the published direction
+ * @param directionMatches whether the measured effect has the published direction; {@code null} when the
+ *     comparison was not run (a variant it needs was not bound, so another ran in its place)
  * @param notes remarks a reader needs (a strategy that was not bound, a fallback), possibly empty
  */
 public record SeedResult(String id, String title, String published, Map<String, Double> publishedFigures,
         String rule, List<Point> points, String measured, Map<String, Double> measuredFigures,
-        boolean directionMatches, List<String> notes) {
+        Boolean directionMatches, List<String> notes) {
+
+    /** "matches", "differs" or "not run". */
+    public String verdict() {
+        return directionMatches == null ? "not run" : directionMatches ? "matches" : "differs";
+    }
 
     public SeedResult {
         Objects.requireNonNull(id, "id");

@@ -16,10 +16,15 @@ public final class SeedsFormat {
     }
 
     public static String format(List<SeedResult> seeds, long runtimeNanos, int hostCpus, String jsonPath) {
+        return format(seeds, runtimeNanos, new HostLoad(hostCpus, Double.NaN, Double.NaN, Double.NaN, Double.NaN),
+                jsonPath);
+    }
+
+    /** The report with the host's measured load in its heading. */
+    public static String format(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String jsonPath) {
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "kp:bench seeds: the five source experiments, %s per point, host CPUs %d"
-                + " (figures from a shared, loaded host: compare directions, not sizes)%n", seconds(runtimeNanos),
-                hostCpus));
+        out.append(String.format(Locale.ROOT, "kp:bench seeds: the five source experiments, %s per point; %s%n",
+                seconds(runtimeNanos), load.describe()));
         for (SeedResult s : seeds) {
             out.append(String.format(Locale.ROOT, "%nseed %s: %s%n", s.id(), s.title()));
             out.append("  published: ").append(s.published()).append('\n');
@@ -29,7 +34,8 @@ public final class SeedsFormat {
                         params(p.params()), figures(p.figures())));
             }
             out.append("  measured:  ").append(s.measured()).append('\n');
-            out.append("  direction: ").append(s.directionMatches() ? "matches" : "DOES NOT match").append(" (")
+            out.append("  direction: ").append(s.directionMatches() == null ? "not run"
+                    : s.directionMatches() ? "matches" : "DOES NOT match").append(" (")
                     .append(s.rule()).append(")\n");
             for (String note : s.notes()) {
                 out.append("  note: ").append(note).append('\n');
@@ -38,7 +44,7 @@ public final class SeedsFormat {
         out.append(String.format(Locale.ROOT, "%nsummary%n"));
         for (SeedResult s : seeds) {
             out.append(String.format(Locale.ROOT, "  seed %s  %-8s  %s%n", s.id(),
-                    s.directionMatches() ? "matches" : "differs", s.measured()));
+                    s.verdict(), s.measured()));
         }
         if (jsonPath != null) {
             out.append("JSON: ").append(jsonPath).append('\n');

@@ -20,11 +20,23 @@ public final class SeedsJson {
      * @param hostCpus processors the JVM saw
      */
     public static String write(List<SeedResult> seeds, long runtimeNanos, int hostCpus, String startedAt) {
+        return write(seeds, runtimeNanos, new HostLoad(hostCpus, Double.NaN, Double.NaN, Double.NaN, Double.NaN),
+                startedAt);
+    }
+
+    /** With the host's measured load ({@code host_load}: busy, own and other cores, load averages; null: not measured). */
+    public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String startedAt) {
         StringBuilder out = new StringBuilder();
         out.append("{\n  \"benchmark\": \"kp:bench seeds\",\n");
         out.append("  \"started\": ").append(string(startedAt)).append(",\n");
         out.append("  \"runtime_s\": ").append(number(runtimeNanos / 1e9)).append(",\n");
-        out.append("  \"host_cpus\": ").append(hostCpus).append(",\n");
+        out.append("  \"host_cpus\": ").append(load.cpus()).append(",\n");
+        out.append("  \"host_load\": {\"busy_cores\": ").append(number(load.busyCores()))
+                .append(", \"own_cores\": ").append(number(load.ownCores()))
+                .append(", \"other_cores\": ").append(number(load.otherCores()))
+                .append(", \"loadavg_1min_start\": ").append(number(load.loadAvgStart()))
+                .append(", \"loadavg_1min_end\": ").append(number(load.loadAvgEnd()))
+                .append(", \"shared\": ").append(load.shared()).append("},\n");
         out.append("  \"seeds\": [");
         for (int i = 0; i < seeds.size(); i++) {
             SeedResult s = seeds.get(i);
@@ -37,7 +49,8 @@ public final class SeedsJson {
             out.append("      \"measured\": ").append(string(s.measured())).append(",\n");
             out.append("      \"measured_figures\": ").append(numbers(s.measuredFigures())).append(",\n");
             out.append("      \"rule\": ").append(string(s.rule())).append(",\n");
-            out.append("      \"direction_matches\": ").append(s.directionMatches()).append(",\n");
+            out.append("      \"direction_matches\": ").append(s.directionMatches()).append(",\n"); // null: not run
+            out.append("      \"verdict\": ").append(string(s.verdict())).append(",\n");
             out.append("      \"notes\": [");
             for (int n = 0; n < s.notes().size(); n++) {
                 out.append(n == 0 ? "" : ", ").append(string(s.notes().get(n)));

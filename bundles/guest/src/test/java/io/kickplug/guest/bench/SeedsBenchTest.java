@@ -72,6 +72,7 @@ class SeedsBenchTest {
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
     private ThreadIOImpl threadIo;
     private CommandSession session;
+    private SeedsBench bench;
 
     @BeforeEach
     void setUp() {
@@ -133,6 +134,7 @@ class SeedsBenchTest {
                 return registry.counters(disk);
             }
         };
+        bench = new SeedsBench(disks, new VirtqueueFactoryComponent(), engine, lockStats, notifications);
         threadIo = new ThreadIOImpl();
         threadIo.start();
         CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
@@ -177,6 +179,17 @@ class SeedsBenchTest {
         assertTrue(out.contains("  sharded "), out);
         assertTrue(out.contains("tracked-lock mutex"), out);
         assertTrue(out.contains("note: bh at iodepth 64: queues ran [immediate] (no service named bh bound"), out);
+        // bh is not bound: seed 002 compared immediate with immediate, so its verdict is "not run", never a match.
+        String seed002 = out.substring(out.indexOf("\nseed 002: "), out.indexOf("\nseed 003: "));
+        assertTrue(seed002.contains("\n  direction: not run ("), seed002);
+        assertTrue(seed002.contains("\n  measured:  not run: bh or defer-call was not bound"), seed002);
+        assertTrue(seed002.contains("strategy bh, ran immediate |"), seed002);
+        assertTrue(out.contains("\n  seed 002  not run "), out);
+        // The heading says what the host's load was, measured, not assumed.
+        String heading = out.lines().findFirst().orElseThrow();
+        assertTrue(heading.matches("kp:bench seeds: .* host CPUs \\d+; during the run \\d+\\.\\d\\d cores busy on average:"
+                + " this JVM \\d+\\.\\d\\d, other processes \\d+\\.\\d\\d \\(/proc/stat\\); load average .*"), heading);
+        assertFalse(out.contains("shared, loaded host"), heading);
         assertFalse(out.contains("note: defer-call at"), "the bound test strategy was used: " + out);
         assertTrue(out.contains("\nsummary\n"), out);
         assertTrue(out.endsWith("JSON: " + json.toAbsolutePath() + "\n"), out);
@@ -184,8 +197,19 @@ class SeedsBenchTest {
         JsonNode root = new ObjectMapper().readTree(Files.readString(json));
         JsonNode seeds = root.get("seeds");
         assertEquals(5, seeds.size());
+        JsonNode load = root.get("host_load");
+        assertTrue(load.get("busy_cores").asDouble() > 0, load.toString());
+        assertTrue(load.get("own_cores").asDouble() > 0, "the benchmark itself kept a core busy: " + load);
+        assertTrue(load.get("other_cores").isNumber(), load.toString());
+        assertTrue(load.get("loadavg_1min_start").isNumber(), load.toString());
+        assertTrue(seeds.get(2).get("direction_matches").isNull(), seeds.get(2).toString());
+        assertEquals("not run", seeds.get(2).get("verdict").asText());
         for (JsonNode s : seeds) {
+            if (s.get("id").asText().equals("002")) {
+                continue;
+            }
             assertTrue(s.get("direction_matches").isBoolean(), s.toString());
+            assertEquals(s.get("direction_matches").asBoolean() ? "matches" : "differs", s.get("verdict").asText());
             assertTrue(s.get("published_figures").size() > 0, s.toString());
             assertTrue(s.get("measured_figures").size() > 0, s.toString());
             for (JsonNode p : s.get("points")) {
@@ -199,6 +223,22 @@ class SeedsBenchTest {
         // The vq lock of 001 and the tracked lock of 004 were measured.
         assertTrue(seeds.get(1).get("points").get(0).get("figures").get("acquisitions").asDouble() > 0);
         assertTrue(seeds.get(4).get("points").get(1).get("figures").get("lock-contentions").isNumber());
+        assertTrue(registry.list().isEmpty(), "every temporary disk detached: " + registry.list());
+    }
+
+    /** With both bh and defer-call bound, seed 002 ran what it names and gives a direction verdict. */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void seed002GivesAVerdictOnlyWhenBothStrategiesRan() {
+        notifiers.add("bh", new EndOfBatchNotifier(), 0, 2);
+        SeedResult r = bench.seed002(200_000_000L);
+        assertEquals(List.of(), r.notes());
+        assertTrue(r.directionMatches() != null, r.measured());
+        assertTrue(r.verdict().equals("matches") || r.verdict().equals("differs"), r.verdict());
+        assertFalse(r.measured().startsWith("not run"), r.measured());
+        for (SeedResult.Point p : r.points()) {
+            assertFalse(p.params().containsKey("ran"), p.toString());
+        }
         assertTrue(registry.list().isEmpty(), "every temporary disk detached: " + registry.list());
     }
 }

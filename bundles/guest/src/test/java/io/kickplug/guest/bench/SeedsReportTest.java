@@ -99,7 +99,7 @@ class SeedsReportTest {
                 SeedsBench.jobFile("seed002", "randread", "libaio", 64, 8, null, 1_000_000_000L)).size());
     }
 
-    private static SeedResult sample(String id, boolean matches, double figure) {
+    private static SeedResult sample(String id, Boolean matches, double figure) {
         Map<String, String> params = SeedsBench.params(4, 4, 64, "4k", "randread", "libaio", 1, 1, 10_000, 2_000,
                 "memory", 3_000_000_000L);
         params.put("kick", "under-lock");
@@ -118,7 +118,8 @@ class SeedsReportTest {
     void theTableStatesEveryParameterAndThePublishedBesideTheMeasured() {
         String out = SeedsFormat.format(List.of(sample("000", true, 1.1), sample("004", false, Double.NaN)),
                 200_000_000L, 2, "/tmp/x.json");
-        assertTrue(out.startsWith("kp:bench seeds: the five source experiments, 0.200s per point, host CPUs 2"), out);
+        assertTrue(out.startsWith("kp:bench seeds: the five source experiments, 0.200s per point; host CPUs 2; host load"
+                + " not measured (2 cores for up to 8 vCPUs; compare directions, not sizes)\n"), out);
         assertTrue(out.contains("\nseed 000: title 000\n  published: 14K -> 34K IOPS\n"), out);
         assertTrue(out.contains("  under-lock | vcpus 4, numjobs 4, iodepth 64, bs 4k, rw randread, ioengine libaio,"
                 + " queues 1, iothreads 1, exit 10us, inject 2us, backend memory, runtime 3s, kick under-lock"
@@ -132,6 +133,37 @@ class SeedsReportTest {
         assertEquals("-93.3%", SeedsFormat.percent(-93.28));
         assertEquals("n/a", SeedsFormat.percent(Double.NaN));
         assertEquals("3s", SeedsFormat.seconds(3_000_000_000L));
+    }
+
+    /** The heading states the measured load, and the reading it allows follows from the figures. */
+    @Test
+    void theHeadingSaysWhatTheHostsLoadWasAndANotRunSeedSaysSo() throws Exception {
+        String shared = SeedsFormat.format(List.of(sample("002", null, 1.0)), 200_000_000L,
+                new HostLoad(2, 1.9, 1.2, 3.5, 3.9), null);
+        assertTrue(shared.startsWith("kp:bench seeds: the five source experiments, 0.200s per point; host CPUs 2; during"
+                + " the run 1.90 cores busy on average: this JVM 1.20, other processes 0.70 (/proc/stat); load average"
+                + " 3.50 -> 3.90 (1 min) (a shared host (other processes used 0.70 cores); 2 cores for up to 8 vCPUs;"
+                + " compare directions, not sizes)\n"), shared);
+        assertTrue(shared.contains("  direction: not run (rule 002)\n"), shared);
+        assertTrue(shared.contains("\n  seed 002  not run   ratio 1.10\n"), shared);
+        String idle = SeedsFormat.format(List.of(), 1_000_000_000L, new HostLoad(16, 8.1, 8.0, 0.5, 7.0), null);
+        assertTrue(idle.contains("other processes 0.10 (/proc/stat); load average 0.50 -> 7.00 (1 min) (no other load"
+                + " measured (under 0.25 cores); sizes comparable between runs on this host)\n"), idle);
+        JsonNode root = new ObjectMapper().readTree(SeedsJson.write(List.of(sample("002", null, 1.0)), 1, new HostLoad(2,
+                1.9, 1.2, 3.5, 3.9), "t"));
+        assertTrue(root.get("seeds").get(0).get("direction_matches").isNull());
+        assertEquals("not run", root.get("seeds").get(0).get("verdict").asText());
+        assertEquals(0.7, root.get("host_load").get("other_cores").asDouble(), 1e-9);
+        assertTrue(root.get("host_load").get("shared").asBoolean());
+        // A real sample of this host: /proc is there on Linux, and this JVM's own time is counted.
+        HostLoad.Sample a = HostLoad.sample();
+        long spin = System.nanoTime() + 200_000_000L;
+        while (System.nanoTime() < spin) {
+            Thread.onSpinWait();
+        }
+        HostLoad measured = HostLoad.between(a, HostLoad.sample());
+        assertTrue(measured.busyCores() > 0 && measured.ownCores() > 0, measured.toString());
+        assertTrue(measured.busyCores() <= measured.cpus() + 0.01, measured.toString());
     }
 
     @Test
@@ -149,6 +181,8 @@ class SeedsReportTest {
         assertTrue(s0.get("direction_matches").isBoolean());
         assertTrue(s0.get("direction_matches").asBoolean());
         assertFalse(seeds.get(1).get("direction_matches").asBoolean());
+        assertEquals("matches", s0.get("verdict").asText());
+        assertEquals("differs", seeds.get(1).get("verdict").asText());
         assertEquals(2.43, s0.get("published_figures").get("ratio").asDouble(), 1e-12);
         assertEquals(1.1, s0.get("measured_figures").get("ratio").asDouble(), 1e-12);
         assertTrue(seeds.get(1).get("measured_figures").get("ratio").isNull(), "NaN is written as null");

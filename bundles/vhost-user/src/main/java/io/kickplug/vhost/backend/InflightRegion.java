@@ -39,8 +39,11 @@ public final class InflightRegion {
     private final int queueSize;
     private final long mmapSize;
     private final List<ByteBuffer> queues;
+    /** The mapping itself (the queues are slices of it), for {@link #unmap}. */
+    private final MappedByteBuffer map;
 
     private InflightRegion(MappedByteBuffer map, int numQueues, int queueSize) {
+        this.map = map;
         this.queueSize = queueSize;
         this.mmapSize = map.capacity();
         List<ByteBuffer> q = new ArrayList<>();
@@ -139,5 +142,13 @@ public final class InflightRegion {
     /** Queue {@code q}'s area (shared; one I/O thread writes it at a time). */
     ByteBuffer queue(int q) {
         return queues.get(q);
+    }
+
+    /**
+     * Unmaps the area in this process at once (see {@link Unmapper}); the area itself lives on in the
+     * front-end, which passes it again with SET_INFLIGHT_FD after a reconnect. Only once no queue uses it.
+     */
+    boolean unmap() {
+        return Unmapper.unmap(map);
     }
 }

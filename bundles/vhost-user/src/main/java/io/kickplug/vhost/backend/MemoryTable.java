@@ -7,6 +7,7 @@ import io.kickplug.vhost.protocol.Fds;
 import java.io.FileDescriptor;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -30,6 +31,21 @@ final class MemoryTable {
 
         boolean sameIdentity(long gpa, long len, long uva) {
             return guestAddress == gpa && size == len && userAddress == uva;
+        }
+
+        /**
+         * Unmaps every chunk at once (see {@link Unmapper}); only once nothing uses the region's memory.
+         *
+         * @return chunks unmapped now (the others are left to the garbage collector)
+         */
+        int unmap() {
+            int n = 0;
+            for (ByteBuffer chunk : chunks) {
+                if (chunk instanceof MappedByteBuffer mapped && Unmapper.unmap(mapped)) {
+                    n++;
+                }
+            }
+            return n;
         }
 
         @Override
@@ -111,12 +127,19 @@ final class MemoryTable {
                             offset + size, fileSize));
                 }
                 List<ByteBuffer> chunks = new ArrayList<>();
-                if (size <= Integer.MAX_VALUE) {
-                    chunks.add(ch.map(FileChannel.MapMode.READ_WRITE, offset, size));
-                } else {
-                    for (long at = 0; at < size; at += CHUNK) {
-                        chunks.add(ch.map(FileChannel.MapMode.READ_WRITE, offset + at, Math.min(CHUNK, size - at)));
+                try {
+                    if (size <= Integer.MAX_VALUE) {
+                        chunks.add(ch.map(FileChannel.MapMode.READ_WRITE, offset, size));
+                    } else {
+                        for (long at = 0; at < size; at += CHUNK) {
+                            chunks.add(ch.map(FileChannel.MapMode.READ_WRITE, offset + at,
+                                    Math.min(CHUNK, size - at)));
+                        }
                     }
+                } catch (IOException | RuntimeException e) {
+                    // Nobody has seen the chunks mapped so far: unmap them now rather than when the GC runs.
+                    new Region(gpa, size, uva, offset, chunks).unmap();
+                    throw e;
                 }
                 return new Region(gpa, size, uva, offset, List.copyOf(chunks));
             }
@@ -130,13 +153,21 @@ final class MemoryTable {
         regions.sort(Comparator.comparing(Region::guestAddress, Long::compareUnsigned));
     }
 
-    /** Removes the region with that identity; false when there is none. */
-    boolean remove(long gpa, long size, long uva) {
-        return regions.removeIf(r -> r.sameIdentity(gpa, size, uva));
+    /** Removes the region with that identity and returns it (to unmap), or {@code null} when there is none. */
+    Region remove(long gpa, long size, long uva) {
+        for (int i = 0; i < regions.size(); i++) {
+            if (regions.get(i).sameIdentity(gpa, size, uva)) {
+                return regions.remove(i);
+            }
+        }
+        return null;
     }
 
-    void clear() {
+    /** Removes every region and returns them (to unmap). */
+    List<Region> clear() {
+        List<Region> all = List.copyOf(regions);
         regions.clear();
+        return all;
     }
 
     /** Guest memory over the current regions, or {@code null} when there are none. */

@@ -52,7 +52,8 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
     /** Protocol features offered. */
     public static final long PROTOCOL_FEATURES = VhostUser.PROTOCOL_F_MQ | VhostUser.PROTOCOL_F_REPLY_ACK
             | VhostUser.PROTOCOL_F_CONFIG | VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS
-            | VhostUser.PROTOCOL_F_RESET_DEVICE | VhostUser.PROTOCOL_F_INFLIGHT_SHMFD;
+            | VhostUser.PROTOCOL_F_RESET_DEVICE | VhostUser.PROTOCOL_F_INFLIGHT_SHMFD
+            | VhostUser.PROTOCOL_F_BACKEND_REQ;
     /** GET_MAX_MEM_SLOTS answer. */
     public static final int MAX_MEM_SLOTS = 32;
 
@@ -97,6 +98,10 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
     private final AtomicLong interrupts = new AtomicLong();
     private final AtomicLong activations = new AtomicLong();
     private boolean configChangeLogged;
+    /** The back-end request channel from SET_BACKEND_REQ_FD, or {@code null}. */
+    private volatile BackendChannel backendChannel;
+    /** False once a device reset failed: mappings are then never unmapped explicitly ({@link MappingRelease}). */
+    private boolean resetsClean = true;
 
     /**
      * @param name the disk or export name, for thread and log names
@@ -147,8 +152,10 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             try {
                 replier.reply(m.request(), reply, new FileDescriptor[] {replyArea.fd()});
             } finally {
-                // The front-end holds its own copy of the descriptor now; the mapping stays.
+                // The front-end holds its own copy of the descriptor now and passes it back with
+                // SET_INFLIGHT_FD; this mapping of it was only used to size and zero the area.
                 replyArea.file().close();
+                replyArea.region().unmap();
                 replyArea = null;
             }
         } else if (reply != null) {
@@ -218,14 +225,14 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             }
             case VhostUser.RESET_OWNER -> {
                 expect(m, 0, 0);
-                resetDevice();
+                resetDevice(true);
                 owner = false;
                 return null;
             }
             case VhostUser.RESET_DEVICE -> {
                 requireProtocol(VhostUser.PROTOCOL_F_RESET_DEVICE, "RESET_DEVICE");
                 expect(m, 0, 0);
-                resetDevice();
+                resetDevice(false);
                 return null;
             }
             case VhostUser.GET_QUEUE_NUM -> {
@@ -257,9 +264,11 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
                 ByteBuffer b = m.body();
                 Vring r = ring(b.getInt());
                 int num = b.getInt();
-                if (num < 1 || num > device.maxQueueSize() || Integer.bitCount(num) != 1) {
-                    throw new Refused("queue " + r.index + " size " + num + " is not a power of two in 1.."
-                            + device.maxQueueSize());
+                // The front-end owns the ring's size (section 2.7: a power of two up to 32768), whatever the
+                // disk's in-process queue size is.
+                if (num < 1 || num > VhostUser.MAX_QUEUE_SIZE || Integer.bitCount(num) != 1) {
+                    throw new Refused("queue " + r.index + " size " + Integer.toUnsignedString(num)
+                            + " is not a power of two in 1.." + VhostUser.MAX_QUEUE_SIZE);
                 }
                 stopIfRunning(r);
                 r.num = num;
@@ -341,6 +350,12 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             case VhostUser.SET_INFLIGHT_FD -> {
                 requireProtocol(VhostUser.PROTOCOL_F_INFLIGHT_SHMFD, "INFLIGHT_SHMFD");
                 setInflightFd(m);
+                return null;
+            }
+            case VhostUser.SET_BACKEND_REQ_FD -> {
+                requireProtocol(VhostUser.PROTOCOL_F_BACKEND_REQ, "BACKEND_REQ");
+                expect(m, 0, 1);
+                setBackendChannel(m.fds()[0]);
                 return null;
             }
             default -> throw new Refused("request " + m.request() + " (" + m.name() + ") is not supported"
@@ -437,12 +452,14 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             }
         } catch (IOException e) {
             Fds.closeAll(fds);
+            MappingRelease.release(name, true, fresh, null); // never used: nothing can touch them
             throw new Refused("cannot map region " + fresh.size() + ": " + e.getMessage(), e);
         }
         stopDevice();
-        memoryTable.clear();
+        List<MemoryTable.Region> replaced = memoryTable.clear();
         fresh.forEach(memoryTable::add);
         rebuildMemory();
+        MappingRelease.release(name, resetsClean, replaced, null);
         LOG.log(Level.INFO, "vhost-user " + name + ": memory table of " + n + " regions, "
                 + memoryTable.totalBytes() + " bytes");
         reconcile();
@@ -507,8 +524,9 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
                     size, uva));
         }
         stopDevice();
-        memoryTable.remove(gpa, size, uva);
+        MemoryTable.Region removed = memoryTable.remove(gpa, size, uva);
         rebuildMemory();
+        MappingRelease.release(name, resetsClean, List.of(removed), null);
         LOG.log(Level.INFO, String.format("vhost-user %s: removed memory region at guest address 0x%x", name, gpa));
         reconcile();
     }
@@ -635,9 +653,9 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         if (numQueues < 1 || numQueues > rings.length) {
             throw new Refused("inflight area for " + numQueues + " queues; the device has " + rings.length);
         }
-        if (queueSize < 1 || queueSize > device.maxQueueSize() || Integer.bitCount(queueSize) != 1) {
+        if (queueSize < 1 || queueSize > VhostUser.MAX_QUEUE_SIZE || Integer.bitCount(queueSize) != 1) {
             throw new Refused("inflight queue size " + queueSize + " is not a power of two in 1.."
-                    + device.maxQueueSize());
+                    + VhostUser.MAX_QUEUE_SIZE);
         }
         return new int[] {numQueues, queueSize};
     }
@@ -673,7 +691,9 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             throw new Refused("cannot map the inflight area: " + e.getMessage(), e);
         }
         stopDevice();
+        InflightRegion previous = inflight;
         inflight = region;
+        MappingRelease.release(name, resetsClean, null, previous);
         reconcile();
     }
 
@@ -749,7 +769,10 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         runningQueues = new boolean[rings.length];
         try {
             device.reset();
+            // A reset that gave up waiting leaves a request that may still write guest memory.
+            resetsClean &= device.quiescent();
         } catch (RuntimeException e) {
+            resetsClean = false;
             LOG.log(Level.ERROR, "vhost-user " + name + ": device reset failed", e);
         }
         running = false;
@@ -824,6 +847,12 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         }
         List<DeviceQueue> list = Collections.unmodifiableList(views);
         GuestMemory mem = memory;
+        // Publish the running set before activating: a kick that arrives from now on reaches the device.
+        // Published after activate(), a kick landing between the activation's look at every queue and the
+        // publication was dropped, and a request the driver added after that look waited forever (issue 13:
+        // NOFD + EVENT_IDX, the driver kicks once and only when avail_event asks). A kick that reaches the
+        // device before activate() sets its queues is harmless: the activation looks at every queue after it.
+        runningQueues = runningNow;
         try {
             device.activate(new DeviceActivation() {
                 @Override
@@ -848,6 +877,13 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
             });
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "vhost-user " + name + ": device activation failed", e);
+            try {
+                device.reset(); // it may have started some queues before failing
+                resetsClean &= device.quiescent();
+            } catch (RuntimeException again) {
+                resetsClean = false;
+            }
+            runningQueues = new boolean[rings.length];
             for (Vring r : rings) {
                 r.view = null;
             }
@@ -855,7 +891,6 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         }
         running = true;
         activations.incrementAndGet();
-        runningQueues = runningNow;
         LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": running queues " + describe(runningNow));
     }
 
@@ -918,8 +953,14 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         return q.toString();
     }
 
-    /** RESET_OWNER / RESET_DEVICE: stop the device and forget every ring; memory stays mapped. */
-    private void resetDevice() {
+    /**
+     * RESET_OWNER / RESET_DEVICE: stop the device, forget every ring and the inflight area (the front-end sends
+     * it again with the next start) and unmap this back-end's mapping of it. RESET_OWNER ends the session
+     * (vhost-user.rst: the front-end no longer owns the connection), so its memory is unmapped too, as DPDK
+     * does. RESET_DEVICE keeps the memory, as libvhost-user does: QEMU sends only the regions that changed
+     * since its last table (its shadow copy), so after a RESET_DEVICE it would not send them again.
+     */
+    private void resetDevice(boolean endOfSession) {
         stopDevice();
         for (int i = 0; i < rings.length; i++) {
             closeRing(rings[i]);
@@ -927,9 +968,24 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
         }
         ackedFeatures = 0;
         featuresSet = false;
-        inflight = null;
+        if (endOfSession) {
+            releaseMemory();
+        } else {
+            InflightRegion area = inflight;
+            inflight = null;
+            MappingRelease.release(name, resetsClean && !running, null, area);
+        }
         needsReset = false;
         lastFault = null;
+    }
+
+    /** After the device stopped: drops and unmaps every memory region and the inflight area's mapping. */
+    private void releaseMemory() {
+        InflightRegion area = inflight;
+        inflight = null;
+        List<MemoryTable.Region> regions = memoryTable.clear();
+        rebuildMemory();
+        MappingRelease.release(name, resetsClean && !running, regions, area);
     }
 
     private void closeRing(Vring r) {
@@ -953,6 +1009,8 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
     // Kicks and signals.
 
     private void kicked(int queue) {
+        // runningQueues is published (volatile) before the device is activated (start()), so a kick that
+        // passes this check after the activation looked at the rings reaches the device.
         boolean[] q = runningQueues;
         if (!needsReset && queue < q.length && q[queue]) {
             device.queueNotify(queue);
@@ -976,10 +1034,29 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
 
     @Override
     public void configChanged() {
+        BackendChannel c = backendChannel;
+        if (c != null && c.configChanged()) {
+            return;
+        }
         if (!configChangeLogged) {
             configChangeLogged = true;
             LOG.log(Level.INFO, "vhost-user " + name + ": configuration change not signalled (no back-end"
-                    + " request channel is negotiated)");
+                    + " request channel" + (c == null ? " was set up)" : ": " + c.closeReason() + ")"));
+        }
+    }
+
+    private void setBackendChannel(FileDescriptor fd) throws Refused {
+        BackendChannel fresh;
+        try {
+            fresh = BackendChannel.open(name, fd, replyAck(), BackendChannel.REPLY_TIMEOUT_MILLIS);
+        } catch (IOException e) {
+            throw new Refused(e.getMessage(), e);
+        }
+        BackendChannel old = backendChannel;
+        backendChannel = fresh;
+        configChangeLogged = false;
+        if (old != null) {
+            old.close();
         }
     }
 
@@ -1020,11 +1097,12 @@ public final class VhostUserBackend implements DeviceSignals, Closeable {
                 closeRing(r);
             }
             poller.close();
-            memoryTable.clear();
-            memory = null;
-            inflight = null;
-            memoryRegions = 0;
-            memoryBytes = 0;
+            BackendChannel c = backendChannel;
+            backendChannel = null;
+            if (c != null) {
+                c.close();
+            }
+            releaseMemory();
         }
     }
 

@@ -40,7 +40,7 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 })
 public final class VhostCommands implements Function {
 
-    static final String USAGE = "usage: kp:vhost <disk> --socket PATH [--queues N]";
+    static final String USAGE = "usage: kp:vhost <disk> --socket PATH [--queues N] [--json]";
 
     private static final System.Logger LOG = System.getLogger(VhostCommands.class.getName());
     /** How long a saved export waits for its disk to be attached again. */
@@ -62,10 +62,10 @@ public final class VhostCommands implements Function {
         this.configAdmin = configAdmin;
         register(context, "vhost-stop", (session, args) -> {
             String out = stop(exports, strings(args));
-            forget(strings(args).get(0));
+            forget(strings(args).stream().filter(a -> !a.startsWith("--")).findFirst().orElseThrow());
             return out;
         });
-        register(context, "vhost-list", (session, args) -> StatusTable.format(exports.list()));
+        register(context, "vhost-list", (session, args) -> list(exports, strings(args)));
         // For kp:disks, without the shell depending on this bundle.
         registrations.add(context.registerService(ExportStatus.class, exports::exportStatus, null));
         // Saved exports whose disks are attached now come back before this constructor returns; the others
@@ -220,10 +220,12 @@ public final class VhostCommands implements Function {
         String disk = null;
         String socket = null;
         int queues = 1;
+        boolean json = false;
         for (int i = 0; i < args.size(); i++) {
             String a = args.get(i);
             switch (a) {
                 case "--socket" -> socket = value(args, ++i, a);
+                case "--json" -> json = true;
                 case "--queues" -> {
                     String v = value(args, ++i, a);
                     try {
@@ -249,7 +251,9 @@ public final class VhostCommands implements Function {
         exports.export(disk, Path.of(socket), queues);
         saver.saved(disk, socket, queues);
         String name = disk;
-        return StatusTable.format(exports.list().stream().filter(s -> s.name().equals(name)).toList());
+        List<io.kickplug.vhost.server.VhostUserServer.Status> status = exports.list().stream()
+                .filter(s -> s.name().equals(name)).toList();
+        return json ? StatusTable.json(status) : StatusTable.format(status);
     }
 
     private static String value(List<String> args, int i, String option) {
@@ -259,12 +263,26 @@ public final class VhostCommands implements Function {
         return args.get(i);
     }
 
+    /** {@code kp:vhost-list [--json]}. */
+    static String list(VhostExports exports, List<String> args) {
+        if (args.equals(List.of("--json"))) {
+            return StatusTable.json(exports.list());
+        }
+        if (!args.isEmpty()) {
+            throw new IllegalArgumentException("usage: kp:vhost-list [--json]");
+        }
+        return StatusTable.format(exports.list());
+    }
+
     /** {@code kp:vhost-stop <disk>}. */
     static String stop(VhostExports exports, List<String> args) {
-        if (args.size() != 1) {
-            throw new IllegalArgumentException("usage: kp:vhost-stop <disk>");
+        boolean json = args.size() == 2 && args.get(0).equals("--json");
+        List<String> rest = json ? args.subList(1, 2) : args;
+        if (rest.size() != 1 || rest.get(0).startsWith("-")) {
+            throw new IllegalArgumentException("usage: kp:vhost-stop [--json] <disk>");
         }
-        exports.stop(args.get(0));
-        return "stopped the vhost-user export of " + args.get(0);
+        exports.stop(rest.get(0));
+        return json ? "{\"stopped\":" + StatusTable.quote(rest.get(0)) + "}"
+                : "stopped the vhost-user export of " + rest.get(0);
     }
 }

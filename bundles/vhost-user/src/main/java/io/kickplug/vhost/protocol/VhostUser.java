@@ -54,6 +54,11 @@ public final class VhostUser {
     public static final int ADD_MEM_REG = 37;
     public static final int REM_MEM_REG = 38;
 
+    // Back-end requests, sent on the channel of SET_BACKEND_REQ_FD (vhost-user.rst "Back-end message types").
+    public static final int BACKEND_IOTLB_MSG = 1;
+    public static final int BACKEND_CONFIG_CHANGE_MSG = 2;
+    public static final int BACKEND_VRING_HOST_NOTIFIER_MSG = 3;
+
     /** VHOST_USER_F_PROTOCOL_FEATURES, a virtio feature bit only vhost-user knows (bit 30). */
     public static final long F_PROTOCOL_FEATURES = 1L << 30;
 
@@ -73,6 +78,11 @@ public final class VhostUser {
 
     /** SET_MEM_TABLE carries at most this many regions (VHOST_MEMORY_BASELINE_NREGIONS). */
     public static final int MEM_TABLE_MAX_REGIONS = 8;
+    /**
+     * The largest ring a front-end may ask for with SET_VRING_NUM (and GET/SET_INFLIGHT_FD): VIRTIO 1.2 section
+     * 2.7, a split virtqueue's size is a power of two up to 32768. QEMU allows vhost-user-blk queue-size up to 1024.
+     */
+    public static final int MAX_QUEUE_SIZE = 32768;
     /** One memory region: guest address, size, user address, mmap offset. */
     public static final int REGION_SIZE = 32;
     /** GET_CONFIG / SET_CONFIG header: offset, size, flags. */

@@ -37,6 +37,58 @@ public final class StatusTable {
         return sb.toString().stripTrailing();
     }
 
+    /**
+     * {@code kp:vhost-list --json} (one line): {@code {"exports":[{"disk","socket","state","sessions","rejected",
+     * "peer","connection":null|{"features","protocol_features","memory_regions","memory_bytes","running_queues",
+     * "poll_queues","messages","refusals","kicks","interrupts","activations","needs_reset","last_refusal"}}]}}.
+     */
+    public static String json(List<VhostUserServer.Status> list) {
+        StringBuilder sb = new StringBuilder("{\"exports\":[");
+        for (int i = 0; i < list.size(); i++) {
+            VhostUserServer.Status s = list.get(i);
+            VhostUserBackend.Status c = s.connection();
+            sb.append(i == 0 ? "{" : ",{");
+            sb.append("\"disk\":").append(quote(s.name())).append(",\"socket\":").append(quote(String.valueOf(s.socket())))
+                    .append(",\"state\":").append(quote(state(s))).append(",\"sessions\":").append(s.sessions())
+                    .append(",\"rejected\":").append(s.rejected()).append(",\"peer\":")
+                    .append(s.peer() == null ? "null" : quote(s.peer())).append(",\"connection\":");
+            if (c == null) {
+                sb.append("null");
+            } else {
+                sb.append("{\"features\":").append(c.features()).append(",\"protocol_features\":")
+                        .append(c.protocolFeatures()).append(",\"memory_regions\":").append(c.memoryRegions())
+                        .append(",\"memory_bytes\":").append(c.memoryBytes()).append(",\"running_queues\":")
+                        .append(c.runningQueues()).append(",\"poll_queues\":").append(quote(c.pollQueues()))
+                        .append(",\"messages\":").append(c.messages()).append(",\"refusals\":").append(c.refusals())
+                        .append(",\"kicks\":").append(c.kicks()).append(",\"interrupts\":").append(c.interrupts())
+                        .append(",\"activations\":").append(c.activations()).append(",\"needs_reset\":")
+                        .append(c.needsReset()).append(",\"last_refusal\":")
+                        .append(c.lastRefusal() == null ? "null" : quote(c.lastRefusal())).append('}');
+            }
+            sb.append('}');
+        }
+        return sb.append("]}").toString();
+    }
+
+    /** A JSON string literal. */
+    public static String quote(String s) {
+        StringBuilder sb = new StringBuilder("\"");
+        for (char ch : s.toCharArray()) {
+            switch (ch) {
+                case '"' -> sb.append("\\\"");
+                case '\\' -> sb.append("\\\\");
+                default -> {
+                    if (ch < 0x20) {
+                        sb.append(String.format("\\u%04x", (int) ch));
+                    } else {
+                        sb.append(ch);
+                    }
+                }
+            }
+        }
+        return sb.append('"').toString();
+    }
+
     private static String state(VhostUserServer.Status s) {
         VhostUserBackend.Status c = s.connection();
         if (s.state() == VhostUserServer.State.CONNECTED && c != null && c.runningQueues() > 0) {

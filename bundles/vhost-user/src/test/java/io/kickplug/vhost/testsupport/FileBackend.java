@@ -11,7 +11,7 @@ import java.nio.file.StandardOpenOption;
 public final class FileBackend implements BlockBackend {
 
     private final FileChannel channel;
-    private final long size;
+    private volatile long size;
 
     /** Creates or truncates {@code path} to {@code size} bytes (sparse). */
     public FileBackend(Path path, long size) throws IOException {
@@ -64,6 +64,17 @@ public final class FileBackend implements BlockBackend {
                 at += channel.write(b, at);
             }
         }
+    }
+
+    /** Grows or shrinks the image (kp:resize's backend step; the caller then signals the device). */
+    @Override
+    public synchronized void resize(long newSize) throws IOException {
+        if (newSize < size) {
+            channel.truncate(newSize);
+        } else if (newSize > size) {
+            channel.write(ByteBuffer.allocate(1), newSize - 1);
+        }
+        size = newSize;
     }
 
     @Override

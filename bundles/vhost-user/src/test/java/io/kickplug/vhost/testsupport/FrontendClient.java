@@ -7,6 +7,7 @@ import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.vhost.backend.Unmapper;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.MessageChannel;
 import io.kickplug.vhost.protocol.ProtocolException;
@@ -51,9 +52,15 @@ public final class FrontendClient implements AutoCloseable {
     public MessageChannel channel;
     private final Path memoryFile;
     private final RandomAccessFile memoryRaf;
+    /** The client's own mapping of guest memory, unmapped at {@link #close}. */
+    private final MappedByteBuffer memoryMap;
+    /** Size of guest memory, one region at guest address 0. */
+    public final long memoryBytes;
     public final GuestMemory memory;
     private final List<Queue> queues = new ArrayList<>();
     private long features;
+    /** False after {@link #negotiate(long, long)} left REPLY_ACK out: {@link #sendAck} then sends plainly. */
+    private boolean replyAck = true;
 
     /** One driver queue with its kick and call pipes. */
     public final class Queue {
@@ -62,6 +69,9 @@ public final class FrontendClient implements AutoCloseable {
         final AFPipe kick = AFPipe.open();
         AFPipe call = AFPipe.open();
         final Semaphore interrupts = new Semaphore(0);
+        /** Ring size and guest-physical base of the rings; -1: at {@code index * RING_STRIDE}. */
+        int size = QUEUE_SIZE;
+        long base = -1;
         /** Every notification read from the call pipe, whether a waiter consumed it or not. */
         private int received;
         Thread callReader;
@@ -71,7 +81,7 @@ public final class FrontendClient implements AutoCloseable {
         }
 
         long ringBase() {
-            return index * RING_STRIDE;
+            return base >= 0 ? base : index * RING_STRIDE;
         }
 
         void startCallReader() {
@@ -131,12 +141,25 @@ public final class FrontendClient implements AutoCloseable {
     }
 
     public FrontendClient(Path socketPath, Path memoryFile) throws IOException {
+        this(socketPath, memoryFile, MEMORY_BYTES);
+    }
+
+    /**
+     * A client whose guest memory is {@code memoryBytes} (at least {@link #MEMORY_BYTES}, a multiple of 4 KiB)
+     * in {@code memoryFile}, which is deleted at {@link #close}. A file in /dev/shm behaves like QEMU's memfd.
+     */
+    public FrontendClient(Path socketPath, Path memoryFile, long memoryBytes) throws IOException {
+        if (memoryBytes < MEMORY_BYTES || memoryBytes > Integer.MAX_VALUE || memoryBytes % 4096 != 0) {
+            throw new IllegalArgumentException("guest memory of " + memoryBytes + " bytes");
+        }
         this.memoryFile = memoryFile;
+        this.memoryBytes = memoryBytes;
         Files.deleteIfExists(memoryFile);
         this.memoryRaf = new RandomAccessFile(memoryFile.toFile(), "rw");
-        memoryRaf.setLength(MEMORY_BYTES);
-        MappedByteBuffer map = memoryRaf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, MEMORY_BYTES);
-        this.memory = OffHeapGuestMemory.wrap(List.of(new MemoryRegion(0, MEMORY_BYTES)), List.of(List.of(map)));
+        memoryRaf.setLength(memoryBytes);
+        this.memoryMap = memoryRaf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, memoryBytes);
+        this.memory = OffHeapGuestMemory.wrap(List.of(new MemoryRegion(0, memoryBytes)),
+                List.of(List.of(memoryMap)));
         connect(socketPath);
     }
 
@@ -186,6 +209,11 @@ public final class FrontendClient implements AutoCloseable {
 
     /** Sends with NEED_REPLY and returns the REPLY_ACK status (0: success). */
     public long sendAck(int request, byte[] payload, FileDescriptor... fds) throws IOException {
+        if (!replyAck) {
+            // Nothing answers: a request that needs a reply anyway (GET_*) orders what follows.
+            send(request, 0, payload, fds);
+            return 0;
+        }
         send(request, VhostUser.FLAG_NEED_REPLY, payload, fds);
         Message r = receive();
         if (r.request() != request || r.size() != 8) {
@@ -226,23 +254,36 @@ public final class FrontendClient implements AutoCloseable {
      * (REPLY_ACK, MQ, CONFIG, CONFIGURE_MEM_SLOTS, RESET_DEVICE as offered), owner, memory with ADD_MEM_REG.
      */
     public void negotiate(long wantFeatures) throws IOException {
+        negotiate(wantFeatures, -1L);
+    }
+
+    /** {@link #negotiate(long)} acking only the offered protocol features that are also in {@code protocolMask}. */
+    public void negotiate(long wantFeatures, long protocolMask) throws IOException {
         long offered = getU64(VhostUser.GET_FEATURES);
-        long protocol = getU64(VhostUser.GET_PROTOCOL_FEATURES);
+        long protocol = getU64(VhostUser.GET_PROTOCOL_FEATURES) & protocolMask;
         send(VhostUser.SET_PROTOCOL_FEATURES, 0, Message.u64(protocol));
+        replyAck = (protocol & VhostUser.PROTOCOL_F_REPLY_ACK) != 0;
         check(sendAck(VhostUser.SET_OWNER, new byte[0]), "SET_OWNER");
         features = offered & (wantFeatures | VhostUser.F_PROTOCOL_FEATURES | VirtioFeatures.VERSION_1);
         check(sendAck(VhostUser.SET_FEATURES, Message.u64(features)), "SET_FEATURES");
-        check(sendAck(VhostUser.ADD_MEM_REG, region(0, MEMORY_BYTES, USER_BASE, 0), memoryFd()), "ADD_MEM_REG");
+        check(sendAck(VhostUser.ADD_MEM_REG, region(0, memoryBytes, USER_BASE, 0), memoryFd()), "ADD_MEM_REG");
     }
 
     /** Sets up and starts queue {@code index} like QEMU: NUM, BASE, ADDR, KICK, CALL (or NOFD), ENABLE. */
     public Queue startQueue(int index, int base, boolean noCallFd) throws IOException {
+        return startQueue(index, base, noCallFd, QUEUE_SIZE, -1);
+    }
+
+    /** {@link #startQueue(int, int, boolean)} with a ring of {@code size} entries at guest address {@code ringBase}. */
+    public Queue startQueue(int index, int base, boolean noCallFd, int size, long ringBase) throws IOException {
         Queue q = queues.stream().filter(x -> x.index == index).findFirst().orElse(null);
         if (q == null) {
             q = new Queue(index);
             queues.add(q);
         }
-        QueueLayout layout = QueueLayout.contiguous(QUEUE_SIZE, q.ringBase());
+        q.size = size;
+        q.base = ringBase;
+        QueueLayout layout = QueueLayout.contiguous(q.size, q.ringBase());
         q.driver = new SplitDriverQueue(memory, layout, features, -1, 0);
         if (base != 0) {
             q.driver.resumeAt(base);
@@ -253,8 +294,8 @@ public final class FrontendClient implements AutoCloseable {
     /** Sends queue {@code index}'s setup again (NUM, BASE, ADDR, KICK, CALL, ENABLE), keeping its driver state. */
     public Queue restartQueue(int index, int base, boolean noCallFd) throws IOException {
         Queue q = queue(index);
-        QueueLayout layout = QueueLayout.contiguous(QUEUE_SIZE, q.ringBase());
-        check(sendAck(VhostUser.SET_VRING_NUM, Message.vringState(index, QUEUE_SIZE)), "SET_VRING_NUM");
+        QueueLayout layout = QueueLayout.contiguous(q.size, q.ringBase());
+        check(sendAck(VhostUser.SET_VRING_NUM, Message.vringState(index, q.size)), "SET_VRING_NUM");
         check(sendAck(VhostUser.SET_VRING_BASE, Message.vringState(index, base)), "SET_VRING_BASE");
         check(sendAck(VhostUser.SET_VRING_ADDR, vringAddr(index, USER_BASE + layout.descTable(),
                 USER_BASE + layout.usedRing(), USER_BASE + layout.availRing())), "SET_VRING_ADDR");
@@ -386,5 +427,8 @@ public final class FrontendClient implements AutoCloseable {
         }
         memoryRaf.close();
         Files.deleteIfExists(memoryFile);
+        // Unmapped now rather than by the GC, so that tests can count the back-end's mappings alone. Nothing
+        // touches the client's memory after close (its call readers only read pipes).
+        Unmapper.unmap(memoryMap);
     }
 }

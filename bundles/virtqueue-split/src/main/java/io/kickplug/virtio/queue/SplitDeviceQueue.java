@@ -346,6 +346,8 @@ public final class SplitDeviceQueue implements DeviceQueue {
         pushedSinceCheck = 0;
         // Full fence: the used.idx store must be ordered before the load of the driver's suppression
         // field, or the driver may miss the new entry and we may miss its re-enable (section 2.7.7.2).
+        // Pairs with the driver's fence between its used_event / flags store and its re-read of used.idx
+        // (SplitDriverQueue.enableCallbacks / enableCallbacksDelayed; Linux virtqueue_enable_cb: virtio_mb).
         memory.fullFence();
         if (!eventIdx) {
             // Section 2.7.7.2 without EVENT_IDX: flags == 1 SHOULD NOT notify, flags == 0 MUST notify.
@@ -386,6 +388,10 @@ public final class SplitDeviceQueue implements DeviceQueue {
         }
         // Full fence: the store above must be visible before we re-read avail.idx; otherwise a driver
         // that added a buffer just now may have read the old suppression state and not notified.
+        // Pairs with the driver's fence between its avail.idx store and its read of avail_event / flags
+        // (SplitDriverQueue.kickPrepare; Linux virtqueue_kick_prepare_split: virtio_mb). Section 2.7.10:
+        // publish avail_event (or clear NO_NOTIFY), full fence, re-read avail.idx; the caller drains again
+        // when this returns true and may sleep only when it returns false.
         memory.fullFence();
         try {
             return readAvailIdxAcquire() != nextAvail;

@@ -191,6 +191,8 @@ public final class SplitDriverQueue implements DriverQueue {
     public boolean kickPrepare() {
         // Full fence: the avail.idx store must be ordered before the load of the device's suppression
         // field (Linux virtqueue_kick_prepare_split: virtio_mb), or both sides could wait for each other.
+        // Pairs with the device's fence in SplitDeviceQueue.enableNotification (avail_event store, fence,
+        // avail.idx re-read).
         memory.fullFence();
         int newIdx = availIdx;
         int oldIdx = (availIdx - numAdded) & 0xffff;
@@ -271,7 +273,8 @@ public final class SplitDriverQueue implements DriverQueue {
         } else {
             memory.writeU16(avail, (short) 0);
         }
-        // Full fence: publish the re-enable before checking for entries that arrived meanwhile.
+        // Full fence: publish the re-enable before checking for entries that arrived meanwhile. Pairs with
+        // the device's fence in SplitDeviceQueue.needsNotification (used.idx store, fence, used_event read).
         memory.fullFence();
         return !hasUsed();
     }

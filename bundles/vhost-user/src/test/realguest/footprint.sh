@@ -1,0 +1,156 @@
+#!/bin/bash
+# Footprint of the storage daemon (a benchmark, not a test): for Kickplug's daemon started as a service
+# starts it (distribution/target/kickplugd, the daemon's JVM flags), for `java -jar kickplug.jar --daemon`
+# with the JVM's default flags, and for qemu-storage-daemon when it is installed, in one run and on the
+# same export (one null disk, 2 queues, vhost-user-blk):
+#   READY-MS    start of the process to its socket being there (Kickplug: the control socket, opened after
+#               the export; qsd: the export socket)
+#   RSS-IDLE    resident memory (VmRSS) 5 s after ready, and threads then
+#   RSS-MAX     highest VmRSS sampled every second while a real guest runs fio randread 4k at iodepth 64
+#               (numjobs 2, one per queue) for --runtime seconds (default 60)
+#   RSS-AFTER   VmRSS when fio ends, with its anon/file/shmem split (shmem: guest pages the backend touched)
+#   THREADS     idle / under load
+#
+#   footprint.sh [--runtime SECONDS] [--queues N] [--only kickplug|kickplug-default|qsd]
+#
+# Needs distribution/target/kickplug.jar and kickplugd (mvn -B package -DskipTests) and the real-guest cache
+# (realguest.sh prepare bundles/vhost-user/target/realguest). The guest runs under TCG unless the CPU has
+# vmx/svm. Memory figures do not depend on the machine's load; READY-MS does: compare within one run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../../../.." && pwd)
+cache=$root/bundles/vhost-user/target/realguest
+jar=$root/distribution/target/kickplug.jar
+kickplugd=$root/distribution/target/kickplugd
+runtime=60
+queues=2
+only=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --runtime) runtime=$2; shift 2 ;;
+        --queues) queues=$2; shift 2 ;;
+        --only) only=$2; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+[ -f "$jar" ] && [ -f "$kickplugd" ] || { echo "build the distribution first: $jar or $kickplugd is missing" >&2; exit 2; }
+bash "$here/realguest.sh" prepare "$cache" >/dev/null
+
+work=$(mktemp -d /tmp/kp-fp.XXXXXX)
+pid=""
+cleanup() {
+    [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+size=$((1 << 30))
+
+status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
+mb() { awk -v kb="$1" 'BEGIN {printf "%.1f", kb / 1024}'; }
+threads() { ls "/proc/$1/task" | wc -l; }
+
+cat >"$work/job.fio" <<EOF
+[global]
+filename=/dev/vda
+direct=1
+ioengine=libaio
+bs=4k
+rw=randread
+iodepth=64
+numjobs=$queues
+group_reporting=1
+time_based=1
+runtime=$runtime
+[qd64]
+EOF
+
+measure() { # kind
+    local kind=$1 sock=$work/export.sock ready=$work/export.sock
+    rm -f "$work"/*.sock
+    cat >"$work/serve.gosh" <<EOF
+kp:attach --queues $queues --iothreads 1 --backend null d0 $size
+kp:vhost d0 --socket $sock --queues $queues
+EOF
+    local t0
+    t0=$(date +%s%N)
+    case $kind in
+        kickplug)
+            ready=$work/ctl.sock
+            sh "$kickplugd" --control "$ready" -f "$work/serve.gosh" >"$work/$kind.log" 2>&1 &
+            ;;
+        kickplug-default)
+            ready=$work/ctl.sock
+            java -jar "$jar" --daemon --control "$ready" -f "$work/serve.gosh" >"$work/$kind.log" 2>&1 &
+            ;;
+        qsd)
+            qemu-storage-daemon --blockdev driver=null-co,node-name=n0,size=$size,read-zeroes=off \
+                --export type=vhost-user-blk,id=e0,node-name=n0,addr.type=unix,addr.path="$sock",writable=on,num-queues=$queues \
+                >"$work/$kind.log" 2>&1 &
+            ;;
+    esac
+    pid=$!
+    local i=0
+    while ! [ -S "$ready" ]; do
+        i=$((i + 1))
+        if [ $i -gt 12000 ] || ! kill -0 "$pid" 2>/dev/null; then
+            echo "$kind did not become ready:" >&2
+            cat "$work/$kind.log" >&2
+            exit 1
+        fi
+        sleep 0.005
+    done
+    local ready_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    sleep 5
+    local rss_idle thr_idle
+    rss_idle=$(status_kb "$pid" VmRSS)
+    thr_idle=$(threads "$pid")
+    [ "$kind" = qsd ] || ls /proc/"$pid"/task | while read -r t; do cat "/proc/$pid/task/$t/comm"; done \
+        | sed 's/[0-9]\+$/N/' | sort | uniq -c | sort -rn >"$work/$kind.threads"
+
+    local thr_load="" rss_after="" split="" out=$work/guest.log
+    : >"$out"
+    echo 0 >"$work/rss-max"
+    ( max=0; while kill -0 "$pid" 2>/dev/null; do
+        r=$(status_kb "$pid" VmRSS); [ "$r" -le "$max" ] || { max=$r; echo "$max" >"$work/rss-max"; }
+        sleep 1
+    done ) &
+    local sampler=$!
+    while IFS= read -r line; do
+        echo "$line" >>"$out"
+        case $line in
+            RG-FIO-EXIT*)   # fio has just ended: what the backend holds after the run, and its threads under load
+                rss_after=$(status_kb "$pid" VmRSS)
+                split="$(mb "$(status_kb "$pid" RssAnon)")/$(mb "$(status_kb "$pid" RssFile)")/$(mb "$(status_kb "$pid" RssShmem)")"
+                thr_load=$(threads "$pid")
+                ;;
+        esac
+    done < <(bash "$here/realguest.sh" run "$cache" "$sock" "$work/job.fio" --queues "$queues" --sum-mb 1 2>&1)
+    kill "$sampler" 2>/dev/null || true
+    wait "$sampler" 2>/dev/null || true
+    local rss_max
+    rss_max=$(cat "$work/rss-max")
+    if ! grep -q 'RG-FIO-EXIT=0' "$out"; then
+        echo "the guest's fio failed on $kind:" >&2
+        tail -30 "$out" >&2
+        exit 1
+    fi
+    local iops
+    iops=$(grep -o 'read: IOPS=[0-9.k]*' "$out" | head -1 | sed 's/read: IOPS=//')
+    printf "%-17s %8s %9s %8s %9s %-16s %6s %6s %8s\n" "$kind" "$ready_ms" "$(mb "$rss_idle")" "$(mb "$rss_max")" \
+        "$(mb "$rss_after")" "$split" "$thr_idle" "$thr_load" "$iops"
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    pid=""
+}
+
+echo "one null disk, $queues queues, one vhost-user-blk export; guest fio randread 4k iodepth 64 numjobs $queues for" \
+    "$runtime s ($(grep -qwE 'vmx|svm' /proc/cpuinfo && echo KVM || echo TCG)); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-17s %8s %9s %8s %9s %-16s %6s %6s %8s\n" BACKEND READY-MS RSS-IDLE RSS-MAX RSS-AFTER "ANON/FILE/SHMEM" THR-ID THR-LD IOPS
+kinds="kickplug kickplug-default"
+command -v qemu-storage-daemon >/dev/null && kinds="$kinds qsd" || echo "(qemu-storage-daemon not installed: apt-get install qemu-system-common)"
+for k in $kinds; do
+    [ -z "$only" ] || [ "$only" = "$k" ] || continue
+    measure "$k"
+done
+echo "(memory in MiB; Kickplug's threads when idle, by name:)"
+[ ! -f "$work/kickplug.threads" ] || sed 's/^/  /' "$work/kickplug.threads"

@@ -1,0 +1,355 @@
+package io.kickplug.itest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.RandomAccessFile;
+import java.lang.ProcessBuilder.Redirect;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A real QEMU guest across back-end crashes (issue 13, item 5). Kickplug runs as a daemon
+ * ({@code kickplug.jar --daemon -f serve.gosh}: a file disk with O_DIRECT and two queues exported over
+ * vhost-user); QEMU 7.2 connects with {@code -chardev socket,...,reconnect=1}; the guest (the real-guest
+ * harness of bundles/vhost-user) runs fio randwrite with crc32c verify in passes. The test kills the daemon
+ * with SIGKILL while the guest writes, starts it again on the same socket and image, and does so
+ * {@value #KILLS} times in the one boot. QEMU keeps the inflight area (GET_INFLIGHT_FD once, SET_INFLIGHT_FD on
+ * every reconnect) and restarts the rings at the used index; the new daemon resubmits what its predecessor had
+ * taken and not completed. Checks: every fio pass exits 0 (verify passed, no I/O error), the guest kernel log
+ * has no virtio or I/O error, the image holds what the guest read back (md5), and the daemons together
+ * resubmitted at least one request (logged per queue: "resubmits N requests of an earlier back-end").
+ */
+class BackendCrashIT {
+
+    private static final int KILLS = Integer.getInteger("kickplug.crash.kills", 5);
+    private static final long IMAGE_BYTES = 64L << 20;
+    private static final int SUM_MB = 16;
+    private static final long STEP_SECONDS = 120;
+    private static final Pattern RESUBMITS = Pattern.compile("resubmits (\\d+) requests of an earlier back-end");
+
+    private Path jar;
+    private Path harness;
+    private Path cache;
+    private Path work;
+    private Path image;
+    private Path socket;
+    private Path script;
+    private final List<Daemon> daemons = new ArrayList<>();
+    private Harness guest;
+
+    @BeforeEach
+    void prepare() throws Exception {
+        jar = Path.of(System.getProperty("kickplug.jar", "target/kickplug.jar")).toAbsolutePath();
+        assertTrue(Files.isRegularFile(jar), "no launcher jar at " + jar);
+        // The real-guest harness and its cache (kernel, initramfs) are the vhost-user module's.
+        Path vhostModule = jar.getParent().getParent().resolveSibling("bundles").resolve("vhost-user");
+        harness = vhostModule.resolve("src/test/realguest");
+        cache = vhostModule.resolve("target/realguest");
+        Harness prep = Harness.start(List.of("bash", harness.resolve("realguest.sh").toString(), "prepare",
+                cache.toString()));
+        prep.finish(1200);
+        if (prep.exitCode != 0 || !prep.has("RG-PREPARED")) {
+            fail("the real-guest harness could not prepare (packages, kernel, initramfs); CI runs as root with apt:\n"
+                    + prep.text());
+        }
+        // Short paths: sun_path holds 107 bytes. On disk, not tmpfs: the disk uses O_DIRECT.
+        work = Files.createTempDirectory("kp-crash");
+        image = work.resolve("disk.img");
+        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
+            f.setLength(IMAGE_BYTES);
+        }
+        socket = work.resolve("vhost.sock");
+        script = Files.writeString(work.resolve("serve.gosh"), String.join("\n",
+                "kp:attach --queues 2 --backend file --file " + image + " --direct d0",
+                "kp:vhost d0 --socket " + socket + " --queues 2", ""));
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        if (guest != null) {
+            guest.process.destroyForcibly();
+            guest.process.waitFor(30, TimeUnit.SECONDS);
+        }
+        for (Daemon d : daemons) {
+            d.process.destroyForcibly();
+            d.process.waitFor(30, TimeUnit.SECONDS);
+        }
+        if (work != null) {
+            try (var s = Files.walk(work)) {
+                s.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    @Test
+    void theGuestFinishesItsVerifiedWritesAcrossRepeatedSigkillsOfTheDaemon() throws Exception {
+        Daemon first = startDaemon();
+        awaitTrue(() -> first.logHas("listening on " + socket), STEP_SECONDS, "the daemon listens", first);
+
+        guest = Harness.start(List.of("bash", harness.resolve("realguest.sh").toString(), "run", cache.toString(),
+                socket.toString(), harness.resolve("jobs/crash-verify.fio").toString(), "--queues", "2",
+                "--event-idx", "on", "--sum-mb", Integer.toString(SUM_MB), "--passes", "500", "--reconnect",
+                "1"));
+        assertTrue(guest.awaitLine("RG-FIO-BEGIN", STEP_SECONDS), () -> "fio did not start:\n" + guest.text());
+
+        Random random = new Random();
+        Daemon current = first;
+        for (int kill = 1; kill <= KILLS; kill++) {
+            awaitGuestWritesThrough(current);
+            // Vary the point of the kill within the write stream.
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(random.nextInt(300)));
+            assertTrue(guest.process.isAlive(), () -> "QEMU ended:\n" + guest.text());
+            current.process.destroyForcibly(); // SIGKILL: no shutdown hook, no device reset
+            assertTrue(current.process.waitFor(30, TimeUnit.SECONDS), "the daemon did not die");
+            current = startDaemon();
+        }
+        awaitGuestWritesThrough(current);
+        guest.say("stop"); // the guest ends after its current pass
+        guest.finish(STEP_SECONDS + 60);
+
+        String report = report();
+        assertEquals(0, guest.exitCode, () -> "QEMU exit status:\n" + report);
+        assertTrue(guest.has("RG-DONE"), () -> "the guest did not finish:\n" + report);
+        assertTrue(guest.has("RG-FIO-EXIT=0"), () -> "a fio pass failed (verify or I/O error):\n" + report);
+        List<String> failedPasses = guest.lines("RG-PASS").stream().filter(l -> !l.endsWith("exit=0")).toList();
+        assertTrue(failedPasses.isEmpty(), () -> "failed passes " + failedPasses + ":\n" + report);
+        assertTrue(guest.lines("RG-PASS").size() >= 1, report);
+        List<String> errors = guest.lines("RG-KERNEL-ERROR");
+        errors.addAll(guest.lines("RG-ERROR"));
+        assertTrue(errors.isEmpty(), () -> "guest errors " + errors + ":\n" + report);
+        String guestSum = guest.lines("RG-SUM=").stream().findFirst()
+                .orElseThrow(() -> new AssertionError(report)).substring("RG-SUM=".length()).trim();
+        assertEquals(md5(image, SUM_MB << 20), guestSum,
+                "the image holds what the guest wrote (md5 of the first " + SUM_MB + " MiB)");
+        assertEquals(KILLS + 1, daemons.size());
+        for (Daemon d : daemons.subList(1, daemons.size())) {
+            assertTrue(d.logHas("front-end connected"), () -> "QEMU reconnected to every new daemon:\n" + report);
+        }
+        long resubmitted = daemons.stream().mapToLong(Daemon::resubmitted).sum();
+        System.out.println("BackendCrashIT: " + KILLS + " SIGKILLs, " + guest.lines("RG-PASS").size()
+                + " fio passes, resubmitted per daemon " + daemons.stream().map(d -> Long.toString(d.resubmitted()))
+                        .collect(Collectors.joining(",")) + " (" + resubmitted + " in all); "
+                + guest.lines("RG: booting").stream().findFirst().orElse(""));
+        assertTrue(resubmitted > 0, () -> "no daemon resubmitted a request from the inflight area:\n" + report);
+
+        Daemon last = daemons.get(daemons.size() - 1);
+        last.process.destroy(); // SIGTERM: a clean stop
+        assertTrue(last.process.waitFor(60, TimeUnit.SECONDS), "the last daemon did not stop on SIGTERM");
+    }
+
+    /**
+     * Waits until the current daemon serves the guest and the guest writes through it: QEMU connected (its
+     * log) and the image was modified after that.
+     */
+    private void awaitGuestWritesThrough(Daemon d) throws Exception {
+        awaitTrue(() -> d.logHas("front-end connected"), STEP_SECONDS, "QEMU connects to daemon " + d.number, d);
+        FileTime connected = FileTime.fromMillis(System.currentTimeMillis());
+        awaitTrue(() -> {
+            try {
+                return Files.getLastModifiedTime(image).compareTo(connected) > 0;
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+        }, STEP_SECONDS, "the guest writes through daemon " + d.number, d);
+    }
+
+    private Daemon startDaemon() throws IOException {
+        int n = daemons.size() + 1;
+        Path log = work.resolve("daemon" + n + ".log");
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        if (Runtime.version().feature() >= 23) {
+            command.add("--sun-misc-unsafe-memory-access=allow");
+        }
+        command.add("-Djava.io.tmpdir=" + work);
+        command.addAll(List.of("-jar", jar.toString(), "--daemon", "--verbose", "-f", script.toString()));
+        Process p = new ProcessBuilder(command).directory(work.toFile()).redirectInput(Redirect.from(new java.io.File(
+                "/dev/null"))).redirectOutput(log.toFile()).redirectErrorStream(true).start();
+        Daemon d = new Daemon(n, p, log);
+        daemons.add(d);
+        return d;
+    }
+
+    private String report() {
+        StringBuilder b = new StringBuilder("--- guest\n").append(guest.text());
+        for (Daemon d : daemons) {
+            b.append("\n--- daemon ").append(d.number).append(" (relevant lines)\n").append(d.relevantLog());
+        }
+        return b.toString();
+    }
+
+    private void awaitTrue(BooleanSupplier condition, long seconds, String what, Daemon d) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                fail("timed out after " + seconds + " s waiting until " + what + "\n" + report());
+            }
+            if (!d.process.isAlive()) {
+                fail("daemon " + d.number + " ended (status " + d.process.exitValue() + ") while waiting until "
+                        + what + "\n" + report());
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+    }
+
+    private static String md5(Path file, long bytes) throws Exception {
+        MessageDigest md = MessageDigest.getInstance("MD5");
+        try (InputStream in = Files.newInputStream(file)) {
+            byte[] buf = new byte[1 << 16];
+            long left = bytes;
+            while (left > 0) {
+                int n = in.read(buf, 0, (int) Math.min(buf.length, left));
+                if (n < 0) {
+                    break;
+                }
+                md.update(buf, 0, n);
+                left -= n;
+            }
+        }
+        return HexFormat.of().formatHex(md.digest());
+    }
+
+    /** One daemon JVM; its stdout and stderr go to a file. */
+    private record Daemon(int number, Process process, Path log) {
+        String logText() {
+            try {
+                return Files.readString(log, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                return "";
+            }
+        }
+
+        boolean logHas(String text) {
+            return logText().contains(text);
+        }
+
+        long resubmitted() {
+            Matcher m = RESUBMITS.matcher(logText());
+            long sum = 0;
+            while (m.find()) {
+                sum += Long.parseLong(m.group(1));
+            }
+            return sum;
+        }
+
+        String relevantLog() {
+            return logText().lines().filter(l -> l.contains("vhost-user") || l.contains("error")
+                    || l.contains("Exception")).collect(Collectors.joining("\n"));
+        }
+    }
+
+    /** The harness process (QEMU after the script's exec): output collected line by line, stdin writable. */
+    private static final class Harness {
+        final Process process;
+        final List<String> out = Collections.synchronizedList(new ArrayList<>());
+        private volatile boolean ended;
+        int exitCode = -1;
+
+        private Harness(Process process) {
+            this.process = process;
+            Thread reader = new Thread(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                        StandardCharsets.UTF_8))) {
+                    String line;
+                    while ((line = r.readLine()) != null) {
+                        out.add(line);
+                        synchronized (this) {
+                            notifyAll();
+                        }
+                    }
+                } catch (IOException e) {
+                    out.add("(output ended: " + e + ")");
+                } finally {
+                    synchronized (this) {
+                        ended = true;
+                        notifyAll();
+                    }
+                }
+            }, "crash-guest-output");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        static Harness start(List<String> command) throws IOException {
+            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+            pb.environment().put("LC_ALL", "C");
+            return new Harness(pb.start());
+        }
+
+        /** Writes a line to QEMU's stdin, which is the guest's serial console input. */
+        void say(String line) throws IOException {
+            OutputStream in = process.getOutputStream();
+            in.write((line + "\n").getBytes(StandardCharsets.US_ASCII));
+            in.flush();
+        }
+
+        void finish(long seconds) throws Exception {
+            if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+                out.add("(killed after " + seconds + " s)");
+                process.destroyForcibly();
+                process.waitFor(30, TimeUnit.SECONDS);
+            }
+            synchronized (this) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (!ended && System.nanoTime() < deadline) {
+                    TimeUnit.NANOSECONDS.timedWait(this, deadline - System.nanoTime());
+                }
+            }
+            exitCode = process.exitValue();
+        }
+
+        synchronized boolean awaitLine(String prefix, long seconds) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+            while (!has(prefix)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || ended) {
+                    return has(prefix);
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+            return true;
+        }
+
+        boolean has(String text) {
+            synchronized (out) {
+                return out.stream().anyMatch(l -> l.contains(text));
+            }
+        }
+
+        List<String> lines(String prefix) {
+            synchronized (out) {
+                return out.stream().filter(l -> l.startsWith(prefix)).collect(Collectors.toCollection(ArrayList::new));
+            }
+        }
+
+        String text() {
+            synchronized (out) {
+                return String.join("\n", out);
+            }
+        }
+    }
+}
