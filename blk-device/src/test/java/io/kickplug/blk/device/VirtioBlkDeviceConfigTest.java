@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
@@ -245,7 +246,7 @@ class VirtioBlkDeviceConfigTest {
             assertEquals(2, device.queueCounters().get(1).availNotifications());
             assertEquals(0, device.queueCounters().get(0).requests() + device.queueCounters().get(1).requests());
 
-            transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20));
+            transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20), new VirtqueueFactoryComponent());
             MmioBlkGuest guest = new MmioBlkGuest(transport.port()).init(-1L, 2, 64);
             assertEquals(0, guest.status() & DeviceStatus.DEVICE_NEEDS_RESET);
             byte[] data = new byte[4096];

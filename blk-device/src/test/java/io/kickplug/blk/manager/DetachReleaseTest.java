@@ -3,6 +3,7 @@ package io.kickplug.blk.manager;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.transport.TransportInstance;
@@ -83,7 +84,7 @@ class DetachReleaseTest {
                 .withWorkers(2));
         writeAndRead(new MmioBlkGuest(registry.port(name)).init(-1L, 2, 64), 1);
         VirtioBlkDevice exported = registry.exportDevice(name, 1);
-        TransportInstance transport = new TransportFactoryComponent().create(TransportKind.MMIO, exported,
+        TransportInstance transport = new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(TransportKind.MMIO, exported,
                 new GuestMemoryFactoryComponent().allocate(1 << 20));
         writeAndRead(new MmioBlkGuest(transport.port()).init(-1L, 1, 64), 0);
         transport.close();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.blk.backend.StableStorageFiles;
@@ -55,7 +56,7 @@ class DurabilityTest {
         int blocks = 128; // 512 KiB
         Files.write(image, new byte[blocks * DurabilityChild.BLOCK]);
         StableStorageFiles files = new StableStorageFiles();
-        DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(), new IoThreadFactoryComponent(),
+        DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()), new IoThreadFactoryComponent(),
                 new GuestMemoryFactoryComponent(), () -> List.of(files));
         try {
             registry.attach(DiskSpec.file("stable", image.toString(), false).withQueues(1, 64));

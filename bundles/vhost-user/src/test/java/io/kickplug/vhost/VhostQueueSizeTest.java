@@ -15,7 +15,7 @@ import io.kickplug.vhost.server.VhostUserServer;
 import io.kickplug.vhost.testsupport.FrontendClient;
 import io.kickplug.vhost.testsupport.FrontendClient.Queue;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
