@@ -1,4 +1,4 @@
-package io.kickplug.guest.blk;
+package io.kickplug.guest.virtio;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -6,8 +6,8 @@ import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.virtio.device.MmioTransport;
-import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,39 +18,45 @@ import org.junit.jupiter.api.Test;
 class VirtioBlkDriverTest {
 
     private final RamDiskDevice device = new RamDiskDevice(64 << 10, 2, 16, RamDiskDevice.fullFeatures());
-    private final MmioTransport transport = new MmioTransport(device, OffHeapGuestMemory.allocate(1 << 20), new VirtqueueFactoryComponent());
-    private final VirtioBlkDriver driver = VirtioBlkDriver.boot(transport, new VirtqueueFactoryComponent(),
-            BlkDriverConfig.of(4, 4096).withTimeout(Duration.ofSeconds(10)));
+    private final MmioTransport transport = new MmioTransport(device, OffHeapGuestMemory.allocate(1 << 20),
+            new VirtqueueFactoryComponent());
+    private final DriverHarness guest = DriverHarness.boot(transport, new VirtqueueFactoryComponent(),
+            DriverConfig.of(2, 2).withTimeout(Duration.ofSeconds(10)));
+    private final VirtioBlkDriver driver = guest.driver();
 
     @AfterEach
     void tearDown() {
-        driver.close();
+        guest.close();
         transport.close();
         device.close();
     }
 
-    private List<BlkRequest> awaitAll(int count) {
-        List<BlkRequest> done = new ArrayList<>();
+    private List<DriverHarness.Request> awaitAll(int count) throws InterruptedException {
+        List<DriverHarness.Request> done = new ArrayList<>();
         while (done.size() < count) {
-            driver.awaitCompletions(done::add);
+            guest.awaitCompletions(done::add);
         }
         return done;
     }
 
+    private DriverHarness.Request flush(int queue) {
+        return guest.trySubmit(queue, VirtioBlk.T_FLUSH, 0, null, 0);
+    }
+
     @Test
-    void writeThenReadReturnsTheData() {
+    void writeThenReadReturnsTheData() throws InterruptedException {
         byte[] data = new byte[1024];
         for (int i = 0; i < data.length; i++) {
             data[i] = (byte) (i * 7);
         }
-        assertTrue(driver.trySubmit(1, BlkRequest.write(3, data, 1024, "w")));
-        assertTrue(awaitAll(1).get(0).ok());
+        assertNotNull(guest.trySubmit(1, VirtioBlk.T_OUT, 3, data, 1024));
+        assertEquals(VirtioBlk.S_OK, awaitAll(1).get(0).slot().result());
         byte[] back = new byte[1024];
-        BlkRequest read = BlkRequest.read(3, back, 1024, "r");
-        assertTrue(driver.trySubmit(0, read));
+        DriverHarness.Request read = guest.trySubmit(0, VirtioBlk.T_IN, 3, back, 1024);
+        assertNotNull(read);
         awaitAll(1);
-        assertEquals(VirtioBlk.S_OK, read.status());
-        assertEquals(1025, read.usedLength(), "data plus the status byte");
+        assertEquals(VirtioBlk.S_OK, read.slot().result());
+        assertEquals(1025, read.slot().usedLength(), "data plus the status byte");
         assertArrayEquals(data, back);
         assertEquals(1, device.handled.get(0));
         assertEquals(1, device.handled.get(1));
@@ -59,56 +65,55 @@ class VirtioBlkDriverTest {
     @Test
     void slotsBoundTheRequestsInFlightPerQueue() {
         device.swallow = true;
-        // 4 slots over 2 queues: 2 per queue.
-        assertTrue(driver.trySubmit(0, BlkRequest.flush(1)));
-        assertTrue(driver.trySubmit(0, BlkRequest.flush(2)));
-        assertFalse(driver.trySubmit(0, BlkRequest.flush(3)));
-        assertTrue(driver.trySubmit(1, BlkRequest.flush(4)));
-        assertEquals(3, driver.inFlight());
+        // 2 slots per queue.
+        assertNotNull(flush(0));
+        assertNotNull(flush(0));
+        assertNull(flush(0));
+        assertNotNull(flush(1));
+        assertEquals(3, driver.inDevice());
+        assertEquals(2, driver.queue(0).slots());
     }
 
     @Test
     void deviceNeedsResetFailsEveryOutstandingRequest() {
         // Section 2.1.2: DEVICE_NEEDS_RESET plus a configuration-change interrupt.
         device.swallow = true;
-        BlkRequest a = BlkRequest.read(0, new byte[512], 512, "a");
-        BlkRequest b = BlkRequest.read(1, new byte[512], 512, "b");
-        assertTrue(driver.trySubmit(0, a));
-        assertTrue(driver.trySubmit(1, b));
+        DriverHarness.Request a = guest.trySubmit(0, VirtioBlk.T_IN, 0, new byte[512], 512);
+        DriverHarness.Request b = guest.trySubmit(1, VirtioBlk.T_IN, 1, new byte[512], 512);
+        assertNotNull(a);
+        assertNotNull(b);
         device.faultSector = 9;
-        BlkRequest c = BlkRequest.read(9, new byte[512], 512, "c");
-        assertTrue(driver.trySubmit(0, c));
-        GuestDriverException e = assertThrows(GuestDriverException.class, () -> driver.awaitCompletions(r -> { }));
+        DriverHarness.Request c = guest.trySubmit(0, VirtioBlk.T_IN, 9, new byte[512], 512);
+        assertNotNull(c);
+        GuestDriverException e = assertThrows(GuestDriverException.class, () -> guest.awaitCompletions(r -> { }));
         assertTrue(e.getMessage().startsWith("device needs a reset (DEVICE_NEEDS_RESET set"), e.getMessage());
-        for (BlkRequest r : List.of(a, b, c)) {
-            assertEquals(BlkRequest.DRIVER_FAILED, r.status());
-            assertEquals(e.getMessage(), r.error());
+        for (DriverHarness.Request r : List.of(a, b, c)) {
+            assertEquals(RequestSlot.DRIVER_FAILED, r.slot().result());
+            assertEquals(e.getMessage(), r.slot().error());
         }
-        assertThrows(GuestDriverException.class, () -> driver.trySubmit(0, BlkRequest.flush(null)),
-                "a broken driver takes no more requests");
+        assertThrows(GuestDriverException.class, () -> flush(0), "a broken driver takes no more requests");
     }
 
     @Test
     void closeFailsRequestsStillInFlight() {
         device.swallow = true;
-        BlkRequest a = BlkRequest.write(0, new byte[512], 512, "a");
-        assertTrue(driver.trySubmit(0, a));
+        DriverHarness.Request a = guest.trySubmit(0, VirtioBlk.T_OUT, 0, new byte[512], 512);
+        assertNotNull(a);
         driver.close();
-        assertEquals(BlkRequest.DRIVER_FAILED, a.status());
-        assertEquals("device was reset with the request in flight", a.error());
+        assertEquals(RequestSlot.DRIVER_FAILED, a.slot().result());
+        assertEquals("device was reset with the request in flight", a.slot().error());
         assertEquals(0, transport.deviceStatus());
     }
 
     @Test
-    void requestsMustBeWholeSectorsAndFitTheSlot() {
-        // Section 5.2.6.1: IN and OUT data is a multiple of 512 bytes.
-        assertThrows(IllegalArgumentException.class, () -> BlkRequest.write(0, new byte[1000], 1000, null));
-        assertThrows(IllegalArgumentException.class,
-                () -> driver.trySubmit(0, BlkRequest.write(0, new byte[8192], 8192, null)));
+    void aSlotInTheDeviceCannotBePreparedAgain() {
+        device.swallow = true;
+        DriverHarness.Request a = flush(0);
+        assertThrows(IllegalStateException.class, () -> a.slot().prepare(VirtioBlk.T_FLUSH, 0, List.of(), false, null));
     }
 
     @Test
     void waitingWithNothingInFlightIsAnError() {
-        assertThrows(IllegalStateException.class, () -> driver.awaitCompletions(r -> { }));
+        assertThrows(IllegalStateException.class, () -> guest.awaitCompletions(r -> { }));
     }
 }
