@@ -117,6 +117,8 @@ final class BlkMachine implements GuestMachine {
     private volatile int generation;
     /** Non-null while the device is gone and the vCPUs freeze. */
     private volatile Recovery recovery;
+    /** The thread of the latest recovery (set under the monitor); close() waits for it. */
+    private Thread recoveryThread;
     /** Set when a removal comes while a recovery runs: it starts over. */
     private volatile boolean removedAgain;
     private volatile boolean started;
@@ -498,27 +500,41 @@ final class BlkMachine implements GuestMachine {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
+    public void close() {
+        Thread reprobe;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            stopped = true;
+            reprobe = recoveryThread;
+            Recovery pendingRecovery = recovery;
+            if (pendingRecovery != null) {
+                pendingRecovery.resumed.countDown();
+            }
+            Run r = run;
+            if (r != null) {
+                r.done.completeExceptionally(new GuestDriverException("machine " + config.name()
+                        + " was closed while running jobs"));
+            }
         }
-        closed = true;
-        stopped = true;
-        Recovery pendingRecovery = recovery;
-        if (pendingRecovery != null) {
-            pendingRecovery.resumed.countDown();
+        // Outside the monitor from here: a vCPU or the recovery thread may need it (deviceGone) on its way out.
+        for (VcpuThread v : vcpus) {
+            LockSupport.unpark(v.thread);
+        }
+        // A recovery under way ends (it sees stopped) before the device is reset below, so it leaves no device
+        // initialised behind this closed machine.
+        if (reprobe != null && reprobe != Thread.currentThread()) {
+            try {
+                reprobe.join(config.timeout().toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         Recovery unreported = awaitingFirst.getAndSet(null);
         if (unreported != null) {
             recoveries.accept(unreported.record(config.name(), 0));
-        }
-        Run r = run;
-        if (r != null) {
-            r.done.completeExceptionally(new GuestDriverException("machine " + config.name()
-                    + " was closed while running jobs"));
-        }
-        for (VcpuThread v : vcpus) {
-            LockSupport.unpark(v.thread);
         }
         for (VcpuThread v : vcpus) {
             if (v.thread != Thread.currentThread()) {
@@ -1466,6 +1482,7 @@ final class BlkMachine implements GuestMachine {
     /** The transport of generation {@code gen} says the device is gone. */
     private void deviceGone(int gen) {
         Recovery r;
+        Thread t;
         synchronized (this) {
             if (gen != generation || closed || stopped || broken != null) {
                 return;
@@ -1485,9 +1502,10 @@ final class BlkMachine implements GuestMachine {
             }
             r = new Recovery(System.nanoTime(), vcpus.size());
             recovery = r;
+            t = new Thread(() -> recover(r), "reprobe-" + config.name());
+            t.setDaemon(true);
+            recoveryThread = t; // under the monitor: close() sees it and waits for it
         }
-        Thread t = new Thread(() -> recover(r), "reprobe-" + config.name());
-        t.setDaemon(true);
         t.start();
         vcpus.forEach(v -> LockSupport.unpark(v.thread));
     }
@@ -1526,6 +1544,12 @@ final class BlkMachine implements GuestMachine {
                 recoveries.accept(unreported.record(config.name(), 0)); // no completion between two removals
             }
         } catch (RuntimeException | Error e) {
+            if (stopped) {
+                // The machine was closed (its job ended) while the device was away: the end of the recovery,
+                // not a failure of it; reported without an error, never re-probed.
+                recoveries.accept(r.record(config.name(), 0));
+                return;
+            }
             r.error = e.getMessage();
             recoveries.accept(r.record(config.name(), 0));
             fail(e instanceof GuestDriverException ? e : new GuestDriverException("device of " + config.name()
