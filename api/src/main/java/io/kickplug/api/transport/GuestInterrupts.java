@@ -16,7 +16,8 @@ public interface GuestInterrupts {
 
     /**
      * The device went away: the host closed its transport (a bundle serving it stopped or is being updated,
-     * or the disk was detached). Called once, after the device's reset has finished, so every request the
+     * or the disk was detached). Called once per connected guest (at the connect when the transport was
+     * already closed), after the device's reset has finished, so every request the
      * device will ever complete is already in the used rings; nothing of this transport raises interrupts
      * afterwards. A guest that wants the device back looks for it again (hot-unplug; the disk may return
      * behind a new transport, with the same guest memory, when its bundles return). Must not block.

@@ -26,7 +26,7 @@ public final class MmioTransport implements TransportInstance, GuestPort, Regist
 
     private final VirtioFunction function;
     private final AtomicInteger interruptStatus = new AtomicInteger();
-    private volatile GuestInterrupts interrupts;
+    private final GuestLink guest = new GuestLink();
 
     private int deviceFeaturesSel;
     private int driverFeaturesSel;
@@ -76,18 +76,15 @@ public final class MmioTransport implements TransportInstance, GuestPort, Regist
 
     @Override
     public void connectInterrupts(GuestInterrupts interrupts) {
-        this.interrupts = interrupts;
+        guest.connect(interrupts);
     }
 
     @Override
     public void close() {
         function.reset();
-        GuestInterrupts guest = interrupts;
-        interrupts = null;
-        if (guest != null) {
-            // After the reset: every request the device completed is in the used rings (hot-unplug).
-            guest.deviceRemoved();
-        }
+        // After the reset: every request the device completed is in the used rings (hot-unplug). A guest that
+        // connects later (it found this port just before the close) is told when it connects.
+        guest.close();
     }
 
     // InterruptSink: set the InterruptStatus bit, then raise the line (section 4.2.3.4).
@@ -104,7 +101,7 @@ public final class MmioTransport implements TransportInstance, GuestPort, Regist
 
     private void raise(int bit) {
         interruptStatus.getAndUpdate(v -> v | bit);
-        GuestInterrupts irq = interrupts;
+        GuestInterrupts irq = guest.get();
         if (irq != null) {
             irq.raise(0);
         }

@@ -43,7 +43,7 @@ public final class PciTransport implements TransportInstance, GuestPort, PciFunc
     private final int pciCfgCap;
     private final int msixCap;
     private final AtomicInteger isr = new AtomicInteger();
-    private volatile GuestInterrupts interrupts;
+    private final GuestLink guest = new GuestLink();
     /** Copy of the Command register for the interrupt path (written under the config-space lock). */
     private volatile int command;
     private volatile int configVector = NO_VECTOR;
@@ -180,18 +180,15 @@ public final class PciTransport implements TransportInstance, GuestPort, PciFunc
 
     @Override
     public void connectInterrupts(GuestInterrupts interrupts) {
-        this.interrupts = interrupts;
+        guest.connect(interrupts);
     }
 
     @Override
     public void close() {
         function.reset();
-        GuestInterrupts guest = interrupts;
-        interrupts = null;
-        if (guest != null) {
-            // After the reset: every request the device completed is in the used rings (hot-unplug).
-            guest.deviceRemoved();
-        }
+        // After the reset: every request the device completed is in the used rings (hot-unplug). A guest that
+        // connects later (it found this port just before the close) is told when it connects.
+        guest.close();
     }
 
     // InterruptSink (sections 4.1.5.3 and 4.1.5.4)
@@ -234,7 +231,7 @@ public final class PciTransport implements TransportInstance, GuestPort, PciFunc
     }
 
     private void raise(int vector) {
-        GuestInterrupts irq = interrupts;
+        GuestInterrupts irq = guest.get();
         if (irq != null) {
             irq.raise(vector);
         }

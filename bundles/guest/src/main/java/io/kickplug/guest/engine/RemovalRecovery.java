@@ -28,6 +28,8 @@ final class RemovalRecovery {
     private volatile Episode current;
     /** Set when a removal comes while a recovery runs: it starts over. */
     private volatile boolean removedAgain;
+    /** The thread of the latest recovery (set under the machine's monitor); close() waits for it. */
+    private Thread thread;
     /** The last recovery, until a request completes after it. */
     private final AtomicReference<Episode> awaitingFirst = new AtomicReference<>();
 
@@ -66,18 +68,27 @@ final class RemovalRecovery {
         return current != null;
     }
 
-    /** Starts a recovery on its own thread; the caller holds the machine's monitor and checked the state. */
-    void start() {
+    /**
+     * A removal: returns the thread of a new recovery, for the caller to start once it left the machine's
+     * monitor (which it holds here, having checked the state), or {@code null} when a recovery runs already (it
+     * starts over).
+     */
+    Thread begin() {
         if (current != null) {
             removedAgain = true; // the device the recovery is probing went too: it starts over
-            return;
+            return null;
         }
         Episode e = new Episode(System.nanoTime(), machine.vcpus.size());
         current = e;
         Thread t = new Thread(() -> recover(e), "reprobe-" + machine.config().name());
         t.setDaemon(true);
-        t.start();
-        machine.vcpus.forEach(v -> LockSupport.unpark(v.thread));
+        thread = t; // under the monitor: close() sees it and waits for it
+        return t;
+    }
+
+    /** The thread of the latest recovery, or {@code null}; read under the machine's monitor. */
+    Thread thread() {
+        return thread;
     }
 
     /**
@@ -139,6 +150,12 @@ final class RemovalRecovery {
                 recoveries.accept(unreported.record(name, 0)); // no completion between two removals
             }
         } catch (RuntimeException | Error ex) {
+            if (machine.stopped) {
+                // The machine was closed (its job ended) while the device was away: the end of the recovery,
+                // not a failure of it; reported without an error, never re-probed.
+                recoveries.accept(e.record(name, 0));
+                return;
+            }
             e.error = ex.getMessage();
             recoveries.accept(e.record(name, 0));
             machine.fail(ex instanceof GuestDriverException ? ex : new GuestDriverException("device of " + name
@@ -217,12 +234,16 @@ final class RemovalRecovery {
         }
     }
 
-    /** At close: lets parked vCPUs go, reports a recovery no completion followed. */
-    void close() {
+    /** At close, under the machine's monitor: lets parked vCPUs go. */
+    void stop() {
         Episode pending = current;
         if (pending != null) {
             pending.resumed.countDown();
         }
+    }
+
+    /** At close, once the recovery thread ended: reports a recovery no completion followed. */
+    void close() {
         Episode unreported = awaitingFirst.getAndSet(null);
         if (unreported != null) {
             recoveries.accept(unreported.record(machine.config().name(), 0));

@@ -300,22 +300,29 @@ final class VcpuMachine implements GuestMachine {
     }
 
     /** The transport of generation {@code gen} says the device is gone. */
-    synchronized void deviceGone(int gen) {
-        if (gen != generation || closed || stopped || broken != null) {
-            return;
-        }
-        if (!recovery.running()) {
-            if (!started) {
-                removedWhileBooting = true; // boot fails; a caller with a source boots again
+    void deviceGone(int gen) {
+        Thread t;
+        synchronized (this) {
+            if (gen != generation || closed || stopped || broken != null) {
                 return;
             }
-            if (!recovery.possible()) {
-                fail(new GuestDriverException("the device of " + config.name() + " was removed (its transport was "
-                        + "closed: disk detached, or a bundle serving it stopped)"));
-                return;
+            if (!recovery.running()) {
+                if (!started) {
+                    removedWhileBooting = true; // boot fails; a caller with a source boots again
+                    return;
+                }
+                if (!recovery.possible()) {
+                    fail(new GuestDriverException("the device of " + config.name() + " was removed (its transport "
+                            + "was closed: disk detached, or a bundle serving it stopped)"));
+                    return;
+                }
             }
+            t = recovery.begin();
         }
-        recovery.start();
+        if (t != null) {
+            t.start();
+            vcpus.forEach(v -> LockSupport.unpark(v.thread));
+        }
     }
 
     /** Re-probes the device behind {@code next} (every vCPU parked) and routes its interrupts. */
@@ -328,21 +335,36 @@ final class VcpuMachine implements GuestMachine {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
+    public void close() {
+        Thread reprobe;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            stopped = true;
+            reprobe = recovery.thread();
+            recovery.stop();
+            JobRun.Run r = run;
+            if (r != null) {
+                r.done.completeExceptionally(new GuestDriverException("machine " + config.name()
+                        + " was closed while running jobs"));
+            }
         }
-        closed = true;
-        stopped = true;
-        recovery.close();
-        JobRun.Run r = run;
-        if (r != null) {
-            r.done.completeExceptionally(new GuestDriverException("machine " + config.name()
-                    + " was closed while running jobs"));
-        }
+        // Outside the monitor from here: a vCPU or the recovery thread may need it (deviceGone) on its way out.
         for (VcpuThread v : vcpus) {
             LockSupport.unpark(v.thread);
         }
+        // A recovery under way ends (it sees stopped) before the device is reset below, so it leaves no device
+        // initialised behind this closed machine.
+        if (reprobe != null && reprobe != Thread.currentThread()) {
+            try {
+                reprobe.join(config.timeout().toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        recovery.close();
         for (VcpuThread v : vcpus) {
             if (v.thread != Thread.currentThread()) {
                 try {
