@@ -207,13 +207,19 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
             return;
         }
         if (driver.needsReset()) {
-            throw new GuestDriverException("device set DEVICE_NEEDS_RESET without a configuration-change "
-                    + "interrupt (status 0x" + Integer.toHexString(status) + ", VIRTIO 1.2 section 2.1.2)");
+            throw giveUp("device set DEVICE_NEEDS_RESET without a configuration-change interrupt (status 0x"
+                    + Integer.toHexString(status) + ", VIRTIO 1.2 section 2.1.2)");
         }
         long millis = config.timeout().toMillis();
         throw new GuestDriverException("no completion within " + (millis % 1000 == 0 ? millis / 1000 + " s"
                 : millis + " ms") + " (" + inFlight + " requests in flight on vcpu " + id
                 + ", device status 0x" + Integer.toHexString(status) + ")");
+    }
+
+    /** The driver gives the device up (its requests fail); the exception fails the machine. */
+    private GuestDriverException giveUp(String reason) {
+        driver.fail(reason);
+        return new GuestDriverException(reason);
     }
 
     // Completion side ------------------------------------------------------------------------------
@@ -235,7 +241,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
                     return true;
                 }
                 // Section 2.1.2: an error the device cannot recover from without a reset.
-                throw new GuestDriverException("device needs a reset (DEVICE_NEEDS_RESET set, status 0x"
+                throw giveUp("device needs a reset (DEVICE_NEEDS_RESET set, status 0x"
                         + Integer.toHexString(driver.deviceStatus()) + ", VIRTIO 1.2 section 2.1.2)");
             }
             driver.readCapacity();

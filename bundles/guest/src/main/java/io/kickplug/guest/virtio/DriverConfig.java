@@ -47,18 +47,4 @@ public record DriverConfig(long supportedFeatures, int maxQueues, int slotsPerQu
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
     }
-
-    /** Every supported feature, up to {@code maxQueues} queues with {@code slotsPerQueue} slots, no poll queue. */
-    public static DriverConfig of(int maxQueues, int slotsPerQueue) {
-        return new DriverConfig(SUPPORTED_FEATURES, maxQueues, slotsPerQueue, DEFAULT_MAX_REQUEST_BYTES, 0,
-                DEFAULT_TIMEOUT);
-    }
-
-    public DriverConfig withFeatures(long features) {
-        return new DriverConfig(features, maxQueues, slotsPerQueue, maxRequestBytes, pollQueues, timeout);
-    }
-
-    public DriverConfig withTimeout(Duration t) {
-        return new DriverConfig(supportedFeatures, maxQueues, slotsPerQueue, maxRequestBytes, pollQueues, t);
-    }
 }

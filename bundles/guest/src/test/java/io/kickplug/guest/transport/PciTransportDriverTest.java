@@ -8,7 +8,6 @@ import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.guest.testing.TamperedPciPort;
-import io.kickplug.guest.virtio.DriverConfig;
 import io.kickplug.guest.virtio.DriverHarness;
 import io.kickplug.guest.virtio.VirtioBlkDriver;
 import io.kickplug.virtio.device.PciTransport;
@@ -45,7 +44,7 @@ class PciTransportDriverTest {
 
     private VirtioBlkDriver boot() {
         guest = DriverHarness.boot(port, new VirtqueueFactoryComponent(),
-                DriverConfig.of(QUEUES, 4).withTimeout(Duration.ofSeconds(10)));
+                DriverHarness.config(QUEUES, 4, Duration.ofSeconds(10)));
         driver = guest.driver();
         return driver;
     }

@@ -26,7 +26,7 @@ class DriverHandshakeTest {
 
     private FakeMmioDevice fake;
     private final VirtqueueFactoryComponent queues = new VirtqueueFactoryComponent();
-    private final DriverConfig config = DriverConfig.of(Integer.MAX_VALUE, 8).withTimeout(Duration.ofMillis(500));
+    private final DriverConfig config = DriverHarness.config(Integer.MAX_VALUE, 8, Duration.ofMillis(500));
     private final java.util.concurrent.atomic.AtomicInteger raised = new java.util.concurrent.atomic.AtomicInteger();
 
     private VirtioBlkDriver boot(DriverConfig c) {
@@ -218,7 +218,7 @@ class DriverHandshakeTest {
     void guestMemoryTooSmallForTheSlotsIsAClearError() {
         // A ring of 32768 (832 KiB) and a header per slot (512 KiB) do not fit 1 MiB of guest memory.
         fake.queueNumMax = new int[] {32768};
-        DriverConfig huge = DriverConfig.of(1, 0);
+        DriverConfig huge = DriverHarness.config(1, 0, Duration.ofMillis(500));
         GuestDriverException e = assertThrows(GuestDriverException.class, () -> boot(huge));
         assertTrue(e.getMessage().contains("guest memory exhausted"), e.getMessage());
         assertEquals(ACK | DRV | FOK | FAILED, fake.statusWrites.get(fake.statusWrites.size() - 1));

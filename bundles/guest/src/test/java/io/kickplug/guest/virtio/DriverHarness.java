@@ -43,6 +43,12 @@ public final class DriverHarness implements AutoCloseable {
         return driver;
     }
 
+    /** Every supported feature, up to {@code maxQueues} queues of {@code slots} slots (0: the queue size). */
+    public static DriverConfig config(int maxQueues, int slots, java.time.Duration timeout) {
+        return new DriverConfig(DriverConfig.SUPPORTED_FEATURES, maxQueues, slots,
+                DriverConfig.DEFAULT_MAX_REQUEST_BYTES, 0, timeout);
+    }
+
     public static DriverHarness boot(GuestPort port, VirtqueueFactory rings, DriverConfig config) {
         return new DriverHarness(port, rings, config);
     }

@@ -21,7 +21,7 @@ class VirtioBlkDriverTest {
     private final MmioTransport transport = new MmioTransport(device, OffHeapGuestMemory.allocate(1 << 20),
             new VirtqueueFactoryComponent());
     private final DriverHarness guest = DriverHarness.boot(transport, new VirtqueueFactoryComponent(),
-            DriverConfig.of(2, 2).withTimeout(Duration.ofSeconds(10)));
+            DriverHarness.config(2, 2, Duration.ofSeconds(10)));
     private final VirtioBlkDriver driver = guest.driver();
 
     @AfterEach
