@@ -354,6 +354,17 @@ class GuestMachineTest {
     }
 
     @Test
+    void dataThatIsNotWholeSectorsIsRefused() {
+        // Section 5.2.6.1: the data of IN and OUT requests is a multiple of 512 bytes.
+        device(1, 64);
+        boot(config(1));
+        assertEquals("length 1000 must be a positive multiple of 512 within the 4096-byte buffer "
+                + "(VIRTIO 1.2 section 5.2.6.1)", assertThrows(IllegalArgumentException.class,
+                        () -> machine.runJobs(List.of(new OneShot((v, buf) -> v.submit(IoOp.WRITE, 0, 1000, buf, false,
+                                (s, t) -> { }))), RUN)).getMessage());
+    }
+
+    @Test
     void pastTheCapacityIsRefused() {
         device(1, 64);
         boot(config(1));
