@@ -119,6 +119,7 @@ class HotSwapJarIT {
     void stoppingApiLeavesTheDisksWorkingAndSwappingItIsRefused() throws Exception {
         Run stop = run("-c", "kp:attach d4 16M", "-c", "felix:stop io.kickplug.api", "-c", "kp:io --size 1M d4");
         assertEquals(0, stop.exit(), stop::toString);
+        assertTrue(stop.err().contains("io.kickplug.api stopped: nothing changes"), stop::toString);
         Run swap = run("-c", "kp:swap io.kickplug.api");
         assertEquals(1, swap.exit(), swap::toString);
         assertTrue(swap.err().contains("refusing to swap io.kickplug.api"), swap::toString);

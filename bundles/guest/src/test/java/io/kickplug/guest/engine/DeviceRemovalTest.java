@@ -179,6 +179,25 @@ class DeviceRemovalTest {
         assertTrue(e.getMessage().contains("was removed"), e.getMessage());
     }
 
+    /**
+     * A machine closed while its device is away (its job ended between a removal and the return, as a kp:fio
+     * pass that finished just before a bundle update): the recovery ends, reported without an error.
+     */
+    @Test
+    void closingTheMachineWhileItsDeviceIsAwayIsNotAFailedRecovery() {
+        host = newHost(true);
+        specs().forEach(host::attach);
+        GuestMachine m = boot("m0", true);
+        host.close(); // the removal notice starts the recovery, which now waits for the disk
+        host = newHost(true); // with no disks: it does not come back
+        m.close();
+        DeviceRecovery r = log.peek();
+        assertNotNull(r, "the removal is reported");
+        assertEquals(1, log.size());
+        assertEquals(null, r.error(), "closing the machine is the end of its job, not a failed recovery");
+        assertEquals(0, r.probedAtNanos());
+    }
+
     @Test
     void aDeviceBackWithOtherGuestMemoryIsRefused() throws Exception {
         host = newHost(false);
