@@ -477,8 +477,8 @@ public final class SeedsBench {
                 "254k -> 517k IOPS, ratio 2.04 (randread 4k iodepth 64, 4 IOThreads, 8 virtqueues)",
                 figures("yielding_iops", 254_000, "mutex_iops", 517_000, "mutex_vs_yielding_ratio", 517.0 / 254.0),
                 "mutex IOPS > yielding IOPS", points, line, measured, SeedVerdicts.seed004(yielding, mutex),
-                List.of("driven through the guest engine (8 vCPU threads running fio), not TrackedLockBench's "
-                        + "generator"));
+                List.of("driven through the guest engine (8 vCPU threads running fio jobs, where TrackedLockBench "
+                        + "runs its own randread jobs)"));
     }
 
     // ---------------------------------------------------------------------------------------------- runs

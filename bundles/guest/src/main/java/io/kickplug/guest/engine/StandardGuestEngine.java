@@ -86,7 +86,7 @@ public final class StandardGuestEngine implements GuestEngine {
         Objects.requireNonNull(port, "port");
         Objects.requireNonNull(factory, "factory");
         Objects.requireNonNull(config, "config");
-        return BlkMachine.boot(port, factory, config, policies.get(config.kickPolicy()), locks);
+        return VcpuMachine.boot(port, factory, config, policies.get(config.kickPolicy()), locks, null, null);
     }
 
     @Override
@@ -94,7 +94,7 @@ public final class StandardGuestEngine implements GuestEngine {
         Objects.requireNonNull(port, "port");
         Objects.requireNonNull(factory, "factory");
         Objects.requireNonNull(config, "config");
-        return BlkMachine.boot(port, factory, config, policies.get(config.kickPolicy()), locks, source,
+        return VcpuMachine.boot(port, factory, config, policies.get(config.kickPolicy()), locks, source,
                 recoveries::add);
     }
 

@@ -85,7 +85,7 @@ class DeviceRemovalTest {
     private GuestMachine boot(String disk, boolean withSource) {
         MachineConfig config = MachineConfig.defaults(disk).withVcpus(2).withTimeout(Duration.ofSeconds(20));
         io.kickplug.api.guest.KickPolicy policy = io.kickplug.guest.kick.KickPolicies.builtIn().get(config.kickPolicy());
-        GuestMachine m = BlkMachine.boot(host.port(disk), rings, config, policy,
+        GuestMachine m = VcpuMachine.boot(host.port(disk), rings, config, policy,
                 new io.kickplug.guest.lock.LockRegistry(), withSource ? source(disk) : null, log::add);
         machines.add(m);
         return m;

@@ -1,7 +1,8 @@
-package io.kickplug.guest.driver;
+package io.kickplug.guest.virtio;
 
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.transport.VirtioTransportDriver;
 import java.time.Duration;
 
