@@ -7,7 +7,7 @@ import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.notify.CompletionNotifier;
-import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollPolicy;
@@ -16,6 +16,7 @@ import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
+import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.notify.NotifierRegistry;
@@ -118,8 +119,9 @@ public final class VirtioBlkDevice implements VirtioDevice {
         if (numQueues < 1 || numQueues > 0xFFFF) {
             throw new IllegalArgumentException("numQueues " + numQueues + " is out of range 1..65535");
         }
-        if (queueSize < 2 || queueSize > 32768 || Integer.bitCount(queueSize) != 1) {
-            throw new IllegalArgumentException("queue size " + queueSize + " is not a power of two in 2..32768");
+        if (queueSize < 2 || !QueueLayout.isValidSize(queueSize)) {
+            throw new IllegalArgumentException("queue size " + queueSize + " is not a power of two in 2.."
+                    + QueueLayout.MAX_SIZE);
         }
         if (ioThreads.isEmpty()) {
             throw new IllegalArgumentException("a device needs at least one I/O thread");

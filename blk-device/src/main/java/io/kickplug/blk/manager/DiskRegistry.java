@@ -20,6 +20,7 @@ import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
 import io.kickplug.api.transport.TransportInstance;
+import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.blk.device.QueueMapping;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.blk.notify.NotifierRegistry;
@@ -47,7 +48,6 @@ public final class DiskRegistry implements AutoCloseable {
 
     private static final Logger LOG = System.getLogger(DiskRegistry.class.getName());
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
-    private static final int MAX_QUEUE_SIZE = 32768;
     private static final int MAX_WORKERS = 256;
 
     private final TransportFactory transports;
@@ -546,8 +546,8 @@ public final class DiskRegistry implements AutoCloseable {
             throw new DiskException("number of queues " + spec.numQueues() + " is not in 1.." + DiskSpec.MAX_QUEUES);
         }
         int queueSize = spec.queueSize();
-        if (queueSize < 2 || queueSize > MAX_QUEUE_SIZE || Integer.bitCount(queueSize) != 1) {
-            throw new DiskException("queue size " + queueSize + " is not a power of two in 2.." + MAX_QUEUE_SIZE);
+        if (queueSize < 2 || queueSize > QueueLayout.MAX_SIZE || Integer.bitCount(queueSize) != 1) {
+            throw new DiskException("queue size " + queueSize + " is not a power of two in 2.." + QueueLayout.MAX_SIZE);
         }
         if (spec.ioThreads() < 1 || spec.ioThreads() > DiskSpec.MAX_QUEUES) {
             throw new DiskException("number of I/O threads " + spec.ioThreads() + " is not in 1.."

@@ -113,27 +113,7 @@ class NoFdEventIdxPatternTest {
             DeviceSignals signals, int nextAvail, int nextUsed) {
         SplitDeviceQueue view = new SplitDeviceQueue(memory, 0, layout, FEATURES);
         view.setIndices(nextAvail, nextUsed);
-        device.activate(new DeviceActivation() {
-            @Override
-            public long negotiatedFeatures() {
-                return FEATURES;
-            }
-
-            @Override
-            public GuestMemory memory() {
-                return memory;
-            }
-
-            @Override
-            public List<DeviceQueue> queues() {
-                return List.of(view);
-            }
-
-            @Override
-            public DeviceSignals signals() {
-                return signals;
-            }
-        });
+        device.activate(new DeviceActivation(FEATURES, memory, List.of(view), signals));
         return view;
     }
 
@@ -331,27 +311,7 @@ class NoFdEventIdxPatternTest {
             }
         };
         NoFdSignals signals = new NoFdSignals();
-        device.activate(new DeviceActivation() {
-            @Override
-            public long negotiatedFeatures() {
-                return FEATURES;
-            }
-
-            @Override
-            public GuestMemory memory() {
-                return memory;
-            }
-
-            @Override
-            public List<DeviceQueue> queues() {
-                return List.of(held);
-            }
-
-            @Override
-            public DeviceSignals signals() {
-                return signals;
-            }
-        });
+        device.activate(new DeviceActivation(FEATURES, memory, List.of(held), signals));
         gated.close(0);
         publishWrite(memory, driver, 0, 1);
         gated.awaitEntered(1); // on a worker, held

@@ -151,26 +151,6 @@ class DiskRegistryExportTest {
     }
 
     private static DeviceActivation activation(DeviceSignals signals) {
-        return new DeviceActivation() {
-            @Override
-            public long negotiatedFeatures() {
-                return 0;
-            }
-
-            @Override
-            public GuestMemory memory() {
-                return null;
-            }
-
-            @Override
-            public List<DeviceQueue> queues() {
-                return Arrays.asList((DeviceQueue) null);
-            }
-
-            @Override
-            public DeviceSignals signals() {
-                return signals;
-            }
-        };
+        return new DeviceActivation(0, null, Arrays.asList((DeviceQueue) null), signals);
     }
 }

@@ -6,7 +6,7 @@ import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollStatus;
 import io.kickplug.api.transport.GuestPort;

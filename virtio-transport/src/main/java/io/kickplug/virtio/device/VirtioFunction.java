@@ -212,27 +212,7 @@ public final class VirtioFunction implements DeviceSignals {
     private void activate(List<DeviceQueue> list) {
         long features = negotiated;
         try {
-            device.activate(new DeviceActivation() {
-                @Override
-                public long negotiatedFeatures() {
-                    return features;
-                }
-
-                @Override
-                public GuestMemory memory() {
-                    return memory;
-                }
-
-                @Override
-                public List<DeviceQueue> queues() {
-                    return list;
-                }
-
-                @Override
-                public DeviceSignals signals() {
-                    return VirtioFunction.this;
-                }
-            });
+            device.activate(new DeviceActivation(features, memory, list, VirtioFunction.this));
         } catch (GuestFaultException e) {
             active = false;
             fault(e);

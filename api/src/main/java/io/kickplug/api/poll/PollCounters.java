@@ -1,7 +1,7 @@
-package io.kickplug.api.notify;
+package io.kickplug.api.poll;
 
 /**
- * The polling columns of a queue's {@link QueueCounters}, as a polling extension reports them.
+ * The polling columns of a queue's {@link io.kickplug.api.notify.QueueCounters}, as a polling extension reports them.
  *
  * @param hits polls that found new available buffers
  * @param misses polls that ended without finding any

@@ -14,9 +14,9 @@ import java.nio.ByteOrder;
  * write, eventfd(2)). Signalling and closing are serialised, so a signal never reaches a descriptor number
  * the process reused after the close.
  */
-final class Notifier {
+final class EventFd {
 
-    private static final Logger LOG = System.getLogger(Notifier.class.getName());
+    private static final Logger LOG = System.getLogger(EventFd.class.getName());
     private static final byte[] ONE = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(1).array();
 
     private final String what;
@@ -26,7 +26,7 @@ final class Notifier {
     private boolean failedOnce;
     private long signals;
 
-    Notifier(String what, FileDescriptor fd) {
+    EventFd(String what, FileDescriptor fd) {
         this.what = what;
         this.fd = fd;
         this.out = new FileOutputStream(fd);
