@@ -4,7 +4,7 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.guest.GuestSettings;
 import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
-import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.ExportStatus;

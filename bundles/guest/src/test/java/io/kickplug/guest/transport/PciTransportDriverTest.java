@@ -11,7 +11,7 @@ import io.kickplug.guest.blk.VirtioBlkDriver;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.guest.testing.TamperedPciPort;
-import io.kickplug.virtio.device.PciTransport;
+import io.kickplug.virtio.transport.PciTransport;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.pci.PciRegisters;

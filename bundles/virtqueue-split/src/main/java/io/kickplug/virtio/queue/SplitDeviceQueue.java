@@ -400,11 +400,6 @@ public final class SplitDeviceQueue implements DeviceQueue {
         }
     }
 
-    /** Heads popped and not yet pushed. */
-    public int inFlightCount() {
-        return inFlight.cardinality();
-    }
-
     @Override
     public String toString() {
         return "SplitDeviceQueue(" + index + ", size " + size + ", avail " + nextAvail + ", used " + nextUsed

@@ -1,4 +1,4 @@
-package io.kickplug.virtio.device;
+package io.kickplug.virtio.transport;
 
 /** How a transport turns device notifications into guest interrupts. */
 interface InterruptSink {

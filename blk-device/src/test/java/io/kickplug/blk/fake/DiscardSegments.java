@@ -7,19 +7,19 @@ import java.nio.ByteOrder;
  * Builds the segment arrays of DISCARD, WRITE_ZEROES and SECURE_ERASE requests (VIRTIO 1.2 section 5.2.6:
  * le64 sector, le32 num_sectors, le32 flags).
  */
-public final class Segments {
+public final class DiscardSegments {
 
     private final ByteBuffer bytes;
 
-    private Segments(int count) {
+    private DiscardSegments(int count) {
         bytes = ByteBuffer.allocate(16 * count).order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    public static Segments of(int count) {
-        return new Segments(count);
+    public static DiscardSegments of(int count) {
+        return new DiscardSegments(count);
     }
 
-    public Segments add(long sector, int numSectors, int flags) {
+    public DiscardSegments add(long sector, int numSectors, int flags) {
         bytes.putLong(sector).putInt(numSectors).putInt(flags);
         return this;
     }

@@ -1,8 +1,8 @@
-package io.kickplug.guest;
+package io.kickplug.blk.manager;
 
-import io.kickplug.api.guest.LockStatRow;
-import io.kickplug.api.guest.LockStatSource;
-import io.kickplug.api.guest.LockStats;
+import io.kickplug.api.lockstat.LockStatRow;
+import io.kickplug.api.lockstat.LockStatSource;
+import io.kickplug.api.lockstat.LockStats;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -12,7 +12,11 @@ import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 
-/** The one lock statistics table: the rows of every {@link LockStatSource} service (guest, devices). */
+/**
+ * The one lock statistics table ({@code kp:lockstat}): the rows of every {@link LockStatSource} service (the
+ * guest's vq locks, the devices' tracked-requests locks). Hosted by the device bundle, so the device rows stay
+ * while the guest bundle is stopped.
+ */
 @Component(service = LockStats.class)
 public final class LockStatsComponent implements LockStats {
 

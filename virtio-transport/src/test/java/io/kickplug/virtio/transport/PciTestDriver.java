@@ -1,4 +1,4 @@
-package io.kickplug.virtio.device;
+package io.kickplug.virtio.transport;
 
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.virtio.pci.PciRegisters.*;

@@ -1,4 +1,4 @@
-package io.kickplug.virtio.device;
+package io.kickplug.virtio.transport;
 
 /** What the driver wrote for one queue through the transport's queue registers. */
 final class QueueConfig {

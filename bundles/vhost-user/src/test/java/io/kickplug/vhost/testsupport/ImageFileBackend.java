@@ -8,13 +8,13 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /** A raw image file for tests (the product's file backend lives in blk-device): positional I/O, run inline. */
-public final class FileBackend implements BlockBackend {
+public final class ImageFileBackend implements BlockBackend {
 
     private final FileChannel channel;
     private volatile long size;
 
     /** Creates or truncates {@code path} to {@code size} bytes (sparse). */
-    public FileBackend(Path path, long size) throws IOException {
+    public ImageFileBackend(Path path, long size) throws IOException {
         this.channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
         this.channel.truncate(size);

@@ -1,4 +1,4 @@
-package io.kickplug.virtio.device;
+package io.kickplug.virtio.transport;
 
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.virtio.DeviceActivation;

@@ -1,4 +1,4 @@
-package io.kickplug.api.guest;
+package io.kickplug.api.lockstat;
 
 import java.util.List;
 

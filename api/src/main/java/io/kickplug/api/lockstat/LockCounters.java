@@ -1,16 +1,16 @@
-package io.kickplug.blk.tracked;
+package io.kickplug.api.lockstat;
 
-import io.kickplug.api.guest.LockStatRow;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Lock statistics in the spirit of Linux lockstat: acquisitions, contended acquisitions, wait times of
- * contended acquisitions, hold times, and bounces (an acquisition on another thread than the previous
- * acquirer's; for the device, threads play the part of CPUs). Thread-safe; cheap enough to stay on in the
- * I/O path.
+ * The counters of one lock class, as Linux's lock_stat keeps them per class: acquisitions, contentions, wait
+ * times of contended acquisitions, hold times, and bounces (an event on another CPU than the last acquirer's;
+ * the guest's vCPUs or the device's threads play the part of CPUs). Thread-safe and cheap enough to stay on in
+ * the I/O path: updates are {@link LongAdder} additions and CAS loops on the extremes. A {@link #row} read while
+ * the lock is in use may mix counts of before and after one update, as /proc/lock_stat does.
  */
-public final class LockStats {
+public final class LockCounters {
 
     private final LongAdder acquisitions = new LongAdder();
     private final LongAdder contentions = new LongAdder();
@@ -23,34 +23,32 @@ public final class LockStats {
     private final LongAdder acqBounces = new LongAdder();
     private final LongAdder conBounces = new LongAdder();
 
-    /** A snapshot of the counters. */
-    public record Snapshot(long acquisitions, long contentions, long totalWaitNanos, long maxHoldNanos) {
-    }
-
-    /** The lock was taken without waiting. */
-    void acquired() {
-        acquisitions.increment();
-    }
-
-    /** The lock was taken after waiting {@code nanos} for another holder. */
-    void acquiredAfterWait(long nanos) {
-        acquisitions.increment();
+    /** A contention: the acquirer found the lock held; {@code bounce} when it was last acquired elsewhere. */
+    public void contended(boolean bounce) {
         contentions.increment();
-        waitNanos.add(nanos);
-        min(minWaitNanos, nanos);
-        max(maxWaitNanos, nanos);
-    }
-
-    /** The lock was taken on another thread than the previous acquirer's; {@code contended}: after waiting. */
-    void bounced(boolean contended) {
-        acqBounces.increment();
-        if (contended) {
+        if (bounce) {
             conBounces.increment();
         }
     }
 
-    /** The lock was held for {@code nanos}. */
-    void held(long nanos) {
+    /**
+     * An acquisition; {@code bounce} when the lock was last acquired elsewhere. {@code waitNanos} is the wait of a
+     * contended acquisition, or negative for an uncontended one (no wait time is recorded then).
+     */
+    public void acquired(boolean bounce, long waitNanos) {
+        acquisitions.increment();
+        if (bounce) {
+            acqBounces.increment();
+        }
+        if (waitNanos >= 0) {
+            this.waitNanos.add(waitNanos);
+            min(minWaitNanos, waitNanos);
+            max(maxWaitNanos, waitNanos);
+        }
+    }
+
+    /** The lock was held for {@code nanos}, from acquired to released. */
+    public void released(long nanos) {
         holdNanos.add(nanos);
         min(minHoldNanos, nanos);
         max(maxHoldNanos, nanos);
@@ -70,11 +68,7 @@ public final class LockStats {
         }
     }
 
-    public Snapshot snapshot() {
-        return new Snapshot(acquisitions.sum(), contentions.sum(), waitNanos.sum(), maxHoldNanos.get());
-    }
-
-    /** The counters as one row of the lock statistics table. */
+    /** The counters as one row of the table; minimums read 0 while nothing was recorded, as in /proc/lock_stat. */
     public LockStatRow row(String name) {
         long minWait = minWaitNanos.get();
         long minHold = minHoldNanos.get();
