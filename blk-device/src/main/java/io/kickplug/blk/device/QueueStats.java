@@ -1,7 +1,7 @@
 package io.kickplug.blk.device;
 
 import io.kickplug.api.notify.CompletionNotifier;
-import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.notify.QueueCounters;
 import java.util.ArrayList;
 import java.util.List;

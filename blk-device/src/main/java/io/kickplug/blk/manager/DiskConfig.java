@@ -6,7 +6,6 @@ import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.transport.TransportKind;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -66,7 +65,7 @@ public final class DiskConfig {
         }
         List<List<Integer>> mapping;
         try {
-            mapping = parseMapping(string(props, "mapping", ""));
+            mapping = DiskSpec.parseMapping(string(props, "mapping", ""));
         } catch (IllegalArgumentException e) {
             throw new DiskException("disk '" + name + "': property 'mapping': " + e.getMessage());
         }
@@ -121,35 +120,6 @@ public final class DiskConfig {
         }
     }
 
-    /**
-     * Parses "0,2;1,3" (entry {@code i}: the queues of I/O thread {@code i}, separated by ';'); blank gives
-     * the empty list (round-robin).
-     */
-    public static List<List<Integer>> parseMapping(String text) {
-        List<List<Integer>> mapping = new ArrayList<>();
-        if (text == null || text.isBlank()) {
-            return mapping;
-        }
-        String[] entries = text.split(";", -1);
-        for (int t = 0; t < entries.length; t++) {
-            if (entries[t].isBlank()) {
-                throw new IllegalArgumentException("'" + text + "': I/O thread " + t
-                        + " has no queues (expected e.g. '0,2;1,3')");
-            }
-            List<Integer> queues = new ArrayList<>();
-            for (String q : entries[t].split(",", -1)) {
-                String digits = q.trim();
-                if (digits.isEmpty() || digits.length() > 5 || !digits.chars().allMatch(Character::isDigit)) {
-                    throw new IllegalArgumentException("'" + text + "': '" + q.trim()
-                            + "' is not a queue number (expected e.g. '0,2;1,3')");
-                }
-                queues.add(Integer.parseInt(digits));
-            }
-            mapping.add(queues);
-        }
-        return mapping;
-    }
-
     private static String string(Map<String, ?> props, String key, String absent) {
         Object v = props.get(key);
         return v == null ? absent : v.toString();
@@ -199,20 +169,11 @@ public final class DiskConfig {
         if (v instanceof Long || v instanceof Integer) {
             return ((Number) v).longValue();
         }
-        String t = v.toString().trim();
-        int shift = switch (Character.toUpperCase(t.charAt(t.length() - 1))) {
-            case 'K' -> 10;
-            case 'M' -> 20;
-            case 'G' -> 30;
-            case 'T' -> 40;
-            default -> 0;
-        };
-        String digits = shift == 0 ? t : t.substring(0, t.length() - 1);
-        if (digits.isEmpty() || digits.length() > 18 || !digits.chars().allMatch(Character::isDigit)
-                || Long.parseLong(digits) > (Long.MAX_VALUE >> shift)) {
+        try {
+            return DiskSpec.parseSize(v.toString());
+        } catch (IllegalArgumentException e) {
             throw new DiskException("disk configuration property '" + key + "' must be a size in bytes with an "
                     + "optional K, M, G or T suffix, not '" + v + "'");
         }
-        return Long.parseLong(digits) << shift;
     }
 }

@@ -5,20 +5,13 @@ import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.blk.TrackedLockKind;
-import io.kickplug.api.guest.LockStatRow;
-import io.kickplug.api.guest.LockStatSource;
 import io.kickplug.api.iothread.IoThreadFactory;
+import io.kickplug.api.lockstat.LockStatSource;
 import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.NotificationControl;
-import io.kickplug.api.notify.QueueCounters;
-import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollPolicy;
-import io.kickplug.api.poll.PollStatus;
-import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
-import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.blk.notify.NotifierRegistry;
 import java.io.IOException;
 import java.lang.System.Logger;
@@ -26,6 +19,7 @@ import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.cm.ConfigurationAdmin;
@@ -38,12 +32,12 @@ import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
- * The {@link DiskManager} service, the disks' {@link NotificationControl} and the tracked-requests locks as a
- * {@link LockStatSource}: a thin shell over {@link DiskRegistry}. Every {@link CompletionNotifier} service is
- * bound dynamically (greedy, so a returning or better-ranked strategy is picked up at once) into the
- * {@link NotifierRegistry} the disks' queues resolve their strategy names in. The {@code adaptive}
- * {@link PollPolicy} is bound dynamically too: when its bundle stops, disks that poll go back to
- * notifications at a safe point; when it returns, they poll again.
+ * The {@link DiskRegistry} as the {@link DiskManager}, {@link NotificationControl} and {@link LockStatSource}
+ * services: what it adds to the registry is the OSGi wiring and the disks' ConfigAdmin records. Every
+ * {@link BackendFactory} and {@link CompletionNotifier} service is bound dynamically (notifiers greedy, so a
+ * returning or better-ranked strategy is picked up at once) into the lists the disks resolve their backends and
+ * strategy names in. The {@code adaptive} {@link PollPolicy} is bound dynamically too: when its bundle stops,
+ * disks that poll go back to notifications at a safe point; when it returns, they poll again.
  *
  * <p><b>Disks outlive this component.</b> {@link #attach} also creates the disk's ConfigAdmin factory
  * configuration and {@link #detach} deletes it; memory disks keep their bytes, and disks their guest memory,
@@ -54,18 +48,12 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
  * deleted when the framework itself stops.
  */
 @Component(service = {DiskManager.class, NotificationControl.class, LockStatSource.class})
-public final class DiskManagerComponent implements DiskManager, NotificationControl, LockStatSource, DiskRebuilder {
+public final class DiskManagerComponent extends DiskRegistry implements DiskRebuilder {
 
     private static final Logger LOG = System.getLogger(DiskManagerComponent.class.getName());
 
-    /** Created before the references are bound (field initialisers run before DS binds anything). */
-    private final NotifierRegistry notifiers = new NotifierRegistry();
-
-    @Reference(name = "backendFactories", cardinality = ReferenceCardinality.MULTIPLE,
-            policy = ReferencePolicy.DYNAMIC)
-    private volatile List<BackendFactory> backendFactories;
-
-    private final DiskRegistry registry;
+    private final List<BackendFactory> backendFactories;
+    private final NotifierRegistry notifiers;
     private final BundleContext context;
     private final SharedMemory shared;
 
@@ -79,11 +67,19 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
     public DiskManagerComponent(@Reference(name = "transportFactory") TransportFactory transports,
             @Reference(name = "ioThreadFactory") IoThreadFactory ioThreads,
             @Reference(name = "guestMemoryFactory") GuestMemoryFactory memory, BundleContext context) {
-        this.registry = new DiskRegistry(transports, ioThreads, memory, () -> backendFactories, notifiers);
+        this(transports, ioThreads, memory, context, new CopyOnWriteArrayList<>(), new NotifierRegistry());
+    }
+
+    /** The lists exist before DS binds anything into them. */
+    private DiskManagerComponent(TransportFactory transports, IoThreadFactory ioThreads, GuestMemoryFactory memory,
+            BundleContext context, List<BackendFactory> backendFactories, NotifierRegistry notifiers) {
+        super(transports, ioThreads, memory, () -> backendFactories, notifiers);
+        this.backendFactories = backendFactories;
+        this.notifiers = notifiers;
         this.context = context;
         this.shared = SharedMemory.system().orElse(null);
         if (shared != null) {
-            registry.setSharedMemory(shared);
+            setSharedMemory(shared);
             try {
                 int swept = shared.sweepDead();
                 if (swept > 0) {
@@ -95,6 +91,16 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
         } else {
             LOG.log(Level.WARNING, "no /dev/shm: memory disks lose their contents when a Kickplug bundle is updated");
         }
+    }
+
+    @Reference(name = "backendFactories", cardinality = ReferenceCardinality.MULTIPLE,
+            policy = ReferencePolicy.DYNAMIC, unbind = "removeBackendFactory")
+    void addBackendFactory(BackendFactory factory) {
+        backendFactories.add(factory);
+    }
+
+    void removeBackendFactory(BackendFactory factory) {
+        backendFactories.remove(factory);
     }
 
     @Reference(name = "completionNotifier", cardinality = ReferenceCardinality.MULTIPLE,
@@ -119,21 +125,21 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
             target = "(" + PollPolicy.PROPERTY + "=" + PollPolicy.ADAPTIVE + ")")
     synchronized void bindPollPolicy(PollPolicy policy) {
         pollPolicy = policy;
-        registry.setPollPolicy(policy);
+        setPollPolicy(policy);
     }
 
     synchronized void unbindPollPolicy(PollPolicy policy) {
         // A greedy replacement binds the new policy before unbinding the old one.
         if (pollPolicy == policy) {
             pollPolicy = null;
-            registry.setPollPolicy(null);
+            setPollPolicy(null);
         }
     }
 
     @Deactivate
     void deactivate() {
         // Quiesce: every device resets and tells its guest it is gone; shared memory stays for the return.
-        registry.close();
+        close();
         if (shared != null && frameworkStopping()) {
             try {
                 shared.deleteAll();
@@ -152,11 +158,14 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
         }
     }
 
+    private boolean attached(String name) {
+        return name != null && list().stream().anyMatch(d -> d.name().equals(name));
+    }
+
     /** Attaches the disk and records it as a configuration, so it outlives this bundle. */
     @Override
     public synchronized DiskInfo attach(DiskSpec spec) {
-        if (spec != null && spec.name() != null && shared != null
-                && registry.list().stream().noneMatch(d -> d.name().equals(spec.name()))) {
+        if (spec != null && spec.name() != null && shared != null && !attached(spec.name())) {
             try {
                 shared.delete(spec.name()); // a new disk: nothing of an earlier one with that name
             } catch (IOException e) {
@@ -164,7 +173,7 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
                         + e.getMessage(), e);
             }
         }
-        DiskInfo info = registry.attach(spec);
+        DiskInfo info = super.attach(spec);
         ConfigurationAdmin admin = configAdmin;
         if (admin == null) {
             LOG.log(Level.WARNING, "disk " + spec.name() + ": no ConfigAdmin, the disk will not outlive its bundles");
@@ -185,11 +194,11 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
      */
     @Override
     public synchronized void detach(String name) {
-        boolean attached = name != null && registry.list().stream().anyMatch(d -> d.name().equals(name));
+        boolean attached = attached(name);
         DiskException failure = null;
         if (attached) {
             try {
-                registry.detach(name);
+                super.detach(name);
             } catch (DiskException e) {
                 failure = e;
             }
@@ -207,7 +216,7 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
             throw failure;
         }
         if (!attached && !configured) {
-            registry.detach(name); // the registry's "no disk named" error
+            super.detach(name); // the registry's "no disk named" error
         }
     }
 
@@ -222,19 +231,20 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
         } catch (IOException e) {
             LOG.log(Level.WARNING, "cannot list the disk configurations: " + e);
         }
-        return registry.attach(spec);
+        return super.attach(spec);
     }
 
+    /** Detaches without touching the configuration: the disk's configuration component went away. */
     @Override
     public void release(String name) {
-        if (registry.list().stream().anyMatch(d -> d.name().equals(name))) {
-            registry.detach(name);
+        if (attached(name)) {
+            super.detach(name);
         }
     }
 
     @Override
     public List<String> configuredDisks() {
-        List<String> names = new ArrayList<>(registry.list().stream().map(DiskInfo::name).toList());
+        List<String> names = new ArrayList<>(list().stream().map(DiskInfo::name).toList());
         ConfigurationAdmin admin = configAdmin;
         if (admin != null) {
             try {
@@ -248,85 +258,5 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
             }
         }
         return names;
-    }
-
-    @Override
-    public DiskInfo setTrackedLock(String name, TrackedLockKind kind) {
-        return registry.setTrackedLock(name, kind);
-    }
-
-    @Override
-    public DiskInfo resize(String name, long newSizeBytes) {
-        return registry.resize(name, newSizeBytes);
-    }
-
-    @Override
-    public PollStatus setPolling(String name, boolean enabled, PollParams params) {
-        return registry.setPolling(name, enabled, params);
-    }
-
-    @Override
-    public PollStatus pollStatus(String name) {
-        return registry.pollStatus(name);
-    }
-
-    @Override
-    public List<DiskInfo> list() {
-        return registry.list();
-    }
-
-    @Override
-    public DiskInfo info(String name) {
-        return registry.info(name);
-    }
-
-    @Override
-    public VirtioDevice exportDevice(String name, int numQueues) {
-        return registry.exportDevice(name, numQueues);
-    }
-
-    @Override
-    public void releaseExport(String name, VirtioDevice device) {
-        registry.releaseExport(name, device);
-    }
-
-    @Override
-    public long ioThreadCpuNanos(String name) {
-        return registry.ioThreadCpuNanos(name);
-    }
-
-    @Override
-    public GuestPort port(String name) {
-        return registry.port(name);
-    }
-
-    @Override
-    public List<QueueCounters> setStrategy(String disk, String strategy, int queue) {
-        return registry.setStrategy(disk, strategy, queue);
-    }
-
-    @Override
-    public List<String> strategies() {
-        return registry.strategies();
-    }
-
-    @Override
-    public List<QueueCounters> counters(String disk) {
-        return registry.counters(disk);
-    }
-
-    @Override
-    public List<QueueCounters> exportCounters(String disk) {
-        return registry.exportCounters(disk);
-    }
-
-    @Override
-    public List<LockStatRow> lockStats() {
-        return registry.lockStats();
-    }
-
-    @Override
-    public void resetLockStats() {
-        registry.resetLockStats();
     }
 }

@@ -1,6 +1,7 @@
 package io.kickplug.blk.tracked;
 
 import io.kickplug.api.blk.TrackedLockKind;
+import io.kickplug.api.lockstat.LockCounters;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -10,39 +11,39 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 abstract class TrackedLock {
 
-    protected final LockStats stats;
+    protected final LockCounters stats;
     /** Written and read by the holder only. */
     private long acquiredAt;
     /** Id of the thread that acquired the lock last; written and read by the holder only. */
     private long lastOwner = -1;
 
-    TrackedLock(LockStats stats) {
+    TrackedLock(LockCounters stats) {
         this.stats = stats;
     }
 
-    static TrackedLock create(TrackedLockKind kind, LockStats stats) {
+    static TrackedLock create(TrackedLockKind kind, LockCounters stats) {
         return kind == TrackedLockKind.YIELDING ? new Yielding(stats) : new Mutex(stats);
     }
 
     final void lock() {
-        boolean contended = acquire();
+        long waitNanos = acquire();
         long me = Thread.currentThread().getId();
-        if (lastOwner != me) {
-            if (lastOwner != -1) {
-                stats.bounced(contended);
-            }
-            lastOwner = me;
+        boolean bounce = lastOwner != -1 && lastOwner != me;
+        lastOwner = me;
+        if (waitNanos >= 0) {
+            stats.contended(bounce);
         }
+        stats.acquired(bounce, waitNanos);
         acquiredAt = System.nanoTime();
     }
 
     final void unlock() {
-        stats.held(System.nanoTime() - acquiredAt);
+        stats.released(System.nanoTime() - acquiredAt);
         release();
     }
 
-    /** Takes the lock and counts the acquisition; returns true when it had to wait. */
-    abstract boolean acquire();
+    /** Takes the lock; returns how long it waited for another holder, or -1 when it did not have to wait. */
+    abstract long acquire();
 
     abstract void release();
 
@@ -50,20 +51,18 @@ abstract class TrackedLock {
     static final class Mutex extends TrackedLock {
         private final ReentrantLock lock = new ReentrantLock();
 
-        Mutex(LockStats stats) {
+        Mutex(LockCounters stats) {
             super(stats);
         }
 
         @Override
-        boolean acquire() {
+        long acquire() {
             if (lock.tryLock()) {
-                stats.acquired();
-                return false;
+                return -1;
             }
             long start = System.nanoTime();
             lock.lock();
-            stats.acquiredAfterWait(System.nanoTime() - start);
-            return true;
+            return System.nanoTime() - start;
         }
 
         @Override
@@ -91,19 +90,18 @@ abstract class TrackedLock {
         private Waiter head;
         private Waiter tail;
 
-        Yielding(LockStats stats) {
+        Yielding(LockCounters stats) {
             super(stats);
         }
 
         @Override
-        boolean acquire() {
+        long acquire() {
             Waiter me;
             guard.lock();
             try {
                 if (!held) {
                     held = true;
-                    stats.acquired();
-                    return false;
+                    return -1;
                 }
                 me = new Waiter();
                 if (tail == null) {
@@ -123,11 +121,11 @@ abstract class TrackedLock {
                     interrupted = true; // keep waiting: the lock will be handed to us
                 }
             }
-            stats.acquiredAfterWait(System.nanoTime() - start);
+            long waited = System.nanoTime() - start;
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
-            return true;
+            return waited;
         }
 
         @Override

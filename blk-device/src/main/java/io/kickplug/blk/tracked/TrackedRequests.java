@@ -1,6 +1,7 @@
 package io.kickplug.blk.tracked;
 
 import io.kickplug.api.blk.TrackedLockKind;
+import io.kickplug.api.lockstat.LockCounters;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -47,7 +48,7 @@ public final class TrackedRequests {
     private final int shardCount;
     private final AtomicLong sequence = new AtomicLong();
     private final AtomicInteger serialisingInFlight = new AtomicInteger();
-    private final Map<TrackedLockKind, LockStats> stats = new EnumMap<>(TrackedLockKind.class);
+    private final Map<TrackedLockKind, LockCounters> stats = new EnumMap<>(TrackedLockKind.class);
     /** Every generation that may hold requests, oldest first; the current one is last. */
     private final List<Generation> live = new CopyOnWriteArrayList<>();
     private volatile Generation current;
@@ -62,7 +63,7 @@ public final class TrackedRequests {
         }
         this.shardCount = ioThreads;
         for (TrackedLockKind k : TrackedLockKind.values()) {
-            stats.put(k, new LockStats());
+            stats.put(k, new LockCounters());
         }
         current = new Generation(Objects.requireNonNull(kind, "kind"));
         live.add(current);
@@ -90,7 +91,7 @@ public final class TrackedRequests {
     }
 
     /** Statistics of all locks of {@code kind} this disk has used (for sharded: all shards together). */
-    public LockStats stats(TrackedLockKind kind) {
+    public LockCounters stats(TrackedLockKind kind) {
         return stats.get(kind);
     }
 
@@ -274,7 +275,7 @@ public final class TrackedRequests {
 
         Generation(TrackedLockKind kind) {
             this.kind = kind;
-            LockStats lockStats = stats.get(kind);
+            LockCounters lockStats = stats.get(kind);
             int n = kind == TrackedLockKind.SHARDED ? shardCount : 1;
             shards = new Shard[n];
             for (int i = 0; i < n; i++) {

@@ -18,7 +18,7 @@ import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.fake.RecordingBackend;
-import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.api.transport.MmioRegisters;
@@ -60,8 +60,8 @@ class VirtioBlkDeviceEndToEndTest {
         for (int i = 0; i < ioThreads; i++) {
             threads.add(new EventLoopThread("test-io" + i));
         }
-        device = new VirtioBlkDevice("e2e", backend, readOnly, queues, 256,
-                "e2e-serial".getBytes(StandardCharsets.US_ASCII), threads);
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("e2e", backend, readOnly, queues, 256,
+                "e2e-serial".getBytes(StandardCharsets.US_ASCII), threads));
         transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
         return new MmioBlkGuest(transport.port()).init(features, queues, queueSize);
     }

@@ -67,9 +67,9 @@ class DiskConfigTest {
                 error(props("name", "d", "size", "1M", "readonly", "yes")));
         assertEquals("disk 'd': property 'tracked.lock': unknown tracked lock 'spin' (expected yielding, mutex or "
                 + "sharded)", error(props("name", "d", "size", "1M", "tracked.lock", "spin")));
-        assertEquals("disk 'd': property 'mapping': '0,1;x': 'x' is not a queue number (expected e.g. '0,2;1,3')",
+        assertEquals("disk 'd': property 'mapping': '0,1;x': 'x' is not a queue number (expected e.g. \"0,2;1,3\")",
                 error(props("name", "d", "size", "1M", "mapping", "0,1;x")));
-        assertEquals("disk 'd': property 'mapping': '0,1;;2': I/O thread 1 has no queues (expected e.g. '0,2;1,3')",
+        assertEquals("disk 'd': property 'mapping': '0,1;;2': I/O thread 1 has no queues (expected e.g. \"0,2;1,3\")",
                 error(props("name", "d", "size", "1M", "mapping", "0,1;;2")));
         assertEquals("disk 'd': the file backend needs property 'file'", error(props("name", "d", "backend", "file")));
         assertEquals("disk 'd': property 'file' is only for the file backend, not 'memory'",
@@ -78,8 +78,8 @@ class DiskConfigTest {
 
     @Test
     void mappingSyntax() {
-        assertEquals(List.of(List.of(0, 2), List.of(1, 3)), DiskConfig.parseMapping(" 0, 2 ; 1,3 "));
-        assertEquals(List.of(), DiskConfig.parseMapping(""));
-        assertEquals(List.of(List.of(5)), DiskConfig.parseMapping("5"));
+        assertEquals(List.of(List.of(0, 2), List.of(1, 3)), DiskSpec.parseMapping(" 0, 2 ; 1,3 "));
+        assertEquals(List.of(), DiskSpec.parseMapping(""));
+        assertEquals(List.of(List.of(5)), DiskSpec.parseMapping("5"));
     }
 }

@@ -5,7 +5,6 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.transport.TransportKind;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -77,28 +76,11 @@ public final class AttachArgs {
 
     /** Parses "--mapping 0,2;1,3": entry {@code i} lists the queues of I/O thread {@code i}; empty: round-robin. */
     public static List<List<Integer>> mapping(String text) {
-        List<List<Integer>> mapping = new ArrayList<>();
-        if (text == null || text.isBlank()) {
-            return mapping;
+        try {
+            return DiskSpec.parseMapping(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("invalid --mapping " + e.getMessage());
         }
-        String[] entries = text.split(";", -1);
-        for (int t = 0; t < entries.length; t++) {
-            if (entries[t].isBlank()) {
-                throw new IllegalArgumentException("invalid --mapping '" + text + "': I/O thread " + t
-                        + " has no queues (expected e.g. \"0,2;1,3\")");
-            }
-            List<Integer> queues = new ArrayList<>();
-            for (String q : entries[t].split(",", -1)) {
-                String digits = q.trim();
-                if (digits.isEmpty() || digits.length() > 5 || !digits.chars().allMatch(Character::isDigit)) {
-                    throw new IllegalArgumentException("invalid --mapping '" + text + "': '" + digits
-                            + "' is not a queue number (expected e.g. \"0,2;1,3\")");
-                }
-                queues.add(Integer.parseInt(digits));
-            }
-            mapping.add(queues);
-        }
-        return mapping;
     }
 
     /** "0,2;1,3", the syntax of --mapping; "-" for none. */

@@ -8,6 +8,7 @@ import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
+import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
@@ -49,8 +50,8 @@ class VhostQueueSizeTest {
     @BeforeEach
     void export() throws Exception {
         thread = new EventLoopThread("test-qsize-io");
-        device = new VirtioBlkDevice("qsize", new MemoryBackend(1 << 20, false), false, 1, DISK_QUEUE_SIZE,
-                "qsize".getBytes(StandardCharsets.US_ASCII), List.of(thread));
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("qsize", new MemoryBackend(1 << 20, false), false, 1,
+                DISK_QUEUE_SIZE, "qsize".getBytes(StandardCharsets.US_ASCII), List.of(thread)));
         server = new VhostUserServer("qsize", dir.resolve("vhost.sock"), device, new VirtqueueFactoryComponent(),
                 new GuestMemoryFactoryComponent());
         client = new FrontendClient(server.socketPath(), dir.resolve("guest-ram"));

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
-import io.kickplug.virtio.device.MmioTransport;
-import io.kickplug.virtio.device.PciTransport;
+import io.kickplug.virtio.transport.MmioTransport;
+import io.kickplug.virtio.transport.PciTransport;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.testkit.EchoDevice;
 import org.junit.jupiter.api.Test;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.testkit.EchoDevice;
 import io.kickplug.virtio.testkit.RawRing;
 import java.util.ArrayList;

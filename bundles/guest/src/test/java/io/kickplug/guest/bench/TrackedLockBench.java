@@ -6,7 +6,8 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.blk.backend.NullBackend;
 import io.kickplug.blk.device.QueueMapping;
 import io.kickplug.blk.device.VirtioBlkDevice;
-import io.kickplug.blk.tracked.LockStats;
+import io.kickplug.api.lockstat.LockStatRow;
+import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.guest.engine.GuestBuffer;
 import io.kickplug.guest.engine.GuestJob;
 import io.kickplug.guest.engine.GuestMachine;
@@ -14,7 +15,7 @@ import io.kickplug.guest.engine.IoOp;
 import io.kickplug.guest.engine.MachineConfig;
 import io.kickplug.guest.engine.StandardGuestEngine;
 import io.kickplug.guest.engine.Vcpu;
-import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
@@ -84,12 +85,16 @@ public final class TrackedLockBench {
         for (TrackedLockKind kind : kinds) {
             Result r = run(kind, queues, ioThreads, iodepth, warmup, seconds);
             System.out.printf(Locale.ROOT, "%-9s %9.0f  %17d  %9d  %7.1f  %11.1f%n", kind.label(), r.iops,
-                    r.lock.acquisitions(), r.lock.contentions(), r.lock.totalWaitNanos() / 1e6,
-                    r.lock.maxHoldNanos() / 1e3);
+                    r.lock.acquisitions(), r.lock.contentions(), r.lock.waittimeTotalNs() / 1e6,
+                    r.lock.holdtimeMaxNs() / 1e3);
         }
     }
 
-    private record Result(double iops, LockStats.Snapshot lock) {
+    private record Result(double iops, LockDelta lock) {
+    }
+
+    /** What the lock did during the measured interval. */
+    private record LockDelta(long acquisitions, long contentions, long waittimeTotalNs, long holdtimeMaxNs) {
     }
 
     /** Random 4 KiB reads, {@code depth} in flight, until {@code stop}. */
@@ -148,8 +153,9 @@ public final class TrackedLockBench {
         for (int i = 0; i < ioThreadCount; i++) {
             threads.add(new EventLoopThread("bench-io" + i));
         }
-        VirtioBlkDevice device = new VirtioBlkDevice("bench", new NullBackend(DISK, false), false, queues, QUEUE_SIZE,
-                new byte[0], threads, QueueMapping.of(List.of(), queues, ioThreadCount), kind, 1);
+        VirtioBlkDevice device = new VirtioBlkDevice(BlkDeviceSpec.of("bench", new NullBackend(DISK, false), false,
+                queues, QUEUE_SIZE, new byte[0], threads).withMapping(QueueMapping.of(List.of(), queues, ioThreadCount))
+                .withTrackedLock(kind).withWorkers(1));
         long memory = (16L << 20) + (long) queues * iodepth * (BLOCK + 64) + (long) queues * QUEUE_SIZE * 64;
         VirtqueueFactoryComponent rings = new VirtqueueFactoryComponent();
         MmioTransport transport = new MmioTransport(device, OffHeapGuestMemory.allocate(memory), rings);
@@ -169,21 +175,21 @@ public final class TrackedLockBench {
             // Every column covers the measured seconds only: the counters by difference, the max hold by
             // starting it afresh here (a max cannot be differenced).
             device.trackedRequests().stats(kind).reset();
-            LockStats.Snapshot before = device.trackedRequests().stats(kind).snapshot();
+            LockStatRow before = device.trackedRequests().stats(kind).row("");
             long c0 = completed.sum();
             long t0 = System.nanoTime();
             pause(seconds);
             long c1 = completed.sum();
             long t1 = System.nanoTime();
-            LockStats.Snapshot after = device.trackedRequests().stats(kind).snapshot();
+            LockStatRow after = device.trackedRequests().stats(kind).row("");
             stop.set(true);
             running.get();
             if (failed.get()) {
                 throw new IllegalStateException("a request did not complete with VIRTIO_BLK_S_OK");
             }
-            return new Result((c1 - c0) / ((t1 - t0) / 1e9), new LockStats.Snapshot(
+            return new Result((c1 - c0) / ((t1 - t0) / 1e9), new LockDelta(
                     after.acquisitions() - before.acquisitions(), after.contentions() - before.contentions(),
-                    after.totalWaitNanos() - before.totalWaitNanos(), after.maxHoldNanos()));
+                    after.waittimeTotalNs() - before.waittimeTotalNs(), after.holdtimeMaxNs()));
         } finally {
             transport.close();
             device.close();

@@ -4,10 +4,11 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.guest.KickPolicy;
-import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
+import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.kick.OutsideLockKick;
@@ -70,8 +71,8 @@ class GuestMachineTest {
     private TransportInstance device(int queues, int queueSize) {
         ioThreads.add(new EventLoopThread("test-io"));
         backend = new MemoryBackend(DISK, false);
-        device = new VirtioBlkDevice("t", backend, false, queues, queueSize,
-                "serial".getBytes(StandardCharsets.US_ASCII), ioThreads);
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("t", backend, false, queues, queueSize,
+                "serial".getBytes(StandardCharsets.US_ASCII), ioThreads));
         transport = transport(device, 16 << 20);
         return transport;
     }

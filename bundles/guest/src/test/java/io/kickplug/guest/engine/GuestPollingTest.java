@@ -9,6 +9,7 @@ import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
+import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.guest.virtio.DriverConfig;
 import io.kickplug.api.transport.TransportInstance;
@@ -55,8 +56,8 @@ class GuestPollingTest {
 
     private void boot(int queues, MachineConfig config) {
         ioThreads.add(new EventLoopThread("poll-test-io"));
-        device = new VirtioBlkDevice("p", new MemoryBackend(DISK, false), false, queues, 256,
-                "p".getBytes(StandardCharsets.US_ASCII), ioThreads);
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("p", new MemoryBackend(DISK, false), false, queues, 256,
+                "p".getBytes(StandardCharsets.US_ASCII), ioThreads));
         memory = OffHeapGuestMemory.allocate(16 << 20);
         transport = new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), device, memory);
         machine = (VcpuMachine) engine.boot(transport.port(), new VirtqueueFactoryComponent(), config);

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.guest.GuestSettings;
-import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.blk.backend.MemoryBackendFactory;

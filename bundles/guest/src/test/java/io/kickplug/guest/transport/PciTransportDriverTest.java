@@ -10,7 +10,7 @@ import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.guest.testing.TamperedPciPort;
 import io.kickplug.guest.virtio.DriverHarness;
 import io.kickplug.guest.virtio.VirtioBlkDriver;
-import io.kickplug.virtio.device.PciTransport;
+import io.kickplug.virtio.transport.PciTransport;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.pci.PciRegisters;

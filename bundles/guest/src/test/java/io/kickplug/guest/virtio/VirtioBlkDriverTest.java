@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.testing.RamDiskDevice;
-import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.time.Duration;

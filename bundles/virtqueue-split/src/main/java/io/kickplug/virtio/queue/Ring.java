@@ -13,8 +13,6 @@ public final class Ring {
     public static final int AVAIL_F_NO_INTERRUPT = 1;
     /** used.flags: the device asks for no available-buffer notification (section 2.7.10). */
     public static final int USED_F_NO_NOTIFY = 1;
-    /** Largest split queue size (section 2.7: Queue Size up to 32768). */
-    public static final int MAX_QUEUE_SIZE = 32768;
     public static final int DESC_SIZE = 16;
 
     /**
@@ -29,10 +27,6 @@ public final class Ring {
     /** Entries between two free-running 16-bit indices ({@code to - from} mod 2^16). */
     public static int distance(int from, int to) {
         return (to - from) & 0xffff;
-    }
-
-    public static boolean isValidSize(int size) {
-        return size >= 1 && size <= MAX_QUEUE_SIZE && Integer.bitCount(size) == 1;
     }
 
     // Field offsets.

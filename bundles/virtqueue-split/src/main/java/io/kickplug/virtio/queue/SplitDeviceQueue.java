@@ -58,7 +58,7 @@ public final class SplitDeviceQueue implements DeviceQueue {
         this.index = index;
         this.size = layout.size();
         // Section 2.7: Queue Size is a power of 2, at most 32768 for split virtqueues.
-        if (!Ring.isValidSize(size)) {
+        if (!QueueLayout.isValidSize(size)) {
             throw new GuestFaultException("2.7", "queue " + index + " size " + size
                     + " is not a power of two from 1 to 32768");
         }
@@ -257,7 +257,7 @@ public final class SplitDeviceQueue implements DeviceQueue {
                     throw fault("2.7.5.3.1", "indirect table length " + tableLen
                             + " is not a non-zero multiple of 16");
                 }
-                if (tableLen / Ring.DESC_SIZE > Ring.MAX_QUEUE_SIZE) {
+                if (tableLen / Ring.DESC_SIZE > QueueLayout.MAX_SIZE) {
                     throw fault("2.7.5.3.1", "indirect table of " + tableLen / Ring.DESC_SIZE
                             + " descriptors is longer than the device allows (32768)");
                 }
@@ -398,11 +398,6 @@ public final class SplitDeviceQueue implements DeviceQueue {
         } catch (GuestMemoryException e) {
             throw fault("2.7.6", e.getMessage());
         }
-    }
-
-    /** Heads popped and not yet pushed. */
-    public int inFlightCount() {
-        return inFlight.cardinality();
     }
 
     @Override

@@ -42,7 +42,7 @@ public final class SplitDriverQueue implements DriverQueue {
 
     public SplitDriverQueue(GuestMemory memory, QueueLayout layout, long features, long indirectArea,
             int maxIndirect) {
-        if (!Ring.isValidSize(layout.size())) {
+        if (!QueueLayout.isValidSize(layout.size())) {
             throw new IllegalArgumentException("queue size must be a power of two up to 32768: " + layout.size());
         }
         this.memory = memory;
