@@ -494,7 +494,7 @@ public final class DiskRegistry implements AutoCloseable {
             return b;
         }
         return new BackendSpec(b.kind(), shared.diskFile(spec.name()).toString(), b.sizeBytes(), b.readOnly(),
-                b.direct());
+                b.direct(), b.readZeroes(), b.latencyNs());
     }
 
     private DiskSpec withSharedBytes(DiskSpec spec) {
