@@ -85,6 +85,18 @@ public interface GuestMemory {
      */
     ByteBuffer[] views(long address, long length);
 
+    /**
+     * Appends views of {@code [address, address + length)} to {@code into}, like {@link #views}, but reusing
+     * {@code into}'s buffers so that a request path allocates nothing in steady state. The default delegates
+     * to {@link #views} (and allocates); implementations backed by long-lived chunks override it with
+     * {@link BufferViews#addRange}. Checked like every access.
+     */
+    default void viewsInto(long address, long length, BufferViews into) {
+        for (ByteBuffer view : views(address, length)) {
+            into.add(view);
+        }
+    }
+
     /** A full two-way fence: every earlier load and store is ordered before every later one. */
     void fullFence();
 }

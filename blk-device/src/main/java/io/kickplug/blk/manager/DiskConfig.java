@@ -21,7 +21,8 @@ import java.util.Map;
  * (256), {@code iothreads} (1), {@code mapping} ("0,2;1,3": the queues of each I/O thread; empty for
  * round-robin), {@code transport} (mmio), {@code serial}, {@code tracked.lock} (mutex), {@code workers}
  * (8), {@code notify.strategy} (immediate; see {@link #notifyStrategy}), {@code poll} (false: device-side
- * polling of the queues) and {@code poll.max.ns} (32768, QEMU's poll-max-ns).
+ * polling of the queues) and {@code poll.max.ns} (32768, QEMU's poll-max-ns); for the null backend only,
+ * QEMU null-co's {@code read.zeroes} (false) and {@code latency.ns} (0, at most one second).
  */
 public final class DiskConfig {
 
@@ -73,7 +74,14 @@ public final class DiskConfig {
         if (serial != null && serial.isEmpty()) {
             serial = null;
         }
-        BackendSpec backendSpec = new BackendSpec(backend, file, size, bool(props, "readonly"), bool(props, "direct"));
+        boolean readZeroes = bool(props, "read.zeroes");
+        long latencyNs = nanos(props, "latency.ns");
+        if (!backend.equals("null") && (readZeroes || latencyNs != 0)) {
+            throw new DiskException("disk '" + name + "': properties 'read.zeroes' and 'latency.ns' are only for the"
+                    + " null backend, not '" + backend + "'");
+        }
+        BackendSpec backendSpec = new BackendSpec(backend, file, size, bool(props, "readonly"), bool(props, "direct"),
+                readZeroes, latencyNs);
         return new DiskSpec(name.trim(), backendSpec, transport, integer(props, "queues", 1),
                 integer(props, "queue.size", DiskSpec.DEFAULT_QUEUE_SIZE), integer(props, "iothreads", 1), mapping,
                 serial, lock, integer(props, "workers", DiskSpec.DEFAULT_WORKERS), DiskSpec.DEFAULT_GUEST_MEMORY);
@@ -159,6 +167,25 @@ public final class DiskConfig {
         } catch (NumberFormatException e) {
             throw new DiskException("disk configuration property '" + key + "' must be an integer, not '" + v + "'");
         }
+    }
+
+    /** Nanoseconds, 0 to {@link BackendSpec#MAX_LATENCY_NS}; 0 when absent or blank. */
+    private static long nanos(Map<String, ?> props, String key) {
+        Object v = props.get(key);
+        if (v == null || v.toString().isBlank()) {
+            return 0;
+        }
+        long ns;
+        try {
+            ns = v instanceof Number n ? n.longValue() : Long.parseLong(v.toString().trim());
+        } catch (NumberFormatException e) {
+            ns = -1;
+        }
+        if (ns < 0 || ns > BackendSpec.MAX_LATENCY_NS) {
+            throw new DiskException("disk configuration property '" + key + "' must be nanoseconds in 0.."
+                    + BackendSpec.MAX_LATENCY_NS + ", not '" + v + "'");
+        }
+        return ns;
     }
 
     private static long size(Map<String, ?> props, String key, long absent) {

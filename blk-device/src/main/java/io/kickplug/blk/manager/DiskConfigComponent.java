@@ -45,7 +45,7 @@ public final class DiskConfigComponent {
         @AttributeDefinition(description = "Backend", options = {
             @org.osgi.service.metatype.annotations.Option(label = "raw image file", value = "file"),
             @org.osgi.service.metatype.annotations.Option(label = "memory", value = "memory"),
-            @org.osgi.service.metatype.annotations.Option(label = "null (reads zeroes)", value = "null")})
+            @org.osgi.service.metatype.annotations.Option(label = "null (no storage; QEMU null-co)", value = "null")})
         String backend() default "memory";
 
         @AttributeDefinition(required = false, description = "Image file of the file backend")
@@ -60,6 +60,15 @@ public final class DiskConfigComponent {
 
         @AttributeDefinition(description = "Bypass the host page cache (O_DIRECT) where the backend can")
         boolean direct() default false;
+
+        @AttributeDefinition(description = "Null backend only: reads fill the buffers with zeroes (QEMU null-co's "
+                + "read-zeroes; off: reads move no data)")
+        boolean read_zeroes() default false;
+
+        @AttributeDefinition(description = "Null backend only: completion delay of every request in ns (QEMU "
+                + "null-co's latency-ns; the requests in their delay wait on the worker pool)", min = "0",
+                max = "1000000000")
+        long latency_ns() default 0;
 
         @AttributeDefinition(description = "Number of virtqueues", min = "1", max = "64")
         int queues() default 1;

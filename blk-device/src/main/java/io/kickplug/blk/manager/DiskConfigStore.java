@@ -38,6 +38,12 @@ final class DiskConfigStore {
         }
         p.put("readonly", spec.backend().readOnly());
         p.put("direct", spec.backend().direct());
+        if (spec.backend().readZeroes()) {
+            p.put("read.zeroes", true);
+        }
+        if (spec.backend().latencyNs() != 0) {
+            p.put("latency.ns", spec.backend().latencyNs());
+        }
         p.put("queues", spec.numQueues());
         p.put("queue.size", spec.queueSize());
         p.put("iothreads", spec.ioThreads());

@@ -521,7 +521,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             return b;
         }
         return new BackendSpec(b.kind(), shared.diskFile(spec.name()).toString(), b.sizeBytes(), b.readOnly(),
-                b.direct());
+                b.direct(), b.readZeroes(), b.latencyNs());
     }
 
     private DiskSpec withSharedBytes(DiskSpec spec) {

@@ -11,9 +11,17 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 abstract class TrackedLock {
 
+    /**
+     * Hold times are timed for one acquisition in this many (two {@code System.nanoTime} calls each), and
+     * counted with this weight in the hold-time total; waits of contended acquisitions are always timed.
+     */
+    static final int HOLD_SAMPLE = 16;
+
     protected final LockCounters stats;
-    /** Written and read by the holder only. */
+    /** Written and read by the holder only; 0 when this acquisition is not timed. */
     private long acquiredAt;
+    /** Acquisitions so far, to pick the timed ones; written and read by the holder only. */
+    private int acquisitions;
     /** Id of the thread that acquired the lock last; written and read by the holder only. */
     private long lastOwner = -1;
 
@@ -34,11 +42,14 @@ abstract class TrackedLock {
             stats.contended(bounce);
         }
         stats.acquired(bounce, waitNanos);
-        acquiredAt = System.nanoTime();
+        acquiredAt = (acquisitions++ & (HOLD_SAMPLE - 1)) == 0 ? System.nanoTime() : 0; // the first, then 1 in 16
     }
 
     final void unlock() {
-        stats.released(System.nanoTime() - acquiredAt);
+        long at = acquiredAt;
+        if (at != 0) {
+            stats.releasedSample(System.nanoTime() - at, HOLD_SAMPLE);
+        }
         release();
     }
 

@@ -126,7 +126,26 @@ public final class TrackedRequests {
      * @param ioThread index of the I/O thread that submits it (its shard under the sharded lock)
      */
     public Request begin(Access access, long first, long end, int ioThread, Runnable onReady) {
-        Request r = new Request(access, first, end, onReady);
+        return begin(new Request(onReady), access, first, end, ioThread);
+    }
+
+    /**
+     * A request object for a pool: {@link #begin(Request, Access, long, long, int)} registers it again for each
+     * request it carries, so a queue allocates nothing per request.
+     *
+     * @param onReady the continuation of every request it will carry
+     */
+    public Request newRequest(Runnable onReady) {
+        return new Request(Objects.requireNonNull(onReady, "onReady"));
+    }
+
+    /**
+     * As {@link #begin(Access, long, long, int, Runnable)}, with a request object of {@link #newRequest}.
+     *
+     * @throws IllegalStateException when {@code r} is still registered (its last request has not ended)
+     */
+    public Request begin(Request r, Access access, long first, long end, int ioThread) {
+        r.reuse(access, first, end);
         if (access == Access.SERIALISING) {
             serialisingInFlight.incrementAndGet(); // before the sequence number: see the class comment
         }
@@ -185,9 +204,9 @@ public final class TrackedRequests {
 
     /** One tracked request. */
     public final class Request {
-        final Access access;
-        final long first;
-        final long end;
+        Access access;
+        long first;
+        long end;
         private final Runnable onReady;
         /** Dependencies not yet ended, plus one until {@link #arm()}. */
         private final AtomicInteger pending = new AtomicInteger(1);
@@ -200,11 +219,29 @@ public final class TrackedRequests {
         private List<Request> waiters;
         private boolean ended;
 
-        private Request(Access access, long first, long end, Runnable onReady) {
+        private Request(Runnable onReady) {
+            this.onReady = onReady;
+        }
+
+        /**
+         * Readies the object for its next request. Only after {@link #end()}: a pooled object is never reused
+         * while the request it carries is registered. {@code ended} was written under the shard lock by the
+         * thread that ended it; the owner reuses it after a hand-off that orders that write first.
+         */
+        private void reuse(Access access, long first, long end) {
+            if (shard != null && !ended) {
+                throw new IllegalStateException("tracked request " + seq + " reused before it ended");
+            }
             this.access = access;
             this.first = first;
             this.end = end;
-            this.onReady = onReady;
+            this.seq = 0;
+            this.shard = null;
+            this.prev = null;
+            this.next = null;
+            this.waiters = null;
+            this.ended = false;
+            pending.set(1);
         }
 
         public Access access() {

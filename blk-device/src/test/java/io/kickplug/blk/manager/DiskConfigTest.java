@@ -82,4 +82,20 @@ class DiskConfigTest {
         assertEquals(List.of(), DiskSpec.parseMapping(""));
         assertEquals(List.of(List.of(5)), DiskSpec.parseMapping("5"));
     }
+
+    @Test
+    void nullBackendOptionsOfQemuNullCo() {
+        DiskSpec spec = DiskConfig.toSpec(props("name", "n", "backend", "null", "size", "1G", "read.zeroes", "true",
+                "latency.ns", 50_000L));
+        assertEquals(new BackendSpec("null", null, 1L << 30, false, false, true, 50_000), spec.backend());
+        assertEquals(new BackendSpec("null", null, 1L << 30, false, false, false, 0),
+                DiskConfig.toSpec(props("name", "n", "backend", "null", "size", "1G")).backend(),
+                "read-zeroes off and no latency by default, as in QEMU");
+        assertEquals("disk configuration property 'latency.ns' must be nanoseconds in 0..1000000000, not '-1'",
+                error(props("name", "n", "backend", "null", "size", "1G", "latency.ns", "-1")));
+        assertEquals("disk 'm': properties 'read.zeroes' and 'latency.ns' are only for the null backend, not 'memory'",
+                error(props("name", "m", "size", "1M", "read.zeroes", true)));
+        // The configuration a kp:attach writes carries them back (DiskConfigStore).
+        assertEquals(spec, DiskConfig.toSpec(DiskConfigStore.toProperties(spec)));
+    }
 }

@@ -74,6 +74,31 @@ public final class AttachArgs {
                 DiskSpec.DEFAULT_GUEST_MEMORY);
     }
 
+    /**
+     * Adds the null backend's options ({@code --read-zeroes}, {@code --latency-ns}, QEMU null-co's) to a spec.
+     *
+     * @throws IllegalArgumentException for a latency that is not nanoseconds in range, or options on another backend
+     */
+    public static DiskSpec withNullOptions(DiskSpec spec, boolean readZeroes, String latencyNs) {
+        long ns;
+        try {
+            ns = latencyNs == null || latencyNs.isBlank() ? 0 : Long.parseLong(latencyNs.trim());
+        } catch (NumberFormatException e) {
+            ns = -1;
+        }
+        if (ns < 0 || ns > BackendSpec.MAX_LATENCY_NS) {
+            throw new IllegalArgumentException("--latency-ns must be nanoseconds in 0.." + BackendSpec.MAX_LATENCY_NS
+                    + ", not '" + latencyNs + "'");
+        }
+        if (!readZeroes && ns == 0) {
+            return spec;
+        }
+        if (!"null".equals(spec.backend().kind())) {
+            throw new IllegalArgumentException("--read-zeroes and --latency-ns are only for --backend null");
+        }
+        return spec.withBackend(spec.backend().withNullOptions(readZeroes, ns));
+    }
+
     /** Parses "--mapping 0,2;1,3": entry {@code i} lists the queues of I/O thread {@code i}; empty: round-robin. */
     public static List<List<Integer>> mapping(String text) {
         try {

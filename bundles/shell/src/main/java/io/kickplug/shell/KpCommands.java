@@ -90,13 +90,18 @@ public final class KpCommands {
             @Parameter(names = "--serial", absentValue = "") String serial,
             @Descriptor("worker threads for a blocking (file) backend (default 8)")
             @Parameter(names = "--workers", absentValue = "8") String workers,
+            @Descriptor("null backend: reads fill the buffers with zeroes (QEMU null-co read-zeroes; default off)")
+            @Parameter(names = "--read-zeroes", presentValue = "true", absentValue = "false") boolean readZeroes,
+            @Descriptor("null backend: completion delay of every request in ns (QEMU null-co latency-ns; default 0)")
+            @Parameter(names = "--latency-ns", absentValue = "0") String latencyNs,
             @Descriptor("JSON instead of text (shape in the README, section JSON output)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name (letters, digits, '-', '_', '.')") String name,
             @Descriptor("size in bytes with an optional K, M, G or T suffix, e.g. 64M") String size) {
         AttachArgs.Options options = new AttachArgs.Options(backend, file, readOnly, direct, queues, queueSize,
                 ioThreads, mapping, transport, trackedLock, serial, workers);
-        DiskInfo attached = manager().attach(AttachArgs.spec(name, size, options));
+        DiskInfo attached = manager().attach(AttachArgs.withNullOptions(AttachArgs.spec(name, size, options),
+                readZeroes, latencyNs));
         return json ? JsonShapes.oneDisk(attached) : AttachArgs.describe(attached);
     }
 
@@ -126,11 +131,15 @@ public final class KpCommands {
             @Parameter(names = "--serial", absentValue = "") String serial,
             @Descriptor("worker threads for a blocking (file) backend (default 8)")
             @Parameter(names = "--workers", absentValue = "8") String workers,
+            @Descriptor("null backend: reads fill the buffers with zeroes (QEMU null-co read-zeroes; default off)")
+            @Parameter(names = "--read-zeroes", presentValue = "true", absentValue = "false") boolean readZeroes,
+            @Descriptor("null backend: completion delay of every request in ns (QEMU null-co latency-ns; default 0)")
+            @Parameter(names = "--latency-ns", absentValue = "0") String latencyNs,
             @Descriptor("JSON instead of text (shape in the README, section JSON output)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name (letters, digits, '-', '_', '.')") String name) {
         return attach(backend, file, readOnly, direct, queues, queueSize, ioThreads, mapping, transport, trackedLock,
-                serial, workers, json, name, null);
+                serial, workers, readZeroes, latencyNs, json, name, null);
     }
 
     @Descriptor("resize a disk; the driver gets a configuration-change notification")

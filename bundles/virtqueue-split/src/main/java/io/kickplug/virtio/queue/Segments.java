@@ -1,44 +1,52 @@
 package io.kickplug.virtio.queue;
 
+import io.kickplug.api.memory.BufferViews;
 import io.kickplug.api.memory.GuestMemory;
 import java.nio.BufferOverflowException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
- * A cursor over a list of guest buffers (address, length) that are already validated against guest
- * memory; shared by {@link SplitChainReader} and {@link SplitChainWriter}.
+ * A cursor over a run of guest buffers (address, length) that are already validated against guest memory;
+ * shared by {@link SplitChainReader} and {@link SplitChainWriter}. It covers segments {@code [seg, end)} of its
+ * chain's arrays, which it shares with the chain (no copy): the chain rewrites them only when its head is
+ * popped again, which the queue allows only after the head was pushed (section 2.7.13), so never while a
+ * request that owns this cursor is in flight. A cursor is re-initialised, not reallocated, for the next chain.
  */
-class Segments {
+final class Segments {
     final GuestMemory memory;
-    final long[] addr;
-    final int[] len;
+    private long[] addr;
+    private int[] len;
+    /** Segment index after the last one this cursor covers. */
+    private int end;
     int seg;        // current segment
     long segOff;    // offset inside the current segment
     long position;
     long limit;     // total bytes this cursor may cover from its start
+    /** Views handed out by {@link #views}; made on first use, then reused. */
+    private BufferViews views;
+    /** For values that straddle two segments; made on first use. */
+    private byte[] scratch;
 
-    Segments(GuestMemory memory, long[] addr, int[] len, int from, int to, long startOffset, long limit) {
+    Segments(GuestMemory memory) {
         this.memory = memory;
-        int n = to - from;
-        this.addr = new long[n];
-        this.len = new int[n];
-        System.arraycopy(addr, from, this.addr, 0, n);
-        System.arraycopy(len, from, this.len, 0, n);
-        this.limit = limit;
-        advance(startOffset);
-        this.position = 0;
     }
 
-    private Segments(GuestMemory memory, long[] addr, int[] len, int seg, long segOff, long limit) {
-        this.memory = memory;
+    /** Covers segments {@code [from, to)} of the arrays, {@code limit} bytes, from their start. */
+    Segments init(long[] addr, int[] len, int from, int to, long limit) {
+        return initAt(addr, len, to, from, 0, limit);
+    }
+
+    private Segments initAt(long[] addr, int[] len, int end, int seg, long segOff, long limit) {
         this.addr = addr;
         this.len = len;
+        this.end = end;
         this.seg = seg;
         this.segOff = segOff;
+        this.position = 0;
         this.limit = limit;
+        skipEmpty();
+        return this;
     }
 
     long remaining() {
@@ -51,7 +59,7 @@ class Segments {
 
     /** Moves the underlying segment pointer by n bytes without touching position bookkeeping. */
     private void advance(long n) {
-        while (n > 0 && seg < addr.length) {
+        while (n > 0 && seg < end) {
             long left = segLen(seg) - segOff;
             if (n < left) {
                 segOff += n;
@@ -65,7 +73,7 @@ class Segments {
     }
 
     private void skipEmpty() {
-        while (seg < addr.length && segOff == segLen(seg)) {
+        while (seg < end && segOff == segLen(seg)) {
             seg++;
             segOff = 0;
         }
@@ -98,6 +106,45 @@ class Segments {
         skipEmpty();
     }
 
+    /** A little-endian 32-bit value, read in place when it lies in one segment. */
+    int readU32() {
+        need(4, false);
+        if (segLen(seg) - segOff >= 4) {
+            int v = memory.readU32(addr[seg] + segOff); // guest memory is little-endian
+            advance(4);
+            position += 4;
+            return v;
+        }
+        byte[] b = scratch();
+        read(b, 0, 4);
+        return (b[0] & 0xff) | (b[1] & 0xff) << 8 | (b[2] & 0xff) << 16 | (b[3] & 0xff) << 24;
+    }
+
+    /** A little-endian 64-bit value, read in place when it lies in one segment. */
+    long readU64() {
+        need(8, false);
+        if (segLen(seg) - segOff >= 8) {
+            long v = memory.readU64(addr[seg] + segOff);
+            advance(8);
+            position += 8;
+            return v;
+        }
+        byte[] b = scratch();
+        read(b, 0, 8);
+        long v = 0;
+        for (int i = 7; i >= 0; i--) {
+            v = (v << 8) | (b[i] & 0xff);
+        }
+        return v;
+    }
+
+    private byte[] scratch() {
+        if (scratch == null) {
+            scratch = new byte[8];
+        }
+        return scratch;
+    }
+
     void write(byte[] src, int off, int n) {
         need(n, true);
         int done = 0;
@@ -109,6 +156,15 @@ class Segments {
             segOff += k;
         }
         position += n;
+        skipEmpty();
+    }
+
+    /** One byte, stored in place (the status byte of a request: no temporary array). */
+    void writeU8(int value) {
+        need(1, true);
+        memory.writeU8(addr[seg] + segOff, (byte) value); // skipEmpty() left seg on a non-empty segment
+        segOff++;
+        position++;
         skipEmpty();
     }
 
@@ -126,26 +182,36 @@ class Segments {
         skipEmpty();
     }
 
+    /**
+     * The next {@code n} bytes as views into guest memory. The array and its buffers belong to this cursor:
+     * they are reused by its next call (and by the next chain that reuses the cursor).
+     */
     ByteBuffer[] views(long n, boolean writer) {
         need(n, writer);
-        List<ByteBuffer> out = new ArrayList<>(2);
+        BufferViews out = views;
+        if (out == null) {
+            out = new BufferViews();
+            views = out;
+        }
+        out.clear();
         long done = 0;
         while (done < n) {
             skipEmpty();
             long k = Math.min(n - done, segLen(seg) - segOff);
-            for (ByteBuffer b : memory.views(addr[seg] + segOff, k)) {
-                out.add(b);
-            }
+            memory.viewsInto(addr[seg] + segOff, k, out);
             done += k;
             segOff += k;
         }
         position += n;
         skipEmpty();
-        return out.toArray(new ByteBuffer[0]);
+        return out.toArray();
     }
 
-    /** The cursor for bytes {@code [offset, remaining)} from here; this one keeps {@code [0, offset)}. */
-    Segments splitAt(long offset, boolean writer) {
+    /**
+     * Makes {@code tail} the cursor for bytes {@code [offset, remaining)} from here; this one keeps
+     * {@code [0, offset)}.
+     */
+    Segments splitAt(long offset, boolean writer, Segments tail) {
         if (offset < 0 || offset > remaining()) {
             throw writer ? new BufferOverflowException() : new BufferUnderflowException();
         }
@@ -154,7 +220,7 @@ class Segments {
         int s = seg;
         long so = segOff;
         long n = offset;
-        while (n > 0 && s < addr.length) {
+        while (n > 0 && s < end) {
             long left = segLen(s) - so;
             if (n < left) {
                 so += n;
@@ -165,8 +231,7 @@ class Segments {
             s++;
             so = 0;
         }
-        Segments tail = new Segments(memory, addr, len, s, so, tailLen);
-        tail.skipEmpty();
+        tail.initAt(addr, len, end, s, so, tailLen);
         this.limit = position + offset;
         return tail;
     }

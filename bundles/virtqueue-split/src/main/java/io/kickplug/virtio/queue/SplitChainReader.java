@@ -3,12 +3,28 @@ package io.kickplug.virtio.queue;
 import io.kickplug.api.virtio.ChainReader;
 import java.nio.ByteBuffer;
 
+/**
+ * Reads only the chain's device-readable buffers. A pooled reader (its chain's own) keeps one pooled cursor
+ * for its first {@link #splitAt} per chain; further splits make fresh cursors.
+ */
 final class SplitChainReader implements ChainReader {
     private final Segments s;
-    private final byte[] scratch = new byte[8];
+    private final boolean pooled;
+    private SplitChainReader spare;
+    private boolean spareTaken;
 
-    SplitChainReader(Segments s) {
+    SplitChainReader(Segments s, boolean pooled) {
         this.s = s;
+        this.pooled = pooled;
+    }
+
+    Segments segments() {
+        return s;
+    }
+
+    /** The chain was reused: the spare cursor is free again. */
+    void recycle() {
+        spareTaken = false;
     }
 
     @Override
@@ -29,18 +45,12 @@ final class SplitChainReader implements ChainReader {
 
     @Override
     public int readU32() {
-        s.read(scratch, 0, 4);
-        return (scratch[0] & 0xff) | (scratch[1] & 0xff) << 8 | (scratch[2] & 0xff) << 16 | (scratch[3] & 0xff) << 24;
+        return s.readU32();
     }
 
     @Override
     public long readU64() {
-        s.read(scratch, 0, 8);
-        long v = 0;
-        for (int i = 7; i >= 0; i--) {
-            v = (v << 8) | (scratch[i] & 0xff);
-        }
-        return v;
+        return s.readU64();
     }
 
     @Override
@@ -55,6 +65,15 @@ final class SplitChainReader implements ChainReader {
 
     @Override
     public ChainReader splitAt(long offset) {
-        return new SplitChainReader(s.splitAt(offset, false));
+        if (pooled && !spareTaken) {
+            if (spare == null) {
+                spare = new SplitChainReader(new Segments(s.memory), true);
+            }
+            s.splitAt(offset, false, spare.s);
+            spareTaken = true;
+            spare.recycle();
+            return spare;
+        }
+        return new SplitChainReader(s.splitAt(offset, false, new Segments(s.memory)), false);
     }
 }

@@ -3,12 +3,29 @@ package io.kickplug.virtio.queue;
 import io.kickplug.api.virtio.ChainWriter;
 import java.nio.ByteBuffer;
 
-/** Writes only the chain's device-writable buffers (section 2.7.5.1: never a device-readable one). */
+/**
+ * Writes only the chain's device-writable buffers (section 2.7.5.1: never a device-readable one). A pooled
+ * writer (its chain's own) keeps one pooled cursor for its first {@link #splitAt} per chain (a virtio-blk
+ * request's status byte); further splits make fresh cursors.
+ */
 final class SplitChainWriter implements ChainWriter {
     private final Segments s;
+    private final boolean pooled;
+    private SplitChainWriter spare;
+    private boolean spareTaken;
 
-    SplitChainWriter(Segments s) {
+    SplitChainWriter(Segments s, boolean pooled) {
         this.s = s;
+        this.pooled = pooled;
+    }
+
+    Segments segments() {
+        return s;
+    }
+
+    /** The chain was reused: the spare cursor is free again. */
+    void recycle() {
+        spareTaken = false;
     }
 
     @Override
@@ -29,7 +46,7 @@ final class SplitChainWriter implements ChainWriter {
 
     @Override
     public void writeU8(int value) {
-        s.write(new byte[] {(byte) value}, 0, 1);
+        s.writeU8(value);
     }
 
     @Override
@@ -49,6 +66,15 @@ final class SplitChainWriter implements ChainWriter {
 
     @Override
     public ChainWriter splitAt(long offset) {
-        return new SplitChainWriter(s.splitAt(offset, true));
+        if (pooled && !spareTaken) {
+            if (spare == null) {
+                spare = new SplitChainWriter(new Segments(s.memory), true);
+            }
+            s.splitAt(offset, true, spare.s);
+            spareTaken = true;
+            spare.recycle();
+            return spare;
+        }
+        return new SplitChainWriter(s.splitAt(offset, true, new Segments(s.memory)), false);
     }
 }

@@ -33,8 +33,10 @@ public final class SplitDeviceQueue implements DeviceQueue {
     private int nextAvail;
     /** The avail.idx value last read; entries in [nextAvail, shadowAvail) are known to be published. */
     private int shadowAvail;
-    /** Free-running 16-bit used index last published. */
+    /** Free-running 16-bit used index of the next used entry; ahead of {@link #publishedUsed} within a batch. */
     private int nextUsed;
+    /** Free-running 16-bit used index last stored in used.idx (published). */
+    private int publishedUsed;
     /** Used index when the driver was last considered for a notification (EVENT_IDX). */
     private int signalledUsed;
     private boolean signalledUsedValid;
@@ -43,9 +45,12 @@ public final class SplitDeviceQueue implements DeviceQueue {
     /** Heads popped and not yet pushed. */
     private final BitSet inFlight;
 
-    // Scratch for chain walks; copied into exact-size arrays per chain.
-    private long[] scratchAddr = new long[16];
-    private int[] scratchLen = new int[16];
+    /**
+     * One chain object per descriptor head, made on the head's first pop and refilled on each later one: no
+     * allocation per request. Safe because a head is popped again only after it was pushed (the in-flight
+     * check below, section 2.7.13), so a chain is never refilled while its request is in flight.
+     */
+    private final SplitChain[] chains;
 
     /**
      * Creates the view and validates the queue configuration the driver wrote.
@@ -78,6 +83,7 @@ public final class SplitDeviceQueue implements DeviceQueue {
         this.eventIdx = (features & VirtioFeatures.RING_EVENT_IDX) != 0;
         this.indirectAllowed = (features & VirtioFeatures.RING_INDIRECT_DESC) != 0;
         this.inFlight = new BitSet(size);
+        this.chains = new SplitChain[size];
         // The device starts at the indices the driver left (0 after a reset; section 2.7.6 / 2.7.8).
         this.nextAvail = 0;
         this.shadowAvail = 0;
@@ -91,6 +97,7 @@ public final class SplitDeviceQueue implements DeviceQueue {
         this.nextAvail = nextAvailIdx & 0xffff;
         this.shadowAvail = this.nextAvail;
         this.nextUsed = nextUsedIdx & 0xffff;
+        this.publishedUsed = this.nextUsed;
         this.signalledUsedValid = false;
     }
 
@@ -220,6 +227,11 @@ public final class SplitDeviceQueue implements DeviceQueue {
 
     /** Follows a chain from {@code head}, validating every descriptor (sections 2.7.4, 2.7.5, 2.7.5.3). */
     private SplitChain walk(int head) {
+        SplitChain chain = chains[head];
+        if (chain == null) {
+            chain = new SplitChain(memory);
+            chains[head] = chain;
+        }
         long table = desc;
         int tableSize = size;
         boolean indirect = false;
@@ -295,12 +307,9 @@ public final class SplitDeviceQueue implements DeviceQueue {
             if (readableBytes + writableBytes > (1L << 32)) {
                 throw fault("2.7.5.2", "descriptor chain " + head + " is longer than 2^32 bytes");
             }
-            if (count == scratchAddr.length) {
-                scratchAddr = java.util.Arrays.copyOf(scratchAddr, count * 2);
-                scratchLen = java.util.Arrays.copyOf(scratchLen, count * 2);
-            }
-            scratchAddr[count] = addr;
-            scratchLen[count] = len;
+            chain.ensure(count);
+            chain.addr[count] = addr;
+            chain.len[count] = len;
             count++;
             if ((flags & Ring.DESC_F_NEXT) == 0) {
                 break;
@@ -311,12 +320,18 @@ public final class SplitDeviceQueue implements DeviceQueue {
             }
             i = next;
         }
-        return new SplitChain(memory, head, java.util.Arrays.copyOf(scratchAddr, count),
-                java.util.Arrays.copyOf(scratchLen, count), readable, readableBytes, writableBytes);
+        return chain.reuse(head, count, readable, readableBytes, writableBytes);
     }
 
     @Override
     public void pushUsed(int head, int writtenBytes) {
+        pushUsedBatched(head, writtenBytes);
+        publishUsed();
+    }
+
+    /** The element now, the index at {@link #publishUsed()} (or the next decision): one release store per batch. */
+    @Override
+    public void pushUsedBatched(int head, int writtenBytes) {
         if (head < 0 || head >= size || !inFlight.get(head)) {
             // A device bug, not a guest fault: every head is pushed exactly once.
             throw new IllegalStateException("queue " + index + ": head " + head + " is not in flight");
@@ -330,9 +345,22 @@ public final class SplitDeviceQueue implements DeviceQueue {
             memory.writeU32(elem, head);
             memory.writeU32(elem + 4, writtenBytes);
             nextUsed = (nextUsed + 1) & 0xffff;
-            // Release: the element (id, len) is visible before the index that publishes it (2.7.8.2).
-            memory.writeU16Release(Ring.usedIdx(used), (short) nextUsed);
             pushedSinceCheck++;
+        } catch (GuestMemoryException e) {
+            throw fault("2.7.8", e.getMessage());
+        }
+    }
+
+    @Override
+    public void publishUsed() {
+        if (broken || publishedUsed == nextUsed) {
+            return;
+        }
+        try {
+            // Release: the elements (id, len) pushed since the last publication are visible before the index
+            // that publishes them (2.7.8.2); pairs with the driver's acquire load of used.idx.
+            memory.writeU16Release(Ring.usedIdx(used), (short) nextUsed);
+            publishedUsed = nextUsed;
         } catch (GuestMemoryException e) {
             throw fault("2.7.8", e.getMessage());
         }
@@ -343,6 +371,7 @@ public final class SplitDeviceQueue implements DeviceQueue {
         if (broken || pushedSinceCheck == 0) {
             return false;
         }
+        publishUsed(); // a decision is about published entries only
         pushedSinceCheck = 0;
         // Full fence: the used.idx store must be ordered before the load of the driver's suppression
         // field, or the driver may miss the new entry and we may miss its re-enable (section 2.7.7.2).
