@@ -4,6 +4,8 @@ import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.guest.DeviceRecovery;
 import io.kickplug.api.guest.KickPolicy;
 import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.memory.MemoryLease;
+import io.kickplug.api.memory.ReleasedMemoryException;
 import io.kickplug.api.transport.GuestInterrupts;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.virtio.BufferSpec;
@@ -127,6 +129,8 @@ final class BlkMachine implements GuestMachine {
     private final MachineConfig config;
     private final KickPolicy policy;
     private final GuestMemory memory;
+    /** The machine's hold on its memory while its vCPUs may touch it (issue 18); closed by {@link #close}. */
+    private final MemoryLease memoryLease;
     private final GuestRam ram;
     private final long features;
     private final List<Hwq> queues = new ArrayList<>();
@@ -158,6 +162,12 @@ final class BlkMachine implements GuestMachine {
         this.config = config;
         this.policy = policy;
         this.memory = port.memory();
+        try {
+            this.memoryLease = memory.lease();
+        } catch (ReleasedMemoryException e) {
+            throw new GuestDriverException("the guest memory of " + config.name() + " was already released: "
+                    + e.getMessage(), e);
+        }
         this.ram = new GuestRam(memory);
         this.init = new VirtioInit(transport, config.timeout());
         this.features = init.negotiate(DeviceIds.BLOCK, config.supportedFeatures());
@@ -188,6 +198,7 @@ final class BlkMachine implements GuestMachine {
         } catch (RuntimeException e) {
             machine.init.fail();
             port.connectInterrupts(null);
+            machine.memoryLease.close(); // no vCPU ran
             if (e instanceof GuestDriverException) {
                 throw e;
             }
@@ -536,6 +547,15 @@ final class BlkMachine implements GuestMachine {
             // The vCPUs are gone: nobody else touches the rings now, the locks are not needed.
             for (Hwq q : queues) {
                 q.dq.detachUnused();
+            }
+            // The machine's lease on its memory ends when no vCPU can touch it any more; a vCPU that did not
+            // stop in time (or closes its own machine) keeps it, and the garbage collector frees it later.
+            boolean vcpusGone = true;
+            for (VcpuThread v : vcpus) {
+                vcpusGone &= v.thread == null || !v.thread.isAlive() && v.thread != Thread.currentThread();
+            }
+            if (vcpusGone) {
+                memoryLease.close();
             }
         }
     }
