@@ -3,12 +3,12 @@ package io.kickplug.benchmarks;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.virtio.DeviceActivation;
-import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.GuestFaultException;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.NullBackend;
+import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.queue.SplitDeviceQueue;
@@ -109,32 +109,12 @@ public class BlkDrainBenchmark {
         long features = VirtioFeatures.VERSION_1 | VirtioFeatures.RING_INDIRECT_DESC | VirtioBlk.F_FLUSH
                 | (eventIdx ? VirtioFeatures.RING_EVENT_IDX : 0);
         NullBackend backend = new NullBackend(1L << 30, false);
-        device = new VirtioBlkDevice("bench", backend, false, 1, QUEUE_SIZE,
-                "bench".getBytes(StandardCharsets.US_ASCII), List.of(new InlineIoThread()));
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("bench", backend, false, 1, QUEUE_SIZE,
+                "bench".getBytes(StandardCharsets.US_ASCII), List.of(new InlineIoThread())));
         device.acceptsFeatures(features);
         signals = new Signals();
         SplitDeviceQueue queue = new SplitDeviceQueue(memory, 0, layout, features);
-        device.activate(new DeviceActivation() {
-            @Override
-            public long negotiatedFeatures() {
-                return features;
-            }
-
-            @Override
-            public GuestMemory memory() {
-                return memory;
-            }
-
-            @Override
-            public List<DeviceQueue> queues() {
-                return List.of(queue);
-            }
-
-            @Override
-            public DeviceSignals signals() {
-                return signals;
-            }
-        });
+        device.activate(new DeviceActivation(features, memory, List.of(queue), signals));
     }
 
     private void desc(int index, long addr, int len, int flags, int next) {

@@ -99,4 +99,16 @@ public interface GuestMemory {
 
     /** A full two-way fence: every earlier load and store is ordered before every later one. */
     void fullFence();
+
+    /**
+     * Takes a lease for a party that touches this memory from its own threads until it closes the lease. Memory
+     * that can be released early (an in-process disk's shared-memory mapping) is unmapped the moment its last
+     * lease closes, and every access after that throws {@link ReleasedMemoryException}; other memory returns
+     * {@link MemoryLease#NONE} and is freed by the garbage collector as before.
+     *
+     * @throws ReleasedMemoryException when the memory was already released
+     */
+    default MemoryLease lease() {
+        return MemoryLease.NONE;
+    }
 }

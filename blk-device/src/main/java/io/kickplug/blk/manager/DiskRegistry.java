@@ -15,6 +15,7 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.memory.GuestMemoryFactory;
+import io.kickplug.api.memory.MemoryLease;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollPolicy;
 import io.kickplug.api.poll.PollStatus;
@@ -100,7 +101,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
 
     /** One attached disk and everything it owns. */
     private record AttachedDisk(DiskSpec spec, BlockBackend backend, VirtioBlkDevice device, List<IoThread> threads,
-            TransportInstance transport, NotifierRegistry.Listener listener) {
+            TransportInstance transport, NotifierRegistry.Listener listener, MemoryLease memoryLease) {
 
         DiskInfo info() {
             return new DiskInfo(spec.name(), backend.size(), backend.kind(), device.readOnly(), transport.kind(),
@@ -127,6 +128,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         List<IoThread> threads = new ArrayList<>();
         VirtioBlkDevice device = null;
         TransportInstance transport = null;
+        MemoryLease memoryLease = null;
         try {
             backend = open(factory, withSharedBytes(spec));
             for (int i = 0; i < spec.ioThreads(); i++) {
@@ -137,9 +139,12 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
                     .withWorkers(spec.workers()).withNotifiers(notifiers));
             device.setPollPolicy(pollPolicy);
             GuestMemory memory = allocate(spec);
+            // The registry's lease: the guest memory stays mapped while the disk is attached (issue 18).
+            memoryLease = memory.lease();
             transport = createTransport(spec, device, memory);
             NotifierRegistry.Listener listener = device::strategiesChanged;
-            AttachedDisk disk = new AttachedDisk(spec, backend, device, List.copyOf(threads), transport, listener);
+            AttachedDisk disk = new AttachedDisk(spec, backend, device, List.copyOf(threads), transport, listener,
+                    memoryLease);
             notifiers.addListener(listener);
             disks.put(name, disk);
             LOG.log(Level.INFO, "attached disk " + name + " (" + backend.kind() + ", " + backend.size() + " bytes, "
@@ -148,6 +153,9 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         } catch (RuntimeException | Error e) {
             List<Throwable> cleanup = new ArrayList<>();
             release(transport, device, threads, backend, cleanup);
+            if (memoryLease != null && cleanup.isEmpty()) {
+                memoryLease.close();
+            }
             cleanup.forEach(e::addSuppressed);
             if (e instanceof DiskException) {
                 throw e;
@@ -183,6 +191,12 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         exports.remove(name);
         // Closing the transport resets the device, which waits for in-flight requests (section 2.4).
         release(disk.transport(), disk.device(), disk.threads(), disk.backend(), failures);
+        // The device and its I/O threads are out of the guest memory now: the registry's lease ends, and the
+        // mapping goes at once unless a simulated guest still holds its own lease (then when its machine closes).
+        // Not when closing something failed: an I/O thread might still be in the rings; the GC frees it then.
+        if (failures.isEmpty()) {
+            disk.memoryLease().close();
+        }
         if (shared != null && !quiescing) {
             try {
                 shared.delete(name);

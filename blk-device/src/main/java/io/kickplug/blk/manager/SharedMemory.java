@@ -5,6 +5,7 @@ import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.memory.MemoryRegion;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -66,10 +67,12 @@ public final class SharedMemory {
 
     /**
      * Maps the disk's guest-memory file (created sparse, or found with its contents) as guest memory of
-     * {@code size} bytes at guest address 0.
+     * {@code size} bytes at guest address 0. It is unmapped when the last of its leases closes (take one at once:
+     * memory never leased is left to the garbage collector).
      */
-    public GuestMemory mapGuestMemory(String disk, long size, GuestMemoryFactory factory) throws IOException {
+    public MappedGuestMemory mapGuestMemory(String disk, long size, GuestMemoryFactory factory) throws IOException {
         List<ByteBuffer> chunks = new ArrayList<>();
+        List<MappedByteBuffer> mappings = new ArrayList<>();
         try (FileChannel ch = FileChannel.open(ramFile(disk), StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE)) {
             if (ch.size() < size) {
@@ -77,10 +80,13 @@ public final class SharedMemory {
             }
             for (long at = 0; at < size; at += CHUNK) {
                 // The mapping stays valid after the channel closes (FileChannel.map).
-                chunks.add(ch.map(FileChannel.MapMode.READ_WRITE, at, Math.min(CHUNK, size - at)));
+                MappedByteBuffer chunk = ch.map(FileChannel.MapMode.READ_WRITE, at, Math.min(CHUNK, size - at));
+                mappings.add(chunk);
+                chunks.add(chunk);
             }
         }
-        return factory.wrap(List.of(new MemoryRegion(0, size)), List.of(chunks));
+        return new MappedGuestMemory(ramFile(disk).getFileName().toString(),
+                factory.wrap(List.of(new MemoryRegion(0, size)), List.of(chunks)), mappings);
     }
 
     /** Deletes the disk's files; the bytes stay as long as somebody still maps them. */

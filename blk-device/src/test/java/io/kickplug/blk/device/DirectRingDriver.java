@@ -3,7 +3,6 @@ package io.kickplug.blk.device;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.virtio.DeviceActivation;
-import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.GuestFaultException;
 import io.kickplug.api.virtio.QueueLayout;
@@ -79,27 +78,7 @@ final class DirectRingDriver {
     void activate(VirtioBlkDevice device) {
         SplitDeviceQueue queue = new SplitDeviceQueue(memory, 0, layout, FEATURES);
         device.acceptsFeatures(FEATURES);
-        device.activate(new DeviceActivation() {
-            @Override
-            public long negotiatedFeatures() {
-                return FEATURES;
-            }
-
-            @Override
-            public GuestMemory memory() {
-                return memory;
-            }
-
-            @Override
-            public List<DeviceQueue> queues() {
-                return List.of(queue);
-            }
-
-            @Override
-            public DeviceSignals signals() {
-                return signals;
-            }
-        });
+        device.activate(new DeviceActivation(FEATURES, memory, List.of(queue), signals));
     }
 
     /** Writes head {@code head}'s chain: a request of {@code type} at {@code sector} with data at {@code buffer}. */

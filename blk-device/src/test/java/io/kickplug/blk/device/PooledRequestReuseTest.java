@@ -122,9 +122,9 @@ class PooledRequestReuseTest {
             backend.inner.write((long) b * BLOCK, new ByteBuffer[] {ByteBuffer.wrap(block)});
         }
         ioThread = new EventLoopThread("reuse-io");
-        device = new VirtioBlkDevice("reuse", backend, false, 1, QUEUE_SIZE,
-                "reuse".getBytes(StandardCharsets.US_ASCII), List.of(ioThread),
-                QueueMapping.of(List.of(), 1, 1), TrackedLockKind.MUTEX, workers);
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("reuse", backend, false, 1, QUEUE_SIZE,
+                "reuse".getBytes(StandardCharsets.US_ASCII), List.of(ioThread))
+                .withMapping(QueueMapping.of(List.of(), 1, 1)).withTrackedLock(TrackedLockKind.MUTEX).withWorkers(workers));
         assertTrue(device.usesWorkerPool());
         DirectRingDriver driver = new DirectRingDriver(QUEUE_SIZE, (long) BUFFERS * BLOCK);
         driver.activate(device);

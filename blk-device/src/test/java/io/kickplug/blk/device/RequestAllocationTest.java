@@ -51,8 +51,8 @@ class RequestAllocationTest {
         assertTrue(threads.isThreadAllocatedMemorySupported(), "this JVM cannot count allocated bytes per thread");
         threads.setThreadAllocatedMemoryEnabled(true);
         ioThread = new EventLoopThread("alloc-io");
-        device = new VirtioBlkDevice("alloc", new NullBackend(1L << 30, false), false, 1, QUEUE_SIZE,
-                "alloc".getBytes(StandardCharsets.US_ASCII), List.of(ioThread));
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("alloc", new NullBackend(1L << 30, false), false, 1, QUEUE_SIZE,
+                "alloc".getBytes(StandardCharsets.US_ASCII), List.of(ioThread)));
         DirectRingDriver driver = new DirectRingDriver(QUEUE_SIZE, 4096L * DEPTH);
         for (int h = 0; h < DEPTH; h++) {
             driver.prepare(h, VirtioBlk.T_IN, 8L * h, driver.data + 4096L * h, 4096);

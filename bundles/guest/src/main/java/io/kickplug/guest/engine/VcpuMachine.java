@@ -3,6 +3,8 @@ package io.kickplug.guest.engine;
 import io.kickplug.api.guest.DeviceRecovery;
 import io.kickplug.api.guest.KickPolicy;
 import io.kickplug.api.transport.GuestInterrupts;
+import io.kickplug.api.memory.MemoryLease;
+import io.kickplug.api.memory.ReleasedMemoryException;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.driver.GuestDriverException;
@@ -88,6 +90,8 @@ final class VcpuMachine implements GuestMachine {
     volatile boolean stopped;
     volatile JobRun.Run run;
     private boolean closed;
+    /** The machine's hold on its memory while its vCPUs may touch it (issue 18); closed by {@link #close}. */
+    private final MemoryLease memoryLease;
 
     private VcpuMachine(GuestPort port, VirtqueueFactory factory, MachineConfig config, KickPolicy policy,
             LockRegistry locks, DeviceSource source, Consumer<DeviceRecovery> recoveries) {
@@ -99,7 +103,18 @@ final class VcpuMachine implements GuestMachine {
         DriverConfig driverConfig = new DriverConfig(config.supportedFeatures(),
                 config.maxQueues() == 0 ? config.vcpus() : config.maxQueues(), config.queueDepth(),
                 config.maxRequestBytes(), config.pollQueues(), config.timeout());
-        this.driver = VirtioBlkDriver.boot(config.name(), port, factory, driverConfig, connect(0), locks);
+        try {
+            this.memoryLease = port.memory().lease();
+        } catch (ReleasedMemoryException e) {
+            throw new GuestDriverException("the guest memory of " + config.name() + " was already released: "
+                    + e.getMessage(), e);
+        }
+        try {
+            this.driver = VirtioBlkDriver.boot(config.name(), port, factory, driverConfig, connect(0), locks);
+        } catch (RuntimeException | Error e) {
+            memoryLease.close(); // no vCPU ran
+            throw e;
+        }
     }
 
     /**
@@ -375,6 +390,18 @@ final class VcpuMachine implements GuestMachine {
             }
         }
         // The vCPUs are gone: nobody else touches the rings now, the locks are not needed.
-        driver.close();
+        try {
+            driver.close();
+        } finally {
+            // The machine's lease on its memory ends when no vCPU can touch it any more; a vCPU that did not
+            // stop in time (or closes its own machine) keeps it, and the garbage collector frees it later.
+            boolean vcpusGone = true;
+            for (VcpuThread v : vcpus) {
+                vcpusGone &= v.thread == null || !v.thread.isAlive() && v.thread != Thread.currentThread();
+            }
+            if (vcpusGone) {
+                memoryLease.close();
+            }
+        }
     }
 }
