@@ -107,6 +107,23 @@ class HotSwapJarIT {
         assertTrue(!third.out().contains("d2"), third::toString);
     }
 
+    /**
+     * Disks are ConfigAdmin configurations and ConfigAdmin tells of a deletion asynchronously: the deletion of
+     * the first d4's configuration must not detach the second d4 attached right after it (kp:bench seeds
+     * attaches and detaches the same names in turn; it failed with "no disk named" before this was fixed).
+     */
+    @Test
+    void aDiskAttachedAgainRightAfterItsDetachStaysAttached() throws Exception {
+        List<String> args = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            args.addAll(List.of("-c", "kp:attach d4 8M", "-c", "kp:detach d4", "-c", "kp:attach d4 8M",
+                    "-c", "kp:io --size 64K d4", "-c", "kp:detach d4"));
+        }
+        Run run = run(args.toArray(String[]::new));
+        assertEquals(0, run.exit(), run::toString);
+        assertEquals(60, run.out().lines().filter(l -> l.equals("detached d4")).count(), run::toString);
+    }
+
     @Test
     void detachingWhileTheTransportIsGoneIsAClearError() throws Exception {
         Run run = run("-c", "kp:attach d3 16M", "-c", "felix:stop io.kickplug.virtio.transport", "-c", "kp:detach d3");

@@ -151,7 +151,9 @@ public final class DiskConfigComponent {
      */
     @Deactivate
     synchronized void deactivated(int reason) {
-        if (reason == REASON_CONFIGURATION_DELETED || reason == REASON_DISABLED) {
+        if (reason == REASON_CONFIGURATION_DELETED) {
+            detach(true);
+        } else if (reason == REASON_DISABLED) {
             detach();
         } else {
             attached = null;
@@ -227,13 +229,23 @@ public final class DiskConfigComponent {
     }
 
     private void detach() {
+        detach(false);
+    }
+
+    /** {@code deleted}: the configuration was deleted (not changed), so a newer disk of that name may exist. */
+    private void detach(boolean deleted) {
         String name = attached;
         attached = null;
         attachedProps = null;
         if (name != null) {
             try {
                 if (disks instanceof DiskRebuilder rebuilder) {
-                    rebuilder.release(name); // the configuration is gone or changing: not DiskManager.detach
+                    // the configuration is gone or changing: not DiskManager.detach
+                    if (deleted) {
+                        rebuilder.releaseDeleted(name);
+                    } else {
+                        rebuilder.release(name);
+                    }
                     return;
                 }
                 disks.detach(name);

@@ -236,10 +236,29 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
 
     /** Detaches without touching the configuration: the disk's configuration component went away. */
     @Override
-    public void release(String name) {
+    public synchronized void release(String name) {
         if (attached(name)) {
             super.detach(name);
         }
+    }
+
+    /**
+     * Under this monitor, so that an {@link #attach} (disk, then its configuration) is seen whole: a
+     * configuration of that name present now belongs to a newer disk of the same name.
+     */
+    @Override
+    public synchronized void releaseDeleted(String name) {
+        ConfigurationAdmin admin = configAdmin;
+        try {
+            if (admin != null && DiskConfigStore.names(admin).contains(name)) {
+                LOG.log(Level.DEBUG, "disk " + name + ": an older configuration's deletion arrived after the disk "
+                        + "was attached again; the new disk stays");
+                return;
+            }
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "cannot list the disk configurations: " + e);
+        }
+        release(name);
     }
 
     @Override

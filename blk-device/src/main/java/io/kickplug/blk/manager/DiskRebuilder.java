@@ -16,4 +16,11 @@ interface DiskRebuilder {
 
     /** Detaches the disk and deletes its shared memory; its configuration is gone or changing. */
     void release(String name);
+
+    /**
+     * Detaches the disk because its configuration was deleted, unless a configuration of that name exists
+     * again: ConfigAdmin tells of a deletion asynchronously, and by then {@code kp:detach d; kp:attach d} may
+     * have attached a new disk of the same name (with a new configuration) that this deletion must not take.
+     */
+    void releaseDeleted(String name);
 }
