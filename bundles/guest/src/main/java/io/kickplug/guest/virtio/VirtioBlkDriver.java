@@ -34,7 +34,6 @@ import java.util.function.Consumer;
  * {@link RequestQueue}); {@link #notify(int)} and the interrupt-cause read are single register accesses.
  */
 public final class VirtioBlkDriver implements AutoCloseable {
-    private static final int MAX_QUEUE_SIZE = 32768;
 
     private final String name;
     private final DriverConfig config;
@@ -172,7 +171,7 @@ public final class VirtioBlkDriver implements AutoCloseable {
                 }
                 break;
             }
-            if (max < 0 || max > MAX_QUEUE_SIZE || Integer.bitCount(max) != 1) {
+            if (!QueueLayout.isValidSize(max)) {
                 throw new GuestDriverException("queue " + q + " reports QueueNumMax " + Integer.toUnsignedString(max)
                         + "; a split virtqueue size is a power of two up to 32768 (VIRTIO 1.2 section 2.7)");
             }
