@@ -37,6 +37,7 @@ public final class BundleSet {
     /** Start order of the project bundles; unknown {@code io.kickplug.*} ones follow, by name. */
     private static final List<String> PROJECT = List.of(
             "io.kickplug.api",
+            "io.kickplug.virtqueue.split",
             "io.kickplug.virtio.transport",
             "io.kickplug.blk",
             "io.kickplug.poll",

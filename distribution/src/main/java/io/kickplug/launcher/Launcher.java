@@ -35,6 +35,9 @@ final class Launcher {
     static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(
             Long.getLong("kickplug.startup.timeout.seconds", 30));
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
+    /** How long a stop waits for gogo.shell's start job (see {@link ShellStart}) before it stops anyway. */
+    private static final Duration SHELL_START_TIMEOUT = Duration.ofSeconds(10);
+    private static final String GOGO_SHELL = "org.apache.felix.gogo.shell";
     private static final String DEMO = "demo.gosh";
     /**
      * What gosh's login profile sets up, so statements behave as at the console: Gogo commands first,
@@ -59,6 +62,8 @@ final class Launcher {
     private final Object lifecycle = new Object();
     private final long startNanos = System.nanoTime();
     private Framework framework;
+    /** Watches gogo.shell's start job when there is no console; {@code null} before boot or interactive. */
+    private ShellStart shellStart;
     private ControlServer control;
     private final List<Map.Entry<BundleSet.Jar, Bundle>> later = new ArrayList<>();
     private Path pidfile;
@@ -125,6 +130,7 @@ final class Launcher {
                 Pidfile.remove(pidfile);
             }
             if (framework != null) {
+                awaitShellStart();
                 try {
                     framework.stop();
                     framework.waitForStop(STOP_TIMEOUT.toMillis());
@@ -171,6 +177,22 @@ final class Launcher {
         long millis = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
         LOG.info(() -> "ready in " + millis + " ms after the launcher started (pid " + ProcessHandle.current().pid()
                 + (options.control() != null ? ", control socket " + options.control() : "") + ")");
+    }
+
+    /** Lets gogo.shell's start job end before the framework stops (see {@link ShellStart}). */
+    private void awaitShellStart() {
+        if (shellStart == null) {
+            return;
+        }
+        try {
+            if (!shellStart.await(SHELL_START_TIMEOUT)) {
+                LOG.fine(() -> "gogo.shell's start job did not end within " + SHELL_START_TIMEOUT.toSeconds() + " s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            shellStart.close();
+        }
     }
 
     /** A debug line per start-up phase with the time since the launcher started (what to look at when it is slow). */
@@ -245,6 +267,7 @@ final class Launcher {
         }
         phase(installed.size() + " bundles installed");
         List<CommandComponents.Command> expected = new ArrayList<>();
+        CommandIndex index = CommandIndex.load(felixHome);
         for (Map.Entry<BundleSet.Jar, Bundle> entry : installed) {
             BundleSet.Jar jar = entry.getKey();
             if (jar.fragment()) {
@@ -257,7 +280,7 @@ final class Launcher {
             List<CommandComponents.Command> commands = List.of();
             if (jar.isProject()) {
                 try {
-                    commands = CommandComponents.of(jar.path());
+                    commands = index.of(jar.path());
                 } catch (IOException e) {
                     throw new StartupException("cannot read the components of " + jar.symbolicName() + ": "
                             + Errors.message(e), e);
@@ -276,11 +299,20 @@ final class Launcher {
         if (!missing.isEmpty()) {
             err.println("warning: not ready after " + STARTUP_TIMEOUT.toSeconds() + " s: " + String.join(", ", missing));
         }
+        if (!options.interactive()) {
+            shellStart = ShellStart.watch(context);
+        }
         // The console last: it reads input as soon as it is active.
         for (Bundle bundle : console) {
             if (lazy && LazyStart.later(bundle.getSymbolicName(), List.of(), words)) {
                 later.add(Map.entry(new BundleSet.Jar(null, bundle.getSymbolicName(), "", false), bundle));
             } else {
+                synchronized (lifecycle) {
+                    if (shutDown) {
+                        throw new StartupException("stopped during startup", null);
+                    }
+                    watchShell(bundle);
+                }
                 start(null, bundle);
             }
         }
@@ -289,8 +321,13 @@ final class Launcher {
     /** A daemon's bundles that wait until it is ready (see {@link LazyStart}); a failure there is only logged. */
     private void startLater() {
         for (Map.Entry<BundleSet.Jar, Bundle> e : later) {
-            if (stopping) {
-                return;
+            // Under the lock, so that a stop that begins now either sees the shell as starting and waits for its
+            // job, or is seen here and nothing more starts.
+            synchronized (lifecycle) {
+                if (stopping) {
+                    return;
+                }
+                watchShell(e.getValue());
             }
             try {
                 e.getValue().start();
@@ -300,6 +337,12 @@ final class Launcher {
         }
         if (!later.isEmpty()) {
             phase(later.size() + " bundles started after ready");
+        }
+    }
+
+    private void watchShell(Bundle bundle) {
+        if (shellStart != null && GOGO_SHELL.equals(bundle.getSymbolicName())) {
+            shellStart.starting(bundle);
         }
     }
 
@@ -330,9 +373,13 @@ final class Launcher {
         } catch (IOException e) {
             throw new StartupException("cannot create the Felix cache directory: " + Errors.message(e), e);
         }
-        config.put(Constants.FRAMEWORK_STORAGE, temporaryCache ? TempFiles.felixStorage(cacheDir) : cacheDir.toString());
+        // The bundle cache in DIR/felix (for a temporary cache, beside the lock and pid files of TempFiles).
+        config.put(Constants.FRAMEWORK_STORAGE, TempFiles.felixStorage(cacheDir));
         // The launcher installs the bundle set itself on every run, so old cache contents must not linger.
         config.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
+        // ... but ConfigAdmin's configurations (every attached disk is one) live beside the bundle cache, so
+        // that a runtime started again with the same --cache DIR attaches the same disks.
+        config.putIfAbsent("felix.cm.dir", cacheDir.resolve("config").toString());
         if (options.daemon()) {
             // Resolving 18 bundles gains nothing from a pool, whose threads would idle for the daemon's life.
             config.putIfAbsent("felix.resolver.parallelism", "1");

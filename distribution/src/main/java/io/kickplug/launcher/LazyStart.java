@@ -2,6 +2,7 @@ package io.kickplug.launcher;
 
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -29,10 +30,21 @@ final class LazyStart {
             "org.apache.felix.log");
 
     /**
-     * Bundles whose commands the launcher cannot list without starting them (Gogo's built-ins such as
-     * {@code echo}, {@code each}, {@code lb}): they wait only when the daemon has no statements to run.
+     * The Gogo functions of the console bundles, which register them from their activators (not from component
+     * descriptions the launcher could read): gogo.shell 1.1.4 ({@code Builtin}, {@code Procedural}, {@code Posix},
+     * {@code Telnet}, {@code Shell}, scope {@code gogo}) and gogo.command 1.1.2 ({@code Basic}, {@code Inspect},
+     * {@code Files}, scope {@code felix}). {@code ConsoleFunctionsIT} checks them against the jars of the
+     * distribution. gogo.shell also brings the converters that format OSGi objects; it starts with gogo.command
+     * whenever that one is used.
      */
-    static final Set<String> UNLISTED_COMMANDS = Set.of("org.apache.felix.gogo.shell", "org.apache.felix.gogo.command");
+    static final Map<String, List<CommandComponents.Command>> CONSOLE_COMMANDS = Map.of(
+            "org.apache.felix.gogo.shell", List.of(new CommandComponents.Command("gogo.shell", "gogo", List.of(
+                    "format", "getopt", "new", "set", "tac", "type",
+                    "each", "if", "not", "throw", "try", "until", "while",
+                    "cat", "echo", "grep", "telnetd", "gosh", "sh", "source", "history"))),
+            "org.apache.felix.gogo.command", List.of(new CommandComponents.Command("gogo.command", "felix", List.of(
+                    "bundlelevel", "frameworklevel", "headers", "help", "install", "lb", "log", "refresh",
+                    "resolve", "start", "stop", "uninstall", "update", "which", "inspect", "cd", "ls"))));
 
     private static final Pattern WORD = Pattern.compile("[A-Za-z_][\\w.-]*(?::[\\w.-]+)?");
 
@@ -57,23 +69,29 @@ final class LazyStart {
     }
 
     /**
-     * True when {@code symbolicName} may wait: it is in {@link #LATER}, none of its commands is used, and its
-     * commands are known or there are no statements ({@code words} empty).
+     * True when {@code symbolicName} may wait: it is in {@link #LATER} and none of its commands (for the console
+     * bundles, {@link #CONSOLE_COMMANDS}; gogo.shell also for gogo.command's) is used by the statements.
      */
     static boolean later(String symbolicName, List<CommandComponents.Command> commands, Set<String> words) {
         if (!LATER.contains(symbolicName)) {
             return false;
         }
-        if (UNLISTED_COMMANDS.contains(symbolicName) && !words.isEmpty()) {
+        List<CommandComponents.Command> used = CONSOLE_COMMANDS.getOrDefault(symbolicName, commands);
+        if (symbolicName.equals("org.apache.felix.gogo.shell")
+                && uses(CONSOLE_COMMANDS.get("org.apache.felix.gogo.command"), words)) {
             return false;
         }
+        return !uses(used, words);
+    }
+
+    private static boolean uses(List<CommandComponents.Command> commands, Set<String> words) {
         for (CommandComponents.Command c : commands) {
             for (String f : c.functions()) {
                 if (words.contains(c.scope() + ":" + f) || words.contains(f)) {
-                    return false;
+                    return true;
                 }
             }
         }
-        return true;
+        return false;
     }
 }

@@ -42,6 +42,12 @@ import org.junit.jupiter.api.Test;
  * taken and not completed. Checks: every fio pass exits 0 (verify passed, no I/O error), the guest kernel log
  * has no virtio or I/O error, the image holds what the guest read back (md5), and the daemons together
  * resubmitted at least one request (logged per queue: "resubmits N requests of an earlier back-end").
+ *
+ * <p>Issue 11 shares the boot: after the kills, the block-device bundle and then the vhost-user bundle are
+ * updated in the last daemon ({@code --connect SOCK -c "felix:update ..."}) while the guest writes. Each update
+ * ends the export (its device resets, in-flight requests complete) and makes it again on the same socket from
+ * its configuration; QEMU reconnects and the guest goes on, with the same checks. (The real guest of
+ * {@code RealGuestIT} talks to a backend built without OSGi, which has no bundles to update.)
  */
 class BackendCrashIT {
 
@@ -49,6 +55,8 @@ class BackendCrashIT {
     private static final long IMAGE_BYTES = 64L << 20;
     private static final int SUM_MB = 16;
     private static final long STEP_SECONDS = 120;
+    /** Updated in the last daemon while the guest runs (issue 11): the device bundle, then vhost-user. */
+    private static final List<String> SWAPPED = List.of("io.kickplug.blk", "io.kickplug.vhost");
     private static final Pattern RESUBMITS = Pattern.compile("resubmits (\\d+) requests of an earlier back-end");
 
     private Path jar;
@@ -128,6 +136,19 @@ class BackendCrashIT {
             current = startDaemon();
         }
         awaitGuestWritesThrough(current);
+        // Issue 11 in the same boot: the device bundle, then the vhost-user bundle, updated in the running daemon
+        // (through its control socket). Each takes the export down (its device resets, in-flight requests
+        // complete) and makes it again on the same socket; QEMU reconnects and the guest's I/O goes on.
+        int swapResubmitsBefore = (int) current.resubmitted();
+        for (String bsn : SWAPPED) {
+            int connects = current.count("front-end connected");
+            Daemon d = current;
+            String answer = control(d, "felix:update " + bsn);
+            awaitTrue(() -> d.count("front-end connected") > connects, STEP_SECONDS,
+                    "QEMU reconnects after felix:update " + bsn + " (" + answer + ")", d);
+            awaitGuestWritesThrough(d);
+        }
+        long swapResubmitted = current.resubmitted() - swapResubmitsBefore;
         guest.say("stop"); // the guest ends after its current pass
         guest.finish(STEP_SECONDS + 60);
 
@@ -150,7 +171,8 @@ class BackendCrashIT {
             assertTrue(d.logHas("front-end connected"), () -> "QEMU reconnected to every new daemon:\n" + report);
         }
         long resubmitted = daemons.stream().mapToLong(Daemon::resubmitted).sum();
-        System.out.println("BackendCrashIT: " + KILLS + " SIGKILLs, " + guest.lines("RG-PASS").size()
+        System.out.println("BackendCrashIT: " + KILLS + " SIGKILLs and updates of " + SWAPPED + " ("
+                + swapResubmitted + " requests resubmitted after them), " + guest.lines("RG-PASS").size()
                 + " fio passes, resubmitted per daemon " + daemons.stream().map(d -> Long.toString(d.resubmitted()))
                         .collect(Collectors.joining(",")) + " (" + resubmitted + " in all); "
                 + guest.lines("RG: booting").stream().findFirst().orElse(""));
@@ -186,12 +208,31 @@ class BackendCrashIT {
             command.add("--sun-misc-unsafe-memory-access=allow");
         }
         command.add("-Djava.io.tmpdir=" + work);
-        command.addAll(List.of("-jar", jar.toString(), "--daemon", "--verbose", "-f", script.toString()));
+        command.addAll(List.of("-jar", jar.toString(), "--daemon", "--verbose", "--control",
+                control(n).toString(), "-f", script.toString()));
         Process p = new ProcessBuilder(command).directory(work.toFile()).redirectInput(Redirect.from(new java.io.File(
                 "/dev/null"))).redirectOutput(log.toFile()).redirectErrorStream(true).start();
         Daemon d = new Daemon(n, p, log);
         daemons.add(d);
         return d;
+    }
+
+    private Path control(int daemon) {
+        return work.resolve("ctl" + daemon + ".sock");
+    }
+
+    /** Runs one statement in daemon {@code d} through its control socket ({@code --connect}); must succeed. */
+    private String control(Daemon d, String statement) throws Exception {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(List.of("-jar", jar.toString(), "--connect", control(d.number).toString(), "--wait", "60",
+                "-c", statement));
+        Process p = new ProcessBuilder(command).directory(work.toFile()).redirectErrorStream(true)
+                .redirectInput(Redirect.from(new java.io.File("/dev/null"))).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(STEP_SECONDS, TimeUnit.SECONDS), () -> statement + " did not finish:\n" + out);
+        assertEquals(0, p.exitValue(), () -> statement + " failed: " + out + "\n" + report());
+        return out.trim();
     }
 
     private String report() {
@@ -245,6 +286,15 @@ class BackendCrashIT {
 
         boolean logHas(String text) {
             return logText().contains(text);
+        }
+
+        int count(String text) {
+            String log = logText();
+            int n = 0;
+            for (int i = log.indexOf(text); i >= 0; i = log.indexOf(text, i + 1)) {
+                n++;
+            }
+            return n;
         }
 
         long resubmitted() {

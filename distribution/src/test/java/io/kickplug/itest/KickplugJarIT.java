@@ -172,7 +172,8 @@ class KickplugJarIT {
         Path cache = tmpDir.resolve("cache");
         Run run = run("--cache", cache.toString(), "-c", "lb");
         assertEquals(0, run.exit(), run::toString);
-        assertTrue(Files.isDirectory(cache.resolve("bundle0")), "no Felix storage in " + cache);
+        // DIR/felix: the bundle cache (cleaned at each start); DIR/config: ConfigAdmin's configurations (kept).
+        assertTrue(Files.isDirectory(cache.resolve("felix").resolve("bundle0")), "no Felix storage in " + cache);
     }
 
     @Test

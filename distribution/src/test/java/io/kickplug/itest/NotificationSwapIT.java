@@ -16,8 +16,8 @@ import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.guest.LockStatRow;
-import io.kickplug.api.guest.LockStats;
+import io.kickplug.api.lockstat.LockStatRow;
+import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.TransportKind;
@@ -188,6 +188,16 @@ public class NotificationSwapIT {
             trackedRow |= row.name().equals(DISK + " tracked-mutex") && row.acquisitions() > 0;
         }
         assertTrue("kp:lockstat has the disk's tracked-requests lock: " + lockStats.rows(), trackedRow);
+
+        // The table is the host's (blk bundle): the device's rows stay while the guest bundle is stopped.
+        Bundle guest = bundle("io.kickplug.guest");
+        guest.stop();
+        try {
+            assertTrue("device lock rows without the guest bundle: " + lockStats.rows(),
+                    lockStats.rows().stream().anyMatch(r -> r.name().equals(DISK + " tracked-mutex")));
+        } finally {
+            guest.start();
+        }
     }
 
     /** One fio pass: no error (verify passed), 256 writes and 256 verify reads per job, latency within bound. */

@@ -16,7 +16,7 @@ import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.guest.GuestWorkloads;
 import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
-import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.poll.PollStatus;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

@@ -88,7 +88,7 @@ class NotificationLivenessStressTest {
                     memory.readU16(layout.usedRing() + 4 + 8L * SIZE) & 0xffff,
                     memory.readU16(layout.availRing() + 4 + 2L * SIZE) & 0xffff, memory.readU16(layout.usedRing())
                             & 0xffff, memory.readU16(layout.availRing()) & 0xffff, driver.inFlight(),
-                    device.inFlightCount(), kick.rings, interrupt.rings);
+                    (device.nextAvail() - device.nextUsed()) & 0xffff, kick.rings, interrupt.rings);
         }
     }
 

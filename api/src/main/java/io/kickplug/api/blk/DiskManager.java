@@ -34,9 +34,7 @@ public interface DiskManager {
      *
      * @throws DiskException when no disk has that name
      */
-    default long ioThreadCpuNanos(String name) {
-        return -1;
-    }
+    long ioThreadCpuNanos(String name);
 
     /**
      * Changes the disk's size (a positive multiple of 512): the backend grows or shrinks, the capacity in
@@ -45,9 +43,7 @@ public interface DiskManager {
      *
      * @throws DiskException for an unknown disk, a bad size or a backend that cannot resize
      */
-    default DiskInfo resize(String name, long newSizeBytes) {
-        throw new DiskException("resize is not supported by this disk manager");
-    }
+    DiskInfo resize(String name, long newSizeBytes);
 
     /**
      * Switches the tracked-requests lock of a disk while it runs; requests in flight finish under the
@@ -55,9 +51,7 @@ public interface DiskManager {
      *
      * @throws DiskException for an unknown disk
      */
-    default DiskInfo setTrackedLock(String name, TrackedLockKind kind) {
-        throw new DiskException("changing the tracked lock is not supported by this disk manager");
-    }
+    DiskInfo setTrackedLock(String name, TrackedLockKind kind);
 
     /**
      * Turns device-side polling of a disk's queues on or off: each queue's I/O thread polls the available
@@ -67,17 +61,22 @@ public interface DiskManager {
      * @param params the windows' parameters, or {@code null} to keep the disk's current ones
      * @throws DiskException for an unknown disk
      */
-    default PollStatus setPolling(String name, boolean enabled, PollParams params) {
-        throw new DiskException("polling is not supported by this disk manager");
-    }
+    PollStatus setPolling(String name, boolean enabled, PollParams params);
 
     /** @throws DiskException for an unknown disk */
-    default PollStatus pollStatus(String name) {
-        throw new DiskException("polling is not supported by this disk manager");
-    }
+    PollStatus pollStatus(String name);
 
     /** @throws DiskException when no disk has that name */
     DiskInfo info(String name);
+
+    /**
+     * The disks defined by a ConfigAdmin configuration (every {@link #attach} makes one, {@link #detach}
+     * deletes it), attached now or being rebuilt after a bundle serving them came back. A name listed here
+     * but not by {@link #list} is a disk on its way back.
+     */
+    default List<String> configuredDisks() {
+        return list().stream().map(DiskInfo::name).toList();
+    }
 
     /**
      * A fresh virtio-blk device over the disk's backend and I/O threads, for a transport that lives outside
@@ -87,13 +86,10 @@ public interface DiskManager {
      * @param numQueues the device's queue count (1 to {@link DiskSpec#MAX_QUEUES})
      * @throws DiskException for an unknown disk or a bad queue count
      */
-    default VirtioDevice exportDevice(String name, int numQueues) {
-        throw new DiskException("exporting a disk is not supported by this disk manager");
-    }
+    VirtioDevice exportDevice(String name, int numQueues);
 
     /** Forgets a device {@link #exportDevice} returned, after its transport reset it. Unknown devices are ignored. */
-    default void releaseExport(String name, VirtioDevice device) {
-    }
+    void releaseExport(String name, VirtioDevice device);
 
     /**
      * What a simulated guest may touch of the disk's device.

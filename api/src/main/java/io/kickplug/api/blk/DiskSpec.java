@@ -1,6 +1,7 @@
 package io.kickplug.api.blk;
 
 import io.kickplug.api.transport.TransportKind;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -31,6 +32,72 @@ public record DiskSpec(String name, BackendSpec backend, TransportKind transport
     public DiskSpec {
         mapping = mapping == null ? List.of() : List.copyOf(mapping.stream().map(List::copyOf).toList());
         trackedLock = trackedLock == null ? TrackedLockKind.MUTEX : trackedLock;
+    }
+
+    /**
+     * Parses a byte count as users write it in the shell and in configurations: digits with an optional binary
+     * suffix K, M, G or T (case-insensitive), e.g. "64M", "4096".
+     *
+     * @throws IllegalArgumentException with a one-line message for anything else
+     */
+    public static long parseSize(String text) {
+        String t = text == null ? "" : text.trim();
+        if (t.isEmpty()) {
+            throw invalidSize(text);
+        }
+        int unit = "KMGT".indexOf(Character.toUpperCase(t.charAt(t.length() - 1)));
+        int shift = unit < 0 ? 0 : 10 * (unit + 1);
+        String digits = unit < 0 ? t : t.substring(0, t.length() - 1);
+        if (digits.isEmpty() || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            throw invalidSize(text);
+        }
+        long value;
+        try {
+            value = Long.parseLong(digits);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("invalid size '" + text + "': larger than 8 EiB");
+        }
+        if (value > (Long.MAX_VALUE >> shift)) {
+            throw new IllegalArgumentException("invalid size '" + text + "': larger than 8 EiB");
+        }
+        return value << shift;
+    }
+
+    private static IllegalArgumentException invalidSize(String text) {
+        return new IllegalArgumentException("invalid size '" + text
+                + "': expected bytes with an optional K, M, G or T suffix");
+    }
+
+    /**
+     * Parses a {@link #mapping} as users write it (QEMU's iothread-vq-mapping): "0,2;1,3", entry {@code i} the
+     * queues of I/O thread {@code i} separated by ','; blank gives the empty list (round-robin). Whether every
+     * queue appears once is checked at attach, against the queue count.
+     *
+     * @throws IllegalArgumentException naming the text and the bad entry
+     */
+    public static List<List<Integer>> parseMapping(String text) {
+        List<List<Integer>> mapping = new ArrayList<>();
+        if (text == null || text.isBlank()) {
+            return mapping;
+        }
+        String[] entries = text.split(";", -1);
+        for (int t = 0; t < entries.length; t++) {
+            if (entries[t].isBlank()) {
+                throw new IllegalArgumentException("'" + text + "': I/O thread " + t
+                        + " has no queues (expected e.g. \"0,2;1,3\")");
+            }
+            List<Integer> queues = new ArrayList<>();
+            for (String q : entries[t].split(",", -1)) {
+                String digits = q.trim();
+                if (digits.isEmpty() || digits.length() > 5 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+                    throw new IllegalArgumentException("'" + text + "': '" + digits
+                            + "' is not a queue number (expected e.g. \"0,2;1,3\")");
+                }
+                queues.add(Integer.parseInt(digits));
+            }
+            mapping.add(queues);
+        }
+        return mapping;
     }
 
     /** The foundation's form: round-robin mapping, mutex tracked lock, default workers. */

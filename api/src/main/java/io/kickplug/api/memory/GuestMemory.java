@@ -85,6 +85,30 @@ public interface GuestMemory {
      */
     ByteBuffer[] views(long address, long length);
 
+    /**
+     * Appends views of {@code [address, address + length)} to {@code into}, like {@link #views}, but reusing
+     * {@code into}'s buffers so that a request path allocates nothing in steady state. The default delegates
+     * to {@link #views} (and allocates); implementations backed by long-lived chunks override it with
+     * {@link BufferViews#addRange}. Checked like every access.
+     */
+    default void viewsInto(long address, long length, BufferViews into) {
+        for (ByteBuffer view : views(address, length)) {
+            into.add(view);
+        }
+    }
+
     /** A full two-way fence: every earlier load and store is ordered before every later one. */
     void fullFence();
+
+    /**
+     * Takes a lease for a party that touches this memory from its own threads until it closes the lease. Memory
+     * that can be released early (an in-process disk's shared-memory mapping) is unmapped the moment its last
+     * lease closes, and every access after that throws {@link ReleasedMemoryException}; other memory returns
+     * {@link MemoryLease#NONE} and is freed by the garbage collector as before.
+     *
+     * @throws ReleasedMemoryException when the memory was already released
+     */
+    default MemoryLease lease() {
+        return MemoryLease.NONE;
+    }
 }

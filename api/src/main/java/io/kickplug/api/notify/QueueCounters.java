@@ -1,5 +1,6 @@
 package io.kickplug.api.notify;
 
+import io.kickplug.api.poll.PollCounters;
 import java.util.List;
 
 /**

@@ -1,6 +1,5 @@
 package io.kickplug.api.poll;
 
-import io.kickplug.api.notify.PollCounters;
 import java.util.List;
 
 /**

@@ -3,5 +3,5 @@
  * settings and counters.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.0.0")
+@org.osgi.annotation.versioning.Version("1.1.0")
 package io.kickplug.api.poll;

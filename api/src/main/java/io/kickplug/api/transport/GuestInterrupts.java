@@ -13,4 +13,15 @@ import org.osgi.annotation.versioning.ConsumerType;
 public interface GuestInterrupts {
 
     void raise(int vector);
+
+    /**
+     * The device went away: the host closed its transport (a bundle serving it stopped or is being updated,
+     * or the disk was detached). Called once per connected guest (at the connect when the transport was
+     * already closed), after the device's reset has finished, so every request the
+     * device will ever complete is already in the used rings; nothing of this transport raises interrupts
+     * afterwards. A guest that wants the device back looks for it again (hot-unplug; the disk may return
+     * behind a new transport, with the same guest memory, when its bundles return). Must not block.
+     */
+    default void deviceRemoved() {
+    }
 }

@@ -20,6 +20,10 @@ public interface GuestPort {
     /** The PCI function (section 4.1), or {@code null} for another transport. */
     PciFunction pci();
 
-    /** Connects the guest's interrupt controller, replacing any earlier one; {@code null} disconnects. */
+    /**
+     * Connects the guest's interrupt controller, replacing any earlier one; {@code null} disconnects. On a port
+     * whose transport is already closed the guest is told at once ({@link GuestInterrupts#deviceRemoved}, from
+     * this call), so a guest that found the port just before it closed never drives a device that is gone.
+     */
     void connectInterrupts(GuestInterrupts interrupts);
 }

@@ -6,6 +6,10 @@ import org.osgi.annotation.versioning.ProviderType;
  * One validated descriptor chain (section 2.7.5): its device-readable buffers followed by its
  * device-writable buffers, indirect tables already followed. Devices read and write it through the
  * cursors, never by descriptor index.
+ *
+ * <p>Lifetime: a chain, its cursors and the buffer views they return belong to the request until its head is
+ * pushed to the used ring ({@link DeviceQueue#pushUsed}). After that the queue may reuse them for the next
+ * chain with the same head (so that a request costs no allocation); do not keep them past the push.
  */
 @ProviderType
 public interface DescriptorChain {
@@ -20,9 +24,9 @@ public interface DescriptorChain {
 
     long writableBytes();
 
-    /** A fresh cursor over the device-readable buffers. */
+    /** A cursor over the device-readable buffers, at their start (each call gives a new position). */
     ChainReader reader();
 
-    /** A fresh cursor over the device-writable buffers. */
+    /** A cursor over the device-writable buffers, at their start (each call gives a new position). */
     ChainWriter writer();
 }

@@ -55,6 +55,23 @@ public interface DeviceQueue {
     void pushUsed(int head, int writtenBytes);
 
     /**
+     * Puts {@code head} with {@code writtenBytes} into the used ring like {@link #pushUsed}, but may leave the
+     * used index unpublished: it is published (release) by the next {@link #publishUsed()}, {@link #pushUsed}
+     * or {@link #needsNotification()}, so a batch of completions publishes it once. The caller must publish
+     * before it counts the batch's requests as done. The default publishes at once.
+     */
+    default void pushUsedBatched(int head, int writtenBytes) {
+        pushUsed(head, writtenBytes);
+    }
+
+    /**
+     * Publishes the used index of entries {@link #pushUsedBatched} left unpublished, with release ordering
+     * (section 2.7.8.2); nothing when there are none. The default has nothing to publish.
+     */
+    default void publishUsed() {
+    }
+
+    /**
      * Decides whether the driver wants a used-buffer notification for what was pushed since the last
      * call (section 2.7.7.2): with EVENT_IDX by {@code vring_need_event(used_event, new, old)}, without it
      * by the NO_INTERRUPT flag. Call after a batch of {@link #pushUsed}; a true result must be followed by

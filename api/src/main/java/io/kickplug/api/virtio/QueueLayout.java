@@ -8,6 +8,14 @@ package io.kickplug.api.virtio;
  */
 public record QueueLayout(int size, long descTable, long availRing, long usedRing) {
 
+    /** The largest split virtqueue size (section 2.7: Queue Size is a power of 2, at most 32768). */
+    public static final int MAX_SIZE = 32768;
+
+    /** Whether {@code size} is a split virtqueue size: a power of two from 1 to {@link #MAX_SIZE} (section 2.7). */
+    public static boolean isValidSize(int size) {
+        return size >= 1 && size <= MAX_SIZE && Integer.bitCount(size) == 1;
+    }
+
     /** Bytes of the descriptor table: 16 per entry (section 2.7.5). */
     public static long descTableBytes(int size) {
         return 16L * size;

@@ -16,6 +16,6 @@ public final class NullBackendFactory implements BackendFactory {
 
     @Override
     public BlockBackend open(BackendSpec spec) {
-        return new NullBackend(Backends.checkedSize(spec), spec.readOnly());
+        return new NullBackend(Backends.checkedSize(spec), spec.readOnly(), spec.readZeroes(), spec.latencyNs());
     }
 }

@@ -52,6 +52,15 @@ public final class BlkStats {
         end();
     }
 
+    /** {@code n} requests were released at once (a batch whose used index was published): one atomic update. */
+    void released(int n) {
+        if (n > 0 && inFlight.addAndGet(-n) == 0 && idleWaiters > 0) {
+            synchronized (idle) {
+                idle.notifyAll();
+            }
+        }
+    }
+
     /** A request was taken but never completed, because its chain was malformed. */
     void abandon() {
         end();

@@ -1,6 +1,6 @@
 package io.kickplug.blk.device;
 
-import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollCounters;
 
 /** What device-side polling found on one queue, kept across resets. Written on the queue's I/O thread. */
 final class PollTally {

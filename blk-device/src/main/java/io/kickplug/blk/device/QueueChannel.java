@@ -45,6 +45,11 @@ final class QueueChannel implements CompletionNotifier.Queue {
     /** Latches of {@link #requestSwitch} callers waiting for the next resolution; I/O thread only after post. */
     private final List<CountDownLatch> waiting = new ArrayList<>();
     private final Object waitingLock = new Object();
+    /**
+     * Publishes the queue's used index and releases the requests it covers (the queue's worker); runs before
+     * every decision, so a driver that gets the notification finds every used entry published and counted.
+     */
+    private Runnable publisher = () -> { };
     /** Set when the activation stops: decisions and switches do nothing after it. */
     private volatile boolean closed;
 
@@ -110,12 +115,18 @@ final class QueueChannel implements CompletionNotifier.Queue {
         return stats;
     }
 
+    /** Sets what publishes the used index before a decision; before the I/O thread sees the channel. */
+    void publisher(Runnable publishUsed) {
+        this.publisher = publishUsed;
+    }
+
     @Override
     public boolean notifyIfNeeded() {
         if (closed || pendingUsed == 0) {
             return false;
         }
         pendingUsed = 0;
+        publisher.run();
         if (queue.needsNotification()) {
             signals.usedBuffer(queue.index());
             stats.interruptsSent.increment();
@@ -128,13 +139,22 @@ final class QueueChannel implements CompletionNotifier.Queue {
     /** A used buffer was pushed: opens the batch when it is the first, then tells the strategy. */
     void pushed() {
         pendingUsed++;
+        // Direct calls, not call(Runnable): a capturing lambda per used buffer would allocate.
         if (!inBatch) {
             inBatch = true;
             batchSize = 0;
-            call(() -> strategy.begin(this));
+            try {
+                strategy.begin(this);
+            } catch (RuntimeException | LinkageError e) {
+                failed(e);
+            }
         }
         batchSize++;
-        call(() -> strategy.usedBufferPushed(this));
+        try {
+            strategy.usedBufferPushed(this);
+        } catch (RuntimeException | LinkageError e) {
+            failed(e);
+        }
     }
 
     /** Whether a batch is open (the queue is in its I/O context's dirty list). */
@@ -147,7 +167,11 @@ final class QueueChannel implements CompletionNotifier.Queue {
         if (inBatch) {
             inBatch = false;
             stats.batch(batchSize);
-            call(() -> strategy.end(this));
+            try {
+                strategy.end(this);
+            } catch (RuntimeException | LinkageError e) {
+                failed(e);
+            }
         }
         if (switchAfterBatch) {
             switchAfterBatch = false;
@@ -226,12 +250,16 @@ final class QueueChannel implements CompletionNotifier.Queue {
         try {
             strategyCall.run();
         } catch (RuntimeException | LinkageError e) {
-            LOG.log(Level.ERROR, "disk " + disk + " queue " + queue.index() + ": notifier " + strategy
-                    + " failed, falling back to " + CompletionNotifier.IMMEDIATE, e);
-            strategy = ImmediateNotifier.INSTANCE;
-            stats.inUse = CompletionNotifier.IMMEDIATE;
-            attachment = null;
-            notifyIfNeeded();
+            failed(e);
         }
+    }
+
+    private void failed(Throwable e) {
+        LOG.log(Level.ERROR, "disk " + disk + " queue " + queue.index() + ": notifier " + strategy
+                + " failed, falling back to " + CompletionNotifier.IMMEDIATE, e);
+        strategy = ImmediateNotifier.INSTANCE;
+        stats.inUse = CompletionNotifier.IMMEDIATE;
+        attachment = null;
+        notifyIfNeeded();
     }
 }

@@ -1,8 +1,10 @@
 package io.kickplug.blk.device;
 
 import io.kickplug.api.notify.CompletionNotifier;
-import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.notify.QueueCounters;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -12,21 +14,46 @@ import java.util.function.Supplier;
 /**
  * What one virtqueue of a disk keeps across device resets: its configured completion-notification strategy,
  * the one in use, and its counters ({@link QueueCounters} documents each). Counters are written on the
- * queue's I/O thread, except the notification count (vCPU threads); read from anywhere.
+ * queue's I/O thread, except the notification count (vCPU threads); read from anywhere. The per-request
+ * counters (requests, bytes, in flight) are plain fields of the I/O thread, published once per batch
+ * ({@link #publish}), so a request costs no atomic read-modify-write for them.
  */
 final class QueueStats {
 
     private final String disk;
     private final int index;
-    final LongAdder requests = new LongAdder();
-    final LongAdder bytes = new LongAdder();
+    private static final VarHandle PUBLISHED_REQUESTS;
+    private static final VarHandle PUBLISHED_BYTES;
+    private static final VarHandle PUBLISHED_IN_FLIGHT;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            PUBLISHED_REQUESTS = lookup.findVarHandle(QueueStats.class, "publishedRequests", long.class);
+            PUBLISHED_BYTES = lookup.findVarHandle(QueueStats.class, "publishedBytes", long.class);
+            PUBLISHED_IN_FLIGHT = lookup.findVarHandle(QueueStats.class, "publishedInFlight", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Requests taken, data bytes of successful IN/OUT, requests in flight: the I/O thread's own, plain. */
+    long requests;
+    long bytes;
+    long inFlight;
+    /** What {@link #publish} last published; read by {@link #snapshot} on any thread. */
+    @SuppressWarnings("unused")
+    private long publishedRequests;
+    @SuppressWarnings("unused")
+    private long publishedBytes;
+    @SuppressWarnings("unused")
+    private long publishedInFlight;
     final LongAdder availNotifications = new LongAdder();
     final LongAdder availSuppressed = new LongAdder();
     final LongAdder interruptsSent = new LongAdder();
     final LongAdder interruptsSuppressed = new LongAdder();
     final LongAdder batches = new LongAdder();
     final AtomicLongArray histogram = new AtomicLongArray(QueueCounters.BATCH_BUCKETS.size());
-    final LongAdder inFlight = new LongAdder();
     final LongAdder switches = new LongAdder();
     /** Notifications seen by the previous handler run; I/O thread only. */
     long notificationsSeen;
@@ -43,6 +70,17 @@ final class QueueStats {
 
     int index() {
         return index;
+    }
+
+    /**
+     * Publishes the I/O thread's counters; I/O thread only, once per batch and per handler run. Release
+     * stores: atomic for a {@code long} (a plain one need not be, JLS 17.7) and ordered after the batch's
+     * ring work, so a reader's acquire load (in {@link #snapshot}) sees counts no newer than the ring.
+     */
+    void publish() {
+        PUBLISHED_REQUESTS.setRelease(this, requests);
+        PUBLISHED_BYTES.setRelease(this, bytes);
+        PUBLISHED_IN_FLIGHT.setRelease(this, inFlight);
     }
 
     /** A batch of {@code size} used buffers ended. */
@@ -62,6 +100,7 @@ final class QueueStats {
         if (chains > kicks) {
             availSuppressed.add(chains - kicks);
         }
+        publish();
     }
 
     QueueCounters snapshot() {
@@ -70,8 +109,12 @@ final class QueueStats {
             h.add(histogram.get(i));
         }
         PollCounters p = poll.get();
-        return new QueueCounters(disk, index, inUse, configured, requests.sum(), bytes.sum(),
+        // Acquire: pairs with publish()'s release stores.
+        long requestsNow = (long) PUBLISHED_REQUESTS.getAcquire(this);
+        long bytesNow = (long) PUBLISHED_BYTES.getAcquire(this);
+        long inFlightNow = (long) PUBLISHED_IN_FLIGHT.getAcquire(this);
+        return new QueueCounters(disk, index, inUse, configured, requestsNow, bytesNow,
                 availNotifications.sum(), availSuppressed.sum(), interruptsSent.sum(), interruptsSuppressed.sum(),
-                batches.sum(), h, inFlight.sum(), switches.sum(), p.hits(), p.misses(), p.pollNanos());
+                batches.sum(), h, inFlightNow, switches.sum(), p.hits(), p.misses(), p.pollNanos());
     }
 }

@@ -54,10 +54,14 @@ final class QueueWorker implements Runnable, PollHandler {
     private final QueueStats counters;
     private final PollTally pollTally;
     private final BooleanSupplier stopping;
+    /** Per descriptor head: the slot of the request that head carries (made on the head's first use). */
+    private final Slot[] slots;
     /** Set on the I/O thread, or by a worker after an internal error; read by tests and diagnostics. */
     private volatile boolean stopped;
     /** Whether the queue is in its I/O context's dirty list; I/O thread only. */
     boolean dirty;
+    /** Requests pushed to the used ring whose used index is not published yet; I/O thread only. */
+    private int unreleased;
     /** Notifications are off because the I/O thread polls the queue; I/O thread only. */
     private boolean polling;
 
@@ -74,6 +78,8 @@ final class QueueWorker implements Runnable, PollHandler {
         this.channel = channel;
         this.counters = channel.stats();
         this.stopping = stopping;
+        this.slots = new Slot[queue.size()];
+        channel.publisher(this::publishUsed);
     }
 
     QueueChannel channel() {
@@ -201,21 +207,35 @@ final class QueueWorker implements Runnable, PollHandler {
         }
     }
 
-    /** Parses a chain, registers the request and starts it when nothing it depends on is in flight. */
+    /**
+     * Parses a chain into its head's slot, registers the request and starts it when nothing it depends on is
+     * in flight. No allocation for a read or write in steady state.
+     */
     private void accept(DescriptorChain chain) {
-        BlkRequest request = disk.processor().accept(chain);
-        counters.requests.increment();
-        counters.inFlight.increment();
+        int head = chain.head();
+        Slot slot = slots[head];
+        if (slot == null) {
+            slot = new Slot();
+            slots[head] = slot;
+        } else if (slot.busy) {
+            // The queue pops a head again only after it was pushed (section 2.7.13): a device bug otherwise.
+            throw new IllegalStateException("queue " + queue.index() + ": head " + head
+                    + " popped again while its request is in flight");
+        }
+        BlkRequest request = disk.processor().accept(chain, slot.request);
+        slot.busy = true;
+        counters.requests++; // plain: this I/O thread owns them; published per batch (QueueStats.publish)
+        counters.inFlight++;
         Access access = access(request);
         if (access == null) {
             // Refused, or answered without the backend (GET_ID): nothing to order it against.
-            complete(request, execute(request));
+            slot.outcome = execute(request);
+            complete(slot);
             return;
         }
-        InFlight f = new InFlight(request);
-        f.tracked = disk.tracked().begin(access, first(request), end(request), context.index(), f::resume);
-        if (f.tracked.arm()) {
-            f.start(true);
+        disk.tracked().begin(slot.tracked, access, first(request), end(request), context.index());
+        if (slot.tracked.arm()) {
+            slot.start(true);
         }
     }
 
@@ -261,14 +281,26 @@ final class QueueWorker implements Runnable, PollHandler {
         return end;
     }
 
-    /** One request between acceptance and completion. */
-    private final class InFlight {
-        final BlkRequest request;
-        TrackedRequests.Request tracked;
-
-        InFlight(BlkRequest request) {
-            this.request = request;
-        }
+    /**
+     * One request between acceptance and completion, kept per descriptor head and reused for the next chain
+     * with that head: its parsed request, its tracked-list entry and its continuations are made once. It is
+     * never reused while its request is in flight: the queue pops a head again only after it was pushed
+     * (section 2.7.13), which {@link #complete} does last, after the backend work and the tracked entry ended
+     * (on whatever thread); {@link #busy} checks it.
+     */
+    private final class Slot {
+        final BlkRequest request = new BlkRequest();
+        final TrackedRequests.Request tracked = disk.tracked().newRequest(this::resume);
+        /** Runs the backend work on a pool worker, then posts the completion. */
+        private final Runnable onWorker = this::runAndPost;
+        /** The completion, posted back to the I/O thread. */
+        private final Runnable completion = this::completeHere;
+        /** A deferred request resumed off the I/O thread, with a non-blocking backend: all of it on the I/O thread. */
+        private final Runnable executeAndComplete = this::executeAndCompleteHere;
+        /** Between acceptance and the used-ring push; I/O thread only. */
+        boolean busy;
+        /** Written by the thread that ran the backend work, read on the I/O thread after the hand-off. */
+        Outcome outcome;
 
         /** The continuation of a deferred request; runs on whichever thread ended its last dependency. */
         void resume() {
@@ -280,7 +312,7 @@ final class QueueWorker implements Runnable, PollHandler {
             Executor pool = disk.pool();
             if (pool != null) {
                 try {
-                    pool.execute(this::runAndPost);
+                    pool.execute(onWorker);
                     return;
                 } catch (RejectedExecutionException e) {
                     // The pool is shut down only after a reset that waited for us; answer anyway.
@@ -288,19 +320,28 @@ final class QueueWorker implements Runnable, PollHandler {
                 }
             }
             if (onIoThread) {
-                RequestExecutor.Result result = executeTracked();
-                complete(request, result);
+                outcome = executeTracked();
+                complete(this);
             } else {
-                context.post(() -> complete(request, executeTracked()));
+                context.post(executeAndComplete);
             }
         }
 
         private void runAndPost() {
-            RequestExecutor.Result result = executeTracked();
-            context.post(() -> complete(request, result));
+            outcome = executeTracked();
+            context.post(completion); // the queue's hand-off orders the outcome before its read
         }
 
-        private RequestExecutor.Result executeTracked() {
+        private void completeHere() {
+            complete(this);
+        }
+
+        private void executeAndCompleteHere() {
+            outcome = executeTracked();
+            complete(this);
+        }
+
+        private Outcome executeTracked() {
             try {
                 return execute(request);
             } finally {
@@ -310,35 +351,61 @@ final class QueueWorker implements Runnable, PollHandler {
     }
 
     /** The backend work; an internal error answers IOERR and latches a device error. Any thread. */
-    private RequestExecutor.Result execute(BlkRequest request) {
+    private Outcome execute(BlkRequest request) {
         try {
-            return disk.executor().execute(request);
+            return disk.executor().run(request);
         } catch (RuntimeException e) {
             internalError(e);
-            return new RequestExecutor.Result(Outcome.IOERR, 0);
+            request.dataWritten(0);
+            return Outcome.IOERR;
         }
     }
 
     /** Status byte and counters, used-ring push; the notification decision follows at batch end. */
-    private void complete(BlkRequest request, RequestExecutor.Result result) {
-        int used = disk.processor().finish(request, result.outcome(), result.dataWritten());
-        counters.inFlight.decrement();
-        if (result.outcome() == Outcome.OK && (request.kind() == RequestType.IN || request.kind() == RequestType.OUT)) {
-            counters.bytes.add(request.dataBytes());
+    private void complete(Slot slot) {
+        BlkRequest request = slot.request;
+        Outcome outcome = slot.outcome;
+        int used = disk.processor().finish(request, outcome, request.dataWritten());
+        counters.inFlight--;
+        if (outcome == Outcome.OK && (request.kind() == RequestType.IN || request.kind() == RequestType.OUT)) {
+            counters.bytes += request.dataBytes();
         }
+        int head = request.head();
+        slot.busy = false; // the slot may serve the head's next chain once the push below returns
         try {
-            queue.pushUsed(request.head(), used);
+            // The element now; used.idx once per batch, in endBatch() (or before a notification decision).
+            queue.pushUsedBatched(head, used);
         } finally {
-            // Only now is the request out of flight for a reset (which then reads this queue's indices).
-            disk.processor().released();
+            // Out of flight for a reset only once the batch's used index is published (endBatch): a reset then
+            // reads this queue's indices, which must match the ring's (issue 13).
+            unreleased++;
+            context.markDirty(this);
         }
-        context.markDirty(this);
         channel.pushed();
     }
 
     /** I/O thread only: the batch of this queue ends; its strategy decides (or schedules) notifications. */
     void endBatch() {
+        publishUsed();
         channel.endBatch();
+    }
+
+    /**
+     * Publishes the used index of the batch's pushes (one release store), then counts their requests out of
+     * flight: a reset that waits for them reads indices that match the ring's (issue 13). Runs at the batch's
+     * end and before each notification decision (so before any interrupt). I/O thread only.
+     */
+    private void publishUsed() {
+        try {
+            queue.publishUsed();
+        } catch (GuestFaultException e) {
+            fault(e);
+        } finally {
+            int n = unreleased;
+            unreleased = 0;
+            disk.processor().released(n);
+            counters.publish(); // the queue's counters with the batch they count
+        }
     }
 
     boolean stopped() {

@@ -67,10 +67,22 @@ public final class RequestExecutor {
 
     /** Performs the request on the backend (or refuses it); writes no status. */
     public Result execute(BlkRequest request) {
+        Outcome outcome = run(request);
+        return new Result(outcome, request.dataWritten());
+    }
+
+    /**
+     * Performs the request on the backend (or refuses it) and records in it the data bytes written into the
+     * chain ({@link BlkRequest#dataWritten(long)}); writes no status. Allocates nothing on success.
+     */
+    public Outcome run(BlkRequest request) {
+        request.dataWritten(0);
         if (request.rejected()) {
-            LOG.log(Level.DEBUG, () -> "disk " + diskName + ": request " + request.head() + " refused: "
-                    + request.rejection().reason());
-            return new Result(request.rejection().outcome(), 0);
+            if (LOG.isLoggable(Level.DEBUG)) {
+                LOG.log(Level.DEBUG, "disk " + diskName + ": request " + request.head() + " refused: "
+                        + request.rejection().reason());
+            }
+            return request.rejection().outcome();
         }
         switch (request.kind()) {
             case IN: {
@@ -80,7 +92,8 @@ public final class RequestExecutor {
                 } catch (IOException | RuntimeException e) {
                     return backendFailed("read", request, e);
                 }
-                return new Result(Outcome.OK, request.dataBytes());
+                request.dataWritten(request.dataBytes());
+                return Outcome.OK;
             }
             case OUT: {
                 ByteBuffer[] src = request.source().views(request.dataBytes());
@@ -90,7 +103,7 @@ public final class RequestExecutor {
                 } catch (IOException | RuntimeException e) {
                     return backendFailed("write", request, e);
                 }
-                return new Result(Outcome.OK, 0);
+                return Outcome.OK;
             }
             case FLUSH:
                 try {
@@ -98,15 +111,17 @@ public final class RequestExecutor {
                 } catch (IOException | RuntimeException e) {
                     return backendFailed("flush", request, e);
                 }
-                return new Result(Outcome.OK, 0);
+                return Outcome.OK;
             case GET_ID: {
                 int length = (int) request.dataBytes();
                 request.sink().write(id, 0, length);
-                return new Result(Outcome.OK, length);
+                request.dataWritten(length);
+                return Outcome.OK;
             }
             case GET_LIFETIME:
                 request.sink().write(LIFETIME, 0, LIFETIME.length);
-                return new Result(Outcome.OK, LIFETIME.length);
+                request.dataWritten(LIFETIME.length);
+                return Outcome.OK;
             case DISCARD:
             case WRITE_ZEROES:
             case SECURE_ERASE:
@@ -118,7 +133,7 @@ public final class RequestExecutor {
                 } catch (IOException | RuntimeException e) {
                     return backendFailed(request.kind().name().toLowerCase(Locale.ROOT), request, e);
                 }
-                return new Result(Outcome.OK, 0);
+                return Outcome.OK;
             default:
                 throw new IllegalStateException("unhandled request type " + request.kind());
         }
@@ -150,9 +165,10 @@ public final class RequestExecutor {
         }
     }
 
-    private Result backendFailed(String operation, BlkRequest request, Exception e) {
+    private Outcome backendFailed(String operation, BlkRequest request, Exception e) {
         LOG.log(Level.WARNING, "disk " + diskName + ": " + operation + " of " + request.dataBytes()
                 + " bytes at sector " + Long.toUnsignedString(request.sector()) + " failed: " + e);
-        return new Result(Outcome.IOERR, 0);
+        request.dataWritten(0);
+        return Outcome.IOERR;
     }
 }

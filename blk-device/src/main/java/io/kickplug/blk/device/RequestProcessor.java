@@ -86,9 +86,15 @@ final class RequestProcessor {
      * @throws GuestFaultException when the chain cannot carry a request (it is then not in flight)
      */
     BlkRequest accept(DescriptorChain chain) {
+        return accept(chain, new BlkRequest());
+    }
+
+    /** As {@link #accept(DescriptorChain)}, into {@code target}, a request of the queue's pool. */
+    BlkRequest accept(DescriptorChain chain, BlkRequest target) {
         stats.begin();
         try {
-            return BlkRequestParser.parse(chain, capacitySectors(), readOnly, mode.features(), mode.limits());
+            return BlkRequestParser.parseInto(target, chain, capacitySectors(), readOnly, mode.features(),
+                    mode.limits());
         } catch (RuntimeException e) {
             stats.abandon();
             throw e;
@@ -114,5 +120,10 @@ final class RequestProcessor {
     /** A request {@link #finish}ed earlier is now in the used ring: it no longer holds up a reset. */
     void released() {
         stats.released();
+    }
+
+    /** {@code n} requests {@link #finish}ed earlier are now published in the used ring. */
+    void released(int n) {
+        stats.released(n);
     }
 }

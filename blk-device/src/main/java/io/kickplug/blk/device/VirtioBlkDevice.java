@@ -1,13 +1,12 @@
 package io.kickplug.blk.device;
 
 import io.kickplug.api.blk.BlockBackend;
-import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.notify.CompletionNotifier;
-import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollPolicy;
@@ -16,6 +15,7 @@ import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
+import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.notify.NotifierRegistry;
@@ -75,51 +75,21 @@ public final class VirtioBlkDevice implements VirtioDevice {
     /** Per queue: what device-side polling found, kept across resets. */
     private final PollTally[] pollTallies;
 
-    /**
-     * A device with round-robin queue mapping, the mutex tracked lock and the default worker count.
-     *
-     * @see #VirtioBlkDevice(String, BlockBackend, boolean, int, int, byte[], List, QueueMapping, TrackedLockKind,
-     *     int)
-     */
-    public VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
-            byte[] serial, List<IoThread> ioThreads) {
-        this(name, backend, readOnly, numQueues, queueSize, serial, ioThreads,
-                QueueMapping.of(List.of(), numQueues, Math.max(1, ioThreads.size())), TrackedLockKind.MUTEX,
-                DiskSpec.DEFAULT_WORKERS);
+    /** A device made of {@code spec}; see {@link BlkDeviceSpec} for what each part must be. */
+    public VirtioBlkDevice(BlkDeviceSpec spec) {
+        this(spec.name(), spec.backend(), spec.readOnly(), spec.numQueues(), spec.queueSize(), spec.serial(),
+                spec.ioThreads(), spec.mapping(), spec.trackedLock(), spec.workers(), spec.notifiers());
     }
 
-    /**
-     * @param name the disk name, for thread, source and log names
-     * @param readOnly refuse writes and offer VIRTIO_BLK_F_RO (also forced when the backend is read-only)
-     * @param numQueues 1 to 65535 virtqueues
-     * @param queueSize the largest queue size, a power of two from 2 to 32768
-     * @param serial the GET_ID answer, at most 20 bytes
-     * @param ioThreads the threads that serve the queues, at least one
-     * @param mapping which of {@code ioThreads} serves each queue
-     * @param trackedLock the lock of the tracked-requests list to start with
-     * @param workers threads of the worker pool that runs the calls of a blocking backend
-     */
-    public VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
-            byte[] serial, List<IoThread> ioThreads, QueueMapping mapping, TrackedLockKind trackedLock,
-            int workers) {
-        this(name, backend, readOnly, numQueues, queueSize, serial, ioThreads, mapping, trackedLock, workers,
-                new NotifierRegistry());
-    }
-
-    /**
-     * @param notifiers the completion-notification strategies the queues choose from by name (every queue
-     *     starts with {@value CompletionNotifier#IMMEDIATE})
-     * @see #VirtioBlkDevice(String, BlockBackend, boolean, int, int, byte[], List, QueueMapping, TrackedLockKind,
-     *     int)
-     */
-    public VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
+    private VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
             byte[] serial, List<IoThread> ioThreads, QueueMapping mapping, TrackedLockKind trackedLock,
             int workers, NotifierRegistry notifiers) {
         if (numQueues < 1 || numQueues > 0xFFFF) {
             throw new IllegalArgumentException("numQueues " + numQueues + " is out of range 1..65535");
         }
-        if (queueSize < 2 || queueSize > 32768 || Integer.bitCount(queueSize) != 1) {
-            throw new IllegalArgumentException("queue size " + queueSize + " is not a power of two in 2..32768");
+        if (queueSize < 2 || !QueueLayout.isValidSize(queueSize)) {
+            throw new IllegalArgumentException("queue size " + queueSize + " is not a power of two in 2.."
+                    + QueueLayout.MAX_SIZE);
         }
         if (ioThreads.isEmpty()) {
             throw new IllegalArgumentException("a device needs at least one I/O thread");

@@ -6,7 +6,6 @@ import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.transport.TransportKind;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -22,7 +21,8 @@ import java.util.Map;
  * (256), {@code iothreads} (1), {@code mapping} ("0,2;1,3": the queues of each I/O thread; empty for
  * round-robin), {@code transport} (mmio), {@code serial}, {@code tracked.lock} (mutex), {@code workers}
  * (8), {@code notify.strategy} (immediate; see {@link #notifyStrategy}), {@code poll} (false: device-side
- * polling of the queues) and {@code poll.max.ns} (32768, QEMU's poll-max-ns).
+ * polling of the queues) and {@code poll.max.ns} (32768, QEMU's poll-max-ns); for the null backend only,
+ * QEMU null-co's {@code read.zeroes} (false) and {@code latency.ns} (0, at most one second).
  */
 public final class DiskConfig {
 
@@ -66,7 +66,7 @@ public final class DiskConfig {
         }
         List<List<Integer>> mapping;
         try {
-            mapping = parseMapping(string(props, "mapping", ""));
+            mapping = DiskSpec.parseMapping(string(props, "mapping", ""));
         } catch (IllegalArgumentException e) {
             throw new DiskException("disk '" + name + "': property 'mapping': " + e.getMessage());
         }
@@ -74,7 +74,14 @@ public final class DiskConfig {
         if (serial != null && serial.isEmpty()) {
             serial = null;
         }
-        BackendSpec backendSpec = new BackendSpec(backend, file, size, bool(props, "readonly"), bool(props, "direct"));
+        boolean readZeroes = bool(props, "read.zeroes");
+        long latencyNs = nanos(props, "latency.ns");
+        if (!backend.equals("null") && (readZeroes || latencyNs != 0)) {
+            throw new DiskException("disk '" + name + "': properties 'read.zeroes' and 'latency.ns' are only for the"
+                    + " null backend, not '" + backend + "'");
+        }
+        BackendSpec backendSpec = new BackendSpec(backend, file, size, bool(props, "readonly"), bool(props, "direct"),
+                readZeroes, latencyNs);
         return new DiskSpec(name.trim(), backendSpec, transport, integer(props, "queues", 1),
                 integer(props, "queue.size", DiskSpec.DEFAULT_QUEUE_SIZE), integer(props, "iothreads", 1), mapping,
                 serial, lock, integer(props, "workers", DiskSpec.DEFAULT_WORKERS), DiskSpec.DEFAULT_GUEST_MEMORY);
@@ -121,35 +128,6 @@ public final class DiskConfig {
         }
     }
 
-    /**
-     * Parses "0,2;1,3" (entry {@code i}: the queues of I/O thread {@code i}, separated by ';'); blank gives
-     * the empty list (round-robin).
-     */
-    public static List<List<Integer>> parseMapping(String text) {
-        List<List<Integer>> mapping = new ArrayList<>();
-        if (text == null || text.isBlank()) {
-            return mapping;
-        }
-        String[] entries = text.split(";", -1);
-        for (int t = 0; t < entries.length; t++) {
-            if (entries[t].isBlank()) {
-                throw new IllegalArgumentException("'" + text + "': I/O thread " + t
-                        + " has no queues (expected e.g. '0,2;1,3')");
-            }
-            List<Integer> queues = new ArrayList<>();
-            for (String q : entries[t].split(",", -1)) {
-                String digits = q.trim();
-                if (digits.isEmpty() || digits.length() > 5 || !digits.chars().allMatch(Character::isDigit)) {
-                    throw new IllegalArgumentException("'" + text + "': '" + q.trim()
-                            + "' is not a queue number (expected e.g. '0,2;1,3')");
-                }
-                queues.add(Integer.parseInt(digits));
-            }
-            mapping.add(queues);
-        }
-        return mapping;
-    }
-
     private static String string(Map<String, ?> props, String key, String absent) {
         Object v = props.get(key);
         return v == null ? absent : v.toString();
@@ -191,6 +169,25 @@ public final class DiskConfig {
         }
     }
 
+    /** Nanoseconds, 0 to {@link BackendSpec#MAX_LATENCY_NS}; 0 when absent or blank. */
+    private static long nanos(Map<String, ?> props, String key) {
+        Object v = props.get(key);
+        if (v == null || v.toString().isBlank()) {
+            return 0;
+        }
+        long ns;
+        try {
+            ns = v instanceof Number n ? n.longValue() : Long.parseLong(v.toString().trim());
+        } catch (NumberFormatException e) {
+            ns = -1;
+        }
+        if (ns < 0 || ns > BackendSpec.MAX_LATENCY_NS) {
+            throw new DiskException("disk configuration property '" + key + "' must be nanoseconds in 0.."
+                    + BackendSpec.MAX_LATENCY_NS + ", not '" + v + "'");
+        }
+        return ns;
+    }
+
     private static long size(Map<String, ?> props, String key, long absent) {
         Object v = props.get(key);
         if (v == null || v.toString().isBlank()) {
@@ -199,20 +196,11 @@ public final class DiskConfig {
         if (v instanceof Long || v instanceof Integer) {
             return ((Number) v).longValue();
         }
-        String t = v.toString().trim();
-        int shift = switch (Character.toUpperCase(t.charAt(t.length() - 1))) {
-            case 'K' -> 10;
-            case 'M' -> 20;
-            case 'G' -> 30;
-            case 'T' -> 40;
-            default -> 0;
-        };
-        String digits = shift == 0 ? t : t.substring(0, t.length() - 1);
-        if (digits.isEmpty() || digits.length() > 18 || !digits.chars().allMatch(Character::isDigit)
-                || Long.parseLong(digits) > (Long.MAX_VALUE >> shift)) {
+        try {
+            return DiskSpec.parseSize(v.toString());
+        } catch (IllegalArgumentException e) {
             throw new DiskException("disk configuration property '" + key + "' must be a size in bytes with an "
                     + "optional K, M, G or T suffix, not '" + v + "'");
         }
-        return Long.parseLong(digits) << shift;
     }
 }

@@ -23,6 +23,11 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * the configuration changes, detached when it is deleted. A change of {@code notify.strategy} alone is
  * applied to the running disk (a hot swap, no re-attach). A bad configuration logs one line and leaves
  * nothing attached.
+ *
+ * <p>When the disk manager goes away (its bundle, or a bundle it needs, stops or is updated), this component
+ * goes too but does not detach: the manager quiesces the disks and keeps their shared memory, and the
+ * component that comes back with the manager attaches the disk again from the same configuration. A disk
+ * that {@code kp:attach} attached before writing this configuration is adopted, not attached twice.
  */
 @Component(configurationPid = DiskConfig.FACTORY_PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
         service = {})
@@ -40,7 +45,7 @@ public final class DiskConfigComponent {
         @AttributeDefinition(description = "Backend", options = {
             @org.osgi.service.metatype.annotations.Option(label = "raw image file", value = "file"),
             @org.osgi.service.metatype.annotations.Option(label = "memory", value = "memory"),
-            @org.osgi.service.metatype.annotations.Option(label = "null (reads zeroes)", value = "null")})
+            @org.osgi.service.metatype.annotations.Option(label = "null (no storage; QEMU null-co)", value = "null")})
         String backend() default "memory";
 
         @AttributeDefinition(required = false, description = "Image file of the file backend")
@@ -55,6 +60,15 @@ public final class DiskConfigComponent {
 
         @AttributeDefinition(description = "Bypass the host page cache (O_DIRECT) where the backend can")
         boolean direct() default false;
+
+        @AttributeDefinition(description = "Null backend only: reads fill the buffers with zeroes (QEMU null-co's "
+                + "read-zeroes; off: reads move no data)")
+        boolean read_zeroes() default false;
+
+        @AttributeDefinition(description = "Null backend only: completion delay of every request in ns (QEMU "
+                + "null-co's latency-ns; the requests in their delay wait on the worker pool)", min = "0",
+                max = "1000000000")
+        long latency_ns() default 0;
 
         @AttributeDefinition(description = "Number of virtqueues", min = "1", max = "64")
         int queues() default 1;
@@ -127,7 +141,26 @@ public final class DiskConfigComponent {
         attach(props);
     }
 
+    /** ComponentConstants.DEACTIVATION_REASON_DISABLED and _CONFIGURATION_DELETED (Declarative Services 1.1). */
+    private static final int REASON_DISABLED = 1;
+    private static final int REASON_CONFIGURATION_DELETED = 4;
+
+    /**
+     * Detaches only when the configuration is deleted or the component disabled; a missing manager or a
+     * stopping bundle leaves the disk to the manager's quiesce, to be rebuilt when it returns.
+     */
     @Deactivate
+    synchronized void deactivated(int reason) {
+        if (reason == REASON_CONFIGURATION_DELETED) {
+            detach(true);
+        } else if (reason == REASON_DISABLED) {
+            detach();
+        } else {
+            attached = null;
+            attachedProps = null;
+        }
+    }
+
     synchronized void deactivate() {
         detach();
     }
@@ -137,7 +170,17 @@ public final class DiskConfigComponent {
             DiskSpec spec = DiskConfig.toSpec(props);
             DiskConfig.notifyStrategy(props); // checked before anything is attached
             DiskConfig.polling(props); // checked before anything is attached
-            disks.attach(spec);
+            if (disks.list().stream().anyMatch(d -> d.name().equals(spec.name()))) {
+                // kp:attach attached it, then wrote this configuration: adopt it.
+                attached = spec.name();
+                attachedProps = withoutStrategy(props);
+                return;
+            }
+            if (disks instanceof DiskRebuilder rebuilder) {
+                rebuilder.rebuild(spec);
+            } else {
+                disks.attach(spec);
+            }
             attached = spec.name();
             attachedProps = withoutStrategy(props);
             applyStrategy(spec.name(), props);
@@ -186,11 +229,25 @@ public final class DiskConfigComponent {
     }
 
     private void detach() {
+        detach(false);
+    }
+
+    /** {@code deleted}: the configuration was deleted (not changed), so a newer disk of that name may exist. */
+    private void detach(boolean deleted) {
         String name = attached;
         attached = null;
         attachedProps = null;
         if (name != null) {
             try {
+                if (disks instanceof DiskRebuilder rebuilder) {
+                    // the configuration is gone or changing: not DiskManager.detach
+                    if (deleted) {
+                        rebuilder.releaseDeleted(name);
+                    } else {
+                        rebuilder.release(name);
+                    }
+                    return;
+                }
                 disks.detach(name);
             } catch (DiskException e) {
                 LOG.log(Level.WARNING, "disk " + name + " from configuration: " + e.getMessage());

@@ -1,26 +1,28 @@
 package io.kickplug.blk.manager;
 
 import io.kickplug.api.blk.BackendFactory;
+import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.blk.TrackedLockKind;
-import io.kickplug.api.guest.LockStatRow;
-import io.kickplug.api.guest.LockStatSource;
 import io.kickplug.api.iothread.IoThreadFactory;
+import io.kickplug.api.lockstat.LockStatSource;
 import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.NotificationControl;
-import io.kickplug.api.notify.QueueCounters;
-import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollPolicy;
-import io.kickplug.api.poll.PollStatus;
-import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
-import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.blk.notify.NotifierRegistry;
+import java.io.IOException;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -30,32 +32,75 @@ import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
- * The {@link DiskManager} service, the disks' {@link NotificationControl} and the tracked-requests locks as a
- * {@link LockStatSource}: a thin shell over {@link DiskRegistry}. Every {@link CompletionNotifier} service is
- * bound dynamically (greedy, so a returning or better-ranked strategy is picked up at once) into the
- * {@link NotifierRegistry} the disks' queues resolve their strategy names in. The {@code adaptive}
- * {@link PollPolicy} is bound dynamically too: when its bundle stops, disks that poll go back to
- * notifications at a safe point; when it returns, they poll again.
+ * The {@link DiskRegistry} as the {@link DiskManager}, {@link NotificationControl} and {@link LockStatSource}
+ * services: what it adds to the registry is the OSGi wiring and the disks' ConfigAdmin records. Every
+ * {@link BackendFactory} and {@link CompletionNotifier} service is bound dynamically (notifiers greedy, so a
+ * returning or better-ranked strategy is picked up at once) into the lists the disks resolve their backends and
+ * strategy names in. The {@code adaptive} {@link PollPolicy} is bound dynamically too: when its bundle stops,
+ * disks that poll go back to notifications at a safe point; when it returns, they poll again.
+ *
+ * <p><b>Disks outlive this component.</b> {@link #attach} also creates the disk's ConfigAdmin factory
+ * configuration and {@link #detach} deletes it; memory disks keep their bytes, and disks their guest memory,
+ * in named shared-memory files ({@link SharedMemory}). When this component goes (its bundle, or the transport
+ * or virtqueue bundle it needs, is stopped or updated) every disk quiesces ({@link DiskRegistry#close}) and
+ * its files stay; when it comes back each disk's {@link DiskConfigComponent} attaches it again from its
+ * configuration over the same files, and a guest that saw the device go finds it again. The files are
+ * deleted when the framework itself stops.
  */
 @Component(service = {DiskManager.class, NotificationControl.class, LockStatSource.class})
-public final class DiskManagerComponent implements DiskManager, NotificationControl, LockStatSource {
+public final class DiskManagerComponent extends DiskRegistry implements DiskRebuilder {
 
-    /** Created before the references are bound (field initialisers run before DS binds anything). */
-    private final NotifierRegistry notifiers = new NotifierRegistry();
+    private static final Logger LOG = System.getLogger(DiskManagerComponent.class.getName());
 
-    @Reference(name = "backendFactories", cardinality = ReferenceCardinality.MULTIPLE,
+    private final List<BackendFactory> backendFactories;
+    private final NotifierRegistry notifiers;
+    private final BundleContext context;
+    private final SharedMemory shared;
+
+    @Reference(name = "configurationAdmin", cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC)
-    private volatile List<BackendFactory> backendFactories;
-
-    private final DiskRegistry registry;
+    private volatile ConfigurationAdmin configAdmin;
     /** The poll policy the registry uses; guarded by this. */
     private PollPolicy pollPolicy;
 
     @Activate
     public DiskManagerComponent(@Reference(name = "transportFactory") TransportFactory transports,
             @Reference(name = "ioThreadFactory") IoThreadFactory ioThreads,
-            @Reference(name = "guestMemoryFactory") GuestMemoryFactory memory) {
-        this.registry = new DiskRegistry(transports, ioThreads, memory, () -> backendFactories, notifiers);
+            @Reference(name = "guestMemoryFactory") GuestMemoryFactory memory, BundleContext context) {
+        this(transports, ioThreads, memory, context, new CopyOnWriteArrayList<>(), new NotifierRegistry());
+    }
+
+    /** The lists exist before DS binds anything into them. */
+    private DiskManagerComponent(TransportFactory transports, IoThreadFactory ioThreads, GuestMemoryFactory memory,
+            BundleContext context, List<BackendFactory> backendFactories, NotifierRegistry notifiers) {
+        super(transports, ioThreads, memory, () -> backendFactories, notifiers);
+        this.backendFactories = backendFactories;
+        this.notifiers = notifiers;
+        this.context = context;
+        this.shared = SharedMemory.system().orElse(null);
+        if (shared != null) {
+            setSharedMemory(shared);
+            try {
+                int swept = shared.sweepDead();
+                if (swept > 0) {
+                    LOG.log(Level.INFO, "deleted " + swept + " shared-memory files of Kickplug processes that died");
+                }
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "cannot look for stale shared-memory files in " + shared.dir() + ": " + e);
+            }
+        } else {
+            LOG.log(Level.WARNING, "no /dev/shm: memory disks lose their contents when a Kickplug bundle is updated");
+        }
+    }
+
+    @Reference(name = "backendFactories", cardinality = ReferenceCardinality.MULTIPLE,
+            policy = ReferencePolicy.DYNAMIC, unbind = "removeBackendFactory")
+    void addBackendFactory(BackendFactory factory) {
+        backendFactories.add(factory);
+    }
+
+    void removeBackendFactory(BackendFactory factory) {
+        backendFactories.remove(factory);
     }
 
     @Reference(name = "completionNotifier", cardinality = ReferenceCardinality.MULTIPLE,
@@ -80,109 +125,157 @@ public final class DiskManagerComponent implements DiskManager, NotificationCont
             target = "(" + PollPolicy.PROPERTY + "=" + PollPolicy.ADAPTIVE + ")")
     synchronized void bindPollPolicy(PollPolicy policy) {
         pollPolicy = policy;
-        registry.setPollPolicy(policy);
+        setPollPolicy(policy);
     }
 
     synchronized void unbindPollPolicy(PollPolicy policy) {
         // A greedy replacement binds the new policy before unbinding the old one.
         if (pollPolicy == policy) {
             pollPolicy = null;
-            registry.setPollPolicy(null);
+            setPollPolicy(null);
         }
     }
 
     @Deactivate
     void deactivate() {
-        registry.close();
+        // Quiesce: every device resets and tells its guest it is gone; shared memory stays for the return.
+        close();
+        if (shared != null && frameworkStopping()) {
+            try {
+                shared.deleteAll();
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "cannot delete the disks' shared-memory files: " + e);
+            }
+        }
+    }
+
+    private boolean frameworkStopping() {
+        try {
+            Bundle system = context.getBundle(0);
+            return system == null || (system.getState() & (Bundle.STOPPING | Bundle.RESOLVED)) != 0;
+        } catch (IllegalStateException e) {
+            return true; // our context is no longer valid: the framework is going down
+        }
+    }
+
+    private boolean attached(String name) {
+        return name != null && list().stream().anyMatch(d -> d.name().equals(name));
+    }
+
+    /** Attaches the disk and records it as a configuration, so it outlives this bundle. */
+    @Override
+    public synchronized DiskInfo attach(DiskSpec spec) {
+        if (spec != null && spec.name() != null && shared != null && !attached(spec.name())) {
+            try {
+                shared.delete(spec.name()); // a new disk: nothing of an earlier one with that name
+            } catch (IOException e) {
+                throw new DiskException("cannot clear the shared memory of disk '" + spec.name() + "': "
+                        + e.getMessage(), e);
+            }
+        }
+        DiskInfo info = super.attach(spec);
+        ConfigurationAdmin admin = configAdmin;
+        if (admin == null) {
+            LOG.log(Level.WARNING, "disk " + spec.name() + ": no ConfigAdmin, the disk will not outlive its bundles");
+            return info;
+        }
+        try {
+            DiskConfigStore.save(admin, spec);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(Level.WARNING, "disk " + spec.name() + ": cannot save its configuration, it will not outlive "
+                    + "its bundles: " + e);
+        }
+        return info;
+    }
+
+    /**
+     * Detaches the disk and deletes its configuration (and its shared memory). A disk that is configured but
+     * not attached now (being rebuilt, or its backend failed) just loses its configuration.
+     */
+    @Override
+    public synchronized void detach(String name) {
+        boolean attached = attached(name);
+        DiskException failure = null;
+        if (attached) {
+            try {
+                super.detach(name);
+            } catch (DiskException e) {
+                failure = e;
+            }
+        }
+        boolean configured = false;
+        ConfigurationAdmin admin = configAdmin;
+        if (admin != null && name != null) {
+            try {
+                configured = DiskConfigStore.delete(admin, name);
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "disk " + name + ": cannot delete its configuration: " + e);
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        if (!attached && !configured) {
+            super.detach(name); // the registry's "no disk named" error
+        }
+    }
+
+    /** Refuses a disk whose configuration a concurrent {@link #detach} deleted (ConfigAdmin is asynchronous). */
+    @Override
+    public synchronized DiskInfo rebuild(DiskSpec spec) {
+        ConfigurationAdmin admin = configAdmin;
+        try {
+            if (admin != null && !DiskConfigStore.names(admin).contains(spec.name())) {
+                throw new DiskException("disk '" + spec.name() + "' was detached: its configuration is gone");
+            }
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "cannot list the disk configurations: " + e);
+        }
+        return super.attach(spec);
+    }
+
+    /** Detaches without touching the configuration: the disk's configuration component went away. */
+    @Override
+    public synchronized void release(String name) {
+        if (attached(name)) {
+            super.detach(name);
+        }
+    }
+
+    /**
+     * Under this monitor, so that an {@link #attach} (disk, then its configuration) is seen whole: a
+     * configuration of that name present now belongs to a newer disk of the same name.
+     */
+    @Override
+    public synchronized void releaseDeleted(String name) {
+        ConfigurationAdmin admin = configAdmin;
+        try {
+            if (admin != null && DiskConfigStore.names(admin).contains(name)) {
+                LOG.log(Level.DEBUG, "disk " + name + ": an older configuration's deletion arrived after the disk "
+                        + "was attached again; the new disk stays");
+                return;
+            }
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "cannot list the disk configurations: " + e);
+        }
+        release(name);
     }
 
     @Override
-    public DiskInfo attach(DiskSpec spec) {
-        return registry.attach(spec);
-    }
-
-    @Override
-    public void detach(String name) {
-        registry.detach(name);
-    }
-
-    @Override
-    public DiskInfo setTrackedLock(String name, TrackedLockKind kind) {
-        return registry.setTrackedLock(name, kind);
-    }
-
-    @Override
-    public DiskInfo resize(String name, long newSizeBytes) {
-        return registry.resize(name, newSizeBytes);
-    }
-
-    @Override
-    public PollStatus setPolling(String name, boolean enabled, PollParams params) {
-        return registry.setPolling(name, enabled, params);
-    }
-
-    @Override
-    public PollStatus pollStatus(String name) {
-        return registry.pollStatus(name);
-    }
-
-    @Override
-    public List<DiskInfo> list() {
-        return registry.list();
-    }
-
-    @Override
-    public DiskInfo info(String name) {
-        return registry.info(name);
-    }
-
-    @Override
-    public VirtioDevice exportDevice(String name, int numQueues) {
-        return registry.exportDevice(name, numQueues);
-    }
-
-    @Override
-    public void releaseExport(String name, VirtioDevice device) {
-        registry.releaseExport(name, device);
-    }
-
-    @Override
-    public long ioThreadCpuNanos(String name) {
-        return registry.ioThreadCpuNanos(name);
-    }
-
-    @Override
-    public GuestPort port(String name) {
-        return registry.port(name);
-    }
-
-    @Override
-    public List<QueueCounters> setStrategy(String disk, String strategy, int queue) {
-        return registry.setStrategy(disk, strategy, queue);
-    }
-
-    @Override
-    public List<String> strategies() {
-        return registry.strategies();
-    }
-
-    @Override
-    public List<QueueCounters> counters(String disk) {
-        return registry.counters(disk);
-    }
-
-    @Override
-    public List<QueueCounters> exportCounters(String disk) {
-        return registry.exportCounters(disk);
-    }
-
-    @Override
-    public List<LockStatRow> lockStats() {
-        return registry.lockStats();
-    }
-
-    @Override
-    public void resetLockStats() {
-        registry.resetLockStats();
+    public List<String> configuredDisks() {
+        List<String> names = new ArrayList<>(list().stream().map(DiskInfo::name).toList());
+        ConfigurationAdmin admin = configAdmin;
+        if (admin != null) {
+            try {
+                for (String n : DiskConfigStore.names(admin)) {
+                    if (!names.contains(n)) {
+                        names.add(n);
+                    }
+                }
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "cannot list the disk configurations: " + e);
+            }
+        }
+        return names;
     }
 }

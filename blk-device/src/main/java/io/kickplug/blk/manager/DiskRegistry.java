@@ -5,21 +5,27 @@ import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
-import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.lockstat.LockStatRow;
+import io.kickplug.api.lockstat.LockStatSource;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.memory.GuestMemoryFactory;
+import io.kickplug.api.memory.MemoryLease;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollPolicy;
 import io.kickplug.api.poll.PollStatus;
+import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
 import io.kickplug.api.transport.TransportInstance;
+import io.kickplug.api.virtio.VirtioDevice;
+import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.QueueMapping;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.blk.notify.NotifierRegistry;
@@ -37,18 +43,15 @@ import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 
 /**
- * The attached disks and the logic of {@link io.kickplug.api.blk.DiskManager}, without OSGi. Attach either
+ * The attached disks: the {@link DiskManager}, {@link NotificationControl} and {@link LockStatSource} services
+ * without OSGi ({@link DiskManagerComponent} adds the OSGi wiring and the disks' configurations). Attach either
  * completes or leaves nothing behind. Thread-safe: one operation at a time.
  */
-public final class DiskRegistry implements AutoCloseable {
+public class DiskRegistry implements DiskManager, NotificationControl, LockStatSource, AutoCloseable {
 
     private static final Logger LOG = System.getLogger(DiskRegistry.class.getName());
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
-    private static final int MAX_QUEUE_SIZE = 32768;
-    private static final int MAX_WORKERS = 256;
 
     private final TransportFactory transports;
     private final IoThreadFactory ioThreadFactory;
@@ -58,6 +61,13 @@ public final class DiskRegistry implements AutoCloseable {
     private final Map<String, AttachedDisk> disks = new LinkedHashMap<>();
     /** The bound poll policy, or {@code null}. */
     private PollPolicy pollPolicy;
+    /**
+     * Where memory disks keep their bytes and disks their guest memory so that both outlive this bundle, or
+     * {@code null} for process memory (gone with the disk).
+     */
+    private SharedMemory shared;
+    /** True while {@link #close} quiesces: the disks' shared memory is kept for their return. */
+    private boolean quiescing;
     /** Devices handed out by {@link #exportDevice}, per disk; reset before the disk's backend closes. */
     private final Map<String, List<Export>> exports = new LinkedHashMap<>();
 
@@ -91,7 +101,7 @@ public final class DiskRegistry implements AutoCloseable {
 
     /** One attached disk and everything it owns. */
     private record AttachedDisk(DiskSpec spec, BlockBackend backend, VirtioBlkDevice device, List<IoThread> threads,
-            TransportInstance transport, NotifierRegistry.Listener listener) {
+            TransportInstance transport, NotifierRegistry.Listener listener, MemoryLease memoryLease) {
 
         DiskInfo info() {
             return new DiskInfo(spec.name(), backend.size(), backend.kind(), device.readOnly(), transport.kind(),
@@ -101,6 +111,15 @@ public final class DiskRegistry implements AutoCloseable {
         }
     }
 
+    /**
+     * Keeps memory disks' bytes and the disks' guest memory in named shared-memory files from now on
+     * ({@code null}: in process memory). Files of a disk are deleted at {@link #detach}, kept by {@link #close}.
+     */
+    public synchronized void setSharedMemory(SharedMemory shared) {
+        this.shared = shared;
+    }
+
+    @Override
     public synchronized DiskInfo attach(DiskSpec spec) {
         BackendFactory factory = validate(spec);
         QueueMapping mapping = QueueMapping.of(spec.mapping(), spec.numQueues(), spec.ioThreads());
@@ -109,18 +128,23 @@ public final class DiskRegistry implements AutoCloseable {
         List<IoThread> threads = new ArrayList<>();
         VirtioBlkDevice device = null;
         TransportInstance transport = null;
+        MemoryLease memoryLease = null;
         try {
-            backend = open(factory, spec);
+            backend = open(factory, withSharedBytes(spec));
             for (int i = 0; i < spec.ioThreads(); i++) {
                 threads.add(ioThreadFactory.start("kickplug-blk-" + name + "-io" + i));
             }
-            device = new VirtioBlkDevice(name, backend, spec.backend().readOnly(), spec.numQueues(),
-                    spec.queueSize(), serial(spec), threads, mapping, spec.trackedLock(), spec.workers(), notifiers);
+            device = new VirtioBlkDevice(BlkDeviceSpec.of(name, backend, spec.backend().readOnly(), spec.numQueues(),
+                    spec.queueSize(), serial(spec), threads).withMapping(mapping).withTrackedLock(spec.trackedLock())
+                    .withWorkers(spec.workers()).withNotifiers(notifiers));
             device.setPollPolicy(pollPolicy);
             GuestMemory memory = allocate(spec);
+            // The registry's lease: the guest memory stays mapped while the disk is attached (issue 18).
+            memoryLease = memory.lease();
             transport = createTransport(spec, device, memory);
             NotifierRegistry.Listener listener = device::strategiesChanged;
-            AttachedDisk disk = new AttachedDisk(spec, backend, device, List.copyOf(threads), transport, listener);
+            AttachedDisk disk = new AttachedDisk(spec, backend, device, List.copyOf(threads), transport, listener,
+                    memoryLease);
             notifiers.addListener(listener);
             disks.put(name, disk);
             LOG.log(Level.INFO, "attached disk " + name + " (" + backend.kind() + ", " + backend.size() + " bytes, "
@@ -129,6 +153,9 @@ public final class DiskRegistry implements AutoCloseable {
         } catch (RuntimeException | Error e) {
             List<Throwable> cleanup = new ArrayList<>();
             release(transport, device, threads, backend, cleanup);
+            if (memoryLease != null && cleanup.isEmpty()) {
+                memoryLease.close();
+            }
             cleanup.forEach(e::addSuppressed);
             if (e instanceof DiskException) {
                 throw e;
@@ -137,7 +164,13 @@ public final class DiskRegistry implements AutoCloseable {
         }
     }
 
+    @Override
     public synchronized void detach(String name) {
+        removeDisk(name);
+    }
+
+    /** What {@link #detach} does; {@link #close} uses it too, so a subclass's detach is not called then. */
+    private void removeDisk(String name) {
         AttachedDisk disk = disks.remove(name);
         if (disk == null) {
             throw noSuchDisk(name);
@@ -158,6 +191,19 @@ public final class DiskRegistry implements AutoCloseable {
         exports.remove(name);
         // Closing the transport resets the device, which waits for in-flight requests (section 2.4).
         release(disk.transport(), disk.device(), disk.threads(), disk.backend(), failures);
+        // The device and its I/O threads are out of the guest memory now: the registry's lease ends, and the
+        // mapping goes at once unless a simulated guest still holds its own lease (then when its machine closes).
+        // Not when closing something failed: an I/O thread might still be in the rings; the GC frees it then.
+        if (failures.isEmpty()) {
+            disk.memoryLease().close();
+        }
+        if (shared != null && !quiescing) {
+            try {
+                shared.delete(name);
+            } catch (IOException | RuntimeException e) {
+                failures.add(e);
+            }
+        }
         if (!failures.isEmpty()) {
             DiskException e = new DiskException("disk '" + name + "' detached, but cleaning up failed: "
                     + failures.get(0));
@@ -172,6 +218,7 @@ public final class DiskRegistry implements AutoCloseable {
      *
      * @throws DiskException for an unknown disk or no kind
      */
+    @Override
     public synchronized DiskInfo setTrackedLock(String name, TrackedLockKind kind) {
         AttachedDisk disk = find(name);
         if (kind == null) {
@@ -187,6 +234,7 @@ public final class DiskRegistry implements AutoCloseable {
      * configuration-change notification (VIRTIO 1.2 section 5.2.6.2). Requests already validated against
      * the old capacity that reach past a smaller one fail with IOERR in the backend.
      */
+    @Override
     public synchronized DiskInfo resize(String name, long newSizeBytes) {
         AttachedDisk disk = find(name);
         if (newSizeBytes <= 0 || newSizeBytes % VirtioBlk.SECTOR_SIZE != 0) {
@@ -222,6 +270,7 @@ public final class DiskRegistry implements AutoCloseable {
      *
      * @throws DiskException for an unknown disk
      */
+    @Override
     public synchronized PollStatus setPolling(String name, boolean enabled, PollParams params) {
         PollStatus status = find(name).device().setPolling(enabled, params);
         // Exported devices (vhost-user) poll with the disk's settings too.
@@ -233,6 +282,7 @@ public final class DiskRegistry implements AutoCloseable {
         return status;
     }
 
+    @Override
     public synchronized PollStatus pollStatus(String name) {
         return find(name).device().pollStatus();
     }
@@ -260,6 +310,7 @@ public final class DiskRegistry implements AutoCloseable {
      *
      * @throws DiskException for an unknown disk or queue, or a malformed name
      */
+    @Override
     public List<QueueCounters> setStrategy(String name, String strategy, int queue) {
         VirtioBlkDevice device = device(name);
         // The disk's exported devices (vhost-user) follow the same configuration, queue by queue; a queue
@@ -316,6 +367,7 @@ public final class DiskRegistry implements AutoCloseable {
     }
 
     /** The per-queue counters of a disk's exported devices, in export order. */
+    @Override
     public List<QueueCounters> exportCounters(String name) {
         device(name); // an unknown disk is refused
         List<QueueCounters> out = new ArrayList<>();
@@ -326,11 +378,13 @@ public final class DiskRegistry implements AutoCloseable {
     }
 
     /** The per-queue counters of a disk. */
+    @Override
     public List<QueueCounters> counters(String name) {
         return device(name).queueCounters();
     }
 
     /** Strategy names bound now, immediate included. */
+    @Override
     public List<String> strategies() {
         return notifiers.names();
     }
@@ -339,14 +393,15 @@ public final class DiskRegistry implements AutoCloseable {
      * The lock statistics of every disk's tracked-requests locks: one row per disk and lock kind in use now
      * or used before ("d1 tracked-mutex"; a sharded lock's shards together).
      */
+    @Override
     public synchronized List<LockStatRow> lockStats() {
         List<LockStatRow> rows = new ArrayList<>();
         for (AttachedDisk disk : disks.values()) {
             var tracked = disk.device().trackedRequests();
             for (TrackedLockKind kind : TrackedLockKind.values()) {
-                var stats = tracked.stats(kind);
-                if (kind == tracked.kind() || stats.snapshot().acquisitions() > 0) {
-                    rows.add(stats.row(disk.spec().name() + " tracked-" + kind.label()));
+                LockStatRow row = tracked.stats(kind).row(disk.spec().name() + " tracked-" + kind.label());
+                if (kind == tracked.kind() || row.acquisitions() > 0) {
+                    rows.add(row);
                 }
             }
         }
@@ -354,6 +409,7 @@ public final class DiskRegistry implements AutoCloseable {
     }
 
     /** Zeroes the tracked-requests lock statistics of every disk. */
+    @Override
     public synchronized void resetLockStats() {
         for (AttachedDisk disk : disks.values()) {
             for (TrackedLockKind kind : TrackedLockKind.values()) {
@@ -362,15 +418,18 @@ public final class DiskRegistry implements AutoCloseable {
         }
     }
 
+    @Override
     public synchronized List<DiskInfo> list() {
         return disks.values().stream().map(AttachedDisk::info).toList();
     }
 
+    @Override
     public synchronized DiskInfo info(String name) {
         return find(name).info();
     }
 
     /** Sum of the disk's I/O threads' CPU time, or -1 when not measurable. */
+    @Override
     public synchronized long ioThreadCpuNanos(String name) {
         long sum = 0;
         for (IoThread t : find(name).threads()) {
@@ -383,6 +442,7 @@ public final class DiskRegistry implements AutoCloseable {
         return sum;
     }
 
+    @Override
     public synchronized GuestPort port(String name) {
         GuestPort port = find(name).transport().port();
         if (port == null) {
@@ -395,6 +455,7 @@ public final class DiskRegistry implements AutoCloseable {
      * A fresh device over the disk's backend and I/O threads for an out-of-registry transport (vhost-user);
      * {@link #detach} resets it before closing the backend.
      */
+    @Override
     public synchronized VirtioBlkDevice exportDevice(String name, int numQueues) {
         AttachedDisk disk = find(name);
         if (numQueues < 1 || numQueues > DiskSpec.MAX_QUEUES) {
@@ -402,9 +463,10 @@ public final class DiskRegistry implements AutoCloseable {
         }
         // Same backend, I/O threads (round-robin), tracked lock, workers and notification strategies as the disk.
         DiskSpec spec = disk.spec();
-        VirtioBlkDevice device = new VirtioBlkDevice(name, disk.backend(), spec.backend().readOnly(), numQueues,
-                spec.queueSize(), serial(spec), disk.threads(), QueueMapping.of(List.of(), numQueues,
-                        disk.threads().size()), spec.trackedLock(), spec.workers(), notifiers);
+        VirtioBlkDevice device = new VirtioBlkDevice(BlkDeviceSpec.of(name, disk.backend(), spec.backend().readOnly(),
+                numQueues, spec.queueSize(), serial(spec), disk.threads())
+                .withMapping(QueueMapping.of(List.of(), numQueues, disk.threads().size()))
+                .withTrackedLock(spec.trackedLock()).withWorkers(spec.workers()).withNotifiers(notifiers));
         // Start with the strategies configured for the disk's queues (kp:notify), queue by queue.
         List<QueueCounters> configured = disk.device().queueCounters();
         for (int q = 0; q < numQueues && q < configured.size(); q++) {
@@ -421,7 +483,8 @@ public final class DiskRegistry implements AutoCloseable {
     }
 
     /** Forgets an exported device (its transport reset it) and ends its worker pool. */
-    public synchronized void releaseExport(String name, Object device) {
+    @Override
+    public synchronized void releaseExport(String name, VirtioDevice device) {
         List<Export> list = exports.get(name);
         if (list == null) {
             return;
@@ -444,16 +507,40 @@ public final class DiskRegistry implements AutoCloseable {
         return find(name).device();
     }
 
-    /** Detaches every disk. */
+    /**
+     * Quiesces every disk: each device is reset (in-flight requests complete), its guest told the device is
+     * gone, its threads and backend closed; the disks' shared memory (memory disks' bytes, guest memory) is
+     * kept, so a registry that attaches them again from their configurations finds them as they were.
+     */
     @Override
     public synchronized void close() {
-        for (String name : new ArrayList<>(disks.keySet())) {
-            try {
-                detach(name);
-            } catch (DiskException e) {
-                LOG.log(Level.WARNING, e.getMessage(), e);
+        quiescing = true;
+        try {
+            for (String name : new ArrayList<>(disks.keySet())) {
+                try {
+                    removeDisk(name);
+                } catch (DiskException e) {
+                    LOG.log(Level.WARNING, e.getMessage(), e);
+                }
             }
+        } finally {
+            quiescing = false;
         }
+    }
+
+    /** A memory disk's backend spec pointing at its shared-memory file, when there is shared memory. */
+    private BackendSpec sharedBytes(DiskSpec spec) {
+        BackendSpec b = spec.backend();
+        if (shared == null || !"memory".equals(b.kind()) || b.path() != null) {
+            return b;
+        }
+        return new BackendSpec(b.kind(), shared.diskFile(spec.name()).toString(), b.sizeBytes(), b.readOnly(),
+                b.direct(), b.readZeroes(), b.latencyNs());
+    }
+
+    private DiskSpec withSharedBytes(DiskSpec spec) {
+        BackendSpec b = sharedBytes(spec);
+        return b == spec.backend() ? spec : spec.withBackend(b);
     }
 
     private AttachedDisk find(String name) {
@@ -468,54 +555,13 @@ public final class DiskRegistry implements AutoCloseable {
         return new DiskException("no disk named '" + name + "'");
     }
 
-    /** Checks every field of {@code spec}; returns the factory of its backend kind. */
+    /** Checks every field of {@code spec} and that its name is free; returns the factory of its backend kind. */
     private BackendFactory validate(DiskSpec spec) {
-        if (spec == null) {
-            throw new DiskException("no disk spec given");
+        DiskSpecCheck.check(spec);
+        if (disks.containsKey(spec.name())) {
+            throw new DiskException("a disk named '" + spec.name() + "' is already attached");
         }
-        String name = spec.name();
-        if (name == null || !NAME.matcher(name).matches()) {
-            throw new DiskException("invalid disk name '" + name
-                    + "': use 1 to 64 letters, digits, '.', '_' or '-'");
-        }
-        if (disks.containsKey(name)) {
-            throw new DiskException("a disk named '" + name + "' is already attached");
-        }
-        BackendSpec backend = spec.backend();
-        if (backend == null || backend.kind() == null) {
-            throw new DiskException("disk '" + name + "' has no backend kind");
-        }
-        BackendFactory factory = factoryFor(backend.kind());
-        long size = backend.sizeBytes();
-        // A file backend may take its size from the file (size 0); every other size is checked here.
-        boolean sizeFromFile = size == 0 && "file".equals(backend.kind());
-        if (!sizeFromFile && (size <= 0 || size % VirtioBlk.SECTOR_SIZE != 0)) {
-            throw new DiskException("disk size " + size + " is not a positive multiple of 512 bytes");
-        }
-        if (spec.numQueues() < 1 || spec.numQueues() > DiskSpec.MAX_QUEUES) {
-            throw new DiskException("number of queues " + spec.numQueues() + " is not in 1.." + DiskSpec.MAX_QUEUES);
-        }
-        int queueSize = spec.queueSize();
-        if (queueSize < 2 || queueSize > MAX_QUEUE_SIZE || Integer.bitCount(queueSize) != 1) {
-            throw new DiskException("queue size " + queueSize + " is not a power of two in 2.." + MAX_QUEUE_SIZE);
-        }
-        if (spec.ioThreads() < 1 || spec.ioThreads() > DiskSpec.MAX_QUEUES) {
-            throw new DiskException("number of I/O threads " + spec.ioThreads() + " is not in 1.."
-                    + DiskSpec.MAX_QUEUES);
-        }
-        if (spec.workers() < 1 || spec.workers() > MAX_WORKERS) {
-            throw new DiskException("number of workers " + spec.workers() + " is not in 1.." + MAX_WORKERS);
-        }
-        if (spec.serial() != null && spec.serial().getBytes(StandardCharsets.UTF_8).length > VirtioBlk.ID_BYTES) {
-            throw new DiskException("serial '" + spec.serial() + "' is longer than " + VirtioBlk.ID_BYTES + " bytes");
-        }
-        if (spec.transport() == null) {
-            throw new DiskException("disk '" + name + "' has no transport");
-        }
-        if (spec.guestMemoryBytes() <= 0) {
-            throw new DiskException("guest memory size " + spec.guestMemoryBytes() + " must be positive");
-        }
-        return factory;
+        return factoryFor(spec.backend().kind());
     }
 
     private BackendFactory factoryFor(String kind) {
@@ -558,7 +604,13 @@ public final class DiskRegistry implements AutoCloseable {
 
     private GuestMemory allocate(DiskSpec spec) {
         try {
+            if (shared != null) {
+                return shared.mapGuestMemory(spec.name(), spec.guestMemoryBytes(), memoryFactory);
+            }
             return memoryFactory.allocate(spec.guestMemoryBytes());
+        } catch (IOException e) {
+            throw new DiskException("cannot map the shared guest memory of disk '" + spec.name() + "': "
+                    + e.getMessage(), e);
         } catch (RuntimeException | OutOfMemoryError e) {
             throw new DiskException("cannot allocate " + spec.guestMemoryBytes() + " bytes of guest memory for disk '"
                     + spec.name() + "': " + e.getMessage(), e);

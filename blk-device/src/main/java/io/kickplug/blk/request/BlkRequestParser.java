@@ -45,6 +45,17 @@ public final class BlkRequestParser {
      */
     public static BlkRequest parse(DescriptorChain chain, long capacitySectors, boolean readOnly,
             long negotiatedFeatures, BlkLimits limits) {
+        return parseInto(new BlkRequest(), chain, capacitySectors, readOnly, negotiatedFeatures, limits);
+    }
+
+    /**
+     * Parses {@code chain} into {@code target}, a request of a pool, as {@link #parse}; for IN and OUT nothing
+     * is allocated (the header is read in place through the chain's cursors).
+     *
+     * @return {@code target}
+     */
+    public static BlkRequest parseInto(BlkRequest target, DescriptorChain chain, long capacitySectors,
+            boolean readOnly, long negotiatedFeatures, BlkLimits limits) {
         ChainReader reader = chain.reader();
         ChainWriter writer = chain.writer();
         // 5.2.6: the header is the first 16 device-readable bytes, however the driver split them (2.7.4).
@@ -67,7 +78,7 @@ public final class BlkRequestParser {
         long feature = kind.requiredFeature();
         if (feature != 0 && (negotiatedFeatures & feature) == 0) {
             // 5.2.3/5.2.6: these types exist only with their feature; without it they are unknown types.
-            return new BlkRequest(chain.head(), type, kind, sector, 0, null, null, status,
+            return target.set(chain.head(), type, kind, sector, 0, null, null, status,
                     Rejection.unsupported("request type " + Integer.toUnsignedString(type) + " (" + kind
                             + ") needs a feature that was not negotiated (5.2.3)"));
         }
@@ -77,7 +88,7 @@ public final class BlkRequestParser {
                         ? Rejection.ioError("IN request carries " + readableData
                                 + " device-readable data bytes; its data must be device-writable (5.2.6)")
                         : checkData(writableData, sector, capacitySectors);
-                return new BlkRequest(chain.head(), type, kind, sector, bad == null ? writableData : 0, null,
+                return target.set(chain.head(), type, kind, sector, bad == null ? writableData : 0, null,
                         bad == null ? writer : null, status, bad);
             }
             case OUT: {
@@ -91,16 +102,16 @@ public final class BlkRequestParser {
                         bad = Rejection.ioError("write to a read-only disk (5.2.6.2)");
                     }
                 }
-                return new BlkRequest(chain.head(), type, kind, sector, bad == null ? readableData : 0,
+                return target.set(chain.head(), type, kind, sector, bad == null ? readableData : 0,
                         bad == null ? reader : null, null, status, bad);
             }
             case FLUSH:
-                return new BlkRequest(chain.head(), type, kind, sector, 0, null, null, status, null);
+                return target.set(chain.head(), type, kind, sector, 0, null, null, status, null);
             case GET_ID: {
                 // 5.2.6.1 asks for 20 bytes; a shorter buffer gets a truncated id, as QEMU does.
                 long idBytes = Math.min(writableData, ID_BYTES);
                 writer.splitAt(idBytes);
-                return new BlkRequest(chain.head(), type, kind, sector, idBytes, null, writer, status, null);
+                return target.set(chain.head(), type, kind, sector, idBytes, null, writer, status, null);
             }
             case GET_LIFETIME: {
                 Rejection bad = null;
@@ -112,18 +123,18 @@ public final class BlkRequestParser {
                             + " takes " + LIFETIME_BYTES + " (5.2.6)");
                 }
                 if (bad != null) {
-                    return new BlkRequest(chain.head(), type, kind, sector, 0, null, null, status, bad);
+                    return target.set(chain.head(), type, kind, sector, 0, null, null, status, bad);
                 }
                 writer.splitAt(LIFETIME_BYTES);
-                return new BlkRequest(chain.head(), type, kind, sector, LIFETIME_BYTES, null, writer, status, null);
+                return target.set(chain.head(), type, kind, sector, LIFETIME_BYTES, null, writer, status, null);
             }
             case DISCARD:
             case WRITE_ZEROES:
             case SECURE_ERASE:
-                return parseSegments(chain.head(), type, kind, sector, reader, writableData, status,
+                return parseSegments(target, chain.head(), type, kind, sector, reader, writableData, status,
                         capacitySectors, readOnly, limits);
             default:
-                return new BlkRequest(chain.head(), type, kind, sector, 0, null, null, status,
+                return target.set(chain.head(), type, kind, sector, 0, null, null, status,
                         Rejection.unsupported("unsupported request type " + Integer.toUnsignedString(type)
                                 + " (5.2.6)"));
         }
@@ -134,7 +145,7 @@ public final class BlkRequestParser {
      * device-readable. Every segment is copied out of the chain and checked before anything runs; one bad
      * segment refuses the whole request.
      */
-    private static BlkRequest parseSegments(int head, int type, RequestType kind, long sector, ChainReader reader,
+    private static BlkRequest parseSegments(BlkRequest target, int head, int type, RequestType kind, long sector, ChainReader reader,
             long writableData, ChainWriter status, long capacitySectors, boolean readOnly, BlkLimits limits) {
         long readableData = reader.remaining();
         Rejection bad = null;
@@ -160,9 +171,9 @@ public final class BlkRequestParser {
             }
         }
         if (bad != null) {
-            return new BlkRequest(head, type, kind, sector, 0, null, null, status, bad);
+            return target.set(head, type, kind, sector, 0, null, null, status, bad);
         }
-        return new BlkRequest(head, type, kind, sector, readableData, null, null, status, null, segments);
+        return target.set(head, type, kind, sector, readableData, null, null, status, null, segments);
     }
 
     private static int maxSegments(RequestType kind, BlkLimits limits) {

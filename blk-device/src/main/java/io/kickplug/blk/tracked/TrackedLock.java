@@ -1,6 +1,7 @@
 package io.kickplug.blk.tracked;
 
 import io.kickplug.api.blk.TrackedLockKind;
+import io.kickplug.api.lockstat.LockCounters;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -10,39 +11,50 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 abstract class TrackedLock {
 
-    protected final LockStats stats;
-    /** Written and read by the holder only. */
+    /**
+     * Hold times are timed for one acquisition in this many (two {@code System.nanoTime} calls each), and
+     * counted with this weight in the hold-time total; waits of contended acquisitions are always timed.
+     */
+    static final int HOLD_SAMPLE = 16;
+
+    protected final LockCounters stats;
+    /** Written and read by the holder only; 0 when this acquisition is not timed. */
     private long acquiredAt;
+    /** Acquisitions so far, to pick the timed ones; written and read by the holder only. */
+    private int acquisitions;
     /** Id of the thread that acquired the lock last; written and read by the holder only. */
     private long lastOwner = -1;
 
-    TrackedLock(LockStats stats) {
+    TrackedLock(LockCounters stats) {
         this.stats = stats;
     }
 
-    static TrackedLock create(TrackedLockKind kind, LockStats stats) {
+    static TrackedLock create(TrackedLockKind kind, LockCounters stats) {
         return kind == TrackedLockKind.YIELDING ? new Yielding(stats) : new Mutex(stats);
     }
 
     final void lock() {
-        boolean contended = acquire();
+        long waitNanos = acquire();
         long me = Thread.currentThread().getId();
-        if (lastOwner != me) {
-            if (lastOwner != -1) {
-                stats.bounced(contended);
-            }
-            lastOwner = me;
+        boolean bounce = lastOwner != -1 && lastOwner != me;
+        lastOwner = me;
+        if (waitNanos >= 0) {
+            stats.contended(bounce);
         }
-        acquiredAt = System.nanoTime();
+        stats.acquired(bounce, waitNanos);
+        acquiredAt = (acquisitions++ & (HOLD_SAMPLE - 1)) == 0 ? System.nanoTime() : 0; // the first, then 1 in 16
     }
 
     final void unlock() {
-        stats.held(System.nanoTime() - acquiredAt);
+        long at = acquiredAt;
+        if (at != 0) {
+            stats.releasedSample(System.nanoTime() - at, HOLD_SAMPLE);
+        }
         release();
     }
 
-    /** Takes the lock and counts the acquisition; returns true when it had to wait. */
-    abstract boolean acquire();
+    /** Takes the lock; returns how long it waited for another holder, or -1 when it did not have to wait. */
+    abstract long acquire();
 
     abstract void release();
 
@@ -50,20 +62,18 @@ abstract class TrackedLock {
     static final class Mutex extends TrackedLock {
         private final ReentrantLock lock = new ReentrantLock();
 
-        Mutex(LockStats stats) {
+        Mutex(LockCounters stats) {
             super(stats);
         }
 
         @Override
-        boolean acquire() {
+        long acquire() {
             if (lock.tryLock()) {
-                stats.acquired();
-                return false;
+                return -1;
             }
             long start = System.nanoTime();
             lock.lock();
-            stats.acquiredAfterWait(System.nanoTime() - start);
-            return true;
+            return System.nanoTime() - start;
         }
 
         @Override
@@ -91,19 +101,18 @@ abstract class TrackedLock {
         private Waiter head;
         private Waiter tail;
 
-        Yielding(LockStats stats) {
+        Yielding(LockCounters stats) {
             super(stats);
         }
 
         @Override
-        boolean acquire() {
+        long acquire() {
             Waiter me;
             guard.lock();
             try {
                 if (!held) {
                     held = true;
-                    stats.acquired();
-                    return false;
+                    return -1;
                 }
                 me = new Waiter();
                 if (tail == null) {
@@ -123,11 +132,11 @@ abstract class TrackedLock {
                     interrupted = true; // keep waiting: the lock will be handed to us
                 }
             }
-            stats.acquiredAfterWait(System.nanoTime() - start);
+            long waited = System.nanoTime() - start;
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
-            return true;
+            return waited;
         }
 
         @Override

@@ -1,6 +1,7 @@
 package io.kickplug.blk.tracked;
 
 import io.kickplug.api.blk.TrackedLockKind;
+import io.kickplug.api.lockstat.LockCounters;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -47,7 +48,7 @@ public final class TrackedRequests {
     private final int shardCount;
     private final AtomicLong sequence = new AtomicLong();
     private final AtomicInteger serialisingInFlight = new AtomicInteger();
-    private final Map<TrackedLockKind, LockStats> stats = new EnumMap<>(TrackedLockKind.class);
+    private final Map<TrackedLockKind, LockCounters> stats = new EnumMap<>(TrackedLockKind.class);
     /** Every generation that may hold requests, oldest first; the current one is last. */
     private final List<Generation> live = new CopyOnWriteArrayList<>();
     private volatile Generation current;
@@ -62,7 +63,7 @@ public final class TrackedRequests {
         }
         this.shardCount = ioThreads;
         for (TrackedLockKind k : TrackedLockKind.values()) {
-            stats.put(k, new LockStats());
+            stats.put(k, new LockCounters());
         }
         current = new Generation(Objects.requireNonNull(kind, "kind"));
         live.add(current);
@@ -90,7 +91,7 @@ public final class TrackedRequests {
     }
 
     /** Statistics of all locks of {@code kind} this disk has used (for sharded: all shards together). */
-    public LockStats stats(TrackedLockKind kind) {
+    public LockCounters stats(TrackedLockKind kind) {
         return stats.get(kind);
     }
 
@@ -125,7 +126,26 @@ public final class TrackedRequests {
      * @param ioThread index of the I/O thread that submits it (its shard under the sharded lock)
      */
     public Request begin(Access access, long first, long end, int ioThread, Runnable onReady) {
-        Request r = new Request(access, first, end, onReady);
+        return begin(new Request(onReady), access, first, end, ioThread);
+    }
+
+    /**
+     * A request object for a pool: {@link #begin(Request, Access, long, long, int)} registers it again for each
+     * request it carries, so a queue allocates nothing per request.
+     *
+     * @param onReady the continuation of every request it will carry
+     */
+    public Request newRequest(Runnable onReady) {
+        return new Request(Objects.requireNonNull(onReady, "onReady"));
+    }
+
+    /**
+     * As {@link #begin(Access, long, long, int, Runnable)}, with a request object of {@link #newRequest}.
+     *
+     * @throws IllegalStateException when {@code r} is still registered (its last request has not ended)
+     */
+    public Request begin(Request r, Access access, long first, long end, int ioThread) {
+        r.reuse(access, first, end);
         if (access == Access.SERIALISING) {
             serialisingInFlight.incrementAndGet(); // before the sequence number: see the class comment
         }
@@ -184,9 +204,9 @@ public final class TrackedRequests {
 
     /** One tracked request. */
     public final class Request {
-        final Access access;
-        final long first;
-        final long end;
+        Access access;
+        long first;
+        long end;
         private final Runnable onReady;
         /** Dependencies not yet ended, plus one until {@link #arm()}. */
         private final AtomicInteger pending = new AtomicInteger(1);
@@ -199,11 +219,29 @@ public final class TrackedRequests {
         private List<Request> waiters;
         private boolean ended;
 
-        private Request(Access access, long first, long end, Runnable onReady) {
+        private Request(Runnable onReady) {
+            this.onReady = onReady;
+        }
+
+        /**
+         * Readies the object for its next request. Only after {@link #end()}: a pooled object is never reused
+         * while the request it carries is registered. {@code ended} was written under the shard lock by the
+         * thread that ended it; the owner reuses it after a hand-off that orders that write first.
+         */
+        private void reuse(Access access, long first, long end) {
+            if (shard != null && !ended) {
+                throw new IllegalStateException("tracked request " + seq + " reused before it ended");
+            }
             this.access = access;
             this.first = first;
             this.end = end;
-            this.onReady = onReady;
+            this.seq = 0;
+            this.shard = null;
+            this.prev = null;
+            this.next = null;
+            this.waiters = null;
+            this.ended = false;
+            pending.set(1);
         }
 
         public Access access() {
@@ -274,7 +312,7 @@ public final class TrackedRequests {
 
         Generation(TrackedLockKind kind) {
             this.kind = kind;
-            LockStats lockStats = stats.get(kind);
+            LockCounters lockStats = stats.get(kind);
             int n = kind == TrackedLockKind.SHARDED ? shardCount : 1;
             shards = new Shard[n];
             for (int i = 0; i < n; i++) {

@@ -1,5 +1,7 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
+import static io.kickplug.virtio.testkit.Await.await;
 import static io.kickplug.api.virtio.BufferSpec.readable;
 import static io.kickplug.api.virtio.BufferSpec.writable;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -19,7 +21,7 @@ import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.notify.NotifierRegistry;
-import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.api.transport.MmioRegisters;
@@ -28,8 +30,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -62,10 +62,11 @@ class CompletionNotifierDeviceTest {
 
     private void start(long features) {
         threads.add(new EventLoopThread("notify-io"));
-        device = new VirtioBlkDevice("n", new MemoryBackend(1 << 20, false), false, 1, 256, new byte[0], threads,
-                QueueMapping.of(List.of(), 1, 1), TrackedLockKind.MUTEX, 1, notifiers);
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("n", new MemoryBackend(1 << 20, false), false, 1, 256,
+                new byte[0], threads).withMapping(QueueMapping.of(List.of(), 1, 1))
+                .withTrackedLock(TrackedLockKind.MUTEX).withWorkers(1).withNotifiers(notifiers));
         notifiers.addListener(device::strategiesChanged);
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20));
+        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
         guest = new MmioBlkGuest(transport.port()).init(features, 1, 64);
     }
 
@@ -84,16 +85,6 @@ class CompletionNotifierDeviceTest {
 
     private QueueCounters counters() {
         return device.queueCounters().get(0);
-    }
-
-    private static void await(BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-        }
     }
 
     private void awaitCompleted(long requests) {

@@ -113,27 +113,7 @@ class NoFdEventIdxPatternTest {
             DeviceSignals signals, int nextAvail, int nextUsed) {
         SplitDeviceQueue view = new SplitDeviceQueue(memory, 0, layout, FEATURES);
         view.setIndices(nextAvail, nextUsed);
-        device.activate(new DeviceActivation() {
-            @Override
-            public long negotiatedFeatures() {
-                return FEATURES;
-            }
-
-            @Override
-            public GuestMemory memory() {
-                return memory;
-            }
-
-            @Override
-            public List<DeviceQueue> queues() {
-                return List.of(view);
-            }
-
-            @Override
-            public DeviceSignals signals() {
-                return signals;
-            }
-        });
+        device.activate(new DeviceActivation(FEATURES, memory, List.of(view), signals));
         return view;
     }
 
@@ -145,9 +125,9 @@ class NoFdEventIdxPatternTest {
         }
         backend = FileBackend.open(new BackendSpec("file", image.toString(), 0, false));
         ioThread = new EventLoopThread("pattern-io");
-        device = new VirtioBlkDevice("pattern", backend, false, 1, QUEUE_SIZE,
-                "pattern".getBytes(StandardCharsets.US_ASCII), List.of(ioThread), QueueMapping.of(List.of(), 1, 1),
-                TrackedLockKind.MUTEX, 2);
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("pattern", backend, false, 1, QUEUE_SIZE,
+                "pattern".getBytes(StandardCharsets.US_ASCII), List.of(ioThread))
+                .withMapping(QueueMapping.of(List.of(), 1, 1)).withTrackedLock(TrackedLockKind.MUTEX).withWorkers(2));
         GuestMemory memory = OffHeapGuestMemory.allocate(4 << 20);
         QueueLayout layout = QueueLayout.contiguous(QUEUE_SIZE, 0);
         SplitDriverQueue driver = new SplitDriverQueue(memory, layout, FEATURES, -1, 0);
@@ -297,9 +277,9 @@ class NoFdEventIdxPatternTest {
     void aResetWaitsForTheUsedRingPushOfACompletedRequest() throws Exception {
         GatedBackend gated = new GatedBackend(new MemoryBackend(1 << 20, false));
         ioThread = new EventLoopThread("pattern-io");
-        device = new VirtioBlkDevice("reset", gated, false, 1, QUEUE_SIZE,
-                "reset".getBytes(StandardCharsets.US_ASCII), List.of(ioThread), QueueMapping.of(List.of(), 1, 1),
-                TrackedLockKind.MUTEX, 2);
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("reset", gated, false, 1, QUEUE_SIZE,
+                "reset".getBytes(StandardCharsets.US_ASCII), List.of(ioThread))
+                .withMapping(QueueMapping.of(List.of(), 1, 1)).withTrackedLock(TrackedLockKind.MUTEX).withWorkers(2));
         GuestMemory memory = OffHeapGuestMemory.allocate(4 << 20);
         QueueLayout layout = QueueLayout.contiguous(QUEUE_SIZE, 0);
         SplitDriverQueue driver = new SplitDriverQueue(memory, layout, FEATURES, -1, 0);
@@ -331,27 +311,7 @@ class NoFdEventIdxPatternTest {
             }
         };
         NoFdSignals signals = new NoFdSignals();
-        device.activate(new DeviceActivation() {
-            @Override
-            public long negotiatedFeatures() {
-                return FEATURES;
-            }
-
-            @Override
-            public GuestMemory memory() {
-                return memory;
-            }
-
-            @Override
-            public List<DeviceQueue> queues() {
-                return List.of(held);
-            }
-
-            @Override
-            public DeviceSignals signals() {
-                return signals;
-            }
-        });
+        device.activate(new DeviceActivation(FEATURES, memory, List.of(held), signals));
         gated.close(0);
         publishWrite(memory, driver, 0, 1);
         gated.awaitEntered(1); // on a worker, held

@@ -9,7 +9,7 @@ import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.FakeChain;
 import io.kickplug.blk.fake.RecordingBackend;
-import io.kickplug.blk.fake.Segments;
+import io.kickplug.blk.fake.DiscardSegments;
 import io.kickplug.blk.request.BlkLimits;
 import io.kickplug.blk.request.BlkRequestParser;
 import io.kickplug.blk.request.Outcome;
@@ -51,7 +51,7 @@ class RequestExecutorTest {
     void writeZeroesThenReadReturnsZeroes() throws IOException {
         mode.negotiate(VirtioBlk.F_FLUSH | OPTIONAL);
         fill(0, 8192, 0x5A);
-        byte[] segments = Segments.of(2).add(1, 2, 0).add(10, 3, 1).bytes();
+        byte[] segments = DiscardSegments.of(2).add(1, 2, 0).add(10, 3, 1).bytes();
         assertEquals(VirtioBlk.S_OK, serve(VirtioBlk.T_WRITE_ZEROES, segments));
         byte[] after = disk(0, 8192);
         for (int i = 0; i < 8192; i++) {
@@ -68,7 +68,7 @@ class RequestExecutorTest {
     void discardOfSeveralSegments() throws IOException {
         mode.negotiate(VirtioBlk.F_FLUSH | OPTIONAL);
         fill(0, 4096, 0x11);
-        assertEquals(VirtioBlk.S_OK, serve(VirtioBlk.T_DISCARD, Segments.of(2).add(0, 1, 0).add(7, 1, 0).bytes()));
+        assertEquals(VirtioBlk.S_OK, serve(VirtioBlk.T_DISCARD, DiscardSegments.of(2).add(0, 1, 0).add(7, 1, 0).bytes()));
         assertEquals(2, backend.discards.get());
         assertArrayEquals(new byte[512], disk(0, 512));
         assertArrayEquals(filled(512 * 6, 0x11), disk(512, 512 * 6));
@@ -80,7 +80,7 @@ class RequestExecutorTest {
     void secureEraseZeroesAndFlushes() throws IOException {
         mode.negotiate(VirtioBlk.F_FLUSH | OPTIONAL);
         fill(0, 1024, 0x77);
-        assertEquals(VirtioBlk.S_OK, serve(VirtioBlk.T_SECURE_ERASE, Segments.one(0, 2, 0)));
+        assertEquals(VirtioBlk.S_OK, serve(VirtioBlk.T_SECURE_ERASE, DiscardSegments.one(0, 2, 0)));
         assertArrayEquals(new byte[1024], disk(0, 1024));
         assertEquals(1, backend.flushes.get());
     }
@@ -90,11 +90,11 @@ class RequestExecutorTest {
     void refusedSegmentRequestsNeverReachTheBackend() throws IOException {
         mode.negotiate(VirtioBlk.F_FLUSH);
         fill(0, 512, 0x42);
-        assertEquals(VirtioBlk.S_UNSUPP, serve(VirtioBlk.T_WRITE_ZEROES, Segments.one(0, 1, 0)));
+        assertEquals(VirtioBlk.S_UNSUPP, serve(VirtioBlk.T_WRITE_ZEROES, DiscardSegments.one(0, 1, 0)));
         mode.negotiate(VirtioBlk.F_FLUSH | OPTIONAL);
-        assertEquals(VirtioBlk.S_UNSUPP, serve(VirtioBlk.T_WRITE_ZEROES, Segments.one(0, 1, 2)));
-        assertEquals(VirtioBlk.S_UNSUPP, serve(VirtioBlk.T_DISCARD, Segments.one(0, 1, 1)));
-        assertEquals(VirtioBlk.S_IOERR, serve(VirtioBlk.T_DISCARD, Segments.one(SIZE / 512, 1, 0)));
+        assertEquals(VirtioBlk.S_UNSUPP, serve(VirtioBlk.T_WRITE_ZEROES, DiscardSegments.one(0, 1, 2)));
+        assertEquals(VirtioBlk.S_UNSUPP, serve(VirtioBlk.T_DISCARD, DiscardSegments.one(0, 1, 1)));
+        assertEquals(VirtioBlk.S_IOERR, serve(VirtioBlk.T_DISCARD, DiscardSegments.one(SIZE / 512, 1, 0)));
         assertEquals(0, backend.zeroings.get() + backend.discards.get());
         assertArrayEquals(filled(512, 0x42), disk(0, 512));
         assertEquals(3, stats.unsupported());
@@ -105,7 +105,7 @@ class RequestExecutorTest {
     void backendFailureOfWriteZeroesIsAnIoError() {
         mode.negotiate(VirtioBlk.F_FLUSH | OPTIONAL);
         backend.failure = new IOException("no zeroes today");
-        assertEquals(VirtioBlk.S_IOERR, serve(VirtioBlk.T_WRITE_ZEROES, Segments.one(0, 1, 0)));
+        assertEquals(VirtioBlk.S_IOERR, serve(VirtioBlk.T_WRITE_ZEROES, DiscardSegments.one(0, 1, 0)));
     }
 
     // 5.2.6: GET_LIFETIME: pre_eol_info NORMAL (1), both estimates 0, little-endian.

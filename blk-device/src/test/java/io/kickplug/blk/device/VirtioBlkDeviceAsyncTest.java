@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.api.virtio.BufferSpec.readable;
 import static io.kickplug.api.virtio.BufferSpec.writable;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -20,8 +21,9 @@ import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.GatedBackend;
 import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.fake.PatternIo;
-import io.kickplug.blk.fake.Segments;
-import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.blk.fake.DiscardSegments;
+import io.kickplug.virtio.testkit.Await;
+import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.nio.ByteBuffer;
@@ -119,21 +121,15 @@ class VirtioBlkDeviceAsyncTest {
         for (int i = 0; i < ioThreads; i++) {
             threads.add(recording("io" + i));
         }
-        device = new VirtioBlkDevice("async", backend, false, queues, 256,
-                "async".getBytes(StandardCharsets.US_ASCII), threads, QueueMapping.of(mapping, queues, ioThreads),
-                lock, workers);
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20));
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("async", backend, false, queues, 256,
+                "async".getBytes(StandardCharsets.US_ASCII), threads)
+                .withMapping(QueueMapping.of(mapping, queues, ioThreads)).withTrackedLock(lock).withWorkers(workers));
+        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
         return new MmioBlkGuest(transport.port()).init(ALL, queues, 64);
     }
 
     private static void await(String what, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.onSpinWait();
-        }
+        Await.await(condition, TIMEOUT, what);
     }
 
     /** A write of {@code sectors} sectors of {@code fill} at {@code sector}; returns the status address. */
@@ -157,7 +153,7 @@ class VirtioBlkDeviceAsyncTest {
     private static long writeZeroes(MmioBlkGuest guest, int q, long sector, int sectors, Object token) {
         long status = guest.alloc(1, 1);
         guest.memory().fill(status, 1, (byte) 0xFF);
-        byte[] segment = Segments.one(sector, sectors, 0);
+        byte[] segment = DiscardSegments.one(sector, sectors, 0);
         guest.submit(q, List.of(readable(guest.header(VirtioBlk.T_WRITE_ZEROES, 0), 16),
                 readable(guest.put(segment), segment.length), writable(status, 1)), false, token);
         return status;
@@ -382,10 +378,10 @@ class VirtioBlkDeviceAsyncTest {
             try {
                 for (int round = 0; round < 2 * kinds.length; round++) {
                     TrackedLockKind kind = kinds[round % kinds.length];
-                    long before = device.trackedRequests().stats(kind).snapshot().acquisitions();
+                    long before = device.trackedRequests().stats(kind).row("").acquisitions();
                     device.setTrackedLock(kind);
                     await("requests under the " + kind + " lock",
-                            () -> device.trackedRequests().stats(kind).snapshot().acquisitions() > before);
+                            () -> device.trackedRequests().stats(kind).row("").acquisitions() > before);
                     switches.incrementAndGet();
                 }
                 switcher.complete(null);
@@ -411,7 +407,7 @@ class VirtioBlkDeviceAsyncTest {
         assertEquals(0, device.trackedRequests().size());
         assertTrue(device.trackedRequests().generations() <= 2);
         for (TrackedLockKind k : TrackedLockKind.values()) {
-            assertTrue(device.trackedRequests().stats(k).snapshot().acquisitions() > 0, k + " lock was used");
+            assertTrue(device.trackedRequests().stats(k).row("").acquisitions() > 0, k + " lock was used");
         }
         assertEquals(TrackedLockKind.YIELDING, device.trackedRequests().kind());
     }

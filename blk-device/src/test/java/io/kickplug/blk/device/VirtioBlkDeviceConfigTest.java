@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
@@ -16,7 +17,7 @@ import io.kickplug.blk.backend.NullBackend;
 import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.fake.RecordingBackend;
 import io.kickplug.blk.request.BlkLimits;
-import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.time.Duration;
@@ -66,8 +67,8 @@ class VirtioBlkDeviceConfigTest {
     };
 
     private static VirtioBlkDevice device(int queues, int queueSize, boolean readOnly) {
-        return new VirtioBlkDevice("c", new NullBackend(SIZE, false), readOnly, queues, queueSize, new byte[0],
-                List.of(UNUSED));
+        return new VirtioBlkDevice(BlkDeviceSpec.of("c", new NullBackend(SIZE, false), readOnly, queues, queueSize,
+                new byte[0], List.of(UNUSED)));
     }
 
     @Test
@@ -90,8 +91,8 @@ class VirtioBlkDeviceConfigTest {
         assertEquals(base | zeroing, device(1, 256, false).offeredFeatures());
         assertEquals(base | zeroing | VirtioBlk.F_MQ, device(4, 256, false).offeredFeatures());
         assertEquals(base | VirtioBlk.F_RO, device(1, 256, true).offeredFeatures());
-        VirtioBlkDevice plain = new VirtioBlkDevice("p", new PlainBackend(SIZE), false, 1, 256, new byte[0],
-                List.of(UNUSED));
+        VirtioBlkDevice plain = new VirtioBlkDevice(BlkDeviceSpec.of("p", new PlainBackend(SIZE), false, 1, 256,
+                new byte[0], List.of(UNUSED)));
         assertEquals(base, plain.offeredFeatures());
     }
 
@@ -114,8 +115,8 @@ class VirtioBlkDeviceConfigTest {
 
     @Test
     void readOnlyBackendMakesTheDeviceReadOnly() {
-        VirtioBlkDevice device = new VirtioBlkDevice("c", new NullBackend(4096, true), false, 1, 8, new byte[0],
-                List.of(UNUSED));
+        VirtioBlkDevice device = new VirtioBlkDevice(BlkDeviceSpec.of("c", new NullBackend(4096, true), false, 1, 8,
+                new byte[0], List.of(UNUSED)));
         assertEquals(VirtioBlk.F_RO, device.offeredFeatures() & VirtioBlk.F_RO);
     }
 
@@ -230,7 +231,8 @@ class VirtioBlkDeviceConfigTest {
     void notifyBeforeActivationIsIgnored() throws Exception {
         RecordingBackend backend = new RecordingBackend(new MemoryBackend(1 << 20, false));
         CountingThread thread = new CountingThread(new EventLoopThread("test-spurious"));
-        VirtioBlkDevice device = new VirtioBlkDevice("c", backend, false, 2, 64, new byte[0], List.of(thread));
+        VirtioBlkDevice device = new VirtioBlkDevice(BlkDeviceSpec.of("c", backend, false, 2, 64, new byte[0],
+                List.of(thread)));
         MmioTransport transport = null;
         try {
             device.queueNotify(0);
@@ -245,7 +247,7 @@ class VirtioBlkDeviceConfigTest {
             assertEquals(2, device.queueCounters().get(1).availNotifications());
             assertEquals(0, device.queueCounters().get(0).requests() + device.queueCounters().get(1).requests());
 
-            transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20));
+            transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20), new VirtqueueFactoryComponent());
             MmioBlkGuest guest = new MmioBlkGuest(transport.port()).init(-1L, 2, 64);
             assertEquals(0, guest.status() & DeviceStatus.DEVICE_NEEDS_RESET);
             byte[] data = new byte[4096];

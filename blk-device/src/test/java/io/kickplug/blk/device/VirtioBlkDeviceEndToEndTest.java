@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.api.virtio.BufferSpec.readable;
 import static io.kickplug.api.virtio.BufferSpec.writable;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -17,7 +18,7 @@ import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.fake.RecordingBackend;
-import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.api.transport.MmioRegisters;
@@ -59,9 +60,9 @@ class VirtioBlkDeviceEndToEndTest {
         for (int i = 0; i < ioThreads; i++) {
             threads.add(new EventLoopThread("test-io" + i));
         }
-        device = new VirtioBlkDevice("e2e", backend, readOnly, queues, 256,
-                "e2e-serial".getBytes(StandardCharsets.US_ASCII), threads);
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20));
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("e2e", backend, readOnly, queues, 256,
+                "e2e-serial".getBytes(StandardCharsets.US_ASCII), threads));
+        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
         return new MmioBlkGuest(transport.port()).init(features, queues, queueSize);
     }
 

@@ -1,5 +1,8 @@
 package io.kickplug.blk.device;
 
+import static io.kickplug.virtio.testkit.Await.await;
+
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.blk.VirtioBlk;
@@ -13,7 +16,7 @@ import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.MmioBlkGuest;
-import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +28,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -88,9 +90,9 @@ class VirtioBlkDevicePollTest {
 
     private void start(long features) {
         threads.add(new EventLoopThread("poll-io"));
-        device = new VirtioBlkDevice("poll", new MemoryBackend(1 << 20, false), false, 1, 256,
-                "poll".getBytes(StandardCharsets.US_ASCII), threads);
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20));
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("poll", new MemoryBackend(1 << 20, false), false, 1, 256,
+                "poll".getBytes(StandardCharsets.US_ASCII), threads));
+        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20), new VirtqueueFactoryComponent());
         guest = new MmioBlkGuest(transport.port()).init(features, 1, 256);
         header = guest.header(VirtioBlk.T_IN, 8);
         data = guest.alloc(4096, 4096);
@@ -110,14 +112,6 @@ class VirtioBlkDevicePollTest {
 
     private int usedFlags() {
         return guest.memory().readU16(guest.queue(0).layout().usedRing()) & 0xFFFF;
-    }
-
-    private static void await(BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertTrue(System.nanoTime() - deadline < 0, "timed out waiting for " + what);
-            Thread.onSpinWait();
-        }
     }
 
     private static void spin(long nanos) {

@@ -74,12 +74,12 @@ public final class FakeChain implements DescriptorChain {
 
     @Override
     public ChainReader reader() {
-        return new Reader(new Segments(readable), 0, total(readable));
+        return new Reader(new DiscardSegments(readable), 0, total(readable));
     }
 
     @Override
     public ChainWriter writer() {
-        return new Writer(new Segments(writable), 0, total(writable));
+        return new Writer(new DiscardSegments(writable), 0, total(writable));
     }
 
     private static long total(List<byte[]> buffers) {
@@ -97,10 +97,10 @@ public final class FakeChain implements DescriptorChain {
     }
 
     /** Buffers seen as one byte space. */
-    private static final class Segments {
+    private static final class DiscardSegments {
         final List<byte[]> buffers;
 
-        Segments(List<byte[]> buffers) {
+        DiscardSegments(List<byte[]> buffers) {
             this.buffers = buffers;
         }
 
@@ -145,12 +145,12 @@ public final class FakeChain implements DescriptorChain {
     }
 
     private abstract static class Cursor {
-        final Segments segments;
+        final DiscardSegments segments;
         final long start;
         long position;
         long end;
 
-        Cursor(Segments segments, long start, long end) {
+        Cursor(DiscardSegments segments, long start, long end) {
             this.segments = segments;
             this.start = start;
             this.position = start;
@@ -191,7 +191,7 @@ public final class FakeChain implements DescriptorChain {
     }
 
     private static final class Reader extends Cursor implements ChainReader {
-        Reader(Segments segments, long start, long end) {
+        Reader(DiscardSegments segments, long start, long end) {
             super(segments, start, end);
         }
 
@@ -233,7 +233,7 @@ public final class FakeChain implements DescriptorChain {
     }
 
     private static final class Writer extends Cursor implements ChainWriter {
-        Writer(Segments segments, long start, long end) {
+        Writer(DiscardSegments segments, long start, long end) {
             super(segments, start, end);
         }
 

@@ -3,13 +3,14 @@ package io.kickplug.blk.manager;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kickplug.blk.testkit.InProcessHost;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.blk.fake.MmioBlkGuest;
-import io.kickplug.blk.fake.Registries;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
 import java.io.IOException;
@@ -56,7 +57,7 @@ class DetachReleaseTest {
     void detachEndsTheDisksThreadsPoolsAndFilesIncludingThoseOfItsExports() throws Exception {
         Path image = dir.resolve("disk.img");
         Files.write(image, new byte[1 << 20]);
-        DiskRegistry registry = Registries.real();
+        DiskRegistry registry = InProcessHost.registry();
         try {
             writeAndRead(registry, image, "warm"); // the JDK opens what it opens once (class files, /dev/random)
             long fdsBefore = fds();
@@ -83,7 +84,7 @@ class DetachReleaseTest {
                 .withWorkers(2));
         writeAndRead(new MmioBlkGuest(registry.port(name)).init(-1L, 2, 64), 1);
         VirtioBlkDevice exported = registry.exportDevice(name, 1);
-        TransportInstance transport = new TransportFactoryComponent().create(TransportKind.MMIO, exported,
+        TransportInstance transport = new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(TransportKind.MMIO, exported,
                 new GuestMemoryFactoryComponent().allocate(1 << 20));
         writeAndRead(new MmioBlkGuest(transport.port()).init(-1L, 1, 64), 0);
         transport.close();

@@ -7,11 +7,11 @@ import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
-import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.blk.fake.MmioBlkGuest;
-import io.kickplug.blk.fake.Registries;
+import io.kickplug.blk.testkit.InProcessHost;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 /** The tracked-requests locks of every disk as lock statistics rows (kp:lockstat), and their reset. */
 class DeviceLockStatsTest {
 
-    private final DiskRegistry registry = Registries.real();
+    private final DiskRegistry registry = InProcessHost.registry();
 
     @AfterEach
     void tearDown() {

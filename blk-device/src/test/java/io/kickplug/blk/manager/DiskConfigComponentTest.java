@@ -9,7 +9,7 @@ import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.notify.QueueCounters;
-import io.kickplug.api.transport.GuestPort;
+import io.kickplug.blk.testkit.StubDiskManager;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -21,7 +21,7 @@ class DiskConfigComponentTest {
 
     private final List<String> calls = new ArrayList<>();
 
-    private final DiskManager disks = new DiskManager() {
+    private final DiskManager disks = new StubDiskManager() {
         @Override
         public DiskInfo attach(DiskSpec spec) {
             if (spec.numQueues() > DiskSpec.MAX_QUEUES) {
@@ -34,21 +34,6 @@ class DiskConfigComponentTest {
         @Override
         public void detach(String name) {
             calls.add("detach " + name);
-        }
-
-        @Override
-        public List<DiskInfo> list() {
-            return List.of();
-        }
-
-        @Override
-        public DiskInfo info(String name) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public GuestPort port(String name) {
-            throw new UnsupportedOperationException();
         }
     };
 

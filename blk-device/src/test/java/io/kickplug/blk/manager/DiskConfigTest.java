@@ -67,9 +67,9 @@ class DiskConfigTest {
                 error(props("name", "d", "size", "1M", "readonly", "yes")));
         assertEquals("disk 'd': property 'tracked.lock': unknown tracked lock 'spin' (expected yielding, mutex or "
                 + "sharded)", error(props("name", "d", "size", "1M", "tracked.lock", "spin")));
-        assertEquals("disk 'd': property 'mapping': '0,1;x': 'x' is not a queue number (expected e.g. '0,2;1,3')",
+        assertEquals("disk 'd': property 'mapping': '0,1;x': 'x' is not a queue number (expected e.g. \"0,2;1,3\")",
                 error(props("name", "d", "size", "1M", "mapping", "0,1;x")));
-        assertEquals("disk 'd': property 'mapping': '0,1;;2': I/O thread 1 has no queues (expected e.g. '0,2;1,3')",
+        assertEquals("disk 'd': property 'mapping': '0,1;;2': I/O thread 1 has no queues (expected e.g. \"0,2;1,3\")",
                 error(props("name", "d", "size", "1M", "mapping", "0,1;;2")));
         assertEquals("disk 'd': the file backend needs property 'file'", error(props("name", "d", "backend", "file")));
         assertEquals("disk 'd': property 'file' is only for the file backend, not 'memory'",
@@ -78,8 +78,24 @@ class DiskConfigTest {
 
     @Test
     void mappingSyntax() {
-        assertEquals(List.of(List.of(0, 2), List.of(1, 3)), DiskConfig.parseMapping(" 0, 2 ; 1,3 "));
-        assertEquals(List.of(), DiskConfig.parseMapping(""));
-        assertEquals(List.of(List.of(5)), DiskConfig.parseMapping("5"));
+        assertEquals(List.of(List.of(0, 2), List.of(1, 3)), DiskSpec.parseMapping(" 0, 2 ; 1,3 "));
+        assertEquals(List.of(), DiskSpec.parseMapping(""));
+        assertEquals(List.of(List.of(5)), DiskSpec.parseMapping("5"));
+    }
+
+    @Test
+    void nullBackendOptionsOfQemuNullCo() {
+        DiskSpec spec = DiskConfig.toSpec(props("name", "n", "backend", "null", "size", "1G", "read.zeroes", "true",
+                "latency.ns", 50_000L));
+        assertEquals(new BackendSpec("null", null, 1L << 30, false, false, true, 50_000), spec.backend());
+        assertEquals(new BackendSpec("null", null, 1L << 30, false, false, false, 0),
+                DiskConfig.toSpec(props("name", "n", "backend", "null", "size", "1G")).backend(),
+                "read-zeroes off and no latency by default, as in QEMU");
+        assertEquals("disk configuration property 'latency.ns' must be nanoseconds in 0..1000000000, not '-1'",
+                error(props("name", "n", "backend", "null", "size", "1G", "latency.ns", "-1")));
+        assertEquals("disk 'm': properties 'read.zeroes' and 'latency.ns' are only for the null backend, not 'memory'",
+                error(props("name", "m", "size", "1M", "read.zeroes", true)));
+        // The configuration a kp:attach writes carries them back (DiskConfigStore).
+        assertEquals(spec, DiskConfig.toSpec(DiskConfigStore.toProperties(spec)));
     }
 }

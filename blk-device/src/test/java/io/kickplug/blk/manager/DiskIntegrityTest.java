@@ -1,5 +1,6 @@
 package io.kickplug.blk.manager;
 
+import io.kickplug.blk.testkit.InProcessHost;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,14 +11,8 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.transport.TransportKind;
-import io.kickplug.blk.backend.FileBackendFactory;
-import io.kickplug.blk.backend.MemoryBackendFactory;
-import io.kickplug.blk.backend.NullBackendFactory;
 import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.fake.PatternIo;
-import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
-import io.kickplug.virtio.ds.IoThreadFactoryComponent;
-import io.kickplug.virtio.ds.TransportFactoryComponent;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,9 +31,7 @@ class DiskIntegrityTest {
     private static final int SIZE = 1 << 20;
     private static final int BLOCK = 4096;
 
-    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
-            new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(),
-            () -> List.of(new MemoryBackendFactory(), new NullBackendFactory(), new FileBackendFactory()));
+    private final DiskRegistry registry = InProcessHost.registry();
 
     @TempDir
     Path dir;

@@ -1,5 +1,6 @@
 package io.kickplug.blk.manager;
 
+import io.kickplug.blk.testkit.InProcessHost;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kickplug.api.blk.BackendFactory;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.virtio.DeviceActivation;
@@ -16,9 +16,6 @@ import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.blk.backend.MemoryBackendFactory;
-import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
-import io.kickplug.virtio.ds.IoThreadFactoryComponent;
-import io.kickplug.virtio.ds.TransportFactoryComponent;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -28,8 +25,7 @@ import org.junit.jupiter.api.Test;
 class DiskRegistryExportTest {
 
     private final List<BackendFactory> factories = List.of(new MemoryBackendFactory());
-    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
-            new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(), () -> factories);
+    private final DiskRegistry registry = InProcessHost.registry(() -> factories);
 
     @AfterEach
     void close() {
@@ -150,26 +146,6 @@ class DiskRegistryExportTest {
     }
 
     private static DeviceActivation activation(DeviceSignals signals) {
-        return new DeviceActivation() {
-            @Override
-            public long negotiatedFeatures() {
-                return 0;
-            }
-
-            @Override
-            public GuestMemory memory() {
-                return null;
-            }
-
-            @Override
-            public List<DeviceQueue> queues() {
-                return Arrays.asList((DeviceQueue) null);
-            }
-
-            @Override
-            public DeviceSignals signals() {
-                return signals;
-            }
-        };
+        return new DeviceActivation(0, null, Arrays.asList((DeviceQueue) null), signals);
     }
 }

@@ -12,8 +12,8 @@ import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.fake.MmioBlkGuest.Completed;
-import io.kickplug.blk.fake.Registries;
-import io.kickplug.blk.fake.Segments;
+import io.kickplug.blk.fake.DiscardSegments;
+import io.kickplug.blk.testkit.InProcessHost;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,7 +36,7 @@ class DiskRegistryFileAndResizeTest {
     /** The config-change bit of the MMIO InterruptStatus register (section 4.2.2). */
     private static final int CONFIG_INTERRUPT = 2;
 
-    private final DiskRegistry registry = Registries.real();
+    private final DiskRegistry registry = InProcessHost.registry();
     private Path dir;
 
     @BeforeEach
@@ -76,7 +76,7 @@ class DiskRegistryFileAndResizeTest {
         assertEquals(0, guest.features() & (VirtioBlk.F_DISCARD | VirtioBlk.F_WRITE_ZEROES));
         assertEquals(VirtioBlk.S_IOERR, guest.request(0, VirtioBlk.T_OUT, 0, random(4096, 2), 0, TIMEOUT).status());
         // Zeroing requests are not negotiated on a read-only disk: UNSUPP, and nothing written either.
-        assertEquals(VirtioBlk.S_UNSUPP, guest.request(0, VirtioBlk.T_WRITE_ZEROES, 0, Segments.one(0, 8, 0), 0,
+        assertEquals(VirtioBlk.S_UNSUPP, guest.request(0, VirtioBlk.T_WRITE_ZEROES, 0, DiscardSegments.one(0, 8, 0), 0,
                 TIMEOUT).status());
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_FLUSH, 0, null, 0, TIMEOUT).status());
         Completed read = guest.request(0, VirtioBlk.T_IN, 0, null, 4096, TIMEOUT);
@@ -109,7 +109,7 @@ class DiskRegistryFileAndResizeTest {
         registry.attach(DiskSpec.file("wz", image.toString(), false));
         MmioBlkGuest guest = guest("wz");
         assertTrue((guest.features() & VirtioBlk.F_WRITE_ZEROES) != 0);
-        byte[] segments = Segments.of(2).add(2, 4, 1).add(100, 1, 0).bytes();
+        byte[] segments = DiscardSegments.of(2).add(2, 4, 1).add(100, 1, 0).bytes();
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_WRITE_ZEROES, 0, segments, 0, TIMEOUT).status());
         Completed read = guest.request(0, VirtioBlk.T_IN, 0, null, 512 * 8, TIMEOUT);
         byte[] expected = Arrays.copyOf(content, 512 * 8);
@@ -118,8 +118,8 @@ class DiskRegistryFileAndResizeTest {
         assertArrayEquals(new byte[512], guest.request(0, VirtioBlk.T_IN, 100, null, 512, TIMEOUT).data());
         // An out-of-range segment and a DISCARD with the unmap flag.
         assertEquals(VirtioBlk.S_IOERR, guest.request(0, VirtioBlk.T_WRITE_ZEROES, 0,
-                Segments.one(2048, 1, 0), 0, TIMEOUT).status());
-        assertEquals(VirtioBlk.S_UNSUPP, guest.request(0, VirtioBlk.T_DISCARD, 0, Segments.one(0, 1, 1), 0,
+                DiscardSegments.one(2048, 1, 0), 0, TIMEOUT).status());
+        assertEquals(VirtioBlk.S_UNSUPP, guest.request(0, VirtioBlk.T_DISCARD, 0, DiscardSegments.one(0, 1, 1), 0,
                 TIMEOUT).status());
     }
 

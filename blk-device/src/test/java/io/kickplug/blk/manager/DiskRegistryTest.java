@@ -1,5 +1,6 @@
 package io.kickplug.blk.manager;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -103,7 +104,7 @@ class DiskRegistryTest {
     private final BackendFactory memoryBackends = recording(new MemoryBackendFactory());
     private final List<BackendFactory> factories = new ArrayList<>(List.of(memoryBackends,
             recording(new NullBackendFactory())));
-    private TransportFactory transports = new TransportFactoryComponent();
+    private TransportFactory transports = new TransportFactoryComponent(new VirtqueueFactoryComponent());
     private GuestMemoryFactory memories = new GuestMemoryFactoryComponent();
     private DiskRegistry registry = newRegistry();
 

@@ -3,7 +3,7 @@ package io.kickplug.blk.manager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.blk.fake.MmioBlkGuest;
-import io.kickplug.blk.fake.Registries;
+import io.kickplug.blk.testkit.InProcessHost;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Random;
@@ -34,7 +34,7 @@ public final class DurabilityChild {
 
     public static void main(String[] args) throws Exception {
         String image = args[0];
-        DiskRegistry registry = Registries.real();
+        DiskRegistry registry = InProcessHost.registry();
         registry.attach(DiskSpec.file("durable", image, false).withQueues(1, 64));
         MmioBlkGuest guest = new MmioBlkGuest(registry.port("durable")).init(-1L, 1, 64);
         if ((guest.features() & VirtioBlk.F_FLUSH) == 0) {

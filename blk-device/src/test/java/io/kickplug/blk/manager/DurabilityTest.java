@@ -4,13 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kickplug.blk.testkit.InProcessHost;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.blk.backend.StableStorageFiles;
 import io.kickplug.blk.fake.MmioBlkGuest;
-import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
-import io.kickplug.virtio.ds.IoThreadFactoryComponent;
-import io.kickplug.virtio.ds.TransportFactoryComponent;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -55,8 +53,7 @@ class DurabilityTest {
         int blocks = 128; // 512 KiB
         Files.write(image, new byte[blocks * DurabilityChild.BLOCK]);
         StableStorageFiles files = new StableStorageFiles();
-        DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(), new IoThreadFactoryComponent(),
-                new GuestMemoryFactoryComponent(), () -> List.of(files));
+        DiskRegistry registry = InProcessHost.registry(() -> List.of(files));
         try {
             registry.attach(DiskSpec.file("stable", image.toString(), false).withQueues(1, 64));
             MmioBlkGuest guest = new MmioBlkGuest(registry.port("stable")).init(-1L, 1, 64);

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.blk.fake.FakeChain;
-import io.kickplug.blk.fake.Segments;
+import io.kickplug.blk.fake.DiscardSegments;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -38,7 +38,7 @@ class BlkRequestSegmentsTest {
     // 5.2.6: the data of a discard is an array of segments; several per request.
     @Test
     void discardSegmentsAreCopiedInOrder() {
-        byte[] segments = Segments.of(3).add(0, 8, 0).add(100, 64, 0).add(CAPACITY - 1, 1, 0).bytes();
+        byte[] segments = DiscardSegments.of(3).add(0, 8, 0).add(100, 64, 0).add(CAPACITY - 1, 1, 0).bytes();
         BlkRequest request = parse(request(VirtioBlk.T_DISCARD, segments));
         assertNull(request.rejection());
         assertEquals(RequestType.DISCARD, request.kind());
@@ -51,7 +51,7 @@ class BlkRequestSegmentsTest {
     // 2.7.4: a segment split across descriptors is read the same.
     @Test
     void segmentsSplitAcrossDescriptors() {
-        byte[] segments = Segments.of(2).add(7, 9, 1).add(20, 3, 0).bytes();
+        byte[] segments = DiscardSegments.of(2).add(7, 9, 1).add(20, 3, 0).bytes();
         FakeChain chain = FakeChain.builder().readable(header(VirtioBlk.T_WRITE_ZEROES, 0))
                 .readable(part(segments, 0, 5)).readable(part(segments, 5, 27)).readable(part(segments, 27, 32))
                 .writable(1).build();
@@ -66,11 +66,11 @@ class BlkRequestSegmentsTest {
     @ValueSource(ints = {VirtioBlk.T_DISCARD, VirtioBlk.T_WRITE_ZEROES, VirtioBlk.T_SECURE_ERASE,
             VirtioBlk.T_GET_LIFETIME})
     void typesWithoutTheirFeatureAreUnsupported(int type) {
-        FakeChain chain = request(type, Segments.one(0, 1, 0));
+        FakeChain chain = request(type, DiscardSegments.one(0, 1, 0));
         assertEquals(Outcome.UNSUPP, refusal(BlkRequestParser.parse(chain, CAPACITY, false, 0, LIMITS)));
         RequestType kind = RequestType.dispatch(type);
         long others = ALL & ~kind.requiredFeature();
-        assertEquals(Outcome.UNSUPP, refusal(BlkRequestParser.parse(request(type, Segments.one(0, 1, 0)), CAPACITY,
+        assertEquals(Outcome.UNSUPP, refusal(BlkRequestParser.parse(request(type, DiscardSegments.one(0, 1, 0)), CAPACITY,
                 false, others, LIMITS)), "only its own feature counts");
     }
 
@@ -78,25 +78,25 @@ class BlkRequestSegmentsTest {
     @ParameterizedTest
     @ValueSource(ints = {VirtioBlk.T_DISCARD, VirtioBlk.T_WRITE_ZEROES, VirtioBlk.T_SECURE_ERASE})
     void unknownFlagsAreUnsupported(int type) {
-        byte[] segments = Segments.of(2).add(0, 1, 0).add(1, 1, 0x2).bytes();
+        byte[] segments = DiscardSegments.of(2).add(0, 1, 0).add(1, 1, 0x2).bytes();
         BlkRequest request = parse(request(type, segments));
         assertEquals(Outcome.UNSUPP, refusal(request));
         assertEquals(List.of(), request.segments());
-        assertEquals(Outcome.UNSUPP, refusal(parse(request(type, Segments.one(0, 1, 0x80000000)))));
+        assertEquals(Outcome.UNSUPP, refusal(parse(request(type, DiscardSegments.one(0, 1, 0x80000000)))));
     }
 
     // 5.2.6.2: a discard with the unmap flag -> UNSUPP; write zeroes and secure erase accept it.
     @Test
     void unmapFlag() {
-        assertEquals(Outcome.UNSUPP, refusal(parse(request(VirtioBlk.T_DISCARD, Segments.one(0, 1, 1)))));
-        assertEquals(Outcome.OK, refusal(parse(request(VirtioBlk.T_WRITE_ZEROES, Segments.one(0, 1, 1)))));
-        assertEquals(Outcome.OK, refusal(parse(request(VirtioBlk.T_SECURE_ERASE, Segments.one(0, 1, 1)))));
+        assertEquals(Outcome.UNSUPP, refusal(parse(request(VirtioBlk.T_DISCARD, DiscardSegments.one(0, 1, 1)))));
+        assertEquals(Outcome.OK, refusal(parse(request(VirtioBlk.T_WRITE_ZEROES, DiscardSegments.one(0, 1, 1)))));
+        assertEquals(Outcome.OK, refusal(parse(request(VirtioBlk.T_SECURE_ERASE, DiscardSegments.one(0, 1, 1)))));
     }
 
     // An unknown flag is reported as UNSUPP even when another segment is also out of range.
     @Test
     void flagsAreCheckedBeforeRanges() {
-        byte[] segments = Segments.of(2).add(CAPACITY, 1, 0).add(0, 1, 4).bytes();
+        byte[] segments = DiscardSegments.of(2).add(CAPACITY, 1, 0).add(0, 1, 4).bytes();
         assertEquals(Outcome.UNSUPP, refusal(parse(request(VirtioBlk.T_WRITE_ZEROES, segments))));
     }
 
@@ -104,28 +104,28 @@ class BlkRequestSegmentsTest {
     @ParameterizedTest
     @ValueSource(ints = {VirtioBlk.T_DISCARD, VirtioBlk.T_WRITE_ZEROES, VirtioBlk.T_SECURE_ERASE})
     void outOfRangeSegmentsAreIoErrors(int type) {
-        assertEquals(Outcome.IOERR, refusal(parse(request(type, Segments.one(CAPACITY - 1, 2, 0)))));
-        assertEquals(Outcome.IOERR, refusal(parse(request(type, Segments.one(CAPACITY + 1, 0, 0)))));
-        assertEquals(Outcome.IOERR, refusal(parse(request(type, Segments.one(-1L, 1, 0)))));
-        assertEquals(Outcome.IOERR, refusal(parse(request(type, Segments.one(Long.MAX_VALUE, 2, 0)))));
-        byte[] secondBad = Segments.of(2).add(0, 1, 0).add(CAPACITY, 1, 0).bytes();
+        assertEquals(Outcome.IOERR, refusal(parse(request(type, DiscardSegments.one(CAPACITY - 1, 2, 0)))));
+        assertEquals(Outcome.IOERR, refusal(parse(request(type, DiscardSegments.one(CAPACITY + 1, 0, 0)))));
+        assertEquals(Outcome.IOERR, refusal(parse(request(type, DiscardSegments.one(-1L, 1, 0)))));
+        assertEquals(Outcome.IOERR, refusal(parse(request(type, DiscardSegments.one(Long.MAX_VALUE, 2, 0)))));
+        byte[] secondBad = DiscardSegments.of(2).add(0, 1, 0).add(CAPACITY, 1, 0).bytes();
         assertEquals(Outcome.IOERR, refusal(parse(request(type, secondBad))));
         // The last sector and an empty segment at the end are in range.
-        assertEquals(Outcome.OK, refusal(parse(request(type, Segments.of(2).add(CAPACITY - 1, 1, 0)
+        assertEquals(Outcome.OK, refusal(parse(request(type, DiscardSegments.of(2).add(CAPACITY - 1, 1, 0)
                 .add(CAPACITY, 0, 0).bytes()))));
     }
 
     // 5.2.6.1: max_discard_sectors, max_write_zeroes_sectors, max_secure_erase_sectors per segment.
     @Test
     void sectorLimitsPerType() {
-        assertEquals(Outcome.OK, refusal(parse(request(VirtioBlk.T_DISCARD, Segments.one(0, 64, 0)))));
-        assertEquals(Outcome.IOERR, refusal(parse(request(VirtioBlk.T_DISCARD, Segments.one(0, 65, 0)))));
-        assertEquals(Outcome.OK, refusal(parse(request(VirtioBlk.T_WRITE_ZEROES, Segments.one(0, 128, 0)))));
-        assertEquals(Outcome.IOERR, refusal(parse(request(VirtioBlk.T_WRITE_ZEROES, Segments.one(0, 129, 0)))));
-        assertEquals(Outcome.OK, refusal(parse(request(VirtioBlk.T_SECURE_ERASE, Segments.one(0, 256, 0)))));
-        assertEquals(Outcome.IOERR, refusal(parse(request(VirtioBlk.T_SECURE_ERASE, Segments.one(0, 257, 0)))));
+        assertEquals(Outcome.OK, refusal(parse(request(VirtioBlk.T_DISCARD, DiscardSegments.one(0, 64, 0)))));
+        assertEquals(Outcome.IOERR, refusal(parse(request(VirtioBlk.T_DISCARD, DiscardSegments.one(0, 65, 0)))));
+        assertEquals(Outcome.OK, refusal(parse(request(VirtioBlk.T_WRITE_ZEROES, DiscardSegments.one(0, 128, 0)))));
+        assertEquals(Outcome.IOERR, refusal(parse(request(VirtioBlk.T_WRITE_ZEROES, DiscardSegments.one(0, 129, 0)))));
+        assertEquals(Outcome.OK, refusal(parse(request(VirtioBlk.T_SECURE_ERASE, DiscardSegments.one(0, 256, 0)))));
+        assertEquals(Outcome.IOERR, refusal(parse(request(VirtioBlk.T_SECURE_ERASE, DiscardSegments.one(0, 257, 0)))));
         // num_sectors is unsigned: 0xFFFFFFFF is huge, not -1.
-        assertEquals(Outcome.IOERR, refusal(parse(request(VirtioBlk.T_DISCARD, Segments.one(0, -1, 0)))));
+        assertEquals(Outcome.IOERR, refusal(parse(request(VirtioBlk.T_DISCARD, DiscardSegments.one(0, -1, 0)))));
     }
 
     // 5.2.6.1: max_discard_seg, max_write_zeroes_seg, max_secure_erase_seg; more segments -> IOERR.
@@ -140,7 +140,7 @@ class BlkRequestSegmentsTest {
     }
 
     private static byte[] segments(int count) {
-        Segments segments = Segments.of(count);
+        DiscardSegments segments = DiscardSegments.of(count);
         for (int i = 0; i < count; i++) {
             segments.add(i, 1, 0);
         }
@@ -154,7 +154,7 @@ class BlkRequestSegmentsTest {
         assertEquals(Outcome.IOERR, refusal(parse(none)));
         assertEquals(Outcome.IOERR, refusal(parse(request(VirtioBlk.T_DISCARD, new byte[20]))));
         FakeChain writable = FakeChain.builder().readable(header(VirtioBlk.T_WRITE_ZEROES, 0))
-                .readable(Segments.one(0, 1, 0)).writable(16).writable(1).build();
+                .readable(DiscardSegments.one(0, 1, 0)).writable(16).writable(1).build();
         assertEquals(Outcome.IOERR, refusal(parse(writable)));
     }
 
@@ -162,7 +162,7 @@ class BlkRequestSegmentsTest {
     @ParameterizedTest
     @ValueSource(ints = {VirtioBlk.T_DISCARD, VirtioBlk.T_WRITE_ZEROES, VirtioBlk.T_SECURE_ERASE})
     void readOnlyRefusesSegmentRequests(int type) {
-        BlkRequest request = BlkRequestParser.parse(request(type, Segments.one(0, 1, 0)), CAPACITY, true, ALL,
+        BlkRequest request = BlkRequestParser.parse(request(type, DiscardSegments.one(0, 1, 0)), CAPACITY, true, ALL,
                 LIMITS);
         assertEquals(Outcome.IOERR, refusal(request));
     }

@@ -1,5 +1,7 @@
 package io.kickplug.blk.tracked;
 
+import io.kickplug.api.lockstat.LockCounters;
+import io.kickplug.api.lockstat.LockStatRow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -221,7 +223,7 @@ class TrackedRequestsConcurrencyTest {
     @Test
     void mutualExclusionOfEachLock() throws Exception {
         for (TrackedLockKind kind : TrackedLockKind.values()) {
-            LockStats stats = new LockStats();
+            LockCounters stats = new LockCounters();
             TrackedLock lock = TrackedLock.create(kind, stats);
             int[] counter = {0};
             int threads = 4;
@@ -245,10 +247,10 @@ class TrackedRequestsConcurrencyTest {
             }
             pool.shutdown();
             assertEquals(threads * rounds, counter[0], kind.label());
-            LockStats.Snapshot s = stats.snapshot();
+            LockStatRow s = stats.row("");
             assertEquals(threads * rounds, s.acquisitions(), kind.label());
             assertTrue(s.contentions() <= s.acquisitions());
-            assertTrue(s.totalWaitNanos() >= 0 && s.maxHoldNanos() >= 0);
+            assertTrue(s.waittimeTotalNs() >= 0 && s.holdtimeMaxNs() >= 0);
         }
     }
 }

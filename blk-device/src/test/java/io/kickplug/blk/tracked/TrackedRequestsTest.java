@@ -1,5 +1,6 @@
 package io.kickplug.blk.tracked;
 
+import io.kickplug.api.lockstat.LockStatRow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -173,9 +174,9 @@ class TrackedRequestsTest {
     @EnumSource(TrackedLockKind.class)
     void locksCountAcquisitions(TrackedLockKind kind) {
         TrackedRequests t = new TrackedRequests(kind, 2);
-        long before = t.stats(kind).snapshot().acquisitions();
+        long before = t.stats(kind).row("").acquisitions();
         begin(t, "w", Access.WRITE, 0, 8, 0).request.end();
-        LockStats.Snapshot after = t.stats(kind).snapshot();
+        LockStatRow after = t.stats(kind).row("");
         assertEquals(before + 2, after.acquisitions(), "one to insert, one to remove");
         assertEquals(0, after.contentions());
     }

@@ -1,5 +1,7 @@
 package io.kickplug.blk.tracked;
 
+import io.kickplug.api.lockstat.LockCounters;
+import io.kickplug.api.lockstat.LockStatRow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,7 +25,7 @@ class YieldingLockTest {
 
     @Test
     void waitersGetTheLockInArrivalOrder() throws Exception {
-        LockStats stats = new LockStats();
+        LockCounters stats = new LockCounters();
         TrackedLock.Yielding lock = new TrackedLock.Yielding(stats);
         List<String> order = new CopyOnWriteArrayList<>();
         lock.lock();
@@ -43,10 +45,10 @@ class YieldingLockTest {
             t.join(10_000);
         }
         assertEquals(List.of("w0", "w1", "w2"), order);
-        LockStats.Snapshot s = stats.snapshot();
+        LockStatRow s = stats.row("");
         assertEquals(4, s.acquisitions());
         assertEquals(3, s.contentions());
-        assertTrue(s.totalWaitNanos() > 0);
+        assertTrue(s.waittimeTotalNs() > 0);
         assertEquals(0, lock.queued());
     }
 }

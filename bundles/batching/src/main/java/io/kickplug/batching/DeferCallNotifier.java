@@ -30,7 +30,9 @@ public final class DeferCallNotifier implements CompletionNotifier {
     /** One thread's open sections and the queues whose decision waits for the outermost end. */
     private static final class Sections {
         int depth;
-        final List<Queue> deferred = new ArrayList<>();
+        List<Queue> deferred = new ArrayList<>();
+        /** The other list, swapped in at the outermost end (no copy per batch); null while it is being drained. */
+        List<Queue> spare = new ArrayList<>();
     }
 
     private final ThreadLocal<Sections> sections = ThreadLocal.withInitial(Sections::new);
@@ -62,14 +64,18 @@ public final class DeferCallNotifier implements CompletionNotifier {
         }
         // The outermost end: one decision per deferred queue. A decision may run device code that opens a
         // new section on this thread; it starts from the emptied list.
-        List<Queue> due = new ArrayList<>(s.deferred);
-        s.deferred.clear();
-        for (Queue q : due) {
+        List<Queue> due = s.deferred;
+        s.deferred = s.spare != null ? s.spare : new ArrayList<>(); // a nested end while draining: a new list
+        s.spare = null;
+        for (int i = 0; i < due.size(); i++) {
+            Queue q = due.get(i);
             if (q.attachment() == DEFERRED) {
                 q.attach(null);
                 q.notifyIfNeeded();
             }
         }
+        due.clear();
+        s.spare = due;
     }
 
     /** Leaving a queue in the middle of another queue's section: decide for it now. */

@@ -21,7 +21,7 @@ import io.kickplug.guest.fio.FioReport;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.IoThreadFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -60,7 +60,7 @@ class SwapUnderLoadTest {
             "--ioengine=libaio", "--verify=crc32c", "--name=a", "--offset=0", "--iodepth=1");
 
     private final NotifierRegistry notifiers = new NotifierRegistry();
-    private final DiskRegistry disks = new DiskRegistry(new TransportFactoryComponent(), new IoThreadFactoryComponent(),
+    private final DiskRegistry disks = new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()), new IoThreadFactoryComponent(),
             new GuestMemoryFactoryComponent(), () -> List.of(new MemoryBackendFactory()), notifiers);
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
     private final VirtqueueFactoryComponent virtqueues = new VirtqueueFactoryComponent();

@@ -1,10 +1,12 @@
 package io.kickplug.guest;
 
+import io.kickplug.api.guest.DeviceRecoveries;
+import io.kickplug.api.guest.DeviceRecovery;
 import io.kickplug.api.guest.GuestControl;
 import io.kickplug.api.guest.GuestSettings;
 import io.kickplug.api.guest.KickPolicy;
-import io.kickplug.api.guest.LockStatRow;
-import io.kickplug.api.guest.LockStatSource;
+import io.kickplug.api.lockstat.LockStatRow;
+import io.kickplug.api.lockstat.LockStatSource;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.engine.GuestEngine;
@@ -25,8 +27,8 @@ import org.osgi.service.component.annotations.ReferencePolicy;
  * for {@code kp:guest}, and the vq locks' statistics as a {@link LockStatSource}. Kick policies are every
  * bound {@link KickPolicy} service, by its {@value KickPolicy#PROPERTY} property.
  */
-@Component(service = {GuestEngine.class, GuestControl.class, LockStatSource.class})
-public final class GuestEngineComponent implements GuestEngine, GuestControl, LockStatSource {
+@Component(service = {GuestEngine.class, GuestControl.class, LockStatSource.class, DeviceRecoveries.class})
+public final class GuestEngineComponent implements GuestEngine, GuestControl, LockStatSource, DeviceRecoveries {
 
     private final KickPolicies policies = new KickPolicies();
     private final LockRegistry locks = new LockRegistry();
@@ -56,6 +58,17 @@ public final class GuestEngineComponent implements GuestEngine, GuestControl, Lo
     @Override
     public GuestMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config) {
         return engine.boot(port, factory, config);
+    }
+
+    @Override
+    public GuestMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config,
+            io.kickplug.guest.engine.DeviceSource source) {
+        return engine.boot(port, factory, config, source);
+    }
+
+    @Override
+    public List<DeviceRecovery> since(long sinceNanos) {
+        return engine.recoveries(sinceNanos);
     }
 
     @Override

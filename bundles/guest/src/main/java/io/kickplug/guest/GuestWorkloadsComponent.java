@@ -6,7 +6,9 @@ import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.virtio.VirtqueueFactory;
-import io.kickplug.guest.blk.BlkDriverConfig;
+import io.kickplug.guest.engine.GuestEngine;
+import io.kickplug.guest.engine.StandardGuestEngine;
+import io.kickplug.guest.virtio.DriverConfig;
 import io.kickplug.guest.workload.WriteReadVerifyPass;
 import java.util.Objects;
 import java.util.Set;
@@ -18,23 +20,31 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 
 /**
- * The simulated guest as a service: each workload runs on the calling thread (the vCPU) against the disk's
- * {@link GuestPort}, and one pass at a time per disk.
+ * The simulated guest as a service: each workload boots a machine of the guest engine on the disk's
+ * {@link GuestPort} and runs its jobs there (the caller waits), one pass at a time per disk.
  */
 @Component(service = GuestWorkloads.class)
 public final class GuestWorkloadsComponent implements GuestWorkloads {
 
     private final DiskManager disks;
     private final VirtqueueFactory virtqueues;
+    private final GuestEngine engine;
     private final Set<String> busy = ConcurrentHashMap.newKeySet();
     /** Random per activation so that a persistent disk never holds this pass's pattern from an earlier life. */
     private final AtomicLong seeds = new AtomicLong(new SplittableRandom().nextLong());
 
     @Activate
     public GuestWorkloadsComponent(@Reference(name = "diskManager") DiskManager disks,
-            @Reference(name = "virtqueueFactory") VirtqueueFactory virtqueues) {
+            @Reference(name = "virtqueueFactory") VirtqueueFactory virtqueues,
+            @Reference(name = "guestEngine") GuestEngine engine) {
         this.disks = disks;
         this.virtqueues = virtqueues;
+        this.engine = engine;
+    }
+
+    /** With an engine of its own (the built-in kick policies): for use without OSGi. */
+    public GuestWorkloadsComponent(DiskManager disks, VirtqueueFactory virtqueues) {
+        this(disks, virtqueues, StandardGuestEngine.standalone());
     }
 
     @Override
@@ -49,7 +59,8 @@ public final class GuestWorkloadsComponent implements GuestWorkloads {
         try {
             // Each run gets its own seed, so a read can never pass by finding an earlier run's data.
             long seed = seeds.incrementAndGet();
-            return new WriteReadVerifyPass(disk, port, virtqueues, opts, seed, BlkDriverConfig.DEFAULT_TIMEOUT).run();
+            return new WriteReadVerifyPass(disk, port, virtqueues, engine, opts, seed, DriverConfig.DEFAULT_TIMEOUT)
+                    .run();
         } finally {
             busy.remove(disk);
         }

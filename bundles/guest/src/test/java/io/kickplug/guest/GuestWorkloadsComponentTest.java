@@ -3,47 +3,25 @@ package io.kickplug.guest;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.blk.DiskException;
-import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
-import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
 import io.kickplug.api.transport.GuestPort;
+import io.kickplug.blk.testkit.StubDiskManager;
 import io.kickplug.guest.testing.RamDiskDevice;
-import io.kickplug.virtio.device.MmioTransport;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.transport.MmioTransport;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
-import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class GuestWorkloadsComponentTest {
 
     private final RamDiskDevice device = new RamDiskDevice(256 << 10, 1, 128, RamDiskDevice.fullFeatures());
-    private final MmioTransport transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20));
+    private final MmioTransport transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20), new VirtqueueFactoryComponent());
     private int portLookups;
 
-    private final DiskManager disks = new DiskManager() {
-        @Override
-        public DiskInfo attach(DiskSpec spec) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void detach(String name) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public List<DiskInfo> list() {
-            return List.of();
-        }
-
-        @Override
-        public DiskInfo info(String name) {
-            throw new UnsupportedOperationException();
-        }
-
+    private final DiskManager disks = new StubDiskManager() {
         @Override
         public GuestPort port(String name) {
             portLookups++;

@@ -5,7 +5,6 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.transport.TransportKind;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -75,30 +74,38 @@ public final class AttachArgs {
                 DiskSpec.DEFAULT_GUEST_MEMORY);
     }
 
+    /**
+     * Adds the null backend's options ({@code --read-zeroes}, {@code --latency-ns}, QEMU null-co's) to a spec.
+     *
+     * @throws IllegalArgumentException for a latency that is not nanoseconds in range, or options on another backend
+     */
+    public static DiskSpec withNullOptions(DiskSpec spec, boolean readZeroes, String latencyNs) {
+        long ns;
+        try {
+            ns = latencyNs == null || latencyNs.isBlank() ? 0 : Long.parseLong(latencyNs.trim());
+        } catch (NumberFormatException e) {
+            ns = -1;
+        }
+        if (ns < 0 || ns > BackendSpec.MAX_LATENCY_NS) {
+            throw new IllegalArgumentException("--latency-ns must be nanoseconds in 0.." + BackendSpec.MAX_LATENCY_NS
+                    + ", not '" + latencyNs + "'");
+        }
+        if (!readZeroes && ns == 0) {
+            return spec;
+        }
+        if (!"null".equals(spec.backend().kind())) {
+            throw new IllegalArgumentException("--read-zeroes and --latency-ns are only for --backend null");
+        }
+        return spec.withBackend(spec.backend().withNullOptions(readZeroes, ns));
+    }
+
     /** Parses "--mapping 0,2;1,3": entry {@code i} lists the queues of I/O thread {@code i}; empty: round-robin. */
     public static List<List<Integer>> mapping(String text) {
-        List<List<Integer>> mapping = new ArrayList<>();
-        if (text == null || text.isBlank()) {
-            return mapping;
+        try {
+            return DiskSpec.parseMapping(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("invalid --mapping " + e.getMessage());
         }
-        String[] entries = text.split(";", -1);
-        for (int t = 0; t < entries.length; t++) {
-            if (entries[t].isBlank()) {
-                throw new IllegalArgumentException("invalid --mapping '" + text + "': I/O thread " + t
-                        + " has no queues (expected e.g. \"0,2;1,3\")");
-            }
-            List<Integer> queues = new ArrayList<>();
-            for (String q : entries[t].split(",", -1)) {
-                String digits = q.trim();
-                if (digits.isEmpty() || digits.length() > 5 || !digits.chars().allMatch(Character::isDigit)) {
-                    throw new IllegalArgumentException("invalid --mapping '" + text + "': '" + digits
-                            + "' is not a queue number (expected e.g. \"0,2;1,3\")");
-                }
-                queues.add(Integer.parseInt(digits));
-            }
-            mapping.add(queues);
-        }
-        return mapping;
     }
 
     /** "0,2;1,3", the syntax of --mapping; "-" for none. */

@@ -2,7 +2,7 @@ package io.kickplug.shell;
 
 import io.kickplug.api.guest.GuestControl;
 import io.kickplug.api.guest.GuestSettings;
-import io.kickplug.api.guest.LockStats;
+import io.kickplug.api.lockstat.LockStats;
 import org.apache.felix.service.command.Descriptor;
 import org.apache.felix.service.command.Parameter;
 import org.osgi.service.component.annotations.Component;

@@ -4,7 +4,7 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.guest.GuestSettings;
 import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
-import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.ExportStatus;
@@ -189,7 +189,7 @@ public final class JsonShapes {
         m.put("poll_max_ns", s.params().maxNs());
         List<Object> queues = new ArrayList<>();
         for (int q = 0; q < s.queues().size(); q++) {
-            io.kickplug.api.notify.PollCounters c = s.queues().get(q);
+            io.kickplug.api.poll.PollCounters c = s.queues().get(q);
             Map<String, Object> x = new LinkedHashMap<>();
             x.put("queue", q);
             x.put("hits", c.hits());

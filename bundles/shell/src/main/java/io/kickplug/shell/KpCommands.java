@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.felix.service.command.Descriptor;
 import org.apache.felix.service.command.Parameter;
-import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
@@ -31,7 +30,13 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 })
 public final class KpCommands {
 
-    private final DiskManager disks;
+    /**
+     * Dynamic: the commands stay while the disk manager is away (its bundle, or the transport or virtqueue
+     * bundle it needs, stopped or being updated) and say so, instead of vanishing.
+     */
+    @Reference(name = "diskManager", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile DiskManager disks;
 
     /** Optional: the disk commands work without the simulated guest bundle. */
     @Reference(name = "guestWorkloads", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
@@ -43,9 +48,7 @@ public final class KpCommands {
             policyOption = ReferencePolicyOption.GREEDY)
     private volatile List<ExportStatus> exportStatus = List.of();
 
-    @Activate
-    public KpCommands(@Reference(name = "diskManager") DiskManager disks) {
-        this.disks = disks;
+    public KpCommands() {
     }
 
     /** For tests and for callers outside DS. */
@@ -87,13 +90,18 @@ public final class KpCommands {
             @Parameter(names = "--serial", absentValue = "") String serial,
             @Descriptor("worker threads for a blocking (file) backend (default 8)")
             @Parameter(names = "--workers", absentValue = "8") String workers,
+            @Descriptor("null backend: reads fill the buffers with zeroes (QEMU null-co read-zeroes; default off)")
+            @Parameter(names = "--read-zeroes", presentValue = "true", absentValue = "false") boolean readZeroes,
+            @Descriptor("null backend: completion delay of every request in ns (QEMU null-co latency-ns; default 0)")
+            @Parameter(names = "--latency-ns", absentValue = "0") String latencyNs,
             @Descriptor("JSON instead of text (shape in the README, section JSON output)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name (letters, digits, '-', '_', '.')") String name,
             @Descriptor("size in bytes with an optional K, M, G or T suffix, e.g. 64M") String size) {
         AttachArgs.Options options = new AttachArgs.Options(backend, file, readOnly, direct, queues, queueSize,
                 ioThreads, mapping, transport, trackedLock, serial, workers);
-        DiskInfo attached = disks.attach(AttachArgs.spec(name, size, options));
+        DiskInfo attached = manager().attach(AttachArgs.withNullOptions(AttachArgs.spec(name, size, options),
+                readZeroes, latencyNs));
         return json ? JsonShapes.oneDisk(attached) : AttachArgs.describe(attached);
     }
 
@@ -123,11 +131,15 @@ public final class KpCommands {
             @Parameter(names = "--serial", absentValue = "") String serial,
             @Descriptor("worker threads for a blocking (file) backend (default 8)")
             @Parameter(names = "--workers", absentValue = "8") String workers,
+            @Descriptor("null backend: reads fill the buffers with zeroes (QEMU null-co read-zeroes; default off)")
+            @Parameter(names = "--read-zeroes", presentValue = "true", absentValue = "false") boolean readZeroes,
+            @Descriptor("null backend: completion delay of every request in ns (QEMU null-co latency-ns; default 0)")
+            @Parameter(names = "--latency-ns", absentValue = "0") String latencyNs,
             @Descriptor("JSON instead of text (shape in the README, section JSON output)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name (letters, digits, '-', '_', '.')") String name) {
         return attach(backend, file, readOnly, direct, queues, queueSize, ioThreads, mapping, transport, trackedLock,
-                serial, workers, json, name, null);
+                serial, workers, readZeroes, latencyNs, json, name, null);
     }
 
     @Descriptor("resize a disk; the driver gets a configuration-change notification")
@@ -136,19 +148,24 @@ public final class KpCommands {
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String name,
             @Descriptor("new size in bytes with an optional K, M, G or T suffix") String size) {
-        DiskInfo info = disks.resize(name, Args.size("size", size));
+        DiskInfo info = manager().resize(name, Args.size("size", size));
         if (json) {
             return JsonShapes.oneDisk(info);
         }
         return "resized " + name + " to " + Sizes.format(info.sizeBytes());
     }
 
-    @Descriptor("detach a disk: reset its device, stop its I/O threads, close its backend")
+    @Descriptor("detach a disk: reset its device, stop its I/O threads, close its backend, delete its configuration")
     public String detach(
             @Descriptor("JSON instead of text (shape in the README, section JSON output)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String name) {
-        disks.detach(name);
+        DiskManager dm = disks;
+        if (dm == null) {
+            throw new IllegalStateException("cannot detach '" + name + "' now: " + DiskManagerWait.ABSENT
+                    + "; its configuration is kept and it comes back with the bundles (detach it then)");
+        }
+        dm.detach(name);
         return json ? JsonShapes.detached(name) : "detached " + name;
     }
 
@@ -164,7 +181,32 @@ public final class KpCommands {
                 // the exporting bundle is stopping; its exports are going away with it
             }
         }
-        return json ? JsonShapes.disks(disks.list(), exports) : DiskTable.format(disks.list(), exports);
+        DiskManagerWait.Listing listing = DiskManagerWait.awaitConfigured(this::currentDisks, WAIT_MILLIS);
+        if (json) {
+            return JsonShapes.disks(listing.attached(), exports);
+        }
+        StringBuilder out = new StringBuilder(DiskTable.format(listing.attached(), exports));
+        for (String name : listing.pending()) {
+            out.append(System.lineSeparator()).append(name)
+                    .append(": configured, not attached (still being rebuilt, or it failed: see the log)");
+        }
+        return out.toString();
+    }
+
+    /** How long kp:disks waits for configured disks being rebuilt after a bundle update. */
+    private static final long WAIT_MILLIS = 10_000;
+
+    private DiskManager currentDisks() {
+        return disks;
+    }
+
+    /** The disk manager, or a one-line error saying why there is none. */
+    private DiskManager manager() {
+        DiskManager dm = DiskManagerWait.await(this::currentDisks, WAIT_MILLIS);
+        if (dm == null) {
+            throw new IllegalStateException(DiskManagerWait.ABSENT);
+        }
+        return dm;
     }
 
     @Descriptor("run the simulated guest on a disk: write a pattern, read it back and verify it")

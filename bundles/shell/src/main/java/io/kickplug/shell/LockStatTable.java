@@ -1,7 +1,7 @@
 package io.kickplug.shell;
 
 import io.kickplug.api.guest.GuestSettings;
-import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.lockstat.LockStatRow;
 import java.util.List;
 import java.util.Locale;
 

@@ -1,7 +1,7 @@
 package io.kickplug.shell;
 
 import io.kickplug.api.blk.DiskManager;
-import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollStatus;
 import java.util.Locale;

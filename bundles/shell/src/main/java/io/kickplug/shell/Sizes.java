@@ -1,11 +1,10 @@
 package io.kickplug.shell;
 
+import io.kickplug.api.blk.DiskSpec;
 import java.util.Locale;
 
 /** Byte sizes as a shell user writes them ("64M", "512K", "1G", "2T", "4096") and reads them ("64 MiB"). */
 public final class Sizes {
-    private static final String UNITS = "KMGT";
-
     private Sizes() {
     }
 
@@ -15,39 +14,7 @@ public final class Sizes {
      * @throws IllegalArgumentException with a one-line message for anything else
      */
     public static long parse(String text) {
-        if (text == null || text.isBlank()) {
-            throw invalid(text);
-        }
-        String t = text.trim();
-        int shift = 0;
-        char last = Character.toUpperCase(t.charAt(t.length() - 1));
-        int unit = UNITS.indexOf(last);
-        if (unit >= 0) {
-            shift = 10 * (unit + 1);
-            t = t.substring(0, t.length() - 1);
-        }
-        if (t.isEmpty() || !t.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            throw invalid(text);
-        }
-        long value;
-        try {
-            value = Long.parseLong(t);
-        } catch (NumberFormatException e) {
-            throw tooLarge(text);
-        }
-        if (shift > 0 && value > (Long.MAX_VALUE >> shift)) {
-            throw tooLarge(text);
-        }
-        return value << shift;
-    }
-
-    private static IllegalArgumentException invalid(String text) {
-        return new IllegalArgumentException("invalid size '" + text
-                + "': expected bytes with an optional K, M, G or T suffix");
-    }
-
-    private static IllegalArgumentException tooLarge(String text) {
-        return new IllegalArgumentException("invalid size '" + text + "': larger than 8 EiB");
+        return DiskSpec.parseSize(text);
     }
 
     /** "0 B", "512 B", "4 KiB", "64 MiB", "1.5 GiB": the largest unit that leaves at least 1, one decimal. */

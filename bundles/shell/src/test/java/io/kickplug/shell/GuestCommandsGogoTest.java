@@ -4,17 +4,13 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.guest.GuestControl;
 import io.kickplug.api.guest.GuestSettings;
-import io.kickplug.api.guest.LockStatRow;
-import io.kickplug.api.guest.LockStats;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
+import io.kickplug.api.lockstat.LockStatRow;
+import io.kickplug.api.lockstat.LockStats;
+import io.kickplug.shell.testkit.GogoShell;
 import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.felix.gogo.runtime.CommandProcessorImpl;
-import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
-import org.apache.felix.service.command.CommandSession;
 import org.apache.felix.service.command.Descriptor;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -60,29 +56,23 @@ class GuestCommandsGogoTest {
         }
     };
 
-    private ThreadIOImpl threadIo;
-    private CommandSession session;
+    private GogoShell shell;
 
     @BeforeEach
     void setUp() {
-        threadIo = new ThreadIOImpl();
-        threadIo.start();
-        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
+        shell = new GogoShell();
         GuestCommands commands = new GuestCommands(control, stats);
-        processor.addCommand("kp", commands, "guest");
-        processor.addCommand("kp", commands, "lockstat");
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        session = processor.createSession(new ByteArrayInputStream(new byte[0]), out, out);
+        shell.add("kp", commands, "guest");
+        shell.add("kp", commands, "lockstat");
     }
 
     @AfterEach
     void tearDown() {
-        session.close();
-        threadIo.stop();
+        shell.close();
     }
 
     private Object run(String line) throws Exception {
-        return session.execute(line);
+        return shell.run(line);
     }
 
     @Test

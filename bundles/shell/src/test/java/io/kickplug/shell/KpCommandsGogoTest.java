@@ -12,19 +12,15 @@ import io.kickplug.api.guest.GuestWorkloads;
 import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
 import io.kickplug.api.transport.ExportStatus;
-import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportKind;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
+import io.kickplug.blk.testkit.StubDiskManager;
+import io.kickplug.shell.testkit.GogoShell;
 import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.felix.gogo.runtime.CommandProcessorImpl;
-import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
-import org.apache.felix.service.command.CommandSession;
 import org.apache.felix.service.command.Descriptor;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -38,7 +34,7 @@ class KpCommandsGogoTest {
     private final List<IoPassOptions> passes = new ArrayList<>();
     private long nextMismatches;
 
-    private final DiskManager disks = new DiskManager() {
+    private final DiskManager disks = new StubDiskManager() {
         @Override
         public DiskInfo attach(DiskSpec spec) {
             specs.put(spec.name(), spec);
@@ -87,11 +83,6 @@ class KpCommandsGogoTest {
             }
             return d;
         }
-
-        @Override
-        public GuestPort port(String name) {
-            throw new UnsupportedOperationException();
-        }
     };
 
     private final GuestWorkloads guest = (disk, options) -> {
@@ -103,31 +94,25 @@ class KpCommandsGogoTest {
         return new IoPassResult(disk, 2 * total / options.blockSize(), 2 * total, 1_000_000, nextMismatches, 3, 4);
     };
 
-    private ThreadIOImpl threadIo;
-    private CommandSession session;
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private GogoShell shell;
 
     @BeforeEach
     void setUp() {
-        threadIo = new ThreadIOImpl();
-        threadIo.start();
-        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
+        shell = new GogoShell();
         KpCommands commands = new KpCommands(disks, guest);
         for (String f : new String[] {"attach", "detach", "disks", "io", "resize"}) {
-            processor.addCommand("kp", commands, f);
+            shell.add("kp", commands, f);
         }
-        processor.addCommand("kp", new TrackedLockCommand(disks), "tracked-lock");
-        session = processor.createSession(new ByteArrayInputStream(new byte[0]), out, out);
+        shell.add("kp", new TrackedLockCommand(disks), "tracked-lock");
     }
 
     @AfterEach
     void tearDown() {
-        session.close();
-        threadIo.stop();
+        shell.close();
     }
 
     private Object run(String line) throws Exception {
-        return session.execute(line);
+        return shell.run(line);
     }
 
     @Test

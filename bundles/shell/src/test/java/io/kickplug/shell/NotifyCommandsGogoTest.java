@@ -9,15 +9,11 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.notify.QueueCounters;
-import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportKind;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
+import io.kickplug.blk.testkit.StubDiskManager;
+import io.kickplug.shell.testkit.GogoShell;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.felix.gogo.runtime.CommandProcessorImpl;
-import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
-import org.apache.felix.service.command.CommandSession;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -73,57 +69,31 @@ class NotifyCommandsGogoTest {
         }
     };
 
-    private final DiskManager disks = new DiskManager() {
-        @Override
-        public DiskInfo attach(io.kickplug.api.blk.DiskSpec spec) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void detach(String name) {
-            throw new UnsupportedOperationException();
-        }
-
+    private final DiskManager disks = new StubDiskManager() {
         @Override
         public List<DiskInfo> list() {
             return List.of(new DiskInfo("d1", 1 << 20, "memory", false, TransportKind.MMIO, 2, 256, 1, 15, 0, 0));
         }
-
-        @Override
-        public DiskInfo info(String name) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public GuestPort port(String name) {
-            throw new UnsupportedOperationException();
-        }
     };
 
-    private ThreadIOImpl threadIo;
-    private CommandSession session;
+    private GogoShell shell;
 
     @BeforeEach
     void setUp() {
-        threadIo = new ThreadIOImpl();
-        threadIo.start();
-        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
+        shell = new GogoShell();
         NotifyCommands commands = new NotifyCommands(control, disks);
-        processor.addCommand("kp", commands, "notify");
-        processor.addCommand("kp", commands, "strategies");
-        processor.addCommand("kp", commands, "stats");
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        session = processor.createSession(new ByteArrayInputStream(new byte[0]), out, out);
+        shell.add("kp", commands, "notify");
+        shell.add("kp", commands, "strategies");
+        shell.add("kp", commands, "stats");
     }
 
     @AfterEach
     void tearDown() {
-        session.close();
-        threadIo.stop();
+        shell.close();
     }
 
     private Object run(String line) throws Exception {
-        return session.execute(line);
+        return shell.run(line);
     }
 
     @Test

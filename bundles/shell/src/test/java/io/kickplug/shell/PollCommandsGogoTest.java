@@ -3,19 +3,13 @@ package io.kickplug.shell;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.blk.DiskException;
-import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
-import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollStatus;
-import io.kickplug.api.transport.GuestPort;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
+import io.kickplug.blk.testkit.StubDiskManager;
+import io.kickplug.shell.testkit.GogoShell;
 import java.util.List;
-import org.apache.felix.gogo.runtime.CommandProcessorImpl;
-import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
-import org.apache.felix.service.command.CommandSession;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,7 +21,7 @@ class PollCommandsGogoTest {
     private boolean policyBound = true;
     private PollParams params = PollParams.defaults();
 
-    private final DiskManager disks = new DiskManager() {
+    private final DiskManager disks = new StubDiskManager() {
         @Override
         public PollStatus setPolling(String name, boolean enabled, PollParams p) {
             check(name);
@@ -50,54 +44,23 @@ class PollCommandsGogoTest {
                 throw new DiskException("no disk named '" + name + "'");
             }
         }
-
-        @Override
-        public DiskInfo attach(DiskSpec spec) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void detach(String name) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public List<DiskInfo> list() {
-            return List.of();
-        }
-
-        @Override
-        public DiskInfo info(String name) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public GuestPort port(String name) {
-            throw new UnsupportedOperationException();
-        }
     };
 
-    private ThreadIOImpl threadIo;
-    private CommandSession session;
+    private GogoShell shell;
 
     @BeforeEach
     void setUp() {
-        threadIo = new ThreadIOImpl();
-        threadIo.start();
-        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
-        processor.addCommand("kp", new PollCommands(disks), "poll");
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        session = processor.createSession(new ByteArrayInputStream(new byte[0]), out, out);
+        shell = new GogoShell();
+        shell.add("kp", new PollCommands(disks), "poll");
     }
 
     @AfterEach
     void tearDown() {
-        session.close();
-        threadIo.stop();
+        shell.close();
     }
 
     private Object run(String line) throws Exception {
-        return session.execute(line);
+        return shell.run(line);
     }
 
     @Test

@@ -12,7 +12,7 @@ import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.vhost.backend.InflightRegion;
-import io.kickplug.vhost.backend.VhostUserBackend;
+import io.kickplug.vhost.backend.SessionStatus;
 import io.kickplug.vhost.protocol.Fds;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
@@ -175,7 +175,7 @@ class InflightTrackingTest {
             assertEquals(0, area.get(descOffset(i)), "descriptor " + i + " no longer in flight");
         }
         assertEquals(7, area.getShort(14));
-        VhostUserBackend.Status s = disk.server.status().connection();
+        SessionStatus s = disk.server.status().connection();
         assertEquals(0, s.refusals());
     }
 

@@ -6,8 +6,9 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.vhost.testsupport.ExportedDisk;
-import io.kickplug.vhost.testsupport.FileBackend;
+import io.kickplug.vhost.testsupport.ImageFileBackend;
 import io.kickplug.vhost.testsupport.FrontendClient;
+import io.kickplug.virtio.testkit.Await;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,13 +17,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
@@ -91,7 +92,7 @@ class RealGuestIT {
         // Short socket paths: sun_path holds 107 bytes.
         work = Files.createTempDirectory("kp-rg");
         image = work.resolve("disk.img");
-        disk = new ExportedDisk("rg", new FileBackend(image, IMAGE_BYTES), 2, 2, work.resolve("vhost.sock"));
+        disk = new ExportedDisk("rg", new ImageFileBackend(image, IMAGE_BYTES), 2, 2, work.resolve("vhost.sock"));
     }
 
     @AfterAll
@@ -251,15 +252,9 @@ class RealGuestIT {
         return HexFormat.of().formatHex(md.digest());
     }
 
-    /** Waits for a condition that another process makes true, checking every 20 ms. */
+    /** Waits for a condition that another process makes true. */
     private static void awaitTrue(BooleanSupplier condition, long seconds, String what) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                fail("timed out after " + seconds + " s waiting until " + what);
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
-        }
+        Await.await(condition, Duration.ofSeconds(seconds), "until " + what);
     }
 
     /** A harness process (QEMU after the script's exec) whose output is collected line by line. */

@@ -8,6 +8,7 @@ import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
+import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
@@ -15,7 +16,7 @@ import io.kickplug.vhost.server.VhostUserServer;
 import io.kickplug.vhost.testsupport.FrontendClient;
 import io.kickplug.vhost.testsupport.FrontendClient.Queue;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -49,8 +50,8 @@ class VhostQueueSizeTest {
     @BeforeEach
     void export() throws Exception {
         thread = new EventLoopThread("test-qsize-io");
-        device = new VirtioBlkDevice("qsize", new MemoryBackend(1 << 20, false), false, 1, DISK_QUEUE_SIZE,
-                "qsize".getBytes(StandardCharsets.US_ASCII), List.of(thread));
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("qsize", new MemoryBackend(1 << 20, false), false, 1,
+                DISK_QUEUE_SIZE, "qsize".getBytes(StandardCharsets.US_ASCII), List.of(thread)));
         server = new VhostUserServer("qsize", dir.resolve("vhost.sock"), device, new VirtqueueFactoryComponent(),
                 new GuestMemoryFactoryComponent());
         client = new FrontendClient(server.socketPath(), dir.resolve("guest-ram"));

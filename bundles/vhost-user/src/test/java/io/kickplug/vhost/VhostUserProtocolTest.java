@@ -7,7 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
-import io.kickplug.vhost.backend.VhostUserBackend;
+import io.kickplug.vhost.backend.MessageHandler;
+import io.kickplug.vhost.backend.SessionStatus;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.testsupport.ExportedDisk;
@@ -66,7 +67,7 @@ class VhostUserProtocolTest {
         assertArrayEquals(expected, stored.array(), "the backend holds what the driver wrote");
         // The driver may see a used entry before the I/O thread writes the call descriptor: wait for both.
         assertTrue(q.awaitReceived(2, 10_000), "each completion wrote the call descriptor: " + q.received());
-        VhostUserBackend.Status s = disk.server.status().connection();
+        SessionStatus s = disk.server.status().connection();
         // The second request may legitimately need no kick: the device re-checks the available ring after
         // re-enabling notifications (section 2.7.10), so only the first kick is certain.
         assertTrue(s.kicks() >= 1, "the first request arrived by a kick: " + s.kicks());
@@ -78,12 +79,12 @@ class VhostUserProtocolTest {
         long features = client.getU64(VhostUser.GET_FEATURES);
         assertEquals(disk.device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES, features);
         long protocol = client.getU64(VhostUser.GET_PROTOCOL_FEATURES);
-        assertEquals(VhostUserBackend.PROTOCOL_FEATURES, protocol);
+        assertEquals(MessageHandler.PROTOCOL_FEATURES, protocol);
         assertEquals(VhostUser.PROTOCOL_F_INFLIGHT_SHMFD, protocol & VhostUser.PROTOCOL_F_INFLIGHT_SHMFD,
                 "inflight tracking is offered");
         client.send(VhostUser.SET_PROTOCOL_FEATURES, 0, Message.u64(protocol));
         assertEquals(2, client.getU64(VhostUser.GET_QUEUE_NUM));
-        assertEquals(VhostUserBackend.MAX_MEM_SLOTS, client.getU64(VhostUser.GET_MAX_MEM_SLOTS));
+        assertEquals(MessageHandler.MAX_MEM_SLOTS, client.getU64(VhostUser.GET_MAX_MEM_SLOTS));
     }
 
     @Test
@@ -135,7 +136,7 @@ class VhostUserProtocolTest {
         Queue q0 = client.startQueue(0, 0, false);
         Queue poll = client.startQueue(1, 0, true);
         client.writeReadVerify(poll, 300, (byte) 0x33, false);
-        VhostUserBackend.Status s = disk.server.status().connection();
+        SessionStatus s = disk.server.status().connection();
         assertEquals("1", s.pollQueues());
         assertEquals(0, s.interrupts(), "no notification for the poll queue");
         client.writeReadVerify(q0, 400, (byte) 0x44, true);

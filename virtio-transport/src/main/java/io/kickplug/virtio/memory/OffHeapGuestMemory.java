@@ -1,6 +1,7 @@
 package io.kickplug.virtio.memory;
 
 import io.kickplug.api.memory.AddressOverflowException;
+import io.kickplug.api.memory.BufferViews;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.memory.InvalidGuestAddressException;
 import io.kickplug.api.memory.MemoryRegion;
@@ -501,6 +502,23 @@ public final class OffHeapGuestMemory implements GuestMemory {
         List<ByteBuffer> out = new ArrayList<>(1);
         forEachPiece(address, length, (c, i, n, done) -> out.add(c.slice(i, n).order(ByteOrder.LITTLE_ENDIAN)));
         return out.toArray(new ByteBuffer[0]);
+    }
+
+    /** Reuses {@code into}'s duplicates of this memory's chunks: no allocation once they exist. */
+    @Override
+    public void viewsInto(long address, long length, BufferViews into) {
+        check(address, length);
+        long done = 0;
+        while (done < length) {
+            long cur = address + done;
+            Region r = find(cur);
+            long off = cur - r.start;
+            long chunkLeft = r.chunks.length == 1 ? r.size - off : (r.mask + 1) - (off & r.mask);
+            chunkLeft = Math.min(chunkLeft, r.size - off);
+            int n = (int) Math.min(Math.min(chunkLeft, length - done), Integer.MAX_VALUE);
+            into.addRange(chunk(r, off), index(r, off), n);
+            done += n;
+        }
     }
 
     @Override

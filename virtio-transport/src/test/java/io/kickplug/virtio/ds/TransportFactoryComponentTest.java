@@ -1,11 +1,12 @@
 package io.kickplug.virtio.ds;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
-import io.kickplug.virtio.device.MmioTransport;
-import io.kickplug.virtio.device.PciTransport;
+import io.kickplug.virtio.transport.MmioTransport;
+import io.kickplug.virtio.transport.PciTransport;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.testkit.EchoDevice;
 import org.junit.jupiter.api.Test;
@@ -15,7 +16,7 @@ class TransportFactoryComponentTest {
     void buildsMmioAndPciAndRefusesVhostUser() {
         OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 16);
         EchoDevice device = new EchoDevice(1, 0);
-        TransportFactoryComponent factory = new TransportFactoryComponent();
+        TransportFactoryComponent factory = new TransportFactoryComponent(new VirtqueueFactoryComponent());
         try (TransportInstance pci = factory.create(TransportKind.PCI, device, mem);
                 TransportInstance mmio = factory.create(TransportKind.MMIO, device, mem)) {
             assertInstanceOf(PciTransport.class, pci);

@@ -1,11 +1,12 @@
 package io.kickplug.virtio.fuzz;
 
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.api.transport.MmioRegisters.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.virtio.device.MmioTransport;
+import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.testkit.EchoDevice;
 import io.kickplug.virtio.testkit.RawRing;
 import java.util.ArrayList;
@@ -101,7 +102,7 @@ class MmioTransportFuzzTest {
     static void start() {
         memory = new FuzzMemory();
         echo = new EchoDevice(2, OFFERED);
-        mmio = new MmioTransport(echo, memory.memory);
+        mmio = new MmioTransport(echo, memory.memory, new VirtqueueFactoryComponent());
         mmio.connectInterrupts(v -> raised.incrementAndGet());
         KICKPLUG.setUseParentHandlers(false); // the fuzz provokes thousands of "device needs reset" warnings
         KICKPLUG.addHandler(CAPTURE);

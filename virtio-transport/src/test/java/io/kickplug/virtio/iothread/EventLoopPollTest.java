@@ -1,5 +1,6 @@
 package io.kickplug.virtio.iothread;
 
+import static io.kickplug.virtio.testkit.Await.await;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.iothread.IoSource;
@@ -11,7 +12,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,7 +21,6 @@ import org.junit.jupiter.api.Test;
  */
 class EventLoopPollTest {
 
-    private static final long WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     /** A queue model: a counter of produced items, consumed by the handler, with a notification switch. */
     static final class ModelQueue implements PollHandler, Runnable {
@@ -112,16 +111,6 @@ class EventLoopPollTest {
         @Override
         public void update(long blockNs) {
             updates.incrementAndGet();
-        }
-    }
-
-    private static void await(BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + WAIT_NANOS;
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                fail("lost: " + what);
-            }
-            Thread.onSpinWait();
         }
     }
 

@@ -1,7 +1,7 @@
 package io.kickplug.guest.bench;
 
 import io.kickplug.api.blk.DiskManager;
-import io.kickplug.api.guest.LockStats;
+import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.engine.GuestEngine;

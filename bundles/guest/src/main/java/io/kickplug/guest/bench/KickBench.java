@@ -3,8 +3,9 @@ package io.kickplug.guest.bench;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.guest.LockStatRow;
-import io.kickplug.api.guest.LockStats;
+import io.kickplug.api.guest.OptionArgs;
+import io.kickplug.api.lockstat.LockStatRow;
+import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.api.virtio.VirtqueueFactory;
@@ -25,6 +26,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -87,26 +89,10 @@ public final class KickBench {
             List<Long> exits = o.exitNanos();
             long disk = o.diskBytes();
             TransportKind transport = o.transport();
-            Set<String> seen = new HashSet<>();
-            for (int i = 0; i < args.size(); i++) {
-                String arg = args.get(i);
-                if (arg == null || !arg.startsWith("--")) {
-                    throw new IllegalArgumentException("unexpected argument '" + arg + "' (expected --runtime S, "
-                            + "--exit-us LIST, --disk-size SIZE or --transport mmio|pci)");
-                }
-                int eq = arg.indexOf('=');
-                String name = eq < 0 ? arg : arg.substring(0, eq);
-                String value;
-                if (eq >= 0) {
-                    value = arg.substring(eq + 1);
-                } else if (i + 1 < args.size()) {
-                    value = args.get(++i);
-                } else {
-                    throw new IllegalArgumentException(name + " needs a value");
-                }
-                if (!seen.add(name)) {
-                    throw new IllegalArgumentException(name + " is given twice");
-                }
+            for (Map.Entry<String, String> option : OptionArgs.parse(args,
+                    "--runtime S, --exit-us LIST, --disk-size SIZE or --transport mmio|pci").entrySet()) {
+                String name = option.getKey();
+                String value = option.getValue();
                 switch (name) {
                     case "--runtime" -> {
                         runtime = FioValues.timeNanos("--runtime", value);

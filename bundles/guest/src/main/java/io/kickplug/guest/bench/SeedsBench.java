@@ -4,8 +4,9 @@ import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
-import io.kickplug.api.guest.LockStatRow;
-import io.kickplug.api.guest.LockStats;
+import io.kickplug.api.guest.OptionArgs;
+import io.kickplug.api.lockstat.LockStatRow;
+import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.notify.QueueCounters;
@@ -97,26 +98,9 @@ public final class SeedsBench {
         public static Options parse(List<String> args) {
             long runtime = DEFAULT_RUNTIME_NANOS;
             Path json = null;
-            Set<String> seen = new HashSet<>();
-            for (int i = 0; i < args.size(); i++) {
-                String arg = args.get(i);
-                if (arg == null || !arg.startsWith("--")) {
-                    throw new IllegalArgumentException("unexpected argument '" + arg
-                            + "' (expected --runtime S or --json FILE)");
-                }
-                int eq = arg.indexOf('=');
-                String name = eq < 0 ? arg : arg.substring(0, eq);
-                String value;
-                if (eq >= 0) {
-                    value = arg.substring(eq + 1);
-                } else if (i + 1 < args.size()) {
-                    value = args.get(++i);
-                } else {
-                    throw new IllegalArgumentException(name + " needs a value");
-                }
-                if (!seen.add(name)) {
-                    throw new IllegalArgumentException(name + " is given twice");
-                }
+            for (Map.Entry<String, String> option : OptionArgs.parse(args, "--runtime S or --json FILE").entrySet()) {
+                String name = option.getKey();
+                String value = option.getValue();
                 switch (name) {
                     case "--runtime" -> runtime = runtime(value);
                     case "--json" -> {
@@ -477,8 +461,8 @@ public final class SeedsBench {
                 "254k -> 517k IOPS, ratio 2.04 (randread 4k iodepth 64, 4 IOThreads, 8 virtqueues)",
                 figures("yielding_iops", 254_000, "mutex_iops", 517_000, "mutex_vs_yielding_ratio", 517.0 / 254.0),
                 "mutex IOPS > yielding IOPS", points, line, measured, SeedVerdicts.seed004(yielding, mutex),
-                List.of("driven through the guest engine (8 vCPU threads running fio), not TrackedLockBench's "
-                        + "generator"));
+                List.of("driven through the guest engine (8 vCPU threads running fio jobs, where TrackedLockBench "
+                        + "runs its own randread jobs)"));
     }
 
     // ---------------------------------------------------------------------------------------------- runs

@@ -22,4 +22,12 @@ public interface GuestEngine {
      * @throws io.kickplug.guest.driver.GuestDriverException when the device cannot be driven
      */
     GuestMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config);
+
+    /**
+     * As {@link #boot(GuestPort, VirtqueueFactory, MachineConfig)}, for a guest that survives its device going
+     * away: after a removal it finds the disk again through {@code source}, re-probes and resubmits.
+     */
+    default GuestMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config, DeviceSource source) {
+        return boot(port, factory, config);
+    }
 }

@@ -1,7 +1,7 @@
 package io.kickplug.guest.engine;
 
 import io.kickplug.api.blk.VirtioBlk;
-import io.kickplug.guest.blk.BlkDriverConfig;
+import io.kickplug.guest.virtio.DriverConfig;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -48,7 +48,7 @@ public record MachineConfig(String name, int vcpus, long exitLatencyNs, long inj
     public static final String DEFAULT_KICK_POLICY = "outside-lock";
 
     /** Linux's BLK_DEF_MAX_SECTORS (2560 sectors). */
-    public static final int DEFAULT_MAX_REQUEST_BYTES = 2560 * VirtioBlk.SECTOR_SIZE;
+    public static final int DEFAULT_MAX_REQUEST_BYTES = DriverConfig.DEFAULT_MAX_REQUEST_BYTES;
 
     public MachineConfig {
         Objects.requireNonNull(name, "name");
@@ -92,7 +92,7 @@ public record MachineConfig(String name, int vcpus, long exitLatencyNs, long inj
     /** Defaults: 1 vCPU, default latencies, outside-lock, queue-size depth, all driver features. */
     public static MachineConfig defaults(String name) {
         return new MachineConfig(name, 1, DEFAULT_EXIT_LATENCY_NS, DEFAULT_INJECT_LATENCY_NS, DEFAULT_KICK_POLICY, 0,
-                0, DEFAULT_MAX_REQUEST_BYTES, BlkDriverConfig.SUPPORTED_FEATURES, BlkDriverConfig.DEFAULT_TIMEOUT);
+                0, DEFAULT_MAX_REQUEST_BYTES, DriverConfig.SUPPORTED_FEATURES, DriverConfig.DEFAULT_TIMEOUT);
     }
 
     public MachineConfig withName(String n) {
@@ -123,11 +123,6 @@ public record MachineConfig(String name, int vcpus, long exitLatencyNs, long inj
     public MachineConfig withMaxQueues(int queues) {
         return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, queues,
                 maxRequestBytes, supportedFeatures, timeout, pollQueues);
-    }
-
-    public MachineConfig withMaxRequestBytes(int bytes) {
-        return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues, bytes,
-                supportedFeatures, timeout, pollQueues);
     }
 
     public MachineConfig withFeatures(long features) {

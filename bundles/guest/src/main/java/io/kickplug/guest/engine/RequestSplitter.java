@@ -16,7 +16,7 @@ import java.util.List;
  */
 final class RequestSplitter {
 
-    static final int PAGE = 4096;
+    static final int PAGE = io.kickplug.guest.memory.GuestRam.PAGE;
 
     /** One device request: {@code length} bytes at disk byte {@code offset}, from the given segments. */
     record Part(long offset, int length, List<Segment> segments) {

@@ -1,10 +1,12 @@
 package io.kickplug.guest.engine;
 
+import io.kickplug.api.guest.DeviceRecovery;
 import io.kickplug.api.guest.GuestSettings;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.kick.KickPolicies;
 import io.kickplug.guest.lock.LockRegistry;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -16,6 +18,20 @@ public final class StandardGuestEngine implements GuestEngine {
     private final KickPolicies policies;
     private final LockRegistry locks;
     private volatile GuestSettings settings;
+    private final BoundedLog recoveries = new BoundedLog();
+
+    /** The latest recoveries; thread-safe. */
+    private static final class BoundedLog extends java.util.ArrayDeque<DeviceRecovery> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public synchronized boolean add(DeviceRecovery r) {
+            if (size() >= 1000) {
+                removeFirst();
+            }
+            return super.add(r);
+        }
+    }
 
     public StandardGuestEngine(KickPolicies policies, LockRegistry locks) {
         this.policies = Objects.requireNonNull(policies, "policies");
@@ -70,6 +86,22 @@ public final class StandardGuestEngine implements GuestEngine {
         Objects.requireNonNull(port, "port");
         Objects.requireNonNull(factory, "factory");
         Objects.requireNonNull(config, "config");
-        return BlkMachine.boot(port, factory, config, policies.get(config.kickPolicy()), locks);
+        return VcpuMachine.boot(port, factory, config, policies.get(config.kickPolicy()), locks, null, null);
+    }
+
+    @Override
+    public GuestMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config, DeviceSource source) {
+        Objects.requireNonNull(port, "port");
+        Objects.requireNonNull(factory, "factory");
+        Objects.requireNonNull(config, "config");
+        return VcpuMachine.boot(port, factory, config, policies.get(config.kickPolicy()), locks, source,
+                recoveries::add);
+    }
+
+    /** The device removals and returns the machines booted here went through (the latest 1000). */
+    public List<DeviceRecovery> recoveries(long sinceNanos) {
+        synchronized (recoveries) {
+            return recoveries.stream().filter(r -> r.removedAtNanos() - sinceNanos >= 0).toList();
+        }
     }
 }

@@ -28,6 +28,11 @@ import java.util.SplittableRandom;
  * mixed job's main phase are not checked (they may race with its own writes); its writes are verified
  * after. The first failure stops the job with fio's err=84 (EILSEQ) and the failure's offset.
  *
+ * <p>{@code do_verify=0} writes the verify headers but skips the verify phase; {@code verify_only=1} on a
+ * writing job issues no writes: it replays the main phase's offsets and data seeds (same randseed, so the same
+ * sequence) into the write log, then runs the verify phase, proving the disk still holds what an earlier run
+ * of the same job wrote. On a read job verify_only changes nothing: it checks what it reads anyway.
+ *
  * <p>Latencies as fio defines them: slat from issue to the end of the submission round (the commit), clat
  * from there to completion, lat from issue to completion. Synchronous engines have no separate submission:
  * no slat, and clat = lat. Only I/O issued after the ramp counts. CPU time is the vCPU thread's user and
@@ -132,6 +137,22 @@ public final class FioJob implements GuestJob {
         deadline = spec.runtimeNanos() > 0 ? statsStart + spec.runtimeNanos() : Long.MAX_VALUE;
         snapshotCpu();
         rampOver = spec.rampNanos() == 0;
+        if (spec.verifyOnly() && log != null) {
+            replayWrites();
+        }
+    }
+
+    /** verify_only: records what the main phase would write, without writing, and goes to the verify phase. */
+    private void replayWrites() {
+        while (generator.passes() < spec.loops()) {
+            OffsetGenerator.Io io = generator.next();
+            if (io.write()) {
+                long seed = seeds.nextLong();
+                numberio++;
+                log.record(io.offset(), io.length(), seed);
+            }
+        }
+        phase = Phase.VERIFY;
     }
 
     @Override
@@ -143,7 +164,7 @@ public final class FioJob implements GuestJob {
         }
         for (;;) {
             if (phase == Phase.MAIN && mainOver(now)) {
-                if (log != null && !failed) {
+                if (log != null && !failed && spec.doVerify()) {
                     if (inFlight > 0) {
                         return true; // verify starts once every write has completed
                     }

@@ -53,8 +53,15 @@ public final class FioText {
         out.append(String.format(Locale.ROOT, "%nguest counters: notifies=%d, interrupts=%d%n", g.notifies(),
                 g.interrupts()));
         if (g.deviceCpuNanos() >= 0) {
-            out.append(String.format(Locale.ROOT, "device I/O threads: cpu=%.1f ms (%.1f%% of one CPU)%n",
-                    g.deviceCpuNanos() / 1e6, g.deviceCpuPercent()));
+            long ios = 0;
+            for (JobResult r : report.jobs()) {
+                ios += r.read().ios() + r.write().ios();
+            }
+            // Device CPU per request (issue 12: 1M requests per second of device CPU is 1 us per request).
+            String perRequest = ios > 0
+                    ? String.format(Locale.ROOT, ", %.2f us per request", g.deviceCpuNanos() / 1e3 / ios) : "";
+            out.append(String.format(Locale.ROOT, "device I/O threads: cpu=%.1f ms (%.1f%% of one CPU)%s%n",
+                    g.deviceCpuNanos() / 1e6, g.deviceCpuPercent(), perRequest));
         }
         return out.toString();
     }

@@ -23,7 +23,7 @@ public final class JobOptions {
     public static final List<String> NAMES = List.of("name", "filename", "rw", "readwrite", "rwmixread",
             "rwmixwrite", "bs", "blocksize", "bsrange", "blocksize_range", "size", "offset", "iodepth", "numjobs",
             "runtime", "timeout", "time_based", "ramp_time", "ioengine", "hipri", "direct", "buffered",
-            "group_reporting", "verify", "randseed", "seed", "randrepeat", "norandommap", "loops", "description",
+            "group_reporting", "verify", "do_verify", "verify_only", "randseed", "seed", "randrepeat", "norandommap", "loops", "description",
             "thread", "invalidate", "fadvise_hint");
 
     private String name;
@@ -50,6 +50,8 @@ public final class JobOptions {
     private boolean randrepeat = true;
     private boolean norandommap;
     private int loops = 1;
+    private boolean doVerify = true;
+    private boolean verifyOnly;
 
     public JobOptions copy() {
         JobOptions c = new JobOptions();
@@ -77,6 +79,8 @@ public final class JobOptions {
         c.randrepeat = randrepeat;
         c.norandommap = norandommap;
         c.loops = loops;
+        c.doVerify = doVerify;
+        c.verifyOnly = verifyOnly;
         return c;
     }
 
@@ -161,6 +165,8 @@ public final class JobOptions {
             case "buffered" -> direct = !FioValues.bool(key, value);
             case "group_reporting" -> groupReporting = FioValues.bool(key, value);
             case "verify" -> verify = VerifyKind.parse(required(key, value));
+            case "do_verify" -> doVerify = FioValues.bool(key, value);
+            case "verify_only" -> verifyOnly = FioValues.bool(key, value);
             case "randseed", "seed" -> randseed = FioValues.unsignedLong(key, required(key, value));
             case "randrepeat" -> randrepeat = FioValues.bool(key, value);
             case "norandommap" -> norandommap = FioValues.bool(key, value);
@@ -207,6 +213,14 @@ public final class JobOptions {
             throw new FioOptionException("job '" + jobName + "': verify with random writes needs one block size,"
                     + " not bsrange " + bsMin + "-" + bsMax + " (overlapping writes would overwrite verified blocks)");
         }
+        if (verifyOnly && verify == VerifyKind.NONE) {
+            throw new FioOptionException("job '" + jobName + "': verify_only needs verify= (the checksum the data"
+                    + " was written with)");
+        }
+        if (verifyOnly && rw.writes() && timeBased) {
+            throw new FioOptionException("job '" + jobName + "': verify_only cannot replay a time_based write job"
+                    + " (which blocks it wrote depends on time); use size= and loops=");
+        }
         if (offsetPercent < 0 && offset % 512 != 0) {
             throw new FioOptionException("job '" + jobName + "': offset " + offset + " is not a multiple of 512");
         }
@@ -221,7 +235,7 @@ public final class JobOptions {
             long seed = baseSeed + 0x9E3779B97F4A7C15L * number;
             jobs.add(new JobSpec(jobName, number, clone, numjobs, filename, rw, rwmixread, bsMin, bsMax, size,
                     sizePercent, offset, offsetPercent, iodepth, runtimeNanos, timeBased, rampNanos, ioengine,
-                    hipri, direct, groupReporting, verify, seed, norandommap, loops));
+                    hipri, direct, groupReporting, verify, seed, norandommap, loops, doVerify, verifyOnly));
         }
         return jobs;
     }

@@ -30,12 +30,15 @@ package io.kickplug.guest.fio;
  * @param randseed seed of random offsets, block sizes, read/write mix and verify data
  * @param norandommap random offsets without the per-pass map (blocks may repeat or be missed)
  * @param loops passes over the region when not time based
+ * @param doVerify fio's do_verify: run the verify phase after a writing job's main phase (default true)
+ * @param verifyOnly fio's verify_only: do not write; replay which blocks the write workload would have written
+ *     with which data, and check that the disk still holds exactly that
  */
 public record JobSpec(String name, int jobNumber, int cloneIndex, int numjobs, String filename, RwMode rw,
         int rwmixread, int bsMin, int bsMax, long size, int sizePercent, long offset, int offsetPercent,
         int iodepth, long runtimeNanos, boolean timeBased, long rampNanos, IoEngine ioengine, boolean hipri,
         boolean direct, boolean groupReporting, VerifyKind verify, long randseed, boolean norandommap,
-        int loops) {
+        int loops, boolean doVerify, boolean verifyOnly) {
 
     /** Requests this job keeps in flight: iodepth for asynchronous engines, 1 for synchronous ones. */
     public int effectiveDepth() {

@@ -1,25 +1,16 @@
 package io.kickplug.guest.lock;
 
-import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.lockstat.LockCounters;
+import io.kickplug.api.lockstat.LockStatRow;
 
 /**
- * The statistics of one lock class (all locks of one name), as Linux's lock_stat keeps them per class.
- * Updated by the lock's holder, read by anyone; each update and the snapshot are atomic with respect to each
- * other (a monitor, uncontended in practice because the holder of the instrumented lock is the only writer).
+ * The statistics of one lock class (all locks of one name), as Linux's lock_stat keeps them per class: a name
+ * over the shared {@link LockCounters}. Updated by the lock's holder, read by anyone.
  */
 public final class LockClass {
 
     private final String name;
-    private long conBounces;
-    private long contentions;
-    private long waitMin = Long.MAX_VALUE;
-    private long waitMax;
-    private long waitTotal;
-    private long acqBounces;
-    private long acquisitions;
-    private long holdMin = Long.MAX_VALUE;
-    private long holdMax;
-    private long holdTotal;
+    private final LockCounters counters = new LockCounters();
 
     LockClass(String name) {
         this.name = name;
@@ -30,49 +21,25 @@ public final class LockClass {
     }
 
     /** A contention: the acquirer found the lock held; {@code bounce} when it last went to another vCPU. */
-    synchronized void contended(boolean bounce) {
-        contentions++;
-        if (bounce) {
-            conBounces++;
-        }
+    void contended(boolean bounce) {
+        counters.contended(bounce);
     }
 
     /** An acquisition; {@code waitNanos} is -1 for an uncontended one (no wait time is recorded then). */
-    synchronized void acquired(boolean bounce, long waitNanos) {
-        acquisitions++;
-        if (bounce) {
-            acqBounces++;
-        }
-        if (waitNanos >= 0) {
-            waitMin = Math.min(waitMin, waitNanos);
-            waitMax = Math.max(waitMax, waitNanos);
-            waitTotal += waitNanos;
-        }
+    void acquired(boolean bounce, long waitNanos) {
+        counters.acquired(bounce, waitNanos);
     }
 
-    synchronized void released(long holdNanos) {
-        holdMin = Math.min(holdMin, holdNanos);
-        holdMax = Math.max(holdMax, holdNanos);
-        holdTotal += holdNanos;
+    void released(long holdNanos) {
+        counters.released(holdNanos);
     }
 
     /** Minimums read 0 while nothing was recorded, as in /proc/lock_stat. */
-    public synchronized LockStatRow snapshot() {
-        return new LockStatRow(name, conBounces, contentions, contentions == 0 ? 0 : waitMin, waitMax, waitTotal,
-                acqBounces, acquisitions, holdMin == Long.MAX_VALUE ? 0 : holdMin,
-                holdMax, holdTotal);
+    public LockStatRow snapshot() {
+        return counters.row(name);
     }
 
-    public synchronized void reset() {
-        conBounces = 0;
-        contentions = 0;
-        waitMin = Long.MAX_VALUE;
-        waitMax = 0;
-        waitTotal = 0;
-        acqBounces = 0;
-        acquisitions = 0;
-        holdMin = Long.MAX_VALUE;
-        holdMax = 0;
-        holdTotal = 0;
+    public void reset() {
+        counters.reset();
     }
 }

@@ -1,6 +1,6 @@
 package io.kickplug.guest.lock;
 
-import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.lockstat.LockStatRow;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;

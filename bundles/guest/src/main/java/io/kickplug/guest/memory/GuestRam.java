@@ -11,6 +11,9 @@ import java.util.Objects;
  * makes all of it reusable by starting a new allocator).
  */
 public final class GuestRam {
+    /** A guest page: data buffers are page-aligned, a request segment never crosses one. */
+    public static final int PAGE = 4096;
+
 
     private final GuestMemory memory;
     private final List<MemoryRegion> regions;

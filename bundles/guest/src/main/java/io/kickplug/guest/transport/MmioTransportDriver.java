@@ -32,10 +32,6 @@ public final class MmioTransportDriver implements VirtioTransportDriver {
         return read32(DEVICE_ID);
     }
 
-    public int vendorId() {
-        return read32(VENDOR_ID);
-    }
-
     @Override
     public int status() {
         return read32(STATUS);

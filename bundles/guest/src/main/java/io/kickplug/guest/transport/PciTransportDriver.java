@@ -1,5 +1,7 @@
 package io.kickplug.guest.transport;
 
+import static io.kickplug.api.transport.PciRegisters.*;
+
 import io.kickplug.api.transport.PciFunction;
 import io.kickplug.api.transport.RegisterWindow;
 import io.kickplug.api.virtio.QueueLayout;
@@ -26,85 +28,8 @@ import java.util.Objects;
  * </ul>
  */
 public final class PciTransportDriver implements VirtioTransportDriver {
-    // Type 0 configuration header (PCI Local Bus 3.0 section 6.1).
-    static final int PCI_VENDOR_ID = 0x00;
-    static final int PCI_DEVICE_ID = 0x02;
-    static final int PCI_COMMAND = 0x04;
-    static final int PCI_STATUS = 0x06;
-    static final int PCI_SUBSYSTEM_ID = 0x2e;
-    static final int PCI_CAPABILITY_LIST = 0x34;
-    static final int PCI_COMMAND_MEMORY = 0x0002;
-    static final int PCI_COMMAND_MASTER = 0x0004;
-    static final int PCI_COMMAND_INTX_DISABLE = 0x0400;
-    static final int PCI_STATUS_CAP_LIST = 0x0010;
-    static final int PCI_CAP_ID_VNDR = 0x09;
-    static final int PCI_CAP_ID_MSIX = 0x11;
     /** Linux's PCI_FIND_CAP_TTL: at most this many capabilities are followed (a loop guard). */
     static final int PCI_FIND_CAP_TTL = 48;
-    static final int PCI_STD_HEADER_SIZE = 0x40;
-    static final int PCI_CONFIG_HEADER_SIZE = 0x100;
-    static final int PCI_STD_NUM_BARS = 6;
-
-    /** Section 4.1.2: the PCI vendor of every virtio device. */
-    public static final int VIRTIO_VENDOR = 0x1af4;
-    /** Section 4.1.2: 0x1000-0x103f transitional, 0x1040-0x107f modern (0x1040 + device ID). */
-    static final int DEVICE_ID_FIRST = 0x1000;
-    static final int DEVICE_ID_MODERN = 0x1040;
-    static final int DEVICE_ID_LAST = 0x107f;
-
-    // struct virtio_pci_cap (section 4.1.4).
-    static final int CAP_LEN = 2;
-    static final int CAP_CFG_TYPE = 3;
-    static final int CAP_BAR = 4;
-    static final int CAP_OFFSET = 8;
-    static final int CAP_LENGTH = 12;
-    static final int CAP_SIZE = 16;
-    static final int NOTIFY_CAP_MULTIPLIER = 16;
-    static final int NOTIFY_CAP_SIZE = 20;
-    public static final int CFG_TYPE_COMMON = 1;
-    public static final int CFG_TYPE_NOTIFY = 2;
-    public static final int CFG_TYPE_ISR = 3;
-    public static final int CFG_TYPE_DEVICE = 4;
-
-    // struct virtio_pci_common_cfg (section 4.1.4.3).
-    public static final int COMMON_DFSELECT = 0x00;
-    public static final int COMMON_DF = 0x04;
-    public static final int COMMON_GFSELECT = 0x08;
-    public static final int COMMON_GF = 0x0c;
-    public static final int COMMON_MSIX = 0x10;
-    public static final int COMMON_NUMQ = 0x12;
-    public static final int COMMON_STATUS = 0x14;
-    public static final int COMMON_CFGGENERATION = 0x15;
-    public static final int COMMON_Q_SELECT = 0x16;
-    public static final int COMMON_Q_SIZE = 0x18;
-    public static final int COMMON_Q_MSIX = 0x1a;
-    public static final int COMMON_Q_ENABLE = 0x1c;
-    public static final int COMMON_Q_NOFF = 0x1e;
-    public static final int COMMON_Q_DESCLO = 0x20;
-    public static final int COMMON_Q_DESCHI = 0x24;
-    public static final int COMMON_Q_AVAILLO = 0x28;
-    public static final int COMMON_Q_AVAILHI = 0x2c;
-    public static final int COMMON_Q_USEDLO = 0x30;
-    public static final int COMMON_Q_USEDHI = 0x34;
-    /** sizeof(struct virtio_pci_common_cfg): what the driver needs of the common structure. */
-    static final int COMMON_CFG_MIN = 0x38;
-
-    /** Section 4.1.5.1.2: no vector; also the device's answer when it cannot map one. */
-    public static final int NO_VECTOR = 0xffff;
-
-    // MSI-X capability and table (PCI Local Bus 3.0 section 6.8.2).
-    static final int MSIX_FLAGS = 2;
-    static final int MSIX_TABLE = 4;
-    static final int MSIX_FLAGS_QSIZE = 0x07ff;
-    static final int MSIX_FLAGS_MASKALL = 0x4000;
-    static final int MSIX_FLAGS_ENABLE = 0x8000;
-    static final int MSIX_BIR = 0x7;
-    static final int MSIX_ENTRY_SIZE = 16;
-    static final int MSIX_ENTRY_LOWER_ADDR = 0;
-    static final int MSIX_ENTRY_UPPER_ADDR = 4;
-    static final int MSIX_ENTRY_DATA = 8;
-    static final int MSIX_ENTRY_VECTOR_CTRL = 12;
-    static final int MSIX_ENTRY_CTRL_MASKBIT = 1;
     /** The x86 MSI address window; each vector's data is its own interrupt vector number from 0x40. */
     static final long MSI_ADDRESS = 0xfee00000L;
     static final int MSI_DATA_BASE = 0x40;
@@ -143,29 +68,29 @@ public final class PciTransportDriver implements VirtioTransportDriver {
 
     @Override
     public int probe() {
-        int vendor = cfg16(PCI_VENDOR_ID);
-        int pciDevice = cfg16(PCI_DEVICE_ID);
+        int vendor = cfg16(VENDOR_ID);
+        int pciDevice = cfg16(DEVICE_ID);
         if (vendor != VIRTIO_VENDOR) {
             throw new GuestDriverException(String.format("no virtio-pci device: vendor ID is 0x%04x, expected 0x%04x "
                     + "(VIRTIO 1.2 section 4.1.2)", vendor, VIRTIO_VENDOR));
         }
-        if (pciDevice < DEVICE_ID_FIRST || pciDevice > DEVICE_ID_LAST) {
+        if (pciDevice < VIRTIO_DEVICE_ID_FIRST || pciDevice > VIRTIO_DEVICE_ID_LAST) {
             throw new GuestDriverException(String.format("PCI device ID 0x%04x is not a virtio device ID (0x1000 to "
                     + "0x107f, VIRTIO 1.2 section 4.1.2)", pciDevice));
         }
         // Section 4.1.2: a transitional device names its type in the subsystem ID, a modern one in the device ID.
-        deviceId = pciDevice < DEVICE_ID_MODERN ? cfg16(PCI_SUBSYSTEM_ID) : pciDevice - DEVICE_ID_MODERN;
-        if ((cfg16(PCI_STATUS) & PCI_STATUS_CAP_LIST) == 0) {
+        deviceId = pciDevice < VIRTIO_DEVICE_ID_BASE ? cfg16(SUBSYSTEM_ID) : pciDevice - VIRTIO_DEVICE_ID_BASE;
+        if ((cfg16(STATUS) & STATUS_CAPABILITIES_LIST) == 0) {
             throw new GuestDriverException("virtio-pci device has no capability list, so no virtio structures "
                     + "(VIRTIO 1.2 section 4.1.4)");
         }
         List<Integer> vendorCaps = new ArrayList<>();
         msixCap = 0;
         int ttl = PCI_FIND_CAP_TTL;
-        int pos = cfg8(PCI_CAPABILITY_LIST);
+        int pos = cfg8(CAPABILITIES_POINTER);
         while (ttl-- > 0) {
             // __pci_find_next_cap_ttl: a pointer into the standard header ends the list, as does ID 0xff.
-            if (pos < PCI_STD_HEADER_SIZE) {
+            if (pos < STD_HEADER_SIZE) {
                 break;
             }
             pos &= ~3;
@@ -173,9 +98,9 @@ public final class PciTransportDriver implements VirtioTransportDriver {
             if (id == 0xff) {
                 break;
             }
-            if (id == PCI_CAP_ID_VNDR) {
+            if (id == CAP_ID_VENDOR) {
                 vendorCaps.add(pos);
-            } else if (id == PCI_CAP_ID_MSIX && msixCap == 0) {
+            } else if (id == CAP_ID_MSIX && msixCap == 0) {
                 msixCap = pos;
             }
             pos = cfg8(pos + 1);
@@ -193,27 +118,27 @@ public final class PciTransportDriver implements VirtioTransportDriver {
                     + ", ISR " + hex(isrCap) + ", notify " + hex(notifyCap) + " (VIRTIO 1.2 section 4.1.4)");
         }
         int deviceCap = findVirtioCap(vendorCaps, CFG_TYPE_DEVICE);
-        if (msixCap != 0 && msixCap + 12 <= PCI_CONFIG_HEADER_SIZE) {
+        if (msixCap != 0 && msixCap + 12 <= CONFIG_HEADER_SIZE) {
             // pci_msix_init at enumeration: MSI-X off until a driver asks for vectors, whatever an earlier
             // driver left behind.
-            cfg.write(msixCap + MSIX_FLAGS, 2, cfg16(msixCap + MSIX_FLAGS) & ~(MSIX_FLAGS_ENABLE | MSIX_FLAGS_MASKALL));
+            cfg.write(msixCap + MSIX_MESSAGE_CONTROL, 2, cfg16(msixCap + MSIX_MESSAGE_CONTROL) & ~(MSIX_CONTROL_ENABLE | MSIX_CONTROL_FUNCTION_MASK));
         }
         msixEnabled = false;
         routing = null;
-        common = map(commonCap, "common configuration", COMMON_CFG_MIN, 4);
+        common = map(commonCap, "common configuration", COMMON_CFG_SIZE_1_0, 4);
         isr = map(isrCap, "ISR status", 1, 1);
-        if (cfg8(notifyCap + CAP_LEN) < NOTIFY_CAP_SIZE) {
+        if (cfg8(notifyCap + VIRTIO_CAP_LEN) < VIRTIO_NOTIFY_CAP_SIZE) {
             throw new GuestDriverException("notification capability at " + hex(notifyCap) + " is "
-                    + cfg8(notifyCap + CAP_LEN) + " bytes, shorter than struct virtio_pci_notify_cap (20, VIRTIO 1.2 "
+                    + cfg8(notifyCap + VIRTIO_CAP_LEN) + " bytes, shorter than struct virtio_pci_notify_cap (20, VIRTIO 1.2 "
                     + "section 4.1.4.4)");
         }
-        notifyMultiplier = cfg32(notifyCap + NOTIFY_CAP_MULTIPLIER);
+        notifyMultiplier = cfg32(notifyCap + VIRTIO_CAP_NOTIFY_OFF_MULTIPLIER);
         notifyRegion = map(notifyCap, "notification", 2, 2);
         // Section 4.1.4.6: the device-specific structure is optional (a device without configuration).
         device = deviceCap == 0 ? null : map(deviceCap, "device configuration", 0, 4);
         // pci_enable_device + pci_set_master: decode the BARs, let the device write guest memory.
-        int command = cfg16(PCI_COMMAND);
-        cfg.write(PCI_COMMAND, 2, command | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+        int command = cfg16(COMMAND);
+        cfg.write(COMMAND, 2, command | COMMAND_MEMORY | COMMAND_BUS_MASTER);
         probed = true;
         return deviceId;
     }
@@ -224,14 +149,14 @@ public final class PciTransportDriver implements VirtioTransportDriver {
      */
     private int findVirtioCap(List<Integer> caps, int type) {
         for (int at : caps) {
-            if (at + CAP_SIZE > PCI_CONFIG_HEADER_SIZE || cfg8(at + CAP_LEN) < CAP_SIZE) {
+            if (at + VIRTIO_CAP_SIZE > CONFIG_HEADER_SIZE || cfg8(at + VIRTIO_CAP_LEN) < VIRTIO_CAP_SIZE) {
                 continue; // section 4.1.4: cap_len is at least sizeof(struct virtio_pci_cap)
             }
-            int bar = cfg8(at + CAP_BAR);
-            if (bar >= PCI_STD_NUM_BARS) {
+            int bar = cfg8(at + VIRTIO_CAP_BAR);
+            if (bar >= NUM_BARS) {
                 continue; // section 4.1.4.1: reserved BAR values are ignored
             }
-            if (cfg8(at + CAP_CFG_TYPE) == type) {
+            if (cfg8(at + VIRTIO_CAP_CFG_TYPE) == type) {
                 RegisterWindow w = pci.bar(bar);
                 if (w != null && w.size() > 0) {
                     return at;
@@ -243,9 +168,9 @@ public final class PciTransportDriver implements VirtioTransportDriver {
 
     /** vp_modern_map_capability: checks length, alignment and that the structure lies inside its BAR. */
     private Region map(int at, String what, long minLength, int align) {
-        int bar = cfg8(at + CAP_BAR);
-        long offset = cfg32(at + CAP_OFFSET);
-        long length = cfg32(at + CAP_LENGTH);
+        int bar = cfg8(at + VIRTIO_CAP_BAR);
+        long offset = cfg32(at + VIRTIO_CAP_OFFSET);
+        long length = cfg32(at + VIRTIO_CAP_LENGTH);
         RegisterWindow w = pci.bar(bar);
         if (length == 0 || length < minLength) {
             throw new GuestDriverException("virtio-pci " + what + " capability has length " + length + ", at least "
@@ -317,13 +242,13 @@ public final class PciTransportDriver implements VirtioTransportDriver {
 
     /** num_queues of the common configuration. */
     public int numQueues() {
-        return common16(COMMON_NUMQ);
+        return common16(COMMON_NUM_QUEUES);
     }
 
     @Override
     public int status() {
         checkProbed();
-        return (int) read(common, COMMON_STATUS, 1);
+        return (int) read(common, COMMON_DEVICE_STATUS, 1);
     }
 
     @Override
@@ -334,25 +259,25 @@ public final class PciTransportDriver implements VirtioTransportDriver {
             routing = null;
             notifyAt = new long[0];
         }
-        write(common, COMMON_STATUS, 1, status & 0xff);
+        write(common, COMMON_DEVICE_STATUS, 1, status & 0xff);
     }
 
     @Override
     public long deviceFeatures() {
         checkProbed();
-        write(common, COMMON_DFSELECT, 4, 0);
-        long low = read(common, COMMON_DF, 4);
-        write(common, COMMON_DFSELECT, 4, 1);
-        long high = read(common, COMMON_DF, 4);
+        write(common, COMMON_DEVICE_FEATURE_SELECT, 4, 0);
+        long low = read(common, COMMON_DEVICE_FEATURE, 4);
+        write(common, COMMON_DEVICE_FEATURE_SELECT, 4, 1);
+        long high = read(common, COMMON_DEVICE_FEATURE, 4);
         return high << 32 | low;
     }
 
     @Override
     public void setDriverFeatures(long features) {
-        common32(COMMON_GFSELECT, 0);
-        common32(COMMON_GF, features);
-        common32(COMMON_GFSELECT, 1);
-        common32(COMMON_GF, features >>> 32);
+        common32(COMMON_DRIVER_FEATURE_SELECT, 0);
+        common32(COMMON_DRIVER_FEATURE, features);
+        common32(COMMON_DRIVER_FEATURE_SELECT, 1);
+        common32(COMMON_DRIVER_FEATURE, features >>> 32);
     }
 
     @Override
@@ -361,27 +286,27 @@ public final class PciTransportDriver implements VirtioTransportDriver {
         if (queue < 0 || queue >= numQueues()) {
             return 0;
         }
-        common16(COMMON_Q_SELECT, queue);
-        return common16(COMMON_Q_SIZE);
+        common16(COMMON_QUEUE_SELECT, queue);
+        return common16(COMMON_QUEUE_SIZE);
     }
 
     @Override
     public boolean queueReady(int queue) {
-        common16(COMMON_Q_SELECT, queue);
-        return common16(COMMON_Q_ENABLE) != 0;
+        common16(COMMON_QUEUE_SELECT, queue);
+        return common16(COMMON_QUEUE_ENABLE) != 0;
     }
 
     /** Selects the queue, writes its size and ring addresses (64-bit fields as two 32-bit halves, 4.1.3.1). */
     @Override
     public void setupQueue(int queue, QueueLayout layout) {
-        common16(COMMON_Q_SELECT, queue);
-        common16(COMMON_Q_SIZE, layout.size());
-        common32(COMMON_Q_DESCLO, layout.descTable());
-        common32(COMMON_Q_DESCHI, layout.descTable() >>> 32);
-        common32(COMMON_Q_AVAILLO, layout.availRing());
-        common32(COMMON_Q_AVAILHI, layout.availRing() >>> 32);
-        common32(COMMON_Q_USEDLO, layout.usedRing());
-        common32(COMMON_Q_USEDHI, layout.usedRing() >>> 32);
+        common16(COMMON_QUEUE_SELECT, queue);
+        common16(COMMON_QUEUE_SIZE, layout.size());
+        common32(COMMON_QUEUE_DESC, layout.descTable());
+        common32(COMMON_QUEUE_DESC + 4, layout.descTable() >>> 32);
+        common32(COMMON_QUEUE_DRIVER, layout.availRing());
+        common32(COMMON_QUEUE_DRIVER + 4, layout.availRing() >>> 32);
+        common32(COMMON_QUEUE_DEVICE, layout.usedRing());
+        common32(COMMON_QUEUE_DEVICE + 4, layout.usedRing() >>> 32);
         mapNotify(queue);
     }
 
@@ -390,8 +315,8 @@ public final class PciTransportDriver implements VirtioTransportDriver {
      * write inside the notification structure (section 4.1.4.4).
      */
     private void mapNotify(int queue) {
-        common16(COMMON_Q_SELECT, queue);
-        long off = common16(COMMON_Q_NOFF);
+        common16(COMMON_QUEUE_SELECT, queue);
+        long off = common16(COMMON_QUEUE_NOTIFY_OFF);
         long at = off * notifyMultiplier;
         if (at + 2 > notifyRegion.length()) {
             throw new GuestDriverException("bad notification offset " + off + " (x " + notifyMultiplier + ") for queue "
@@ -409,8 +334,8 @@ public final class PciTransportDriver implements VirtioTransportDriver {
 
     @Override
     public void enableQueue(int queue) {
-        common16(COMMON_Q_SELECT, queue);
-        common16(COMMON_Q_ENABLE, 1);
+        common16(COMMON_QUEUE_SELECT, queue);
+        common16(COMMON_QUEUE_ENABLE, 1);
     }
 
     // Interrupts (vp_find_vqs) -----------------------------------------------------------------------------
@@ -484,17 +409,17 @@ public final class PciTransportDriver implements VirtioTransportDriver {
         int setUp = 0;
         try {
             // vp_request_msix_vectors: the configuration vector first.
-            common16(COMMON_MSIX, CONFIG_VECTOR);
-            if (common16(COMMON_MSIX) == NO_VECTOR) {
+            common16(COMMON_CONFIG_MSIX_VECTOR, CONFIG_VECTOR);
+            if (common16(COMMON_CONFIG_MSIX_VECTOR) == NO_VECTOR) {
                 throw new VectorRefused("config_msix_vector " + CONFIG_VECTOR + " refused");
             }
             for (int q = 0; q < layouts.size(); q++) {
                 setupQueue(q, layouts.get(q));
                 setUp = q + 1;
                 // vp_active_vq: write queue_msix_vector, read it back (section 4.1.5.1.2).
-                common16(COMMON_Q_SELECT, q);
-                common16(COMMON_Q_MSIX, queueVectors[q]);
-                if (common16(COMMON_Q_MSIX) == NO_VECTOR) {
+                common16(COMMON_QUEUE_SELECT, q);
+                common16(COMMON_QUEUE_MSIX_VECTOR, queueVectors[q]);
+                if (common16(COMMON_QUEUE_MSIX_VECTOR) == NO_VECTOR) {
                     throw new VectorRefused("queue_msix_vector " + queueVectors[q] + " of queue " + q + " refused");
                 }
             }
@@ -503,10 +428,10 @@ public final class PciTransportDriver implements VirtioTransportDriver {
         } catch (VectorRefused e) {
             // vp_del_vqs: unmap the queues' and the configuration's vectors, then free the MSI-X vectors.
             for (int q = 0; q < setUp; q++) {
-                common16(COMMON_Q_SELECT, q);
-                common16(COMMON_Q_MSIX, NO_VECTOR);
+                common16(COMMON_QUEUE_SELECT, q);
+                common16(COMMON_QUEUE_MSIX_VECTOR, NO_VECTOR);
             }
-            common16(COMMON_MSIX, NO_VECTOR);
+            common16(COMMON_CONFIG_MSIX_VECTOR, NO_VECTOR);
             disableMsix(vectors);
             refused.add(e.getMessage());
             lastRefusals = List.copyOf(refused);
@@ -517,10 +442,10 @@ public final class PciTransportDriver implements VirtioTransportDriver {
     /** Table size from Message Control, 0 without a usable MSI-X capability (or table BAR). */
     public int msixTableSize() {
         checkProbed();
-        if (msixCap == 0 || msixCap + 12 > PCI_CONFIG_HEADER_SIZE) {
+        if (msixCap == 0 || msixCap + 12 > CONFIG_HEADER_SIZE) {
             return 0;
         }
-        int size = (cfg16(msixCap + MSIX_FLAGS) & MSIX_FLAGS_QSIZE) + 1;
+        int size = (cfg16(msixCap + MSIX_MESSAGE_CONTROL) & MSIX_CONTROL_TABLE_SIZE_MASK) + 1;
         RegisterWindow bar = msixBar();
         if (bar == null || msixTableOffset() + (long) size * MSIX_ENTRY_SIZE > bar.size()) {
             return 0;
@@ -529,12 +454,12 @@ public final class PciTransportDriver implements VirtioTransportDriver {
     }
 
     private RegisterWindow msixBar() {
-        int bir = (int) (cfg32(msixCap + MSIX_TABLE) & MSIX_BIR);
-        return bir < PCI_STD_NUM_BARS ? pci.bar(bir) : null;
+        int bir = (int) (cfg32(msixCap + MSIX_TABLE_OFFSET_BIR) & MSIX_BIR_MASK);
+        return bir < NUM_BARS ? pci.bar(bir) : null;
     }
 
     private long msixTableOffset() {
-        return cfg32(msixCap + MSIX_TABLE) & ~(long) MSIX_BIR;
+        return cfg32(msixCap + MSIX_TABLE_OFFSET_BIR) & ~(long) MSIX_BIR_MASK;
     }
 
     /**
@@ -542,20 +467,20 @@ public final class PciTransportDriver implements VirtioTransportDriver {
      * function, then unmask each used vector (request_irq).
      */
     private void enableMsix(int vectors) {
-        int control = cfg16(msixCap + MSIX_FLAGS);
-        cfg.write(msixCap + MSIX_FLAGS, 2, control | MSIX_FLAGS_ENABLE | MSIX_FLAGS_MASKALL);
+        int control = cfg16(msixCap + MSIX_MESSAGE_CONTROL);
+        cfg.write(msixCap + MSIX_MESSAGE_CONTROL, 2, control | MSIX_CONTROL_ENABLE | MSIX_CONTROL_FUNCTION_MASK);
         RegisterWindow bar = msixBar();
         long table = msixTableOffset();
         for (int v = 0; v < vectors; v++) {
             long entry = table + (long) v * MSIX_ENTRY_SIZE;
-            bar.write(entry + MSIX_ENTRY_LOWER_ADDR, 4, MSI_ADDRESS);
-            bar.write(entry + MSIX_ENTRY_UPPER_ADDR, 4, 0);
+            bar.write(entry + MSIX_ENTRY_ADDR_LO, 4, MSI_ADDRESS);
+            bar.write(entry + MSIX_ENTRY_ADDR_HI, 4, 0);
             bar.write(entry + MSIX_ENTRY_DATA, 4, MSI_DATA_BASE + v);
         }
-        cfg.write(PCI_COMMAND, 2, cfg16(PCI_COMMAND) | PCI_COMMAND_INTX_DISABLE);
-        cfg.write(msixCap + MSIX_FLAGS, 2, (cfg16(msixCap + MSIX_FLAGS) | MSIX_FLAGS_ENABLE) & ~MSIX_FLAGS_MASKALL);
+        cfg.write(COMMAND, 2, cfg16(COMMAND) | COMMAND_INTX_DISABLE);
+        cfg.write(msixCap + MSIX_MESSAGE_CONTROL, 2, (cfg16(msixCap + MSIX_MESSAGE_CONTROL) | MSIX_CONTROL_ENABLE) & ~MSIX_CONTROL_FUNCTION_MASK);
         for (int v = 0; v < vectors; v++) {
-            bar.write(table + (long) v * MSIX_ENTRY_SIZE + MSIX_ENTRY_VECTOR_CTRL, 4, 0);
+            bar.write(table + (long) v * MSIX_ENTRY_SIZE + MSIX_ENTRY_VECTOR_CONTROL, 4, 0);
         }
         msixEnabled = true;
     }
@@ -565,15 +490,15 @@ public final class PciTransportDriver implements VirtioTransportDriver {
         RegisterWindow bar = msixBar();
         long table = msixTableOffset();
         for (int v = 0; v < vectors; v++) {
-            bar.write(table + (long) v * MSIX_ENTRY_SIZE + MSIX_ENTRY_VECTOR_CTRL, 4, MSIX_ENTRY_CTRL_MASKBIT);
+            bar.write(table + (long) v * MSIX_ENTRY_SIZE + MSIX_ENTRY_VECTOR_CONTROL, 4, MSIX_ENTRY_MASKED);
         }
-        cfg.write(msixCap + MSIX_FLAGS, 2, cfg16(msixCap + MSIX_FLAGS) & ~(MSIX_FLAGS_ENABLE | MSIX_FLAGS_MASKALL));
+        cfg.write(msixCap + MSIX_MESSAGE_CONTROL, 2, cfg16(msixCap + MSIX_MESSAGE_CONTROL) & ~(MSIX_CONTROL_ENABLE | MSIX_CONTROL_FUNCTION_MASK));
         msixEnabled = false;
         intx();
     }
 
     private void intx() {
-        cfg.write(PCI_COMMAND, 2, cfg16(PCI_COMMAND) & ~PCI_COMMAND_INTX_DISABLE);
+        cfg.write(COMMAND, 2, cfg16(COMMAND) & ~COMMAND_INTX_DISABLE);
     }
 
     /** Whether MSI-X is enabled in the function's Message Control (by {@link #findQueues}). */
@@ -601,7 +526,7 @@ public final class PciTransportDriver implements VirtioTransportDriver {
     @Override
     public int configGeneration() {
         checkProbed();
-        return (int) read(common, COMMON_CFGGENERATION, 1);
+        return (int) read(common, COMMON_CONFIG_GENERATION, 1);
     }
 
     @Override

@@ -5,33 +5,46 @@ import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.virtio.VirtqueueFactory;
-import io.kickplug.guest.blk.BlkDriverConfig;
-import io.kickplug.guest.blk.BlkRequest;
-import io.kickplug.guest.blk.VirtioBlkDriver;
-import io.kickplug.guest.driver.GuestDriverException;
+import io.kickplug.guest.engine.GuestEngine;
+import io.kickplug.guest.engine.GuestJob;
+import io.kickplug.guest.engine.GuestMachine;
+import io.kickplug.guest.engine.MachineConfig;
+import io.kickplug.guest.engine.RunResult;
+import io.kickplug.guest.engine.StandardGuestEngine;
 import java.time.Duration;
-import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
- * One write-then-read-verify pass on one vCPU thread (the caller's): boot the driver, write every block
- * with its pattern keeping {@code queueDepth} requests in flight (spread round-robin over the queues),
- * flush when the device offers it, read everything back and compare, then reset the device.
+ * One write-then-read-verify pass ({@code kp:io}) as jobs of the guest engine: boot a machine on the disk, write
+ * every block with its pattern keeping {@code queueDepth} requests in flight (one job per queue the device
+ * offers, the depth and the blocks spread over them), flush when the device offers it, read everything back
+ * and compare, then reset the device. The machine has no exit or injection cost: the pass measures the device.
  */
 public final class WriteReadVerifyPass {
+    /** Most vCPUs (so queues) a pass uses. */
+    static final int MAX_VCPUS = 8;
 
     private final String disk;
     private final GuestPort port;
     private final VirtqueueFactory factory;
+    private final GuestEngine engine;
     private final IoPassOptions options;
     private final BlockPattern pattern;
     private final Duration timeout;
 
     public WriteReadVerifyPass(String disk, GuestPort port, VirtqueueFactory factory, IoPassOptions options,
             long seed, Duration timeout) {
+        this(disk, port, factory, StandardGuestEngine.standalone(), options, seed, timeout);
+    }
+
+    public WriteReadVerifyPass(String disk, GuestPort port, VirtqueueFactory factory, GuestEngine engine,
+            IoPassOptions options, long seed, Duration timeout) {
         this.disk = Objects.requireNonNull(disk, "disk");
         this.port = Objects.requireNonNull(port, "port");
         this.factory = Objects.requireNonNull(factory, "factory");
+        this.engine = Objects.requireNonNull(engine, "engine");
         this.options = Objects.requireNonNull(options, "options");
         this.pattern = new BlockPattern(seed);
         this.timeout = Objects.requireNonNull(timeout, "timeout");
@@ -54,20 +67,19 @@ public final class WriteReadVerifyPass {
 
     public IoPassResult run() {
         validate(options);
-        BlkDriverConfig config = new BlkDriverConfig(BlkDriverConfig.SUPPORTED_FEATURES, Integer.MAX_VALUE,
-                options.queueDepth(), options.blockSize(), timeout);
-        try (VirtioBlkDriver driver = VirtioBlkDriver.boot(port, factory, config)) {
-            if (options.queueDepth() > driver.queueSize(0)) {
+        // Slots per queue = the queue size (depth 0), so that a depth above it is refused below, not capped.
+        MachineConfig config = MachineConfig.defaults(disk).withVcpus(Math.min(options.queueDepth(), MAX_VCPUS))
+                .withLatencies(0, 0).withQueueDepth(0).withTimeout(timeout);
+        try (GuestMachine machine = engine.boot(port, factory, config)) {
+            if (options.queueDepth() > machine.queueDepth(0)) {
                 throw new IllegalArgumentException("queue depth " + options.queueDepth() + " exceeds the queue size "
-                        + driver.queueSize(0) + " of disk '" + disk + "'");
+                        + machine.queueDepth(0) + " of disk '" + disk + "'");
             }
-            if (driver.readOnly()) {
+            if (machine.readOnly()) {
                 throw new IllegalArgumentException("disk '" + disk + "' is read-only (VIRTIO_BLK_F_RO); a write pass"
                         + " would destroy nothing but cannot run");
             }
-            long sectors = driver.capacitySectors();
-            long capacity = sectors > Long.MAX_VALUE / VirtioBlk.SECTOR_SIZE ? Long.MAX_VALUE
-                    : sectors * VirtioBlk.SECTOR_SIZE;
+            long capacity = machine.capacityBytes();
             long total = options.totalBytes() == 0 ? capacity : options.totalBytes();
             if (total == 0) {
                 throw new IllegalArgumentException("disk '" + disk + "' has a capacity of 0 bytes");
@@ -76,103 +88,45 @@ public final class WriteReadVerifyPass {
                 throw new IllegalArgumentException("total size " + total + " exceeds the capacity " + capacity
                         + " bytes of disk '" + disk + "'");
             }
-            Phase phase = new Phase(driver, total);
+            // vCPU q submits to queue q: one job per queue in use, at most one per request in flight.
+            int jobs = Math.min(machine.numQueues(), options.queueDepth());
+            // Each wait of the machine is bounded by the timeout; the run as a whole only by progress.
+            Duration runBound = timeout.multipliedBy(100);
             long start = System.nanoTime();
-            phase.run(true);
-            if (driver.hasFlush()) {
-                flush(driver);
+            List<WriteReadVerifyJob> writes = phase(true, total, jobs);
+            RunResult w = machine.runJobs(List.copyOf(writes), runBound);
+            long interrupts = w.interrupts();
+            long notifies = w.notifies();
+            if (machine.hasFlush()) {
+                RunResult f = machine.runJobs(List.<GuestJob>of(new WriteReadVerifyJob.Flush()), runBound);
+                interrupts += f.interrupts();
+                notifies += f.notifies();
             }
-            long mismatches = phase.run(false);
+            List<WriteReadVerifyJob> reads = phase(false, total, jobs);
+            RunResult r = machine.runJobs(List.copyOf(reads), runBound);
             long elapsed = System.nanoTime() - start;
-            return new IoPassResult(disk, 2 * phase.blocks, 2 * total, elapsed, mismatches, driver.interrupts(),
-                    driver.notifies());
-        }
-    }
-
-    private static void flush(VirtioBlkDriver driver) {
-        BlkRequest flush = BlkRequest.flush(null);
-        if (!driver.trySubmit(0, flush)) {
-            throw new IllegalStateException("queue 0 has no free slot for a flush with nothing in flight");
-        }
-        driver.awaitCompletions(WriteReadVerifyPass::requireOk);
-    }
-
-    private static void requireOk(BlkRequest request) {
-        if (!request.ok()) {
-            String why = request.status() == BlkRequest.DRIVER_FAILED ? request.error()
-                    : "status " + BlkRequest.statusName(request.status());
-            throw new GuestDriverException(request.describe() + " failed: " + why);
-        }
-    }
-
-    /** One direction over all blocks. */
-    private final class Phase {
-        final VirtioBlkDriver driver;
-        final long total;
-        final long blocks;
-        final byte[] scratch;
-        long mismatches;
-
-        Phase(VirtioBlkDriver driver, long total) {
-            this.driver = driver;
-            this.total = total;
-            this.blocks = (total + options.blockSize() - 1) / options.blockSize();
-            this.scratch = new byte[options.blockSize()];
-        }
-
-        long run(boolean write) {
-            mismatches = 0;
-            int depth = options.queueDepth();
-            int bs = options.blockSize();
-            ArrayDeque<byte[]> buffers = new ArrayDeque<>(depth);
-            for (int i = 0; i < depth; i++) {
-                buffers.add(new byte[bs]);
+            long requests = 0;
+            long mismatches = 0;
+            for (WriteReadVerifyJob j : writes) {
+                requests += j.completed();
             }
-            int queues = driver.queueCount();
-            int nextQueue = 0;
-            long next = 0;
-            int inFlight = 0;
-            while (next < blocks || inFlight > 0) {
-                while (next < blocks && inFlight < depth) {
-                    byte[] buffer = buffers.poll();
-                    long offset = next * bs;
-                    int length = (int) Math.min(bs, total - offset);
-                    long sector = offset / VirtioBlk.SECTOR_SIZE;
-                    BlkRequest request;
-                    if (write) {
-                        pattern.fill(next, buffer, length);
-                        request = BlkRequest.write(sector, buffer, length, next);
-                    } else {
-                        request = BlkRequest.read(sector, buffer, length, next);
-                    }
-                    boolean submitted = false;
-                    for (int i = 0; i < queues && !submitted; i++) {
-                        submitted = driver.trySubmit((nextQueue + i) % queues, request);
-                    }
-                    nextQueue = (nextQueue + 1) % queues;
-                    if (!submitted) {
-                        buffers.push(buffer);
-                        if (inFlight == 0) {
-                            throw new GuestDriverException("no queue accepts a request while none is in flight: "
-                                    + "queue size " + driver.queueSize(0) + " is too small for a 3-descriptor chain");
-                        }
-                        break;
-                    }
-                    next++;
-                    inFlight++;
-                }
-                if (inFlight > 0) {
-                    inFlight -= driver.awaitCompletions(request -> {
-                        requireOk(request);
-                        if (!write && !pattern.matches((Long) request.tag(), request.buffer(), request.length(),
-                                scratch)) {
-                            mismatches++;
-                        }
-                        buffers.push(request.buffer());
-                    });
-                }
+            for (WriteReadVerifyJob j : reads) {
+                requests += j.completed();
+                mismatches += j.mismatches();
             }
-            return mismatches;
+            return new IoPassResult(disk, requests, 2 * total, elapsed, mismatches, interrupts + r.interrupts(),
+                    notifies + r.notifies());
         }
+    }
+
+    /** The jobs of one direction: job k takes blocks k, k + jobs, ... and its share of the depth. */
+    private List<WriteReadVerifyJob> phase(boolean write, long total, int jobs) {
+        List<WriteReadVerifyJob> list = new ArrayList<>();
+        int depth = options.queueDepth();
+        for (int k = 0; k < jobs; k++) {
+            int share = depth / jobs + (k < depth % jobs ? 1 : 0);
+            list.add(new WriteReadVerifyJob(pattern, write, options.blockSize(), total, k, jobs, share));
+        }
+        return list;
     }
 }

@@ -2,32 +2,22 @@ package io.kickplug.guest.bench;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.transport.GuestPort;
-import io.kickplug.api.guest.LockStatRow;
-import io.kickplug.api.guest.LockStats;
+import io.kickplug.api.lockstat.LockStatRow;
+import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.api.notify.NotificationControl;
-import io.kickplug.api.notify.QueueCounters;
-import io.kickplug.blk.backend.MemoryBackendFactory;
 import io.kickplug.blk.manager.DiskRegistry;
+import io.kickplug.blk.testkit.InProcessHost;
 import io.kickplug.guest.engine.StandardGuestEngine;
 import io.kickplug.guest.fio.JobSpec;
 import io.kickplug.guest.fio.RwMode;
-import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
-import io.kickplug.virtio.ds.IoThreadFactoryComponent;
-import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
+import io.kickplug.shell.testkit.GogoShell;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import org.apache.felix.gogo.runtime.CommandProcessorImpl;
-import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
-import org.apache.felix.service.command.CommandSession;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,34 +28,8 @@ import org.junit.jupiter.api.Test;
  */
 class KickBenchTest {
 
-    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
-            new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(), () -> List.of(new MemoryBackendFactory()));
-    private final DiskManager disks = new DiskManager() {
-        @Override
-        public DiskInfo attach(DiskSpec spec) {
-            return registry.attach(spec);
-        }
-
-        @Override
-        public void detach(String name) {
-            registry.detach(name);
-        }
-
-        @Override
-        public List<DiskInfo> list() {
-            return registry.list();
-        }
-
-        @Override
-        public DiskInfo info(String name) {
-            return registry.info(name);
-        }
-
-        @Override
-        public GuestPort port(String name) {
-            return registry.port(name);
-        }
-    };
+    private final DiskRegistry registry = InProcessHost.registry();
+    private final DiskManager disks = registry;
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
     private final LockStats lockStats = new LockStats() {
         @Override
@@ -78,40 +42,19 @@ class KickBenchTest {
             engine.locks().reset();
         }
     };
-    private ThreadIOImpl threadIo;
-    private CommandSession session;
+    private GogoShell shell;
 
     @BeforeEach
     void setUp() {
-        threadIo = new ThreadIOImpl();
-        threadIo.start();
-        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
-        NotificationControl notifications = new NotificationControl() {
-            @Override
-            public List<QueueCounters> setStrategy(String disk, String strategy, int queue) {
-                return registry.setStrategy(disk, strategy, queue);
-            }
-
-            @Override
-            public List<String> strategies() {
-                return registry.strategies();
-            }
-
-            @Override
-            public List<QueueCounters> counters(String disk) {
-                return registry.counters(disk);
-            }
-        };
-        processor.addCommand("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats,
+        shell = new GogoShell();
+        NotificationControl notifications = registry;
+        shell.add("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats,
                 notifications), "bench");
-        session = processor.createSession(new ByteArrayInputStream(new byte[0]), new ByteArrayOutputStream(),
-                new ByteArrayOutputStream());
     }
 
     @AfterEach
     void tearDown() {
-        session.close();
-        threadIo.stop();
+        shell.close();
         registry.close();
     }
 
@@ -135,7 +78,7 @@ class KickBenchTest {
     @Test
     void runsBothPoliciesAtEachExitLatencyAndDetachesItsDisk() throws Exception {
         registry.attach(DiskSpec.memory("bench-kick", 1 << 20));
-        String out = (String) session.execute("kp:bench kick --runtime 150ms --exit-us 1,20 --disk-size 16M");
+        String out = (String) shell.run("kp:bench kick --runtime 150ms --exit-us 1,20 --disk-size 16M");
         assertTrue(out.contains("guest: 4 vCPUs, kick policies under-lock vs outside-lock, injection latency 2.00 us, "
                 + "EVENT_IDX on"), out);
         assertTrue(out.contains("disk: bench-kick-2, 16 MiB memory, mmio, 1 queue of 256"), out);
@@ -156,7 +99,7 @@ class KickBenchTest {
 
     @Test
     void runsOnPciToo() throws Exception {
-        String out = (String) session.execute("kp:bench kick --runtime=100ms --exit-us=5 --disk-size=8M "
+        String out = (String) shell.run("kp:bench kick --runtime=100ms --exit-us=5 --disk-size=8M "
                 + "--transport=pci");
         assertTrue(out.contains("disk: bench-kick, 8 MiB memory, pci, 1 queue of 256"), out);
         assertEquals(1, out.lines().filter(l -> l.startsWith("  under-lock ")).count(), out);
@@ -180,6 +123,6 @@ class KickBenchTest {
     }
 
     private String error(String line) {
-        return assertThrows(Exception.class, () -> session.execute(line)).getMessage();
+        return assertThrows(Exception.class, () -> shell.run(line)).getMessage();
     }
 }

@@ -4,34 +4,22 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
-import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.guest.LockStatRow;
-import io.kickplug.api.guest.LockStats;
+import io.kickplug.api.lockstat.LockStatRow;
+import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.NotificationControl;
-import io.kickplug.api.notify.QueueCounters;
-import io.kickplug.api.transport.GuestPort;
-import io.kickplug.blk.backend.MemoryBackendFactory;
-import io.kickplug.blk.backend.NullBackendFactory;
 import io.kickplug.blk.manager.DiskRegistry;
 import io.kickplug.blk.notify.NotifierRegistry;
+import io.kickplug.blk.testkit.InProcessHost;
 import io.kickplug.guest.engine.StandardGuestEngine;
-import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
-import io.kickplug.virtio.ds.IoThreadFactoryComponent;
-import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
+import io.kickplug.shell.testkit.GogoShell;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.apache.felix.gogo.runtime.CommandProcessorImpl;
-import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
-import org.apache.felix.service.command.CommandSession;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -66,43 +54,15 @@ class SeedsBenchTest {
     }
 
     private final NotifierRegistry notifiers = new NotifierRegistry();
-    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
-            new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(),
-            () -> List.of(new MemoryBackendFactory(), new NullBackendFactory()), notifiers);
+    private final DiskRegistry registry = InProcessHost.registry(notifiers);
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
-    private ThreadIOImpl threadIo;
-    private CommandSession session;
+    private GogoShell shell;
     private SeedsBench bench;
 
     @BeforeEach
     void setUp() {
         notifiers.add("defer-call", new EndOfBatchNotifier(), 0, 1);
-        DiskManager disks = new DiskManager() {
-            @Override
-            public DiskInfo attach(DiskSpec spec) {
-                return registry.attach(spec);
-            }
-
-            @Override
-            public void detach(String name) {
-                registry.detach(name);
-            }
-
-            @Override
-            public List<DiskInfo> list() {
-                return registry.list();
-            }
-
-            @Override
-            public DiskInfo info(String name) {
-                return registry.info(name);
-            }
-
-            @Override
-            public GuestPort port(String name) {
-                return registry.port(name);
-            }
-        };
+        DiskManager disks = registry;
         // The guest's vq locks and the device's tracked-requests locks in one table, as the LockStats service.
         LockStats lockStats = new LockStats() {
             @Override
@@ -118,36 +78,16 @@ class SeedsBenchTest {
                 registry.resetLockStats();
             }
         };
-        NotificationControl notifications = new NotificationControl() {
-            @Override
-            public List<QueueCounters> setStrategy(String disk, String strategy, int queue) {
-                return registry.setStrategy(disk, strategy, queue);
-            }
-
-            @Override
-            public List<String> strategies() {
-                return registry.strategies();
-            }
-
-            @Override
-            public List<QueueCounters> counters(String disk) {
-                return registry.counters(disk);
-            }
-        };
+        NotificationControl notifications = registry;
         bench = new SeedsBench(disks, new VirtqueueFactoryComponent(), engine, lockStats, notifications);
-        threadIo = new ThreadIOImpl();
-        threadIo.start();
-        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
-        processor.addCommand("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats,
+        shell = new GogoShell();
+        shell.add("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats,
                 notifications), "bench");
-        session = processor.createSession(new ByteArrayInputStream(new byte[0]), new ByteArrayOutputStream(),
-                new ByteArrayOutputStream());
     }
 
     @AfterEach
     void tearDown() {
-        session.close();
-        threadIo.stop();
+        shell.close();
         registry.close();
     }
 
@@ -155,7 +95,7 @@ class SeedsBenchTest {
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void everySeedReportsItsPointsBesideThePublishedFigureAndTheJsonParsesBack(@TempDir Path dir) throws Exception {
         Path json = dir.resolve("sub/seeds.json");
-        String out = (String) session.execute("kp:bench seeds --runtime 0.2 --json " + json);
+        String out = (String) shell.run("kp:bench seeds --runtime 0.2 --json " + json);
         for (String id : List.of("000", "001", "002", "003", "004")) {
             assertTrue(out.contains("\nseed " + id + ": "), id + "\n" + out);
         }

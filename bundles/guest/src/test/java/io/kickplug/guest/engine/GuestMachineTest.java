@@ -4,10 +4,11 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.guest.KickPolicy;
-import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
+import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.kick.OutsideLockKick;
@@ -17,7 +18,7 @@ import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.guest.transport.InterruptRouting;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.nio.ByteBuffer;
@@ -64,14 +65,14 @@ class GuestMachineTest {
     }
 
     private TransportInstance transport(io.kickplug.api.virtio.VirtioDevice dev, int memoryBytes) {
-        return new TransportFactoryComponent().create(kind(), dev, OffHeapGuestMemory.allocate(memoryBytes));
+        return new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), dev, OffHeapGuestMemory.allocate(memoryBytes));
     }
 
     private TransportInstance device(int queues, int queueSize) {
         ioThreads.add(new EventLoopThread("test-io"));
         backend = new MemoryBackend(DISK, false);
-        device = new VirtioBlkDevice("t", backend, false, queues, queueSize,
-                "serial".getBytes(StandardCharsets.US_ASCII), ioThreads);
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("t", backend, false, queues, queueSize,
+                "serial".getBytes(StandardCharsets.US_ASCII), ioThreads));
         transport = transport(device, 16 << 20);
         return transport;
     }
@@ -173,23 +174,23 @@ class GuestMachineTest {
     @Test
     void eachQueueVectorGoesToItsVcpuOnlyWithMsixAndTheLineToEveryQueueOwner() {
         device(4, 64);
-        BlkMachine m = (BlkMachine) boot(config(2).withMaxQueues(4));
+        VcpuMachine m = (VcpuMachine) boot(config(2).withMaxQueues(4));
         assertEquals(4, m.numQueues());
-        InterruptRouting r = m.routing();
+        InterruptRouting r = m.driver().routing();
         if (kind() == TransportKind.PCI) {
             // Linux's vp_find_vqs: config on vector 0, queue q on vector q + 1; its affinity is vCPU q % vcpus.
             assertEquals(InterruptRouting.Mode.MSIX_PER_QUEUE, r.mode());
             for (int q = 0; q < 4; q++) {
                 assertEquals(q + 1, r.queueVector(q));
-                assertEquals(List.of(q % 2), m.vectorTargets(q + 1), "queue " + q + "'s vector");
+                assertEquals(List.of(q % 2), m.interrupts.targets(q + 1), "queue " + q + "'s vector");
             }
-            assertEquals(List.of(0), m.vectorTargets(0), "the configuration vector goes to queue 0's vCPU");
+            assertEquals(List.of(0), m.interrupts.targets(0), "the configuration vector goes to queue 0's vCPU");
         } else {
             // virtio-mmio has one line: every vCPU that owns a queue sees every raise.
             assertEquals(InterruptRouting.Mode.LINE, r.mode());
-            assertEquals(List.of(0, 1), m.vectorTargets(0));
+            assertEquals(List.of(0, 1), m.interrupts.targets(0));
         }
-        assertEquals(List.of(), m.vectorTargets(9), "an unmapped vector reaches nobody");
+        assertEquals(List.of(), m.interrupts.targets(9), "an unmapped vector reaches nobody");
         List<BlockJob> jobs = List.of(new BlockJob(IoOp.WRITE, 0, 64, 4096, 8),
                 new BlockJob(IoOp.WRITE, 256, 64, 4096, 8));
         RunResult run = m.runJobs(List.copyOf(jobs), RUN);
@@ -309,7 +310,7 @@ class GuestMachineTest {
     void requestsAreSplitPerSegMax() {
         device(1, 8); // seg_max = queue size - 2 = 6 (VIRTIO 1.2 section 5.2.4)
         boot(config(1));
-        assertEquals(6, ((BlkMachine) machine).segMax());
+        assertEquals(6, ((VcpuMachine) machine).driver().segMax());
         BlockJob job = new BlockJob(IoOp.WRITE, 0, 2, 8 * 4096, 1);
         RunResult r = machine.runJobs(List.of(job), RUN);
         assertClean(job);
@@ -351,6 +352,17 @@ class GuestMachineTest {
         assertEquals("offset 100 must be a non-negative multiple of 512 (VIRTIO 1.2 section 5.2.6.1)",
                 assertThrows(IllegalArgumentException.class, () -> machine.runJobs(List.of(new OneShot(
                         (v, buf) -> v.submit(IoOp.READ, 100, 4096, buf, false, (s, t) -> { }))), RUN)).getMessage());
+    }
+
+    @Test
+    void dataThatIsNotWholeSectorsIsRefused() {
+        // Section 5.2.6.1: the data of IN and OUT requests is a multiple of 512 bytes.
+        device(1, 64);
+        boot(config(1));
+        assertEquals("length 1000 must be a positive multiple of 512 within the 4096-byte buffer "
+                + "(VIRTIO 1.2 section 5.2.6.1)", assertThrows(IllegalArgumentException.class,
+                        () -> machine.runJobs(List.of(new OneShot((v, buf) -> v.submit(IoOp.WRITE, 0, 1000, buf, false,
+                                (s, t) -> { }))), RUN)).getMessage());
     }
 
     @Test

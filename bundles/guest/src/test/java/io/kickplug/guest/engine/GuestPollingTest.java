@@ -9,12 +9,13 @@ import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
+import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
-import io.kickplug.guest.blk.BlkDriverConfig;
+import io.kickplug.guest.virtio.DriverConfig;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.nio.charset.StandardCharsets;
@@ -33,14 +34,14 @@ class GuestPollingTest {
     private static final long DISK = 16 << 20;
     private static final Duration RUN = Duration.ofSeconds(60);
     private static final int AVAIL_F_NO_INTERRUPT = 1;
-    private static final long NO_EVENT_IDX = BlkDriverConfig.SUPPORTED_FEATURES & ~VirtioFeatures.RING_EVENT_IDX;
+    private static final long NO_EVENT_IDX = DriverConfig.SUPPORTED_FEATURES & ~VirtioFeatures.RING_EVENT_IDX;
 
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
     private final List<IoThread> ioThreads = new ArrayList<>();
     private VirtioBlkDevice device;
     private TransportInstance transport;
     private GuestMemory memory;
-    private BlkMachine machine;
+    private VcpuMachine machine;
 
     @AfterEach
     void tearDown() {
@@ -55,11 +56,11 @@ class GuestPollingTest {
 
     private void boot(int queues, MachineConfig config) {
         ioThreads.add(new EventLoopThread("poll-test-io"));
-        device = new VirtioBlkDevice("p", new MemoryBackend(DISK, false), false, queues, 256,
-                "p".getBytes(StandardCharsets.US_ASCII), ioThreads);
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("p", new MemoryBackend(DISK, false), false, queues, 256,
+                "p".getBytes(StandardCharsets.US_ASCII), ioThreads));
         memory = OffHeapGuestMemory.allocate(16 << 20);
-        transport = new TransportFactoryComponent().create(kind(), device, memory);
-        machine = (BlkMachine) engine.boot(transport.port(), new VirtqueueFactoryComponent(), config);
+        transport = new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), device, memory);
+        machine = (VcpuMachine) engine.boot(transport.port(), new VirtqueueFactoryComponent(), config);
     }
 
     /** The transport the tests run on. */
@@ -72,17 +73,17 @@ class GuestPollingTest {
     }
 
     private int availFlags(int q) {
-        return memory.readU16(machine.driverQueue(q).layout().availRing()) & 0xFFFF;
+        return memory.readU16(machine.driver().queue(q).layout().availRing()) & 0xFFFF;
     }
 
     /** used_event: the u16 after the avail ring's entries (section 2.7.6). */
     private int usedEvent(int q) {
-        QueueLayout l = machine.driverQueue(q).layout();
+        QueueLayout l = machine.driver().queue(q).layout();
         return memory.readU16(l.availRing() + 4 + 2L * l.size()) & 0xFFFF;
     }
 
     private int usedIdx(int q) {
-        return memory.readU16(machine.driverQueue(q).layout().usedRing() + 2) & 0xFFFF;
+        return memory.readU16(machine.driver().queue(q).layout().usedRing() + 2) & 0xFFFF;
     }
 
     private static void assertClean(BlockJob job) {
@@ -95,7 +96,7 @@ class GuestPollingTest {
     void pollQueuesGetNoInterruptsAndCompleteEverything() {
         boot(2, config(2).withPollQueues(1).withFeatures(NO_EVENT_IDX));
         assertEquals(2, machine.numQueues());
-        assertEquals(1, machine.pollQueues(), "queue 1 is the poll queue");
+        assertEquals(1, machine.driver().pollQueues(), "queue 1 is the poll queue");
         // Section 2.7.7: a poll queue asks for no interrupt, from before its first buffer.
         assertEquals(AVAIL_F_NO_INTERRUPT, availFlags(1));
         BlockJob writes = new BlockJob(IoOp.WRITE, 0, 500, 4096, 8, true);
@@ -179,7 +180,7 @@ class GuestPollingTest {
     @Test
     void togglingModeSetsNoInterruptWhileHipriIsInFlightAndClearsItAfter() {
         boot(1, config(1).withFeatures(NO_EVENT_IDX));
-        assertEquals(0, machine.pollQueues());
+        assertEquals(0, machine.driver().pollQueues());
         ToggleProbe probe = new ToggleProbe(false, 50);
         RunResult r = machine.runJobs(List.of(probe), RUN);
         assertEquals(50, probe.statuses.size());
@@ -232,7 +233,7 @@ class GuestPollingTest {
     void pollQueuesAtMostAllButOne() {
         boot(1, config(1).withPollQueues(4));
         assertEquals(1, machine.numQueues());
-        assertEquals(0, machine.pollQueues(), "Linux: min(poll_queues, num_vqs - 1)");
+        assertEquals(0, machine.driver().pollQueues(), "Linux: min(poll_queues, num_vqs - 1)");
         BlockJob job = new BlockJob(IoOp.WRITE, 0, 100, 4096, 4, true);
         machine.runJobs(List.of(job), RUN);
         assertClean(job);

@@ -4,25 +4,15 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kickplug.api.blk.DiskException;
-import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.transport.GuestPort;
-import io.kickplug.blk.backend.MemoryBackendFactory;
 import io.kickplug.blk.manager.DiskRegistry;
+import io.kickplug.blk.testkit.InProcessHost;
 import io.kickplug.guest.engine.StandardGuestEngine;
-import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
-import io.kickplug.virtio.ds.IoThreadFactoryComponent;
-import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
+import io.kickplug.shell.testkit.GogoShell;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import org.apache.felix.gogo.runtime.CommandProcessorImpl;
-import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
-import org.apache.felix.service.command.CommandSession;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,59 +21,27 @@ import org.junit.jupiter.api.io.TempDir;
 /** kp:fio through Gogo's own parser and argument coercion, on a real attached memory disk. */
 class FioCommandGogoTest {
 
-    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
-            new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(), () -> List.of(new MemoryBackendFactory()));
-    private final DiskManager disks = new DiskManager() {
-        @Override
-        public DiskInfo attach(DiskSpec spec) {
-            return registry.attach(spec);
-        }
-
-        @Override
-        public void detach(String name) {
-            registry.detach(name);
-        }
-
-        @Override
-        public List<DiskInfo> list() {
-            return registry.list();
-        }
-
-        @Override
-        public DiskInfo info(String name) {
-            return registry.info(name);
-        }
-
-        @Override
-        public GuestPort port(String name) {
-            return registry.port(name);
-        }
-    };
-    private ThreadIOImpl threadIo;
-    private CommandSession session;
+    private final DiskRegistry registry = InProcessHost.registry();
+    private final DiskManager disks = registry;
+    private GogoShell shell;
 
     @BeforeEach
     void setUp() {
         registry.attach(DiskSpec.memory("d1", 4L << 20));
-        threadIo = new ThreadIOImpl();
-        threadIo.start();
-        CommandProcessorImpl processor = new CommandProcessorImpl(threadIo);
-        processor.addCommand("kp", new FioCommand(disks, new VirtqueueFactoryComponent(),
+        shell = new GogoShell();
+        shell.add("kp", new FioCommand(disks, new VirtqueueFactoryComponent(),
                 StandardGuestEngine.standalone()), "fio");
-        session = processor.createSession(new ByteArrayInputStream(new byte[0]), new ByteArrayOutputStream(),
-                new ByteArrayOutputStream());
     }
 
     @AfterEach
     void tearDown() {
-        session.close();
-        threadIo.stop();
+        shell.close();
         registry.close();
     }
 
     @Test
     void optionsOnTheCommandLine() throws Exception {
-        Object out = session.execute("kp:fio d1 --name=r --rw=randread --bs=4k --size=256k --iodepth=4 "
+        Object out = shell.run("kp:fio d1 --name=r --rw=randread --bs=4k --size=256k --iodepth=4 "
                 + "--ioengine=libaio --output-format=json");
         var job = new ObjectMapper().readTree((String) out).get("jobs").get(0);
         assertEquals("r", job.get("jobname").asText());
@@ -94,7 +52,7 @@ class FioCommandGogoTest {
     void jobFileArgument(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("job.fio");
         Files.writeString(file, "[global]\nfilename=/dev/vdb\nsize=128k\n[w]\nrw=write\nbs=8k\n");
-        String out = (String) session.execute("kp:fio d1 " + file);
+        String out = (String) shell.run("kp:fio d1 " + file);
         assertTrue(out.contains("w: (groupid=0, jobs=1): err= 0: pid="), out);
         assertTrue(out.contains("io=128KiB (131kB)"), out);
     }
@@ -102,10 +60,10 @@ class FioCommandGogoTest {
     @Test
     void errorsAreOneLine() {
         assertEquals("no disk named 'nosuch'",
-                assertThrows(DiskException.class, () -> session.execute("kp:fio nosuch --rw=read")).getMessage());
+                assertThrows(DiskException.class, () -> shell.run("kp:fio nosuch --rw=read")).getMessage());
         assertEquals("unknown fio option 'bogus'",
-                assertThrows(FioOptionException.class, () -> session.execute("kp:fio d1 --bogus=1")).getMessage());
+                assertThrows(FioOptionException.class, () -> shell.run("kp:fio d1 --bogus=1")).getMessage());
         assertEquals("invalid iodepth=0: iodepth must be from 1 to 65536",
-                assertThrows(FioOptionException.class, () -> session.execute("kp:fio d1 --iodepth=0")).getMessage());
+                assertThrows(FioOptionException.class, () -> shell.run("kp:fio d1 --iodepth=0")).getMessage());
     }
 }

@@ -18,7 +18,7 @@ import io.kickplug.guest.engine.StandardGuestEngine;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.IoThreadFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -103,7 +103,7 @@ class FioEndToEndTest {
         }
     };
 
-    private final DiskRegistry disks = new DiskRegistry(new TransportFactoryComponent(), new IoThreadFactoryComponent(),
+    private final DiskRegistry disks = new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()), new IoThreadFactoryComponent(),
             new GuestMemoryFactoryComponent(), () -> List.of(memory));
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
     private final VirtqueueFactoryComponent virtqueues = new VirtqueueFactoryComponent();

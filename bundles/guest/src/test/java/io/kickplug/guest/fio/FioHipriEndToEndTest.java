@@ -15,7 +15,7 @@ import io.kickplug.guest.engine.StandardGuestEngine;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.IoThreadFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.io.IOException;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -26,7 +26,7 @@ class FioHipriEndToEndTest {
 
     private static final long DISK = 16L << 20;
 
-    private final DiskRegistry disks = new DiskRegistry(new TransportFactoryComponent(), new IoThreadFactoryComponent(),
+    private final DiskRegistry disks = new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()), new IoThreadFactoryComponent(),
             new GuestMemoryFactoryComponent(), () -> List.of(new MemoryBackendFactory()));
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
 

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.guest.GuestSettings;
-import io.kickplug.api.notify.PollCounters;
+import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.blk.backend.MemoryBackendFactory;
@@ -17,7 +17,7 @@ import io.kickplug.poll.AdaptivePollPolicy;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.IoThreadFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -38,7 +38,7 @@ public final class PollMeasure {
     public static void main(String[] args) throws Exception {
         String backend = args.length > 0 ? args[0] : "null";
         String seconds = args.length > 1 ? args[1] : "3";
-        DiskRegistry disks = new DiskRegistry(new TransportFactoryComponent(), new IoThreadFactoryComponent(),
+        DiskRegistry disks = new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()), new IoThreadFactoryComponent(),
                 new GuestMemoryFactoryComponent(), () -> List.of(new NullBackendFactory(), new MemoryBackendFactory()));
         disks.setPollPolicy(new AdaptivePollPolicy());
         StandardGuestEngine engine = StandardGuestEngine.standalone();

@@ -2,7 +2,7 @@ package io.kickplug.guest.lock;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.kickplug.api.guest.LockStatRow;
+import io.kickplug.api.lockstat.LockStatRow;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;

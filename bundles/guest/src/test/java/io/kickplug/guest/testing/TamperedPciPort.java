@@ -8,7 +8,7 @@ import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.PciFunction;
 import io.kickplug.api.transport.RegisterWindow;
 import io.kickplug.api.transport.TransportKind;
-import io.kickplug.virtio.device.PciTransport;
+import io.kickplug.virtio.transport.PciTransport;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;

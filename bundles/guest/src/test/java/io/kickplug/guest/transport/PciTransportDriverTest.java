@@ -5,14 +5,13 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceStatus;
-import io.kickplug.guest.blk.BlkDriverConfig;
-import io.kickplug.guest.blk.BlkRequest;
-import io.kickplug.guest.blk.VirtioBlkDriver;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.guest.testing.TamperedPciPort;
-import io.kickplug.virtio.device.PciTransport;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.guest.virtio.DriverHarness;
+import io.kickplug.guest.virtio.VirtioBlkDriver;
+import io.kickplug.virtio.transport.PciTransport;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.pci.PciRegisters;
 import java.time.Duration;
@@ -29,30 +28,32 @@ class PciTransportDriverTest {
     private static final int QUEUES = 3;
 
     private final RamDiskDevice device = new RamDiskDevice(64 << 10, QUEUES, 16, RamDiskDevice.fullFeatures());
-    private final PciTransport transport = new PciTransport(device, OffHeapGuestMemory.allocate(1 << 20));
+    private final PciTransport transport = new PciTransport(device, OffHeapGuestMemory.allocate(1 << 20), new VirtqueueFactoryComponent());
     private final TamperedPciPort port = new TamperedPciPort(transport);
+    private DriverHarness guest;
     private VirtioBlkDriver driver;
 
     @AfterEach
     void tearDown() {
-        if (driver != null) {
-            driver.close();
+        if (guest != null) {
+            guest.close();
         }
         transport.close();
         device.close();
     }
 
     private VirtioBlkDriver boot() {
-        driver = VirtioBlkDriver.boot(port, new VirtqueueFactoryComponent(),
-                BlkDriverConfig.of(QUEUES, 4096).withTimeout(Duration.ofSeconds(10)));
+        guest = DriverHarness.boot(port, new VirtqueueFactoryComponent(),
+                DriverHarness.config(QUEUES, 4, Duration.ofSeconds(10)));
+        driver = guest.driver();
         return driver;
     }
 
     /** One 512-byte write on {@code queue}, waited for; returns the vectors raised meanwhile. */
-    private List<Integer> writeOn(int queue) {
+    private List<Integer> writeOn(int queue) throws InterruptedException {
         port.vectors.clear();
-        BlkRequest w = BlkRequest.write(queue, new byte[512], 512, "q" + queue);
-        assertTrue(driver.trySubmit(queue, w));
+        DriverHarness.Request w = guest.trySubmit(queue, VirtioBlk.T_OUT, queue, new byte[512], 512);
+        assertNotNull(w);
         // Wait (bounded) for the device's interrupt before collecting, so that the driver always takes the
         // interrupt path (vector or ISR) instead of sometimes finding the used entry first.
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
@@ -60,16 +61,16 @@ class PciTransportDriverTest {
             assertTrue(System.nanoTime() < deadline, "no interrupt within 10 s");
             Thread.onSpinWait();
         }
-        List<BlkRequest> done = new ArrayList<>();
+        List<DriverHarness.Request> done = new ArrayList<>();
         while (done.isEmpty()) {
-            driver.awaitCompletions(done::add);
+            guest.awaitCompletions(done::add);
         }
-        assertTrue(w.ok(), w.describe());
+        assertEquals(VirtioBlk.S_OK, w.slot().result(), "write on queue " + queue);
         return List.copyOf(port.vectors);
     }
 
     @Test
-    void probeWalksTheCapabilityListAndEnablesTheFunction() {
+    void probeWalksTheCapabilityListAndEnablesTheFunction() throws InterruptedException {
         PciTransportDriver pci = new PciTransportDriver(port);
         // Section 4.1.2: device ID 0x1040 + 2.
         assertEquals(DeviceIds.BLOCK, pci.probe());
@@ -83,7 +84,7 @@ class PciTransportDriverTest {
     }
 
     @Test
-    void eachQueueInterruptsOnItsOwnMsixVector() {
+    void eachQueueInterruptsOnItsOwnMsixVector() throws InterruptedException {
         boot();
         // Section 4.1.5.1.2 and Linux's vp_find_vqs_msix: config on vector 0, queue q on vector q + 1.
         InterruptRouting r = driver.routing();
@@ -99,19 +100,19 @@ class PciTransportDriverTest {
     }
 
     @Test
-    void configurationChangeArrivesOnTheConfigVector() {
+    void configurationChangeArrivesOnTheConfigVector() throws InterruptedException {
         boot();
         device.faultSector = 7;
         port.vectors.clear();
-        assertTrue(driver.trySubmit(1, BlkRequest.write(7, new byte[512], 512, "bad")));
+        assertNotNull(guest.trySubmit(1, VirtioBlk.T_OUT, 7, new byte[512], 512));
         // Section 2.1.2: DEVICE_NEEDS_RESET comes with a configuration-change notification.
-        GuestDriverException e = assertThrows(GuestDriverException.class, () -> driver.awaitCompletions(r -> { }));
+        GuestDriverException e = assertThrows(GuestDriverException.class, () -> guest.awaitCompletions(r -> { }));
         assertTrue(e.getMessage().contains("DEVICE_NEEDS_RESET"), e.getMessage());
         assertEquals(List.of(0), port.vectors, "section 4.1.5.4: config_msix_vector");
     }
 
     @Test
-    void aTableTooSmallForAVectorPerQueueFallsBackToOneSharedVector() {
+    void aTableTooSmallForAVectorPerQueueFallsBackToOneSharedVector() throws InterruptedException {
         port.msixTableSize = 2;
         boot();
         InterruptRouting r = driver.routing();
@@ -124,7 +125,7 @@ class PciTransportDriverTest {
     }
 
     @Test
-    void aRefusedQueueVectorFallsBackToOneSharedVector() {
+    void aRefusedQueueVectorFallsBackToOneSharedVector() throws InterruptedException {
         // Section 4.1.5.1.2: a device that cannot map a vector reads back NO_VECTOR.
         port.refuseQueueVectorsFrom = 2;
         boot();
@@ -134,7 +135,7 @@ class PciTransportDriverTest {
     }
 
     @Test
-    void everyVectorRefusedFallsBackToIntxAndTheIsr() {
+    void everyVectorRefusedFallsBackToIntxAndTheIsr() throws InterruptedException {
         port.refuseQueueVectorsFrom = 0;
         boot();
         assertEquals(InterruptRouting.Mode.LINE, driver.routing().mode());
@@ -148,7 +149,7 @@ class PciTransportDriverTest {
     }
 
     @Test
-    void aRefusedConfigVectorFallsBackToIntx() {
+    void aRefusedConfigVectorFallsBackToIntx() throws InterruptedException {
         port.refuseConfigVector = true;
         boot();
         assertEquals(InterruptRouting.Mode.LINE, driver.routing().mode());
@@ -156,14 +157,14 @@ class PciTransportDriverTest {
     }
 
     @Test
-    void theIsrIsClearedByItsRead() {
+    void theIsrIsClearedByItsRead() throws InterruptedException {
         port.refuseQueueVectorsFrom = 0;
         boot();
         // An interrupt the driver did not consume yet: the ISR holds the queue bit once, then reads 0.
         PciTransportDriver pci = new PciTransportDriver(port);
         pci.probe();
         port.vectors.clear();
-        assertTrue(driver.trySubmit(0, BlkRequest.write(1, new byte[512], 512, "w")));
+        assertNotNull(guest.trySubmit(0, VirtioBlk.T_OUT, 1, new byte[512], 512));
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (port.vectors.isEmpty() && System.nanoTime() < deadline) {
             Thread.onSpinWait();
@@ -174,7 +175,7 @@ class PciTransportDriverTest {
     }
 
     @Test
-    void aNotifyOffsetPastTheNotifyStructureIsRefused() {
+    void aNotifyOffsetPastTheNotifyStructureIsRefused() throws InterruptedException {
         port.notifyOff = 0x4000;
         GuestDriverException e = assertThrows(GuestDriverException.class, this::boot);
         assertTrue(e.getMessage().startsWith("bad notification offset 16384 (x 4) for queue 0"), e.getMessage());
@@ -183,7 +184,7 @@ class PciTransportDriverTest {
     }
 
     @Test
-    void anotherVendorIsNotProbed() {
+    void anotherVendorIsNotProbed() throws InterruptedException {
         port.vendor = 0x8086;
         GuestDriverException e = assertThrows(GuestDriverException.class, this::boot);
         assertEquals("no virtio-pci device: vendor ID is 0x8086, expected 0x1af4 (VIRTIO 1.2 section 4.1.2)",
@@ -191,7 +192,7 @@ class PciTransportDriverTest {
     }
 
     @Test
-    void notifyBeforeTheQueueIsSetUpIsAProgrammingError() {
+    void notifyBeforeTheQueueIsSetUpIsAProgrammingError() throws InterruptedException {
         PciTransportDriver pci = new PciTransportDriver(port);
         assertThrows(IllegalStateException.class, pci::numQueues, "used before probe");
         pci.probe();

@@ -11,7 +11,7 @@ import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.time.Duration;
 import io.kickplug.api.memory.GuestMemory;
@@ -42,7 +42,7 @@ class WriteReadVerifyEndToEndTest {
 
     private TransportInstance start(int queues, int queueSize, long features) {
         device = new RamDiskDevice(CAPACITY, queues, queueSize, features);
-        transport = new TransportFactoryComponent().create(kind(), device, OffHeapGuestMemory.allocate(8 << 20));
+        transport = new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), device, OffHeapGuestMemory.allocate(8 << 20));
         return transport;
     }
 

@@ -22,10 +22,10 @@ final class Vring {
     boolean enabled;
     FileDescriptor kick;
     /** The interrupt: an eventfd, or {@code null} (none yet, or NOFD: never notify). */
-    volatile Notifier call;
+    volatile EventFd call;
     /** SET_VRING_CALL came with the NOFD flag: the driver polls this queue. */
     volatile boolean callNoFd;
-    volatile Notifier err;
+    volatile EventFd err;
     /** The device view while the device runs this queue. */
     DeviceQueue view;
 

@@ -6,6 +6,7 @@ import io.kickplug.api.transport.ExportStatus;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.vhost.server.StatusTable;
 import io.kickplug.vhost.server.VhostExports;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Hashtable;
@@ -17,7 +18,9 @@ import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
 
 /**
  * The vhost-user exports and their Gogo commands: {@code kp:vhost <disk> --socket PATH [--queues N]},
@@ -26,6 +29,10 @@ import org.osgi.service.component.annotations.Reference;
  * properties, so the launcher waits for it before running a script), and registers the other two when it
  * activates (immediately). Stopping the component stops every export (the front-ends are disconnected, the
  * devices reset, the sockets removed).
+ *
+ * <p>Exports are also ConfigAdmin configurations ({@link ExportConfigs}): when this component comes back
+ * (its bundle, the disk manager or the virtqueue factory returned after an update) it makes them again, on
+ * the same sockets, as soon as their disks are attached again; {@code kp:vhost-stop} deletes the configuration.
  */
 @Component(service = Function.class, immediate = true, property = {
     "osgi.command.scope=kp",
@@ -35,24 +42,133 @@ public final class VhostCommands implements Function {
 
     static final String USAGE = "usage: kp:vhost <disk> --socket PATH [--queues N] [--json]";
 
+    private static final System.Logger LOG = System.getLogger(VhostCommands.class.getName());
+    /** How long a saved export waits for its disk to be attached again. */
+    private static final long RESTORE_WAIT_MILLIS = 30_000;
+
     private final VhostExports exports;
     private final List<ServiceRegistration<?>> registrations = new ArrayList<>();
+    private final Thread restorer;
+    /** Optional (static): without ConfigAdmin, exports do not outlive this component. */
+    private final ConfigurationAdmin configAdmin;
 
     @Activate
     public VhostCommands(BundleContext context, @Reference(name = "diskManager") DiskManager disks,
             @Reference(name = "virtqueueFactory") VirtqueueFactory queues,
-            @Reference(name = "guestMemoryFactory") GuestMemoryFactory memory) {
+            @Reference(name = "guestMemoryFactory") GuestMemoryFactory memory,
+            @Reference(name = "configurationAdmin", cardinality = ReferenceCardinality.OPTIONAL)
+            ConfigurationAdmin configAdmin) {
         this.exports = new VhostExports(disks, queues, memory);
-        register(context, "vhost-stop", (session, args) -> stop(exports, strings(args)));
+        this.configAdmin = configAdmin;
+        register(context, "vhost-stop", (session, args) -> {
+            String out = stop(exports, strings(args));
+            forget(strings(args).stream().filter(a -> !a.startsWith("--")).findFirst().orElseThrow());
+            return out;
+        });
         register(context, "vhost-list", (session, args) -> list(exports, strings(args)));
         // For kp:disks, without the shell depending on this bundle.
         registrations.add(context.registerService(ExportStatus.class, exports::exportStatus, null));
+        // Saved exports whose disks are attached now come back before this constructor returns; the others
+        // (disks being rebuilt by the block-device bundle) as soon as their disks are.
+        List<ExportConfigs.Saved> pending = saved();
+        restoreAttached(disks, pending);
+        if (pending.isEmpty()) {
+            restorer = null;
+        } else {
+            restorer = new Thread(() -> restore(disks, pending), "kp-vhost-restore");
+            restorer.setDaemon(true);
+            restorer.start();
+        }
+    }
+
+    private List<ExportConfigs.Saved> saved() {
+        ConfigurationAdmin admin = configAdmin;
+        if (admin == null) {
+            return new ArrayList<>();
+        }
+        try {
+            return new ArrayList<>(ExportConfigs.list(admin));
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "cannot read the saved vhost-user exports: " + e);
+            return new ArrayList<>();
+        }
+    }
+
+    /** Exports again those of {@code saved} whose disks are attached now, and removes them from the list. */
+    private void restoreAttached(DiskManager disks, List<ExportConfigs.Saved> saved) {
+        synchronized (saved) {
+            for (var it = saved.iterator(); it.hasNext(); ) {
+                ExportConfigs.Saved s = it.next();
+                boolean attached;
+                try {
+                    attached = disks.list().stream().anyMatch(d -> d.name().equals(s.disk()));
+                } catch (RuntimeException goingAway) {
+                    return;
+                }
+                if (!attached) {
+                    continue;
+                }
+                it.remove();
+                try {
+                    exports.export(s.disk(), Path.of(s.socket()), s.queues());
+                    LOG.log(System.Logger.Level.INFO, "vhost-user export of " + s.disk() + " on " + s.socket()
+                            + " made again");
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.ERROR, "vhost-user export of " + s.disk() + " on " + s.socket()
+                            + " could not be made again: " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    /** Makes the rest of the saved exports again once their disks are attached (after a bundle update). */
+    private void restore(DiskManager disks, List<ExportConfigs.Saved> saved) {
+        long deadline = System.currentTimeMillis() + RESTORE_WAIT_MILLIS;
+        try {
+            while (!saved.isEmpty() && System.currentTimeMillis() < deadline) {
+                restoreAttached(disks, saved);
+                if (!saved.isEmpty()) {
+                    // The disks come back through ConfigAdmin in another bundle: nothing to wait on but time.
+                    Thread.sleep(10);
+                }
+            }
+            for (ExportConfigs.Saved s : saved) {
+                LOG.log(System.Logger.Level.ERROR, "vhost-user export of " + s.disk() + ": the disk did not come back "
+                        + "within " + RESTORE_WAIT_MILLIS + " ms");
+            }
+        } catch (InterruptedException e) {
+            // deactivated
+        }
+    }
+
+    private void remember(String disk, String socket, int queues) {
+        ConfigurationAdmin admin = configAdmin;
+        if (admin == null) {
+            return;
+        }
+        try {
+            ExportConfigs.save(admin, disk, socket, queues);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "vhost-user export of " + disk + " not saved: " + e);
+        }
+    }
+
+    private void forget(String disk) {
+        ConfigurationAdmin admin = configAdmin;
+        if (admin == null) {
+            return;
+        }
+        try {
+            ExportConfigs.delete(admin, disk);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "vhost-user export of " + disk + ": configuration not deleted: " + e);
+        }
     }
 
     /** {@code kp:vhost}. */
     @Override
     public Object execute(CommandSession session, List<Object> arguments) {
-        return vhost(exports, strings(arguments));
+        return vhost(exports, strings(arguments), this::remember);
     }
 
     private void register(BundleContext context, String function, Function f) {
@@ -64,6 +180,14 @@ public final class VhostCommands implements Function {
 
     @Deactivate
     void deactivate() {
+        if (restorer != null) {
+            restorer.interrupt();
+            try {
+                restorer.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         registrations.forEach(r -> {
             try {
                 r.unregister();
@@ -83,7 +207,16 @@ public final class VhostCommands implements Function {
     }
 
     /** {@code kp:vhost <disk> --socket PATH [--queues N]}. */
+    /** Something told about each export made (its configuration is saved). */
+    interface Saver {
+        void saved(String disk, String socket, int queues);
+    }
+
     static String vhost(VhostExports exports, List<String> args) {
+        return vhost(exports, args, (d, s, q) -> { });
+    }
+
+    static String vhost(VhostExports exports, List<String> args, Saver saver) {
         String disk = null;
         String socket = null;
         int queues = 1;
@@ -116,6 +249,7 @@ public final class VhostCommands implements Function {
             throw new IllegalArgumentException(USAGE);
         }
         exports.export(disk, Path.of(socket), queues);
+        saver.saved(disk, socket, queues);
         String name = disk;
         List<io.kickplug.vhost.server.VhostUserServer.Status> status = exports.list().stream()
                 .filter(s -> s.name().equals(name)).toList();

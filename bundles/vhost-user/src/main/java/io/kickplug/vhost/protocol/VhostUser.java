@@ -78,11 +78,6 @@ public final class VhostUser {
 
     /** SET_MEM_TABLE carries at most this many regions (VHOST_MEMORY_BASELINE_NREGIONS). */
     public static final int MEM_TABLE_MAX_REGIONS = 8;
-    /**
-     * The largest ring a front-end may ask for with SET_VRING_NUM (and GET/SET_INFLIGHT_FD): VIRTIO 1.2 section
-     * 2.7, a split virtqueue's size is a power of two up to 32768. QEMU allows vhost-user-blk queue-size up to 1024.
-     */
-    public static final int MAX_QUEUE_SIZE = 32768;
     /** One memory region: guest address, size, user address, mmap offset. */
     public static final int REGION_SIZE = 32;
     /** GET_CONFIG / SET_CONFIG header: offset, size, flags. */

@@ -1,6 +1,6 @@
 package io.kickplug.vhost.server;
 
-import io.kickplug.vhost.backend.VhostUserBackend;
+import io.kickplug.vhost.backend.SessionStatus;
 import java.util.List;
 
 /** Text for {@code kp:vhost} and {@code kp:vhost-list}. */
@@ -17,7 +17,7 @@ public final class StatusTable {
         sb.append(String.format("%-12s %-10s %-8s %-7s %-7s %-9s %-9s %-9s %s%n", "DISK", "STATE", "SESSIONS", "QUEUES",
                 "MEM-MB", "KICKS", "IRQS", "REFUSED", "SOCKET"));
         for (VhostUserServer.Status s : list) {
-            VhostUserBackend.Status c = s.connection();
+            SessionStatus c = s.connection();
             sb.append(String.format("%-12s %-10s %-8d %-7s %-7s %-9s %-9s %-9s %s%n", s.name(), state(s), s.sessions(),
                     c == null ? "-" : Integer.toString(c.runningQueues()),
                     c == null ? "-" : Long.toString(c.memoryBytes() >> 20),
@@ -25,7 +25,7 @@ public final class StatusTable {
                     c == null ? "-" : Long.toString(c.refusals()), s.socket()));
         }
         for (VhostUserServer.Status s : list) {
-            VhostUserBackend.Status c = s.connection();
+            SessionStatus c = s.connection();
             if (c != null) {
                 sb.append(String.format("%s: %s, features 0x%x, protocol features 0x%x, %d memory regions%s%s%s%n",
                         s.name(), s.peer(), c.features(), c.protocolFeatures(), c.memoryRegions(),
@@ -46,7 +46,7 @@ public final class StatusTable {
         StringBuilder sb = new StringBuilder("{\"exports\":[");
         for (int i = 0; i < list.size(); i++) {
             VhostUserServer.Status s = list.get(i);
-            VhostUserBackend.Status c = s.connection();
+            SessionStatus c = s.connection();
             sb.append(i == 0 ? "{" : ",{");
             sb.append("\"disk\":").append(quote(s.name())).append(",\"socket\":").append(quote(String.valueOf(s.socket())))
                     .append(",\"state\":").append(quote(state(s))).append(",\"sessions\":").append(s.sessions())
@@ -90,7 +90,7 @@ public final class StatusTable {
     }
 
     private static String state(VhostUserServer.Status s) {
-        VhostUserBackend.Status c = s.connection();
+        SessionStatus c = s.connection();
         if (s.state() == VhostUserServer.State.CONNECTED && c != null && c.runningQueues() > 0) {
             return "running";
         }

@@ -3,7 +3,8 @@ package io.kickplug.vhost.server;
 import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtqueueFactory;
-import io.kickplug.vhost.backend.VhostUserBackend;
+import io.kickplug.vhost.backend.MessageHandler;
+import io.kickplug.vhost.backend.SessionStatus;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.MessageChannel;
 import io.kickplug.vhost.protocol.ProtocolException;
@@ -22,7 +23,7 @@ import org.newsclub.net.unix.AFUNIXSocketCredentials;
 
 /**
  * A vhost-user-blk export: a listening Unix socket that serves one front-end at a time with a
- * {@link VhostUserBackend} over the export's device, and accepts the next front-end after a disconnect.
+ * {@link MessageHandler} over the export's device, and accepts the next front-end after a disconnect.
  * A second front-end that connects while one is served is told so in the log and disconnected.
  */
 public final class VhostUserServer implements Closeable {
@@ -37,7 +38,7 @@ public final class VhostUserServer implements Closeable {
 
     /** A snapshot for the shell. */
     public record Status(String name, Path socket, State state, long sessions, long rejected, String peer,
-            VhostUserBackend.Status connection) {
+            SessionStatus connection) {
     }
 
     private final String name;
@@ -87,7 +88,7 @@ public final class VhostUserServer implements Closeable {
     public Status status() {
         Session s = session;
         State state = closed ? State.CLOSED : s == null ? State.LISTENING : State.CONNECTED;
-        VhostUserBackend b = s == null ? null : s.backend;
+        MessageHandler b = s == null ? null : s.backend;
         return new Status(name, socketPath, state, sessions.get(), rejected.get(), s == null ? null : s.peer,
                 b == null ? null : b.status());
     }
@@ -100,23 +101,6 @@ public final class VhostUserServer implements Closeable {
     public synchronized boolean awaitNoFrontend(long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         while (session != null) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return false;
-            }
-            TimeUnit.NANOSECONDS.timedWait(this, left);
-        }
-        return true;
-    }
-
-    /**
-     * Waits until a front-end is connected.
-     *
-     * @return false on timeout
-     */
-    public synchronized boolean awaitFrontend(long timeout, TimeUnit unit) throws InterruptedException {
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
-        while (session == null) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 return false;
@@ -174,7 +158,7 @@ public final class VhostUserServer implements Closeable {
         final AFUNIXSocket socket;
         final String peer;
         final Thread thread;
-        volatile VhostUserBackend backend;
+        volatile MessageHandler backend;
 
         Session(AFUNIXSocket socket, String peer, long number) {
             this.socket = socket;
@@ -189,7 +173,7 @@ public final class VhostUserServer implements Closeable {
             String end = "front-end disconnected";
             try {
                 MessageChannel channel = new MessageChannel(socket);
-                backend = new VhostUserBackend(name, device, queueFactory, memoryFactory, channel::reply);
+                backend = new MessageHandler(name, device, queueFactory, memoryFactory, channel::reply);
                 Message m;
                 while ((m = channel.read()) != null) {
                     backend.handle(m);
@@ -204,7 +188,7 @@ public final class VhostUserServer implements Closeable {
             } finally {
                 // The backend first: junixsocket closes every descriptor received on a socket when the socket
                 // closes, and the backend must stop using its kick and call descriptors before that.
-                VhostUserBackend b = backend;
+                MessageHandler b = backend;
                 if (b != null) {
                     try {
                         b.close();

@@ -4,19 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.BackendFactory;
-import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.transport.ExportStatus;
-import io.kickplug.api.transport.GuestPort;
-import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.blk.backend.MemoryBackendFactory;
 import io.kickplug.blk.manager.DiskRegistry;
+import io.kickplug.blk.testkit.InProcessHost;
 import io.kickplug.vhost.testsupport.FrontendClient;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
-import io.kickplug.virtio.ds.IoThreadFactoryComponent;
-import io.kickplug.virtio.ds.TransportFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -30,44 +26,8 @@ class VhostExportsTest {
     Path dir;
 
     private final List<BackendFactory> factories = List.of(new MemoryBackendFactory());
-    private final DiskRegistry registry = new DiskRegistry(new TransportFactoryComponent(),
-            new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(), () -> factories);
-    private final DiskManager disks = new DiskManager() {
-        @Override
-        public DiskInfo attach(DiskSpec spec) {
-            return registry.attach(spec);
-        }
-
-        @Override
-        public void detach(String name) {
-            registry.detach(name);
-        }
-
-        @Override
-        public List<DiskInfo> list() {
-            return registry.list();
-        }
-
-        @Override
-        public DiskInfo info(String name) {
-            return registry.info(name);
-        }
-
-        @Override
-        public GuestPort port(String name) {
-            return registry.port(name);
-        }
-
-        @Override
-        public VirtioDevice exportDevice(String name, int numQueues) {
-            return registry.exportDevice(name, numQueues);
-        }
-
-        @Override
-        public void releaseExport(String name, VirtioDevice device) {
-            registry.releaseExport(name, device);
-        }
-    };
+    private final DiskRegistry registry = InProcessHost.registry(() -> factories);
+    private final DiskManager disks = registry;
     private final VhostExports exports = new VhostExports(disks, new VirtqueueFactoryComponent(),
             new GuestMemoryFactoryComponent());
 

@@ -2,10 +2,11 @@ package io.kickplug.vhost.testsupport;
 
 import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.iothread.IoThread;
+import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.vhost.server.VhostUserServer;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
-import io.kickplug.virtio.ds.VirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -30,8 +31,8 @@ public final class ExportedDisk implements AutoCloseable {
         for (int i = 0; i < ioThreads; i++) {
             threads.add(new EventLoopThread("test-" + name + "-io" + i));
         }
-        this.device = new VirtioBlkDevice(name, backend, false, numQueues, 256,
-                name.getBytes(StandardCharsets.US_ASCII), threads);
+        this.device = new VirtioBlkDevice(BlkDeviceSpec.of(name, backend, false, numQueues, 256,
+                name.getBytes(StandardCharsets.US_ASCII), threads));
         this.server = new VhostUserServer(name, socket, device, new VirtqueueFactoryComponent(),
                 new GuestMemoryFactoryComponent());
     }

@@ -1,0 +1,26 @@
+package io.kickplug.blk.manager;
+
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskSpec;
+
+/**
+ * What a disk's configuration component asks of the disk manager (same bundle): attach the disk from its
+ * configuration, or take it away, without creating or deleting the configuration itself (unlike
+ * {@link io.kickplug.api.blk.DiskManager#attach} and {@link io.kickplug.api.blk.DiskManager#detach}, which
+ * do both for the shell).
+ */
+interface DiskRebuilder {
+
+    /** Attaches the disk, finding its shared memory as it was left (a rebuild after a bundle returned). */
+    DiskInfo rebuild(DiskSpec spec);
+
+    /** Detaches the disk and deletes its shared memory; its configuration is gone or changing. */
+    void release(String name);
+
+    /**
+     * Detaches the disk because its configuration was deleted, unless a configuration of that name exists
+     * again: ConfigAdmin tells of a deletion asynchronously, and by then {@code kp:detach d; kp:attach d} may
+     * have attached a new disk of the same name (with a new configuration) that this deletion must not take.
+     */
+    void releaseDeleted(String name);
+}

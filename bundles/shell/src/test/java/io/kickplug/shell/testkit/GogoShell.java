@@ -1,0 +1,53 @@
+package io.kickplug.shell.testkit;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import org.apache.felix.gogo.runtime.CommandProcessorImpl;
+import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
+import org.apache.felix.service.command.CommandSession;
+
+/**
+ * Gogo's own parser and argument coercion in a test, without a framework: register command objects, then
+ * {@link #run} lines as a user types them. Close it after the test.
+ */
+public final class GogoShell implements AutoCloseable {
+
+    private final ThreadIOImpl threadIo = new ThreadIOImpl();
+    private final CommandProcessorImpl processor;
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private CommandSession session;
+
+    public GogoShell() {
+        threadIo.start();
+        processor = new CommandProcessorImpl(threadIo);
+    }
+
+    /** Registers {@code functions} of {@code commands} under {@code scope} (as osgi.command.function does). */
+    public GogoShell add(String scope, Object commands, String... functions) {
+        for (String f : functions) {
+            processor.addCommand(scope, commands, f);
+        }
+        return this;
+    }
+
+    /** Runs one command line; returns what the command returned. */
+    public Object run(String line) throws Exception {
+        if (session == null) {
+            session = processor.createSession(new ByteArrayInputStream(new byte[0]), out, out);
+        }
+        return session.execute(line);
+    }
+
+    /** What the commands printed so far. */
+    public String output() {
+        return out.toString();
+    }
+
+    @Override
+    public void close() {
+        if (session != null) {
+            session.close();
+        }
+        threadIo.stop();
+    }
+}

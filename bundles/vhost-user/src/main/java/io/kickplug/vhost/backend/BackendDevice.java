@@ -1,0 +1,677 @@
+package io.kickplug.vhost.backend;
+
+import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.memory.GuestMemoryFactory;
+import io.kickplug.api.virtio.DeviceActivation;
+import io.kickplug.api.virtio.DeviceQueue;
+import io.kickplug.api.virtio.DeviceSignals;
+import io.kickplug.api.virtio.GuestFaultException;
+import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.VirtioDevice;
+import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.api.virtio.VirtqueueFactory;
+import io.kickplug.vhost.protocol.Fds;
+import io.kickplug.vhost.protocol.VhostUser;
+import java.io.Closeable;
+import java.io.FileDescriptor;
+import java.io.IOException;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The device side of one vhost-user connection: it owns the memory table, the vrings, the inflight area, the
+ * call and error eventfds and the device's activation, and is the device's {@link DeviceSignals}.
+ * {@link MessageHandler} parses and checks the front-end's messages and calls in here; what needs this state to
+ * be checked (a ring address outside the memory table, a region that is not there) is refused here.
+ *
+ * <p>The device runs the queues that are <em>ready</em>: configured (SET_VRING_NUM and SET_VRING_ADDR),
+ * started (a kick descriptor arrived and no GET_VRING_BASE since) and enabled (SET_VRING_ENABLE 1, or
+ * implicitly when VHOST_USER_F_PROTOCOL_FEATURES was not acked). Whenever that set, the memory table or the
+ * features change, the device is reset (waiting for in-flight requests, VIRTIO 1.2 section 2.4), each
+ * running queue's indices are saved, and the device is activated again with the new set. GET_VRING_BASE
+ * therefore returns an index with nothing in flight, and QEMU's stop-and-restart (a short first start,
+ * then Linux's) works.
+ *
+ * <p>Inflight I/O tracking (INFLIGHT_SHMFD): while an area is set ({@link #setInflight}) every started queue
+ * is wrapped in an {@link InflightQueue} that records taken and used heads, and a start first recovers the
+ * area as libvhost-user does, resubmitting heads an earlier back-end took and never used.
+ *
+ * <p>Threading: the mutators run on the connection's message thread only; kicks arrive on the
+ * {@link KickPoller} thread; {@link #usedBuffer} and {@link #deviceError} on I/O threads.
+ */
+final class BackendDevice implements DeviceSignals, Closeable {
+
+    private static final Logger LOG = System.getLogger(BackendDevice.class.getName());
+
+    private final String name;
+    private final VirtioDevice device;
+    private final VirtqueueFactory queueFactory;
+    private final GuestMemoryFactory memoryFactory;
+    private final KickPoller poller;
+    private final Vring[] rings;
+    private final MemoryTable memoryTable = new MemoryTable();
+    private GuestMemory memory;
+    /** The inflight-tracking area from SET_INFLIGHT_FD, or {@code null}. */
+    private InflightRegion inflight;
+    private final AtomicLong resubmitted = new AtomicLong();
+
+    private volatile long ackedFeatures;
+    private boolean featuresSet;
+    /** Region count and bytes, for {@link #status} from other threads. */
+    private volatile int memoryRegions;
+    private volatile long memoryBytes;
+    /** True while the device is activated; its queues are those with a non-null view. */
+    private boolean running;
+    /** Queues the kick poller may forward, replaced as a whole. */
+    private volatile boolean[] runningQueues;
+    private volatile boolean needsReset;
+    private volatile String lastFault;
+    private final AtomicLong interrupts = new AtomicLong();
+    private final AtomicLong activations = new AtomicLong();
+    private boolean configChangeLogged;
+    /** The back-end request channel from SET_BACKEND_REQ_FD, or {@code null}. */
+    private volatile BackendChannel backendChannel;
+    /** False once a device reset failed: mappings are then never unmapped explicitly ({@link MappingRelease}). */
+    private boolean resetsClean = true;
+
+    BackendDevice(String name, VirtioDevice device, VirtqueueFactory queueFactory, GuestMemoryFactory memoryFactory)
+            throws IOException {
+        this.name = name;
+        this.device = device;
+        this.queueFactory = queueFactory;
+        this.memoryFactory = memoryFactory;
+        this.rings = new Vring[device.queueCount()];
+        for (int i = 0; i < rings.length; i++) {
+            rings[i] = new Vring(i);
+        }
+        this.runningQueues = new boolean[rings.length];
+        this.poller = new KickPoller("kickplug-vhost-" + name + "-kick", this::kicked);
+    }
+
+    int queueCount() {
+        return rings.length;
+    }
+
+    /** Virtio features offered: the device's plus VHOST_USER_F_PROTOCOL_FEATURES. */
+    long offeredFeatures() {
+        return device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES;
+    }
+
+    // Features.
+
+    /** SET_FEATURES with features already checked against {@link #offeredFeatures()}. */
+    void setFeatures(long f) throws Refused {
+        long virtio = f & ~VhostUser.F_PROTOCOL_FEATURES;
+        if (!device.acceptsFeatures(virtio)) {
+            throw new Refused(String.format("the device does not accept features 0x%x", virtio));
+        }
+        if ((virtio & VirtioFeatures.VERSION_1) == 0) {
+            LOG.log(Level.INFO, "vhost-user " + name + ": front-end acked features without VIRTIO_F_VERSION_1");
+        }
+        stopDevice();
+        ackedFeatures = f;
+        featuresSet = true;
+        reconcile();
+    }
+
+    // Memory.
+
+    List<MemoryTable.Region> regions() {
+        return memoryTable.regions();
+    }
+
+    /** SET_MEM_TABLE: maps the checked regions (each {@code {gpa, size, uva, offset}}) and replaces the table. */
+    void replaceMemory(long[][] desc, FileDescriptor[] fds) throws Refused {
+        List<MemoryTable.Region> fresh = new ArrayList<>();
+        try {
+            for (int i = 0; i < desc.length; i++) {
+                fresh.add(MemoryTable.map(fds[i], desc[i][0], desc[i][1], desc[i][2], desc[i][3]));
+                fds[i] = null;
+            }
+        } catch (IOException e) {
+            Fds.closeAll(fds);
+            MappingRelease.release(name, true, fresh, null); // never used: nothing can touch them
+            throw new Refused("cannot map region " + fresh.size() + ": " + e.getMessage(), e);
+        }
+        stopDevice();
+        List<MemoryTable.Region> replaced = memoryTable.clear();
+        fresh.forEach(memoryTable::add);
+        rebuildMemory();
+        MappingRelease.release(name, resetsClean, replaced, null);
+        LOG.log(Level.INFO, "vhost-user " + name + ": memory table of " + desc.length + " regions, "
+                + memoryTable.totalBytes() + " bytes");
+        reconcile();
+    }
+
+    /** ADD_MEM_REG with a checked region. */
+    void addRegion(FileDescriptor fd, long gpa, long size, long uva, long off) throws Refused {
+        MemoryTable.Region r;
+        try {
+            r = MemoryTable.map(fd, gpa, size, uva, off);
+        } catch (IOException e) {
+            throw new Refused("cannot map the region: " + e.getMessage(), e);
+        }
+        stopDevice();
+        memoryTable.add(r);
+        rebuildMemory();
+        LOG.log(Level.INFO, "vhost-user " + name + ": added memory region " + r);
+        reconcile();
+    }
+
+    /** REM_MEM_REG: refused when no region has that identity. */
+    void removeRegion(long gpa, long size, long uva) throws Refused {
+        boolean known = memoryTable.regions().stream().anyMatch(r -> r.sameIdentity(gpa, size, uva));
+        if (!known) {
+            throw new Refused(String.format("no region at guest address 0x%x, size 0x%x, user address 0x%x", gpa,
+                    size, uva));
+        }
+        stopDevice();
+        MemoryTable.Region removed = memoryTable.remove(gpa, size, uva);
+        rebuildMemory();
+        MappingRelease.release(name, resetsClean, List.of(removed), null);
+        LOG.log(Level.INFO, String.format("vhost-user %s: removed memory region at guest address 0x%x", name, gpa));
+        reconcile();
+    }
+
+    private void rebuildMemory() {
+        memory = memoryTable.build(memoryFactory);
+        memoryRegions = memoryTable.count();
+        memoryBytes = memoryTable.totalBytes();
+    }
+
+    // Rings (the index is checked by the caller).
+
+    /** SET_VRING_NUM with a checked size. */
+    void setRingSize(int index, int num) {
+        Vring r = rings[index];
+        stopIfRunning(r);
+        r.num = num;
+        reconcile();
+    }
+
+    /** SET_VRING_BASE with a checked 16-bit index. */
+    void setRingBase(int index, int base) {
+        Vring r = rings[index];
+        stopIfRunning(r);
+        r.nextAvail = base;
+        r.nextUsed = -1;
+        reconcile();
+    }
+
+    /** SET_VRING_ADDR: refused when a part of the ring lies outside the memory table. */
+    void setRingAddresses(int index, long desc, long used, long avail) throws Refused {
+        Vring r = rings[index];
+        if (memoryTable.count() == 0) {
+            throw new Refused("queue " + r.index + " addresses given before any memory region");
+        }
+        int size = r.num > 0 ? r.num : device.maxQueueSize();
+        checkRingPart(r, "descriptor table", desc, QueueLayout.descTableBytes(size));
+        checkRingPart(r, "available ring", avail, QueueLayout.availRingBytes(size));
+        checkRingPart(r, "used ring", used, QueueLayout.usedRingBytes(size));
+        stopIfRunning(r);
+        r.descUser = desc;
+        r.availUser = avail;
+        r.usedUser = used;
+        r.addressesSet = true;
+        reconcile();
+    }
+
+    private void checkRingPart(Vring r, String what, long uva, long length) throws Refused {
+        if (memoryTable.translate(uva, length) == -1) {
+            throw new Refused(String.format("queue %d %s at user address 0x%x (+%d) lies outside every memory region",
+                    r.index, what, uva, length));
+        }
+    }
+
+    /** SET_VRING_KICK: the ring starts. */
+    void setKick(int index, FileDescriptor fd) {
+        Vring r = rings[index];
+        FileDescriptor old = r.kick;
+        r.kick = fd;
+        // register() returns once the poll thread uses the new descriptor, so the old one may be closed.
+        poller.register(r.index, fd);
+        if (old != null) {
+            Fds.close(old);
+        }
+        r.started = true;
+        if ((ackedFeatures & VhostUser.F_PROTOCOL_FEATURES) == 0) {
+            // vhost-user.rst "Starting and stopping rings": without the feature a started ring is enabled.
+            r.enabled = true;
+        }
+        boolean wasRunning = r.view != null;
+        reconcile();
+        if (wasRunning) {
+            device.queueNotify(r.index); // a kick may have gone to the old descriptor
+        }
+    }
+
+    /** SET_VRING_CALL; a null {@code fd} is NOFD: the driver polls this queue. */
+    void setCall(int index, FileDescriptor fd) {
+        Vring r = rings[index];
+        EventFd old = r.call;
+        r.call = fd == null ? null : new EventFd("call of queue " + r.index, fd);
+        r.callNoFd = fd == null;
+        if (old != null) {
+            old.close();
+        }
+    }
+
+    /** SET_VRING_ERR; a null {@code fd} is NOFD. */
+    void setErr(int index, FileDescriptor fd) {
+        Vring r = rings[index];
+        EventFd old = r.err;
+        r.err = fd == null ? null : new EventFd("error of queue " + r.index, fd);
+        if (old != null) {
+            old.close();
+        }
+    }
+
+    /** SET_VRING_ENABLE. */
+    void setEnabled(int index, boolean enabled) {
+        rings[index].enabled = enabled;
+        reconcile();
+    }
+
+    /** GET_VRING_BASE: stops the ring and returns its next available index, with nothing in flight. */
+    int stopRing(int index) {
+        Vring r = rings[index];
+        if (r.view != null) {
+            stopDevice();
+        }
+        r.started = false;
+        if (r.kick != null) {
+            poller.unregister(r.index);
+            Fds.close(r.kick);
+            r.kick = null;
+        }
+        // libvhost-user closes the call descriptor too; the front-end sends a new one with the next start.
+        EventFd call = r.call;
+        r.call = null;
+        if (call != null) {
+            call.close();
+        }
+        int nextAvail = r.nextAvail;
+        reconcile();
+        return nextAvail;
+    }
+
+    // Inflight I/O tracking.
+
+    /** SET_INFLIGHT_FD with the area already mapped. */
+    void setInflight(InflightRegion region) {
+        stopDevice();
+        InflightRegion previous = inflight;
+        inflight = region;
+        MappingRelease.release(name, resetsClean, null, previous);
+        reconcile();
+    }
+
+    // Configuration space (offset and size checked against the 256-byte space).
+
+    int readConfigByte(int offset) {
+        return (int) device.readConfig(offset, 1);
+    }
+
+    void writeConfigByte(int offset, int value) {
+        device.writeConfig(offset, 1, value);
+    }
+
+    // Device start and stop.
+
+    /** Stops the device when {@code r} is one of its running queues (before changing that queue). */
+    private void stopIfRunning(Vring r) {
+        if (r.view != null) {
+            stopDevice();
+        }
+    }
+
+    /**
+     * Resets the device if it runs (waiting for in-flight requests), saving each running queue's indices.
+     * {@link #reconcile()} starts it again.
+     */
+    private void stopDevice() {
+        if (!running) {
+            return;
+        }
+        runningQueues = new boolean[rings.length];
+        try {
+            device.reset();
+            // A reset that gave up waiting leaves a request that may still write guest memory.
+            resetsClean &= device.quiescent();
+        } catch (RuntimeException e) {
+            resetsClean = false;
+            LOG.log(Level.ERROR, "vhost-user " + name + ": device reset failed", e);
+        }
+        running = false;
+        for (Vring r : rings) {
+            if (r.view != null) {
+                r.nextAvail = r.view.nextAvail();
+                r.nextUsed = r.view.nextUsed();
+                if (r.view instanceof InflightQueue iq && iq.resubmitPending() > 0) {
+                    // Stopped before the previous back-end's requests were all taken: the next start
+                    // recovers them from the area again.
+                    r.nextUsed = -1;
+                }
+                r.view = null;
+            }
+        }
+    }
+
+    private boolean ready(Vring r) {
+        return r.configured() && r.started && r.enabled && memory != null;
+    }
+
+    /** Makes the running set equal the ready set: stops and restarts the device when they differ. */
+    private void reconcile() {
+        boolean[] want = new boolean[rings.length];
+        boolean any = false;
+        boolean same = running;
+        for (Vring r : rings) {
+            want[r.index] = ready(r);
+            any |= want[r.index];
+            same &= want[r.index] == (r.view != null);
+        }
+        if (same && running) {
+            return;
+        }
+        stopDevice();
+        if (!any) {
+            // Every ring stopped: the front-end resets or pauses the device; a latched fault is cleared.
+            needsReset = false;
+            return;
+        }
+        if (needsReset) {
+            LOG.log(Level.WARNING, "vhost-user " + name + ": not starting the device: it needs a reset after "
+                    + lastFault);
+            return;
+        }
+        start(want);
+    }
+
+    private void start(boolean[] want) {
+        long features = ackedFeatures & ~VhostUser.F_PROTOCOL_FEATURES;
+        if (!featuresSet) {
+            LOG.log(Level.INFO, "vhost-user " + name + ": rings started before SET_FEATURES; using no features");
+        }
+        List<DeviceQueue> views = new ArrayList<>(Collections.nCopies(rings.length, (DeviceQueue) null));
+        boolean[] runningNow = new boolean[rings.length];
+        for (Vring r : rings) {
+            if (!want[r.index]) {
+                continue;
+            }
+            try {
+                r.view = createView(r, features);
+                views.set(r.index, r.view);
+                runningNow[r.index] = true;
+            } catch (Refused | GuestFaultException e) {
+                LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " not started: "
+                        + e.getMessage());
+                signalError(r);
+            }
+        }
+        if (Arrays.equals(runningNow, new boolean[rings.length])) {
+            return;
+        }
+        List<DeviceQueue> list = Collections.unmodifiableList(views);
+        // Publish the running set before activating: a kick that arrives from now on reaches the device.
+        // Published after activate(), a kick landing between the activation's look at every queue and the
+        // publication was dropped, and a request the driver added after that look waited forever (issue 13:
+        // NOFD + EVENT_IDX, the driver kicks once and only when avail_event asks). A kick that reaches the
+        // device before activate() sets its queues is harmless: the activation looks at every queue after it.
+        runningQueues = runningNow;
+        try {
+            device.activate(new DeviceActivation(features, memory, list, this));
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "vhost-user " + name + ": device activation failed", e);
+            try {
+                device.reset(); // it may have started some queues before failing
+                resetsClean &= device.quiescent();
+            } catch (RuntimeException again) {
+                resetsClean = false;
+            }
+            runningQueues = new boolean[rings.length];
+            for (Vring r : rings) {
+                r.view = null;
+            }
+            return;
+        }
+        running = true;
+        activations.incrementAndGet();
+        LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": running queues " + describe(runningNow));
+    }
+
+    private DeviceQueue createView(Vring r, long features) throws Refused {
+        long desc = translate(r.descUser, "descriptor table", QueueLayout.descTableBytes(r.num));
+        long avail = translate(r.availUser, "available ring", QueueLayout.availRingBytes(r.num));
+        long used = translate(r.usedUser, "used ring", QueueLayout.usedRingBytes(r.num));
+        QueueLayout layout = new QueueLayout(r.num, desc, avail, used);
+        int nextUsed = r.nextUsed;
+        InflightRegion area = inflight;
+        if (area != null && r.index < area.queueCount()) {
+            if (r.num > area.queueSize()) {
+                throw new Refused("queue " + r.index + " size " + r.num + " exceeds the inflight area's "
+                        + area.queueSize());
+            }
+            int usedIdx = memory.readU16(used + 2) & 0xffff;
+            InflightQueue.Recovery rec = InflightQueue.recover(area.queue(r.index), usedIdx, r.num);
+            if (!rec.fresh() && rec.nextAvail() != r.nextAvail) {
+                LOG.log(Level.INFO, "vhost-user " + name + ": queue " + r.index + " continues at available index "
+                        + rec.nextAvail() + " (used " + usedIdx + " + " + rec.resubmit().size()
+                        + " in flight) instead of " + r.nextAvail);
+            }
+            if (!rec.resubmit().isEmpty()) {
+                resubmitted.addAndGet(rec.resubmit().size());
+                LOG.log(Level.INFO, "vhost-user " + name + ": queue " + r.index + " resubmits "
+                        + rec.resubmit().size() + " requests of an earlier back-end: heads " + rec.resubmit());
+            }
+            int start = rec.fresh() ? r.nextAvail : rec.nextAvail();
+            DeviceQueue q = queueFactory.createDeviceQueue(memory, r.index, layout, features, start, usedIdx);
+            return new InflightQueue(q, area.queue(r.index), rec);
+        }
+        if (nextUsed < 0) {
+            // After SET_VRING_BASE the used index is whatever the ring holds (libvhost-user reads it too).
+            nextUsed = memory.readU16(used + 2) & 0xffff;
+            if (nextUsed != r.nextAvail) {
+                LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " starts with used index "
+                        + nextUsed + " but available index " + r.nextAvail + ": " + ((r.nextAvail - nextUsed) & 0xffff)
+                        + " requests of an earlier backend were lost (no inflight tracking)");
+            }
+        }
+        return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail, nextUsed);
+    }
+
+    private long translate(long uva, String what, long length) throws Refused {
+        long gpa = memoryTable.translate(uva, length);
+        if (gpa == -1) {
+            throw new Refused(String.format("%s at user address 0x%x (+%d) lies outside every memory region", what,
+                    uva, length));
+        }
+        return gpa;
+    }
+
+    private static String describe(boolean[] set) {
+        List<Integer> q = new ArrayList<>();
+        for (int i = 0; i < set.length; i++) {
+            if (set[i]) {
+                q.add(i);
+            }
+        }
+        return q.toString();
+    }
+
+    /**
+     * RESET_OWNER / RESET_DEVICE: stop the device, forget every ring and the inflight area (the front-end sends
+     * it again with the next start) and unmap this back-end's mapping of it. RESET_OWNER ends the session
+     * (vhost-user.rst: the front-end no longer owns the connection), so its memory is unmapped too, as DPDK
+     * does. RESET_DEVICE keeps the memory, as libvhost-user does: QEMU sends only the regions that changed
+     * since its last table (its shadow copy), so after a RESET_DEVICE it would not send them again.
+     */
+    void resetDevice(boolean endOfSession) {
+        stopDevice();
+        for (int i = 0; i < rings.length; i++) {
+            closeRing(rings[i]);
+            rings[i] = new Vring(i);
+        }
+        ackedFeatures = 0;
+        featuresSet = false;
+        if (endOfSession) {
+            releaseMemory();
+        } else {
+            InflightRegion area = inflight;
+            inflight = null;
+            MappingRelease.release(name, resetsClean && !running, null, area);
+        }
+        needsReset = false;
+        lastFault = null;
+    }
+
+    /** After the device stopped: drops and unmaps every memory region and the inflight area's mapping. */
+    private void releaseMemory() {
+        InflightRegion area = inflight;
+        inflight = null;
+        List<MemoryTable.Region> regions = memoryTable.clear();
+        rebuildMemory();
+        MappingRelease.release(name, resetsClean && !running, regions, area);
+    }
+
+    private void closeRing(Vring r) {
+        if (r.kick != null) {
+            poller.unregister(r.index);
+            Fds.close(r.kick);
+            r.kick = null;
+        }
+        EventFd c = r.call;
+        r.call = null;
+        if (c != null) {
+            c.close();
+        }
+        EventFd e = r.err;
+        r.err = null;
+        if (e != null) {
+            e.close();
+        }
+    }
+
+    // Kicks and signals.
+
+    private void kicked(int queue) {
+        // runningQueues is published (volatile) before the device is activated (start()), so a kick that
+        // passes this check after the activation looked at the rings reaches the device.
+        boolean[] q = runningQueues;
+        if (!needsReset && queue < q.length && q[queue]) {
+            device.queueNotify(queue);
+        }
+        // Otherwise the queue is not running: activation looks at every queue once (2.7.10.2 tolerates
+        // spurious and early notifications).
+    }
+
+    @Override
+    public void usedBuffer(int queueIndex) {
+        if (queueIndex < 0 || queueIndex >= rings.length) {
+            return;
+        }
+        EventFd call = rings[queueIndex].call;
+        // A queue set up with NOFD (a Linux poll queue) is never notified: the driver polls its used ring.
+        if (call != null && call.signal()) {
+            interrupts.incrementAndGet();
+        }
+    }
+
+    @Override
+    public void configChanged() {
+        BackendChannel c = backendChannel;
+        if (c != null && c.configChanged()) {
+            return;
+        }
+        if (!configChangeLogged) {
+            configChangeLogged = true;
+            LOG.log(Level.INFO, "vhost-user " + name + ": configuration change not signalled (no back-end"
+                    + " request channel" + (c == null ? " was set up)" : ": " + c.closeReason() + ")"));
+        }
+    }
+
+    /** SET_BACKEND_REQ_FD: replaces the back-end request channel. */
+    void setBackendChannel(FileDescriptor fd, boolean replyAck) throws Refused {
+        BackendChannel fresh;
+        try {
+            fresh = BackendChannel.open(name, fd, replyAck, BackendChannel.REPLY_TIMEOUT_MILLIS);
+        } catch (IOException e) {
+            throw new Refused(e.getMessage(), e);
+        }
+        BackendChannel old = backendChannel;
+        backendChannel = fresh;
+        configChangeLogged = false;
+        if (old != null) {
+            old.close();
+        }
+    }
+
+    @Override
+    public void deviceError(GuestFaultException fault) {
+        if (needsReset) {
+            return;
+        }
+        needsReset = true;
+        lastFault = fault.getMessage();
+        LOG.log(Level.WARNING, "vhost-user " + name + ": device needs reset: " + fault.getMessage()
+                + " (queues stop until the front-end stops and restarts the device)");
+        // There is no status register on vhost-user: tell the front-end through the error eventfds.
+        for (Vring r : rings) {
+            signalError(r);
+        }
+    }
+
+    private static void signalError(Vring r) {
+        EventFd err = r.err;
+        if (err != null) {
+            err.signal();
+        }
+    }
+
+    @Override
+    public boolean needsReset() {
+        return needsReset;
+    }
+
+    /** Ends the session: stops the device, closes every descriptor and the kick thread. */
+    @Override
+    public void close() {
+        try {
+            stopDevice();
+        } finally {
+            for (Vring r : rings) {
+                closeRing(r);
+            }
+            poller.close();
+            BackendChannel c = backendChannel;
+            backendChannel = null;
+            if (c != null) {
+                c.close();
+            }
+            releaseMemory();
+        }
+    }
+
+    /** A snapshot for the shell, with the message handler's own counters. */
+    SessionStatus status(boolean owner, long protocolFeatures, long messages, long refusals, String lastRefusal) {
+        int runningCount = 0;
+        StringBuilder nofd = new StringBuilder();
+        boolean[] q = runningQueues;
+        for (int i = 0; i < q.length; i++) {
+            if (q[i]) {
+                runningCount++;
+            }
+            if (rings[i].callNoFd) {
+                nofd.append(nofd.length() == 0 ? "" : ",").append(i);
+            }
+        }
+        return new SessionStatus(owner, ackedFeatures, protocolFeatures, memoryRegions, memoryBytes,
+                runningCount, nofd.toString(), messages, refusals, poller.kicksSeen(), interrupts.get(),
+                activations.get(), needsReset, lastRefusal);
+    }
+}

@@ -1,0 +1,7 @@
+package io.kickplug.vhost.backend;
+
+/** What {@code kp:vhost-list} shows of a vhost-user connection. */
+public record SessionStatus(boolean owner, long features, long protocolFeatures, int memoryRegions, long memoryBytes,
+        int runningQueues, String pollQueues, long messages, long refusals, long kicks, long interrupts,
+        long activations, boolean needsReset, String lastRefusal) {
+}

@@ -1,0 +1,75 @@
+package io.kickplug.vhost.ds;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Dictionary;
+import java.util.Hashtable;
+import java.util.List;
+import org.osgi.framework.InvalidSyntaxException;
+import org.osgi.service.cm.Configuration;
+import org.osgi.service.cm.ConfigurationAdmin;
+
+/**
+ * The vhost-user exports as ConfigAdmin factory configurations ({@value #FACTORY_PID}: {@code disk},
+ * {@code socket}, {@code queues}), so that an export outlives the bundles serving it: when the disk manager,
+ * the virtqueue factory or this bundle goes, the exports end (front-ends disconnected, sockets removed); when
+ * they return, the exports are made again on the same sockets and QEMU (with {@code reconnect=}) comes back,
+ * resubmitting through its inflight area. Created with location {@code "?"} for every version of the bundle.
+ */
+final class ExportConfigs {
+
+    static final String FACTORY_PID = "io.kickplug.vhost.export";
+
+    /** One saved export. */
+    record Saved(String disk, String socket, int queues) {
+    }
+
+    private ExportConfigs() {
+    }
+
+    static void save(ConfigurationAdmin admin, String disk, String socket, int queues) throws IOException {
+        delete(admin, disk);
+        Configuration c = admin.getFactoryConfiguration(FACTORY_PID, disk, "?");
+        Hashtable<String, Object> props = new Hashtable<>();
+        props.put("disk", disk);
+        props.put("socket", socket);
+        props.put("queues", queues);
+        c.update(props);
+    }
+
+    static void delete(ConfigurationAdmin admin, String disk) throws IOException {
+        for (Configuration c : all(admin)) {
+            Dictionary<String, Object> p = c.getProperties();
+            if (p != null && disk.equals(String.valueOf(p.get("disk")))) {
+                c.delete();
+            }
+        }
+    }
+
+    static List<Saved> list(ConfigurationAdmin admin) throws IOException {
+        List<Saved> out = new ArrayList<>();
+        for (Configuration c : all(admin)) {
+            Dictionary<String, Object> p = c.getProperties();
+            if (p == null || p.get("disk") == null || p.get("socket") == null) {
+                continue;
+            }
+            int queues;
+            try {
+                queues = Integer.parseInt(String.valueOf(p.get("queues")));
+            } catch (NumberFormatException e) {
+                queues = 1;
+            }
+            out.add(new Saved(String.valueOf(p.get("disk")), String.valueOf(p.get("socket")), queues));
+        }
+        return out;
+    }
+
+    private static List<Configuration> all(ConfigurationAdmin admin) throws IOException {
+        try {
+            Configuration[] found = admin.listConfigurations("(service.factoryPid=" + FACTORY_PID + ")");
+            return found == null ? List.of() : List.of(found);
+        } catch (InvalidSyntaxException e) {
+            throw new IllegalStateException("constant filter is invalid", e);
+        }
+    }
+}

@@ -1,0 +1,437 @@
+package io.kickplug.virtio.queue;
+
+import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.memory.GuestMemoryException;
+import io.kickplug.api.virtio.DescriptorChain;
+import io.kickplug.api.virtio.DeviceQueue;
+import io.kickplug.api.virtio.GuestFaultException;
+import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.VirtioFeatures;
+import java.util.BitSet;
+
+/**
+ * The device's view of a split virtqueue (VIRTIO 1.2 section 2.7), after rust-vmm's virtio-queue and
+ * QEMU's hw/virtio/virtio.c. Everything read from guest memory is checked; a violation throws
+ * {@link GuestFaultException} naming the section and leaves the queue broken (it returns nothing more
+ * until it is recreated at the next DRIVER_OK).
+ *
+ * <p>Confined to one thread at a time (the I/O thread serving the queue).
+ */
+public final class SplitDeviceQueue implements DeviceQueue {
+
+    private final GuestMemory memory;
+    private final int index;
+    private final int size;
+    private final int mask;
+    private final long desc;
+    private final long avail;
+    private final long used;
+    private final boolean eventIdx;
+    private final boolean indirectAllowed;
+
+    /** last_avail_idx: free-running 16-bit index of the next avail entry to take. */
+    private int nextAvail;
+    /** The avail.idx value last read; entries in [nextAvail, shadowAvail) are known to be published. */
+    private int shadowAvail;
+    /** Free-running 16-bit used index of the next used entry; ahead of {@link #publishedUsed} within a batch. */
+    private int nextUsed;
+    /** Free-running 16-bit used index last stored in used.idx (published). */
+    private int publishedUsed;
+    /** Used index when the driver was last considered for a notification (EVENT_IDX). */
+    private int signalledUsed;
+    private boolean signalledUsedValid;
+    private int pushedSinceCheck;
+    private boolean broken;
+    /** Heads popped and not yet pushed. */
+    private final BitSet inFlight;
+
+    /**
+     * One chain object per descriptor head, made on the head's first pop and refilled on each later one: no
+     * allocation per request. Safe because a head is popped again only after it was pushed (the in-flight
+     * check below, section 2.7.13), so a chain is never refilled while its request is in flight.
+     */
+    private final SplitChain[] chains;
+
+    /**
+     * Creates the view and validates the queue configuration the driver wrote.
+     *
+     * @throws GuestFaultException for a size that is not a power of two up to 32768, misaligned ring
+     *     parts or ring parts outside guest memory (section 2.7)
+     */
+    public SplitDeviceQueue(GuestMemory memory, int index, QueueLayout layout, long features) {
+        this.memory = memory;
+        this.index = index;
+        this.size = layout.size();
+        // Section 2.7: Queue Size is a power of 2, at most 32768 for split virtqueues.
+        if (!QueueLayout.isValidSize(size)) {
+            throw new GuestFaultException("2.7", "queue " + index + " size " + size
+                    + " is not a power of two from 1 to 32768");
+        }
+        this.mask = size - 1;
+        this.desc = layout.descTable();
+        this.avail = layout.availRing();
+        this.used = layout.usedRing();
+        // Section 2.7, table "Virtqueue Part Alignment": descriptor table 16, available ring 2, used ring 4.
+        if ((desc & 15) != 0 || (avail & 1) != 0 || (used & 3) != 0) {
+            throw new GuestFaultException("2.7", String.format(
+                    "queue %d ring parts misaligned: desc 0x%x (16), avail 0x%x (2), used 0x%x (4)", index, desc,
+                    avail, used));
+        }
+        checkPart("descriptor table", desc, QueueLayout.descTableBytes(size));
+        checkPart("available ring", avail, QueueLayout.availRingBytes(size));
+        checkPart("used ring", used, QueueLayout.usedRingBytes(size));
+        this.eventIdx = (features & VirtioFeatures.RING_EVENT_IDX) != 0;
+        this.indirectAllowed = (features & VirtioFeatures.RING_INDIRECT_DESC) != 0;
+        this.inFlight = new BitSet(size);
+        this.chains = new SplitChain[size];
+        // The device starts at the indices the driver left (0 after a reset; section 2.7.6 / 2.7.8).
+        this.nextAvail = 0;
+        this.shadowAvail = 0;
+        this.nextUsed = 0;
+    }
+
+    /**
+     * Starts from given ring indices instead of 0 (vhost-user SET_VRING_BASE, or a restart).
+     */
+    public void setIndices(int nextAvailIdx, int nextUsedIdx) {
+        this.nextAvail = nextAvailIdx & 0xffff;
+        this.shadowAvail = this.nextAvail;
+        this.nextUsed = nextUsedIdx & 0xffff;
+        this.publishedUsed = this.nextUsed;
+        this.signalledUsedValid = false;
+    }
+
+    private void checkPart(String what, long address, long length) {
+        if (!memory.isValidRange(address, length)) {
+            throw new GuestFaultException("2.7", String.format("queue %d %s at 0x%x (+%d) is outside guest memory",
+                    index, what, address, length));
+        }
+    }
+
+    private GuestFaultException fault(String section, String message) {
+        broken = true;
+        return new GuestFaultException(section, "queue " + index + ": " + message);
+    }
+
+    @Override
+    public int index() {
+        return index;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public boolean eventIdx() {
+        return eventIdx;
+    }
+
+    @Override
+    public boolean isBroken() {
+        return broken;
+    }
+
+    @Override
+    public int nextAvail() {
+        return nextAvail;
+    }
+
+    @Override
+    public int nextUsed() {
+        return nextUsed;
+    }
+
+    /**
+     * Reads avail.idx with acquire ordering, so the ring entries and descriptors the driver wrote before
+     * publishing it are visible to the loads that follow (section 2.7.13.3: the driver publishes the index
+     * after a write barrier). Validates it against the queue size.
+     */
+    private int readAvailIdxAcquire() {
+        int idx = memory.readU16Acquire(Ring.availIdx(avail)) & 0xffff;
+        // QEMU virtqueue_num_heads: "Guest moved used index from %u to %u": more entries than slots
+        // means the driver corrupted its index (section 2.7.6: idx counts entries modulo 2^16).
+        if (Ring.distance(nextAvail, idx) > size) {
+            throw fault("2.7.6", "available index " + idx + " moved more than the queue size " + size
+                    + " past the last seen index " + nextAvail);
+        }
+        shadowAvail = idx;
+        return idx;
+    }
+
+    @Override
+    public boolean hasAvailable() {
+        if (broken) {
+            return false;
+        }
+        if (shadowAvail != nextAvail) {
+            return true;
+        }
+        try {
+            return readAvailIdxAcquire() != nextAvail;
+        } catch (GuestMemoryException e) {
+            throw fault("2.7.6", e.getMessage());
+        }
+    }
+
+    @Override
+    public DescriptorChain pop() {
+        if (broken) {
+            return null;
+        }
+        try {
+            if (shadowAvail == nextAvail && readAvailIdxAcquire() == nextAvail) {
+                return null;
+            }
+            int head = memory.readU16(Ring.availRing(avail, nextAvail & mask)) & 0xffff;
+            // Section 2.7.6: ring entries are descriptor chain heads, indices into the table.
+            if (head >= size) {
+                throw fault("2.7.6", "available ring entry " + head + " is not a descriptor index (size " + size
+                        + ")");
+            }
+            if (inFlight.get(head)) {
+                // The driver made a chain available again while the device still owns it (section 2.7.13:
+                // descriptors of an available buffer belong to the device until it is used).
+                throw fault("2.7.13", "descriptor " + head + " made available again while in use by the device");
+            }
+            SplitChain chain = walk(head);
+            nextAvail = (nextAvail + 1) & 0xffff;
+            inFlight.set(head);
+            return chain;
+        } catch (GuestMemoryException e) {
+            throw fault("2.7.5", "ring access outside guest memory: " + e.getMessage());
+        }
+    }
+
+    @Override
+    public DescriptorChain popHead(int head) {
+        if (broken) {
+            throw new GuestFaultException("2.7", "queue " + index + " is broken");
+        }
+        // Section 2.7.6: a chain head is an index into the descriptor table.
+        if (head < 0 || head >= size) {
+            throw fault("2.7.6", "resubmitted head " + head + " is not a descriptor index (size " + size + ")");
+        }
+        if (inFlight.get(head)) {
+            throw fault("2.7.13", "resubmitted descriptor " + head + " is already in use by the device");
+        }
+        try {
+            SplitChain chain = walk(head);
+            inFlight.set(head);
+            return chain;
+        } catch (GuestMemoryException e) {
+            throw fault("2.7.5", "ring access outside guest memory: " + e.getMessage());
+        }
+    }
+
+    /** Follows a chain from {@code head}, validating every descriptor (sections 2.7.4, 2.7.5, 2.7.5.3). */
+    private SplitChain walk(int head) {
+        SplitChain chain = chains[head];
+        if (chain == null) {
+            chain = new SplitChain(memory);
+            chains[head] = chain;
+        }
+        long table = desc;
+        int tableSize = size;
+        boolean indirect = false;
+        int i = head;
+        int ttl = size;
+        int count = 0;
+        int readable = 0;
+        boolean seenWritable = false;
+        long readableBytes = 0;
+        long writableBytes = 0;
+        while (true) {
+            // Loop guard: a chain has at most queue-size descriptors, an indirect table at most its own
+            // entries (section 2.7.5.2: no loops, chain no longer than the queue size).
+            if (ttl-- == 0) {
+                throw fault(indirect ? "2.7.5.3.1" : "2.7.5.2", "descriptor chain from head " + head
+                        + " loops or is longer than " + (indirect ? "its indirect table" : "the queue size"));
+            }
+            long d = table + (long) Ring.DESC_SIZE * i;
+            long addr = memory.readU64(d);
+            int len = memory.readU32(d + 8);
+            int flags = memory.readU16(d + 12) & 0xffff;
+            int next = memory.readU16(d + 14) & 0xffff;
+            if ((flags & Ring.DESC_F_INDIRECT) != 0) {
+                if (!indirectAllowed) {
+                    throw fault("2.7.5.3.1", "INDIRECT descriptor without VIRTIO_RING_F_INDIRECT_DESC negotiated");
+                }
+                if (indirect) {
+                    throw fault("2.7.5.3.1", "indirect descriptor inside an indirect table");
+                }
+                if ((flags & Ring.DESC_F_NEXT) != 0) {
+                    throw fault("2.7.5.3.1", "descriptor has both INDIRECT and NEXT");
+                }
+                long tableLen = len & 0xffffffffL;
+                if (tableLen == 0 || tableLen % Ring.DESC_SIZE != 0) {
+                    throw fault("2.7.5.3.1", "indirect table length " + tableLen
+                            + " is not a non-zero multiple of 16");
+                }
+                if (tableLen / Ring.DESC_SIZE > QueueLayout.MAX_SIZE) {
+                    throw fault("2.7.5.3.1", "indirect table of " + tableLen / Ring.DESC_SIZE
+                            + " descriptors is longer than the device allows (32768)");
+                }
+                if (!memory.isValidRange(addr, tableLen)) {
+                    throw fault("2.7.5.3", String.format("indirect table at 0x%x (+%d) is outside guest memory",
+                            addr, tableLen));
+                }
+                // Section 2.7.5.3.2: the WRITE flag of the descriptor pointing to the table is ignored.
+                table = addr;
+                tableSize = (int) (tableLen / Ring.DESC_SIZE);
+                ttl = tableSize;
+                indirect = true;
+                i = 0;
+                continue;
+            }
+            boolean writable = (flags & Ring.DESC_F_WRITE) != 0;
+            if (writable) {
+                seenWritable = true;
+            } else if (seenWritable) {
+                // Section 2.7.4.2: device-writable descriptors come after all device-readable ones.
+                throw fault("2.7.4.2", "device-readable descriptor after a device-writable one in chain " + head);
+            }
+            long ulen = len & 0xffffffffL;
+            if (!memory.isValidRange(addr, ulen)) {
+                throw fault("2.7.5", String.format("buffer at 0x%x (+%d) in chain %d is outside guest memory", addr,
+                        ulen, head));
+            }
+            if (writable) {
+                writableBytes += ulen;
+            } else {
+                readableBytes += ulen;
+                readable++;
+            }
+            // Section 2.7.5.2: a chain is at most 2^32 bytes in total.
+            if (readableBytes + writableBytes > (1L << 32)) {
+                throw fault("2.7.5.2", "descriptor chain " + head + " is longer than 2^32 bytes");
+            }
+            chain.ensure(count);
+            chain.addr[count] = addr;
+            chain.len[count] = len;
+            count++;
+            if ((flags & Ring.DESC_F_NEXT) == 0) {
+                break;
+            }
+            if (next >= tableSize) {
+                throw fault(indirect ? "2.7.5.3.1" : "2.7.5.2", "next index " + next + " out of range (table of "
+                        + tableSize + ") in chain " + head);
+            }
+            i = next;
+        }
+        return chain.reuse(head, count, readable, readableBytes, writableBytes);
+    }
+
+    @Override
+    public void pushUsed(int head, int writtenBytes) {
+        pushUsedBatched(head, writtenBytes);
+        publishUsed();
+    }
+
+    /** The element now, the index at {@link #publishUsed()} (or the next decision): one release store per batch. */
+    @Override
+    public void pushUsedBatched(int head, int writtenBytes) {
+        if (head < 0 || head >= size || !inFlight.get(head)) {
+            // A device bug, not a guest fault: every head is pushed exactly once.
+            throw new IllegalStateException("queue " + index + ": head " + head + " is not in flight");
+        }
+        inFlight.clear(head);
+        if (broken) {
+            return;
+        }
+        try {
+            long elem = Ring.usedElem(used, nextUsed & mask);
+            memory.writeU32(elem, head);
+            memory.writeU32(elem + 4, writtenBytes);
+            nextUsed = (nextUsed + 1) & 0xffff;
+            pushedSinceCheck++;
+        } catch (GuestMemoryException e) {
+            throw fault("2.7.8", e.getMessage());
+        }
+    }
+
+    @Override
+    public void publishUsed() {
+        if (broken || publishedUsed == nextUsed) {
+            return;
+        }
+        try {
+            // Release: the elements (id, len) pushed since the last publication are visible before the index
+            // that publishes them (2.7.8.2); pairs with the driver's acquire load of used.idx.
+            memory.writeU16Release(Ring.usedIdx(used), (short) nextUsed);
+            publishedUsed = nextUsed;
+        } catch (GuestMemoryException e) {
+            throw fault("2.7.8", e.getMessage());
+        }
+    }
+
+    @Override
+    public boolean needsNotification() {
+        if (broken || pushedSinceCheck == 0) {
+            return false;
+        }
+        publishUsed(); // a decision is about published entries only
+        pushedSinceCheck = 0;
+        // Full fence: the used.idx store must be ordered before the load of the driver's suppression
+        // field, or the driver may miss the new entry and we may miss its re-enable (section 2.7.7.2).
+        // Pairs with the driver's fence between its used_event / flags store and its re-read of used.idx
+        // (SplitDriverQueue.enableCallbacks / enableCallbacksDelayed; Linux virtqueue_enable_cb: virtio_mb).
+        memory.fullFence();
+        if (!eventIdx) {
+            // Section 2.7.7.2 without EVENT_IDX: flags == 1 SHOULD NOT notify, flags == 0 MUST notify.
+            return (memory.readU16(avail) & Ring.AVAIL_F_NO_INTERRUPT) == 0;
+        }
+        // Section 2.7.7.2 with EVENT_IDX: notify when the used index passed used_event.
+        int usedEvent = memory.readU16(Ring.usedEvent(avail, size)) & 0xffff;
+        int old = signalledUsed;
+        boolean valid = signalledUsedValid;
+        signalledUsed = nextUsed;
+        signalledUsedValid = true;
+        return !valid || Ring.needEvent(usedEvent, nextUsed, old);
+    }
+
+    @Override
+    public void disableNotification() {
+        if (broken) {
+            return;
+        }
+        if (!eventIdx) {
+            // Section 2.7.10.2: without EVENT_IDX the device sets used.flags to 1 (NO_NOTIFY).
+            memory.writeU16(used, (short) Ring.USED_F_NO_NOTIFY);
+        }
+        // With EVENT_IDX, leaving avail_event behind the driver's index suppresses notifications.
+    }
+
+    @Override
+    public boolean enableNotification() {
+        if (broken) {
+            return false;
+        }
+        if (eventIdx) {
+            // Section 2.7.10.2: with EVENT_IDX flags stay 0; ask for a notification once the driver passes
+            // the entry we will look at next.
+            memory.writeU16(Ring.availEvent(used, size), (short) nextAvail);
+        } else {
+            memory.writeU16(used, (short) 0);
+        }
+        // Full fence: the store above must be visible before we re-read avail.idx; otherwise a driver
+        // that added a buffer just now may have read the old suppression state and not notified.
+        // Pairs with the driver's fence between its avail.idx store and its read of avail_event / flags
+        // (SplitDriverQueue.kickPrepare; Linux virtqueue_kick_prepare_split: virtio_mb). Section 2.7.10:
+        // publish avail_event (or clear NO_NOTIFY), full fence, re-read avail.idx; the caller drains again
+        // when this returns true and may sleep only when it returns false.
+        memory.fullFence();
+        try {
+            return readAvailIdxAcquire() != nextAvail;
+        } catch (GuestMemoryException e) {
+            throw fault("2.7.6", e.getMessage());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SplitDeviceQueue(" + index + ", size " + size + ", avail " + nextAvail + ", used " + nextUsed
+                + (broken ? ", broken" : "") + ")";
+    }
+}

@@ -1,0 +1,244 @@
+package io.kickplug.itest;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+import static org.ops4j.pax.exam.CoreOptions.cleanCaches;
+import static org.ops4j.pax.exam.CoreOptions.composite;
+import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
+import static org.ops4j.pax.exam.CoreOptions.junitBundles;
+import static org.ops4j.pax.exam.CoreOptions.options;
+import static org.ops4j.pax.exam.CoreOptions.systemProperty;
+import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
+
+import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.guest.DeviceRecoveries;
+import io.kickplug.api.guest.DeviceRecovery;
+import io.kickplug.api.transport.TransportKind;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.inject.Inject;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceReference;
+
+/**
+ * Issue 11's acceptance: fio with verify runs on two disks (virtio-mmio and virtio-pci, two queues each)
+ * while the transport, virtqueue and block-device bundles are updated {@value #UPDATES_EACH} times each
+ * ({@code kickplug.swap.updates}) in a random order. Every fio pass completes exactly the I/Os it submitted
+ * (a request completed twice would show as one I/O too many, a lost one as a pass that never ends) and
+ * verifies; the guests' longest pause (removal to first completion after the return) is printed.
+ */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+public class HotSwapIT {
+
+    private static final int UPDATES_EACH = Integer.getInteger("kickplug.swap.updates", 20);
+    private static final List<String> SWAPPED = List.of("io.kickplug.virtio.transport", "io.kickplug.virtqueue.split",
+            "io.kickplug.blk");
+    private static final List<String> DISKS = List.of("hm", "hp");
+    /** Two jobs of 512 4k random writes each, then their verify reads. */
+    private static final String[] JOBS = {"--rw=randwrite", "--bs=4k", "--size=2m", "--ioengine=libaio",
+        "--verify=crc32c", "--name=a", "--offset=0", "--iodepth=16", "--name=b", "--offset=4m", "--iodepth=8",
+        "--output-format=json"};
+    private static final Pattern TOTAL_IOS = Pattern.compile(
+            "\"(read|write|trim)\"\\s*:\\s*\\{[^}]*?\"total_ios\"\\s*:\\s*(\\d+)");
+    private static final Pattern ERROR = Pattern.compile("\"error\"\\s*:\\s*(\\d+)");
+
+    @Inject
+    private BundleContext context;
+
+    @Inject
+    private DiskManager initial;
+
+    @Configuration
+    public Option[] configuration() {
+        return options(
+                composite(DistributionBundles.options()),
+                frameworkProperty("gosh.args").value("--nointeractive"),
+                systemProperty("org.ops4j.pax.logging.DefaultServiceLog.level").value("WARN"),
+                systemProperty("kickplug.swap.updates").value(String.valueOf(UPDATES_EACH)),
+                workingDirectory("target/paxexam"),
+                cleanCaches(true),
+                junitBundles());
+    }
+
+    @Test
+    public void transportRingAndDeviceUpdatedUnderFioVerifyLoseNothing() throws Exception {
+        initial.attach(spec("hm", TransportKind.MMIO));
+        initial.attach(spec("hp", TransportKind.PCI));
+        long start = System.nanoTime();
+        AtomicBoolean going = new AtomicBoolean(true);
+        List<String> outputs = new CopyOnWriteArrayList<>();
+        List<CompletableFuture<Void>> workloads = new ArrayList<>();
+        for (String disk : DISKS) {
+            workloads.add(CompletableFuture.runAsync(() -> {
+                int pass = 0;
+                do {
+                    try {
+                        Object fio = fioCommand();
+                        Method m = fio.getClass().getMethod("fio", String.class, String[].class);
+                        outputs.add((String) m.invoke(fio, disk, JOBS));
+                        pass++;
+                    } catch (InvocationTargetException e) {
+                        throw new IllegalStateException(disk + ": fio pass " + pass + " failed: " + e.getCause(),
+                                e.getCause());
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                } while (going.get());
+            }));
+        }
+        List<String> order = new ArrayList<>();
+        for (int i = 0; i < UPDATES_EACH; i++) {
+            order.addAll(SWAPPED);
+        }
+        long seed = Long.getLong("kickplug.swap.seed", System.nanoTime());
+        Collections.shuffle(order, new Random(seed));
+        int updates = 0;
+        for (String bsn : order) {
+            for (CompletableFuture<Void> w : workloads) {
+                assertTrue("a workload ended early (seed " + seed + "): " + failure(w), !w.isDone());
+            }
+            bundle(bsn).update();
+            assertEquals(bsn + " active after its update", Bundle.ACTIVE, bundle(bsn).getState());
+            awaitDisks();
+            updates++;
+        }
+        going.set(false);
+        for (CompletableFuture<Void> w : workloads) {
+            w.get(5, TimeUnit.MINUTES);
+        }
+        assertEquals(3 * UPDATES_EACH, updates);
+        assertTrue("fio passes: " + outputs.size(), outputs.size() >= 2);
+        for (String json : outputs) {
+            checkPass(json);
+        }
+        List<DeviceRecovery> recoveries = service(DeviceRecoveries.class).since(start);
+        long longest = 0;
+        int resubmitted = 0;
+        for (DeviceRecovery r : recoveries) {
+            assertNull("recovery of " + r.disk() + " failed", r.error());
+            longest = Math.max(longest, r.pauseNanos());
+            resubmitted += r.resubmitted();
+        }
+        assertTrue("the guests went through recoveries: " + recoveries.size(), recoveries.size() >= updates);
+        System.out.printf("HotSwapIT: %d updates (seed %d), %d fio passes, %d guest recoveries, %d requests "
+                + "resubmitted, longest pause %.1f ms%n", updates, seed, outputs.size(), recoveries.size(),
+                resubmitted, longest / 1e6);
+        DiskManager disks = service(DiskManager.class);
+        for (String disk : DISKS) {
+            DiskInfo info = disks.info(disk);
+            assertEquals(0, info.requestsInFlight());
+            disks.detach(disk);
+        }
+    }
+
+    private static DiskSpec spec(String name, TransportKind transport) {
+        return new DiskSpec(name, new BackendSpec("memory", null, 16L << 20, false), transport, 2,
+                DiskSpec.DEFAULT_QUEUE_SIZE, 1, null, DiskSpec.DEFAULT_GUEST_MEMORY);
+    }
+
+    /** One fio pass: no error (verify passed), exactly 512 writes and 512 verify reads per job. */
+    private static void checkPass(String json) {
+        Matcher error = ERROR.matcher(json);
+        int jobs = 0;
+        while (error.find()) {
+            assertEquals("fio error in " + json, "0", error.group(1));
+            jobs++;
+        }
+        assertEquals("jobs in " + json, 2, jobs);
+        Matcher ios = TOTAL_IOS.matcher(json);
+        int directions = 0;
+        while (ios.find()) {
+            assertEquals(ios.group(1) + " I/Os completed in " + json, ios.group(1).equals("trim") ? "0" : "512",
+                    ios.group(2));
+            directions++;
+        }
+        assertEquals(3 * jobs, directions);
+    }
+
+    /** Waits until both disks are attached again (the block-device bundle rebuilds them from configuration). */
+    private void awaitDisks() {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            DiskManager dm = service(DiskManager.class);
+            if (dm != null) {
+                try {
+                    List<String> names = dm.list().stream().map(DiskInfo::name).toList();
+                    if (names.containsAll(DISKS)) {
+                        return;
+                    }
+                } catch (RuntimeException goingAway) {
+                    // replaced meanwhile
+                }
+            }
+            if (System.nanoTime() - deadline > 0) {
+                fail("the disks did not come back within 30 s");
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+        }
+    }
+
+    private <T> T service(Class<T> type) {
+        ServiceReference<T> ref = context.getServiceReference(type);
+        return ref == null ? null : context.getService(ref);
+    }
+
+    private Bundle bundle(String symbolicName) {
+        for (Bundle b : context.getBundles()) {
+            if (symbolicName.equals(b.getSymbolicName())) {
+                return b;
+            }
+        }
+        throw new AssertionError(symbolicName + " is not installed");
+    }
+
+    /** The kp:fio command object (the guest bundle's FioCommand; its class is private to that bundle). */
+    private Object fioCommand() throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() - deadline < 0) {
+            ServiceReference<?>[] found = context.getServiceReferences((String) null,
+                    "(&(osgi.command.scope=kp)(osgi.command.function=fio))");
+            if (found != null) {
+                Object fio = context.getService(found[0]);
+                assertNotNull(fio);
+                return fio;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+        throw new AssertionError("no kp:fio command service");
+    }
+
+    private static String failure(CompletableFuture<Void> w) {
+        try {
+            w.getNow(null);
+            return "finished";
+        } catch (RuntimeException e) {
+            return String.valueOf(e.getCause() != null ? e.getCause() : e);
+        }
+    }
+}

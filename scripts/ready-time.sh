@@ -1,0 +1,47 @@
+#!/bin/bash
+# Start-to-ready time of the storage daemon (a measurement, not a test): starts
+#   distribution/target/kickplugd --control ctl.sock -f serve.gosh
+# (serve.gosh: one null disk of 1 GiB with 2 queues and a kp:vhost export) RUNS times, one after the other,
+# and prints for each run the wall time from the start of the process to the control socket being there (the
+# launcher opens it after the export), the daemon's CPU time (user+sys) at that moment and the load average;
+# then the median of the wall times. Wall time depends on the machine's load: compare runs made under the
+# same load, and read the CPU column too.
+#
+#   scripts/ready-time.sh [RUNS] [KICKPLUGD]       (defaults: 5, distribution/target/kickplugd)
+#
+# Needs a built distribution (mvn -B package -DskipTests). Extra JVM flags: KICKPLUG_JAVA_EXTRA.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+runs=${1:-5}
+kickplugd=${2:-$root/distribution/target/kickplugd}
+[ -f "$kickplugd" ] || { echo "build the distribution first: $kickplugd is missing" >&2; exit 2; }
+hz=$(getconf CLK_TCK)
+walls=()
+for r in $(seq 1 "$runs"); do
+    work=$(mktemp -d /tmp/kp-ready.XXXXXX)
+    cat >"$work/serve.gosh" <<EOF2
+kp:attach --queues 2 --iothreads 1 --backend null d0 1073741824
+kp:vhost d0 --socket $work/export.sock --queues 2
+EOF2
+    t0=$(date +%s%N)
+    sh "$kickplugd" --control "$work/ctl.sock" -f "$work/serve.gosh" >"$work/log" 2>&1 &
+    pid=$!
+    while ! [ -S "$work/ctl.sock" ]; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "the daemon ended before it was ready:" >&2
+            cat "$work/log" >&2
+            rm -rf "$work"
+            exit 1
+        fi
+        sleep 0.002
+    done
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    cpu=$(awk -v hz="$hz" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$pid/stat")
+    echo "run $r: ready ${ms} ms, cpu ${cpu} ms, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    walls+=("$ms")
+    kill "$pid"
+    wait "$pid" 2>/dev/null
+    rm -rf "$work"
+    sleep 1
+done
+printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR] = $1} END {printf "median %d ms of %d runs\n", a[int((NR + 1) / 2)], NR}'
