@@ -4,6 +4,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.osgi.framework.BundleContext;
 
 /**
@@ -12,16 +14,32 @@ import org.osgi.framework.BundleContext;
  */
 final class GogoStatements implements ControlServer.Statements {
 
+    /** How long a client waits for the bundles a daemon starts after ready (see {@link LazyStart}). */
+    static final long LATER_WAIT_SECONDS = 30;
+
     private final BundleContext context;
     private final List<String> preamble;
+    private final CountDownLatch laterStarted;
 
     GogoStatements(BundleContext context, List<String> preamble) {
+        this(context, preamble, new CountDownLatch(0));
+    }
+
+    /**
+     * @param laterStarted open once the bundles a daemon starts after ready have started: a client that connects
+     *     the moment the socket appears would otherwise find their commands half registered (gogo.command's
+     *     {@code felix:update} without gogo.shell's converters: "Cannot coerce update(Token)")
+     */
+    GogoStatements(BundleContext context, List<String> preamble, CountDownLatch laterStarted) {
         this.context = context;
         this.preamble = List.copyOf(preamble);
+        this.laterStarted = laterStarted;
     }
 
     @Override
     public ControlServer.Session open() throws Exception {
+        // A bundle that does not start in time is logged by the launcher; the client then gets what is there.
+        laterStarted.await(LATER_WAIT_SECONDS, TimeUnit.SECONDS);
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         GogoSession gogo = GogoSession.open(context, InputStream.nullInputStream(), printed, printed);
         for (String statement : preamble) {

@@ -66,6 +66,8 @@ final class Launcher {
     private ShellStart shellStart;
     private ControlServer control;
     private final List<Map.Entry<BundleSet.Jar, Bundle>> later = new ArrayList<>();
+    /** Opened when {@link #startLater} is done (at once when nothing waits): control-socket sessions wait for it. */
+    private final java.util.concurrent.CountDownLatch laterStarted = new java.util.concurrent.CountDownLatch(1);
     private Path pidfile;
     private Path cacheDir;
     private boolean temporaryCache;
@@ -158,7 +160,8 @@ final class Launcher {
             if (options.control() != null) {
                 try {
                     control = ControlServer.start(options.control(),
-                            new GogoStatements(framework.getBundleContext(), PREAMBLE), ControlServer.DEFAULT_MAX_CLIENTS);
+                            new GogoStatements(framework.getBundleContext(), PREAMBLE, laterStarted),
+                            ControlServer.DEFAULT_MAX_CLIENTS);
                 } catch (IOException e) {
                     throw new StartupException("cannot open the control socket " + options.control() + ": "
                             + Errors.message(e), e);
@@ -320,6 +323,14 @@ final class Launcher {
 
     /** A daemon's bundles that wait until it is ready (see {@link LazyStart}); a failure there is only logged. */
     private void startLater() {
+        try {
+            startLaterBundles();
+        } finally {
+            laterStarted.countDown();
+        }
+    }
+
+    private void startLaterBundles() {
         for (Map.Entry<BundleSet.Jar, Bundle> e : later) {
             // Under the lock, so that a stop that begins now either sees the shell as starting and waits for its
             // job, or is seen here and nothing more starts.
