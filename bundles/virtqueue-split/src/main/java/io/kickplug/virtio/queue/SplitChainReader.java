@@ -7,34 +7,20 @@ import java.nio.ByteBuffer;
  * Reads only the chain's device-readable buffers. A pooled reader (its chain's own) keeps one pooled cursor
  * for its first {@link #splitAt} per chain; further splits make fresh cursors.
  */
-final class SplitChainReader implements ChainReader {
-    private final Segments s;
-    private final boolean pooled;
-    private SplitChainReader spare;
-    private boolean spareTaken;
+final class SplitChainReader extends SplitCursor<SplitChainReader> implements ChainReader {
 
     SplitChainReader(Segments s, boolean pooled) {
-        this.s = s;
-        this.pooled = pooled;
-    }
-
-    Segments segments() {
-        return s;
-    }
-
-    /** The chain was reused: the spare cursor is free again. */
-    void recycle() {
-        spareTaken = false;
+        super(s, pooled);
     }
 
     @Override
-    public long remaining() {
-        return s.remaining();
+    boolean writable() {
+        return false;
     }
 
     @Override
-    public long position() {
-        return s.position;
+    SplitChainReader create(Segments segments, boolean pooled) {
+        return new SplitChainReader(segments, pooled);
     }
 
     @Override
@@ -65,15 +51,6 @@ final class SplitChainReader implements ChainReader {
 
     @Override
     public ChainReader splitAt(long offset) {
-        if (pooled && !spareTaken) {
-            if (spare == null) {
-                spare = new SplitChainReader(new Segments(s.memory), true);
-            }
-            s.splitAt(offset, false, spare.s);
-            spareTaken = true;
-            spare.recycle();
-            return spare;
-        }
-        return new SplitChainReader(s.splitAt(offset, false, new Segments(s.memory)), false);
+        return split(offset);
     }
 }

@@ -8,34 +8,20 @@ import java.nio.ByteBuffer;
  * writer (its chain's own) keeps one pooled cursor for its first {@link #splitAt} per chain (a virtio-blk
  * request's status byte); further splits make fresh cursors.
  */
-final class SplitChainWriter implements ChainWriter {
-    private final Segments s;
-    private final boolean pooled;
-    private SplitChainWriter spare;
-    private boolean spareTaken;
+final class SplitChainWriter extends SplitCursor<SplitChainWriter> implements ChainWriter {
 
     SplitChainWriter(Segments s, boolean pooled) {
-        this.s = s;
-        this.pooled = pooled;
-    }
-
-    Segments segments() {
-        return s;
-    }
-
-    /** The chain was reused: the spare cursor is free again. */
-    void recycle() {
-        spareTaken = false;
+        super(s, pooled);
     }
 
     @Override
-    public long remaining() {
-        return s.remaining();
+    boolean writable() {
+        return true;
     }
 
     @Override
-    public long position() {
-        return s.position;
+    SplitChainWriter create(Segments segments, boolean pooled) {
+        return new SplitChainWriter(segments, pooled);
     }
 
     @Override
@@ -66,15 +52,6 @@ final class SplitChainWriter implements ChainWriter {
 
     @Override
     public ChainWriter splitAt(long offset) {
-        if (pooled && !spareTaken) {
-            if (spare == null) {
-                spare = new SplitChainWriter(new Segments(s.memory), true);
-            }
-            s.splitAt(offset, true, spare.s);
-            spareTaken = true;
-            spare.recycle();
-            return spare;
-        }
-        return new SplitChainWriter(s.splitAt(offset, true, new Segments(s.memory)), false);
+        return split(offset);
     }
 }
