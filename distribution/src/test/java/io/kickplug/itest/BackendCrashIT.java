@@ -4,21 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.io.RandomAccessFile;
 import java.lang.ProcessBuilder.Redirect;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -27,6 +21,8 @@ import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import io.kickplug.virtio.testkit.OutputProcess;
+import io.kickplug.virtio.testkit.RealGuestOutput;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -67,7 +63,7 @@ class BackendCrashIT {
     private Path socket;
     private Path script;
     private final List<Daemon> daemons = new ArrayList<>();
-    private Harness guest;
+    private OutputProcess guest;
 
     @BeforeEach
     void prepare() throws Exception {
@@ -77,7 +73,7 @@ class BackendCrashIT {
         Path vhostModule = jar.getParent().getParent().resolveSibling("bundles").resolve("vhost-user");
         harness = vhostModule.resolve("src/test/realguest");
         cache = vhostModule.resolve("target/realguest");
-        Harness prep = Harness.start(List.of("bash", harness.resolve("realguest.sh").toString(), "prepare",
+        OutputProcess prep = OutputProcess.start("crash-guest", List.of("bash", harness.resolve("realguest.sh").toString(), "prepare",
                 cache.toString()));
         prep.finish(1200);
         if (prep.exitCode != 0 || !prep.has("RG-PREPARED")) {
@@ -118,7 +114,7 @@ class BackendCrashIT {
         Daemon first = startDaemon();
         awaitTrue(() -> first.logHas("listening on " + socket), STEP_SECONDS, "the daemon listens", first);
 
-        guest = Harness.start(List.of("bash", harness.resolve("realguest.sh").toString(), "run", cache.toString(),
+        guest = OutputProcess.start("crash-guest", List.of("bash", harness.resolve("realguest.sh").toString(), "run", cache.toString(),
                 socket.toString(), harness.resolve("jobs/crash-verify.fio").toString(), "--queues", "2",
                 "--event-idx", "on", "--sum-mb", Integer.toString(SUM_MB), "--passes", "500", "--reconnect",
                 "1"));
@@ -167,7 +163,7 @@ class BackendCrashIT {
         assertTrue(errors.isEmpty(), () -> "guest errors " + errors + ":\n" + report);
         String guestSum = guest.lines("RG-SUM=").stream().findFirst()
                 .orElseThrow(() -> new AssertionError(report)).substring("RG-SUM=".length()).trim();
-        assertEquals(md5(image, SUM_MB << 20), guestSum,
+        assertEquals(RealGuestOutput.md5(image, SUM_MB << 20), guestSum,
                 "the image holds what the guest wrote (md5 of the first " + SUM_MB + " MiB)");
         assertEquals(KILLS + 1, daemons.size());
         for (Daemon d : daemons.subList(1, daemons.size())) {
@@ -260,23 +256,6 @@ class BackendCrashIT {
         }
     }
 
-    private static String md5(Path file, long bytes) throws Exception {
-        MessageDigest md = MessageDigest.getInstance("MD5");
-        try (InputStream in = Files.newInputStream(file)) {
-            byte[] buf = new byte[1 << 16];
-            long left = bytes;
-            while (left > 0) {
-                int n = in.read(buf, 0, (int) Math.min(buf.length, left));
-                if (n < 0) {
-                    break;
-                }
-                md.update(buf, 0, n);
-                left -= n;
-            }
-        }
-        return HexFormat.of().formatHex(md.digest());
-    }
-
     /** One daemon JVM; its stdout and stderr go to a file. */
     private record Daemon(int number, Process process, Path log) {
         String logText() {
@@ -315,94 +294,4 @@ class BackendCrashIT {
         }
     }
 
-    /** The harness process (QEMU after the script's exec): output collected line by line, stdin writable. */
-    private static final class Harness {
-        final Process process;
-        final List<String> out = Collections.synchronizedList(new ArrayList<>());
-        private volatile boolean ended;
-        int exitCode = -1;
-
-        private Harness(Process process) {
-            this.process = process;
-            Thread reader = new Thread(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                        StandardCharsets.UTF_8))) {
-                    String line;
-                    while ((line = r.readLine()) != null) {
-                        out.add(line);
-                        synchronized (this) {
-                            notifyAll();
-                        }
-                    }
-                } catch (IOException e) {
-                    out.add("(output ended: " + e + ")");
-                } finally {
-                    synchronized (this) {
-                        ended = true;
-                        notifyAll();
-                    }
-                }
-            }, "crash-guest-output");
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        static Harness start(List<String> command) throws IOException {
-            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-            pb.environment().put("LC_ALL", "C");
-            return new Harness(pb.start());
-        }
-
-        /** Writes a line to QEMU's stdin, which is the guest's serial console input. */
-        void say(String line) throws IOException {
-            OutputStream in = process.getOutputStream();
-            in.write((line + "\n").getBytes(StandardCharsets.US_ASCII));
-            in.flush();
-        }
-
-        void finish(long seconds) throws Exception {
-            if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
-                out.add("(killed after " + seconds + " s)");
-                process.destroyForcibly();
-                process.waitFor(30, TimeUnit.SECONDS);
-            }
-            synchronized (this) {
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while (!ended && System.nanoTime() < deadline) {
-                    TimeUnit.NANOSECONDS.timedWait(this, deadline - System.nanoTime());
-                }
-            }
-            exitCode = process.exitValue();
-        }
-
-        synchronized boolean awaitLine(String prefix, long seconds) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-            while (!has(prefix)) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0 || ended) {
-                    return has(prefix);
-                }
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            }
-            return true;
-        }
-
-        boolean has(String text) {
-            synchronized (out) {
-                return out.stream().anyMatch(l -> l.contains(text));
-            }
-        }
-
-        List<String> lines(String prefix) {
-            synchronized (out) {
-                return out.stream().filter(l -> l.startsWith(prefix)).collect(Collectors.toCollection(ArrayList::new));
-            }
-        }
-
-        String text() {
-            synchronized (out) {
-                return String.join("\n", out);
-            }
-        }
-    }
 }

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.blk.testkit.ForwardingBackend;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import java.io.IOException;
@@ -58,8 +58,11 @@ class PooledRequestReuseTest {
     }
 
     /** A blocking backend over memory whose calls take a random few scheduling rounds: out-of-order ends. */
-    private static final class ShuffledBackend implements BlockBackend {
-        private final MemoryBackend inner = new MemoryBackend(2L * READ_BLOCKS * BLOCK, false);
+    private static final class ShuffledBackend extends ForwardingBackend {
+
+        ShuffledBackend() {
+            super(new MemoryBackend(2L * READ_BLOCKS * BLOCK, false));
+        }
 
         private static void jitter() {
             for (int n = ThreadLocalRandom.current().nextInt(4); n > 0; n--) {
@@ -73,16 +76,6 @@ class PooledRequestReuseTest {
         }
 
         @Override
-        public long size() {
-            return inner.size();
-        }
-
-        @Override
-        public boolean readOnly() {
-            return false;
-        }
-
-        @Override
         public boolean blocking() {
             return true;
         }
@@ -90,23 +83,13 @@ class PooledRequestReuseTest {
         @Override
         public void read(long offset, ByteBuffer[] dst) throws IOException {
             jitter();
-            inner.read(offset, dst);
+            super.read(offset, dst);
         }
 
         @Override
         public void write(long offset, ByteBuffer[] src) throws IOException {
             jitter();
-            inner.write(offset, src);
-        }
-
-        @Override
-        public void flush() throws IOException {
-            inner.flush();
-        }
-
-        @Override
-        public void close() throws IOException {
-            inner.close();
+            super.write(offset, src);
         }
     }
 
@@ -119,7 +102,7 @@ class PooledRequestReuseTest {
             for (int i = 0; i < BLOCK; i++) {
                 block[i] = pattern(b, i);
             }
-            backend.inner.write((long) b * BLOCK, new ByteBuffer[] {ByteBuffer.wrap(block)});
+            backend.inner().write((long) b * BLOCK, new ByteBuffer[] {ByteBuffer.wrap(block)});
         }
         ioThread = new EventLoopThread("reuse-io");
         device = new VirtioBlkDevice(BlkDeviceSpec.of("reuse", backend, false, 1, QUEUE_SIZE,
