@@ -407,8 +407,4 @@ final class QueueWorker implements Runnable, PollHandler {
             counters.publish(); // the queue's counters with the batch they count
         }
     }
-
-    boolean stopped() {
-        return stopped;
-    }
 }

@@ -365,11 +365,6 @@ public final class VirtioBlkDevice implements VirtioDevice {
         return mapping;
     }
 
-    /** Whether backend calls run on the worker pool. */
-    public boolean usesWorkerPool() {
-        return pool != null;
-    }
-
     /**
      * Releases the worker pool; call after the last {@link #reset()} (the transport's close), before the
      * backend is closed. Idempotent.
@@ -389,12 +384,6 @@ public final class VirtioBlkDevice implements VirtioDevice {
                 Thread.currentThread().interrupt();
             }
         }
-    }
-
-    /** True when queue {@code queueIndex} stopped after a fault and waits for a reset. */
-    public boolean queueStopped(int queueIndex) {
-        Active current = active;
-        return current != null && current.workerStopped(queueIndex);
     }
 
     private void stopActive() {
@@ -525,11 +514,6 @@ public final class VirtioBlkDevice implements VirtioDevice {
             if (queueIndex >= 0 && queueIndex < sources.length && sources[queueIndex] != null) {
                 sources[queueIndex].signal();
             }
-        }
-
-        boolean workerStopped(int queueIndex) {
-            return queueIndex >= 0 && queueIndex < workers.length && workers[queueIndex] != null
-                    && workers[queueIndex].stopped();
         }
 
         /**

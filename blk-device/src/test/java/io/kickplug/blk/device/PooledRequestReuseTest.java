@@ -14,7 +14,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -59,6 +61,8 @@ class PooledRequestReuseTest {
 
     /** A blocking backend over memory whose calls take a random few scheduling rounds: out-of-order ends. */
     private static final class ShuffledBackend extends ForwardingBackend {
+        /** Names of the threads that read. */
+        final Set<String> threads = ConcurrentHashMap.newKeySet();
 
         ShuffledBackend() {
             super(new MemoryBackend(2L * READ_BLOCKS * BLOCK, false));
@@ -82,6 +86,7 @@ class PooledRequestReuseTest {
 
         @Override
         public void read(long offset, ByteBuffer[] dst) throws IOException {
+            threads.add(Thread.currentThread().getName());
             jitter();
             super.read(offset, dst);
         }
@@ -108,7 +113,6 @@ class PooledRequestReuseTest {
         device = new VirtioBlkDevice(BlkDeviceSpec.of("reuse", backend, false, 1, QUEUE_SIZE,
                 "reuse".getBytes(StandardCharsets.US_ASCII), List.of(ioThread))
                 .withMapping(QueueMapping.of(List.of(), 1, 1)).withTrackedLock(TrackedLockKind.MUTEX).withWorkers(workers));
-        assertTrue(device.usesWorkerPool());
         DirectRingDriver driver = new DirectRingDriver(QUEUE_SIZE, (long) BUFFERS * BLOCK);
         driver.activate(device);
 
@@ -176,5 +180,8 @@ class PooledRequestReuseTest {
         }
         assertEquals(0, device.stats().requestsInFlight());
         assertEquals(null, driver.signals.fault.get());
+        assertTrue(!backend.threads.isEmpty() && backend.threads.stream()
+                .allMatch(t -> t.startsWith("kickplug-blk-reuse-worker")), "the blocking backend's calls run on the "
+                + "disk's workers: " + backend.threads);
     }
 }

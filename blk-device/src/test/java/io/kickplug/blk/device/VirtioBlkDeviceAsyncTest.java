@@ -19,6 +19,7 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.GatedBackend;
+import io.kickplug.blk.fake.RecordingBackend;
 import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.fake.PatternIo;
 import io.kickplug.blk.fake.DiscardSegments;
@@ -53,6 +54,8 @@ class VirtioBlkDeviceAsyncTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
     private static final long DISK = 1 << 20;
     private static final long ALL = -1L;
+    /** The names of the disk's worker threads start so. */
+    private static final String WORKER = "kickplug-blk-async-worker";
 
     private final List<IoThread> threads = new ArrayList<>();
     /** Source name -> names of the threads that ran its handler. */
@@ -163,13 +166,14 @@ class VirtioBlkDeviceAsyncTest {
     void blockingBackendRequestsCompleteOutOfOrderExactlyOnceWithTheirStatus() throws Exception {
         GatedBackend backend = new GatedBackend(new MemoryBackend(DISK, false));
         MmioBlkGuest guest = start(backend, 1, 1, List.of(), TrackedLockKind.MUTEX, 4);
-        assertTrue(device.usesWorkerPool());
         long[] status = new long[4];
         for (int i = 0; i < 4; i++) {
             backend.close(i * 8L);
             status[i] = write(guest, 0, i * 8L, 8, (byte) (i + 1), "w" + i);
         }
         backend.awaitEntered(4); // four requests in flight on one queue, one per worker
+        assertTrue(backend.threads.stream().allMatch(t -> t.startsWith(WORKER)), "a blocking backend's calls run on "
+                + "the disk's workers: " + backend.threads);
         // Refused (out of range) and backend-free (GET_ID) requests complete at once, past the blocked ones.
         long beyond = write(guest, 0, DISK / 512, 8, (byte) 9, "beyond");
         assertEquals("beyond", guest.awaitUsed(0, TIMEOUT).token());
@@ -351,13 +355,16 @@ class VirtioBlkDeviceAsyncTest {
     @ValueSource(booleans = {false, true})
     void patternOverFourQueuesOnTwoIoThreads(boolean workerPool) throws Exception {
         BlockBackend memory = new MemoryBackend(DISK, false);
-        BlockBackend backend = workerPool ? new GatedBackend(memory) : memory;
-        MmioBlkGuest guest = start(backend, 4, 2, List.of(), TrackedLockKind.MUTEX, 4);
-        assertEquals(workerPool, device.usesWorkerPool());
+        RecordingBackend recording = new RecordingBackend(workerPool ? new GatedBackend(memory) : memory);
+        MmioBlkGuest guest = start(recording, 4, 2, List.of(), TrackedLockKind.MUTEX, 4);
         int blocks = (int) (DISK / 4096);
         PatternIo.write(guest, 4, blocks, 4096, 8, 77);
         assertEquals(List.of(), PatternIo.verify(guest, 4, blocks, 4096, 8, 77));
         assertEquals(2L * blocks, device.stats().requestsCompleted());
+        // A blocking backend's calls run on the disk's worker pool, a non-blocking one's on the I/O threads.
+        assertFalse(recording.threads.isEmpty());
+        assertTrue(recording.threads.stream().allMatch(t -> t.startsWith(WORKER) == workerPool),
+                recording.threads::toString);
     }
 
     /**

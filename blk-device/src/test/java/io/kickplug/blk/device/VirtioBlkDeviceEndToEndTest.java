@@ -18,6 +18,7 @@ import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.fake.RecordingBackend;
+import io.kickplug.virtio.testkit.Await;
 import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
@@ -31,8 +32,12 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -206,12 +211,35 @@ class VirtioBlkDeviceEndToEndTest {
     @Test
     void malformedRequestNeedsReset() throws Exception {
         MmioBlkGuest guest = start(new MemoryBackend(DISK, false), false, 1, 1, ALL, 16);
-        long shortHeader = guest.put(new byte[8]);
-        guest.submit(0, List.of(readable(shortHeader, 8), writable(guest.alloc(1, 1), 1)), false, "bad");
-        guest.awaitInterrupt(MmioRegisters.INT_CONFIG_CHANGE, TIMEOUT);
-        assertNotEquals(0, guest.status() & DeviceStatus.DEVICE_NEEDS_RESET);
-        assertTrue(device.queueStopped(0));
-        assertFalse(guest.queue(0).hasUsed(), "the malformed chain is not returned");
+        // The queue's worker says when it stops the queue (its log, through the JUL bridge of System.Logger).
+        Logger workerLog = Logger.getLogger(QueueWorker.class.getName());
+        List<String> logged = new CopyOnWriteArrayList<>();
+        Handler handler = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                logged.add(record.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        workerLog.addHandler(handler);
+        try {
+            long shortHeader = guest.put(new byte[8]);
+            guest.submit(0, List.of(readable(shortHeader, 8), writable(guest.alloc(1, 1), 1)), false, "bad");
+            guest.awaitInterrupt(MmioRegisters.INT_CONFIG_CHANGE, TIMEOUT);
+            assertNotEquals(0, guest.status() & DeviceStatus.DEVICE_NEEDS_RESET);
+            Await.await(() -> logged.stream().anyMatch(m -> m.contains("queue 0: guest fault, queue stopped until reset")),
+                    "the worker stops queue 0 (logged: " + logged + ")");
+            assertFalse(guest.queue(0).hasUsed(), "the malformed chain is not returned");
+        } finally {
+            workerLog.removeHandler(handler);
+        }
 
         // After a reset the device works again.
         guest.reset();

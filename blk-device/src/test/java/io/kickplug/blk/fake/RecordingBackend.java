@@ -4,6 +4,8 @@ import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.blk.testkit.ForwardingBackend;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Wraps a backend, counts calls, and can be told to fail. */
@@ -17,6 +19,8 @@ public class RecordingBackend extends ForwardingBackend {
     public final AtomicInteger zeroings = new AtomicInteger();
     public final AtomicInteger resizes = new AtomicInteger();
     public volatile IOException failure;
+    /** Names of the threads that read or wrote. */
+    public final Set<String> threads = ConcurrentHashMap.newKeySet();
 
     public RecordingBackend(BlockBackend inner) {
         super(inner);
@@ -25,6 +29,7 @@ public class RecordingBackend extends ForwardingBackend {
     @Override
     public void read(long offset, ByteBuffer[] dst) throws IOException {
         reads.incrementAndGet();
+        threads.add(Thread.currentThread().getName());
         failIfTold();
         super.read(offset, dst);
     }
@@ -32,6 +37,7 @@ public class RecordingBackend extends ForwardingBackend {
     @Override
     public void write(long offset, ByteBuffer[] src) throws IOException {
         writes.incrementAndGet();
+        threads.add(Thread.currentThread().getName());
         failIfTold();
         super.write(offset, src);
     }
