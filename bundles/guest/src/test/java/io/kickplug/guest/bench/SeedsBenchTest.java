@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -56,7 +57,8 @@ class SeedsBenchTest {
     private final NotifierRegistry notifiers = new NotifierRegistry();
     private final DiskRegistry registry = InProcessHost.registry(notifiers);
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
-    private GogoShell shell;
+    @RegisterExtension
+    final GogoShell shell = new GogoShell();
     private SeedsBench bench;
 
     @BeforeEach
@@ -80,14 +82,12 @@ class SeedsBenchTest {
         };
         NotificationControl notifications = registry;
         bench = new SeedsBench(disks, new VirtqueueFactoryComponent(), engine, lockStats, notifications);
-        shell = new GogoShell();
         shell.add("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats,
                 notifications), "bench");
     }
 
     @AfterEach
     void tearDown() {
-        shell.close();
         registry.close();
     }
 
