@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.blk.testkit.BackendIo;
 import static io.kickplug.blk.fake.Headers.filled;
 import static io.kickplug.blk.fake.Headers.header;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -31,9 +32,7 @@ class RequestExecutorTest {
     private final RequestProcessor processor = new RequestProcessor("x", backend, false, new byte[0], stats, mode);
 
     private byte[] disk(long offset, int length) throws IOException {
-        ByteBuffer buffer = ByteBuffer.allocate(length);
-        backend.read(offset, new ByteBuffer[] {buffer});
-        return buffer.array();
+        return BackendIo.read(backend, offset, false, length);
     }
 
     private void fill(long offset, int length, int value) throws IOException {

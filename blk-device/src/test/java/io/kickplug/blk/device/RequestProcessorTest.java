@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.blk.testkit.BackendIo;
 import static io.kickplug.blk.fake.Headers.concat;
 import static io.kickplug.blk.fake.Headers.filled;
 import static io.kickplug.blk.fake.Headers.header;
@@ -13,7 +14,6 @@ import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.FakeChain;
 import io.kickplug.blk.fake.RecordingBackend;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
@@ -28,9 +28,7 @@ class RequestProcessorTest {
             "serial-0123".getBytes(StandardCharsets.US_ASCII), stats, BlkMode.negotiated(VirtioBlk.F_FLUSH));
 
     private byte[] disk(long offset, int length) throws IOException {
-        ByteBuffer buffer = ByteBuffer.allocate(length);
-        backend.read(offset, new ByteBuffer[] {buffer});
-        return buffer.array();
+        return BackendIo.read(backend, offset, false, length);
     }
 
     @Test
