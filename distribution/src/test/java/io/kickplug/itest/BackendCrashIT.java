@@ -146,7 +146,6 @@ class BackendCrashIT {
         // goes on. (Until the back-end notified what a stop completed, 1 run in 4 stalled here: the guest's
         // requests on a queue were all completed by the reset without an interrupt; StopCompletionNotifyTest.)
         // -Dkickplug.crash.swap=false leaves this phase out.
-        // Resubmissions logged from here on follow the updates (not the last SIGKILL's recovery).
         int swapLogStart = current.logText().length();
         boolean swap = Boolean.parseBoolean(System.getProperty("kickplug.crash.swap", "true"));
         for (String bsn : swap ? SWAPPED : List.<String>of()) {
@@ -157,7 +156,10 @@ class BackendCrashIT {
                     "QEMU reconnects after felix:update " + bsn + " (" + answer + ")", d);
             awaitGuestWritesThrough(d);
         }
-        long swapResubmitted = Daemon.resubmitted(current.logText().substring(swapLogStart));
+        // Counted in the sessions QEMU made after the first update (the last SIGKILL's recovery may still log).
+        String afterSwap = current.logText().substring(swapLogStart);
+        int firstReconnect = afterSwap.indexOf("front-end connected");
+        long swapResubmitted = firstReconnect < 0 ? 0 : Daemon.resubmitted(afterSwap.substring(firstReconnect));
         guest.say("stop"); // the guest ends after its current pass
         guest.finish(STEP_SECONDS + 60);
 
@@ -320,7 +322,10 @@ class BackendCrashIT {
             out.setLength(0);
             ch.write(java.nio.ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.US_ASCII)));
             readToPrompt(ch, out);
-            return "(qemu) " + out.toString().replace("\r", "").replace("(qemu) ", "") + "\n";
+            // The monitor echoes the command line with terminal escapes first: drop that line and the prompt.
+            String text = out.toString().replace("\r", "");
+            text = text.substring(text.indexOf('\n') + 1).replace("(qemu) ", "");
+            return "(qemu) " + command + "\n" + text;
         }
     }
 
