@@ -128,6 +128,10 @@ run() {
     fi
     local blkparams=""
     [ "$pollq" = 0 ] || blkparams="poll_queues=$pollq"
+    # RG_MONITOR=PATH: QEMU's human monitor on that Unix socket (a test reads the virtqueue state when the
+    # guest stalls: info virtio-queue-status); none otherwise.
+    local monitor=(-monitor none)
+    [ -z "${RG_MONITOR:-}" ] || monitor=(-monitor "unix:$RG_MONITOR,server=on,wait=off")
     echo "RG: booting (queues=$queues event_idx=$eventidx poll_queues=$pollq queue_size=$qsize ${accel[*]})"
     # This run's initrd copy is removed by a later run (after 10 minutes).
     exec qemu-system-x86_64 -nodefaults -no-user-config -machine q35 "${accel[@]}" -smp 2 -m 1G \
@@ -136,7 +140,7 @@ run() {
         -device vhost-user-blk-pci,chardev=c0,num-queues="$queues",queue-size="$qsize",event_idx="$eventidx" \
         -kernel "$cache/vmlinuz" -initrd "$work/initrd" \
         -append "console=ttyS0 mitigations=off clocksource=tsc tsc=reliable quiet panic=-1 rg.blk=$blkparams rg.summb=$summb rg.passes=$passes rg.waitresize=$waitresize" \
-        -display none -serial stdio -monitor none -no-reboot
+        -display none -serial stdio "${monitor[@]}" -no-reboot
 }
 
 cmd=${1:-}

@@ -53,8 +53,15 @@ public final class OutputProcess {
 
     /** Starts {@code command} in the C locale (so tools print what the test parses). */
     public static OutputProcess start(String name, List<String> command) throws IOException {
+        return start(name, command, java.util.Map.of());
+    }
+
+    /** Starts {@code command} in the C locale with {@code env} added to the environment. */
+    public static OutputProcess start(String name, List<String> command, java.util.Map<String, String> env)
+            throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         pb.environment().put("LC_ALL", "C");
+        pb.environment().putAll(env);
         return new OutputProcess(pb.start(), name);
     }
 

@@ -47,6 +47,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class BackendDevice implements DeviceSignals, Closeable {
 
     private static final Logger LOG = System.getLogger(BackendDevice.class.getName());
+    /** The debug log shows this many kicks and calls of each queue after each start, then every 10,000th. */
+    private static final long DEBUG_EVENTS = 200;
 
     private final String name;
     private final VirtioDevice device;
@@ -250,14 +252,43 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
     }
 
-    /** SET_VRING_CALL; a null {@code fd} is NOFD: the driver polls this queue. */
+    /**
+     * SET_VRING_CALL; a null {@code fd} is NOFD: the driver polls this queue.
+     *
+     * <p>No notification is lost to the replacement. An I/O thread that signals the old descriptor after it
+     * closed here finds the new one ({@link #usedBuffer}). And when the old one was signalled at all, the new one
+     * is signalled once too, as the front-end may not have passed those on: QEMU connects with its
+     * <em>masked</em> notifier as each ring's call descriptor (vhost_virtqueue_init) and later sends the guest's
+     * notifier without looking at what reached the masked one; upstream's vhost_user_blk_start does so only
+     * after it started the rings, so a completion in between (a request pending at a reconnect, or one a stop
+     * completed) would never interrupt the guest, and with EVENT_IDX no later completion would either
+     * ({@code used_event} stays behind). (QEMU 7.2.22 as packaged here sends the guest's notifier before the
+     * rings start; BackendCrashIT's debug log shows the order.) libvhost-user signals every new call descriptor
+     * for the same reason ("in case of I/O hang after reconnecting"); a spurious notification is harmless: the
+     * driver reads the used ring and finds nothing new.
+     */
     void setCall(int index, FileDescriptor fd) {
         Vring r = rings[index];
         EventFd old = r.call;
-        r.call = fd == null ? null : new EventFd("call of queue " + r.index, fd);
+        EventFd fresh = fd == null ? null : new EventFd("call of queue " + r.index, fd);
+        // Published before the old one closes: an I/O thread whose signal finds the old one closed then
+        // finds this one (usedBuffer).
+        r.call = fresh;
         r.callNoFd = fd == null;
+        if (LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + index + " call " + (fd == null ? "NOFD" : "set")
+                    + (r.view != null ? " while running" : "") + (old != null ? ", replacing one signalled "
+                    + old.signals() + " times" : "") + "; " + ringState(r));
+        }
         if (old != null) {
-            old.close();
+            old.close(); // serialised with signal(): the count below is final
+            if (fresh != null && old.signals() > 0) {
+                LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": queue " + index + " new call descriptor signalled"
+                        + " once for the " + old.signals() + " notifications of the one it replaces");
+                if (fresh.signal()) {
+                    interrupts.incrementAndGet();
+                }
+            }
         }
     }
 
@@ -339,17 +370,30 @@ final class BackendDevice implements DeviceSignals, Closeable {
             return;
         }
         runningQueues = new boolean[rings.length];
+        int[] usedBefore = LOG.isLoggable(Level.DEBUG) ? publishedUsed() : null;
+        boolean clean;
         try {
             device.reset();
             // A reset that gave up waiting leaves a request that may still write guest memory.
-            resetsClean &= device.quiescent();
+            clean = device.quiescent();
         } catch (RuntimeException e) {
-            resetsClean = false;
+            clean = false;
             LOG.log(Level.ERROR, "vhost-user " + name + ": device reset failed", e);
         }
+        resetsClean &= clean;
         running = false;
         for (Vring r : rings) {
             if (r.view != null) {
+                if (clean) {
+                    notifyCompletedByStop(r);
+                }
+                if (LOG.isLoggable(Level.DEBUG)) {
+                    LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + r.index + " stopped at available index "
+                            + r.view.nextAvail() + ", used index " + r.view.nextUsed() + " after " + r.kicksSinceStart
+                            + " kicks and " + r.callsSinceStart + " calls" + (usedBefore[r.index] < 0 ? ""
+                            : ", the reset completed " + ((r.view.nextUsed() - usedBefore[r.index]) & 0xffff)
+                            + " requests") + "; " + ringState(r));
+                }
                 r.nextAvail = r.view.nextAvail();
                 r.nextUsed = r.view.nextUsed();
                 if (r.view instanceof InflightQueue iq && iq.resubmitPending() > 0) {
@@ -359,6 +403,34 @@ final class BackendDevice implements DeviceSignals, Closeable {
                 }
                 r.view = null;
             }
+        }
+    }
+
+    /**
+     * Makes the notification decision the device reset skipped. The reset completes the requests in flight
+     * into the used ring, but a stopping queue takes no more notification decisions (its channel closes before
+     * the reset waits for them), which is right for a virtio reset: the driver reset the device and expects
+     * nothing. A vhost-user stop is none: the guest's driver keeps running (the front-end stops the rings to
+     * change the memory table, to enable another queue, or because this back-end's export ends at a bundle
+     * update and QEMU reconnects to the next one) and waits for an interrupt for each request it handed over.
+     * Without one, a driver whose requests on the queue were all among those completed by the stop waits for
+     * ever, as nothing is left to complete after the restart (issue 11: BackendCrashIT's guest stalled after
+     * {@code felix:update io.kickplug.blk}). So notify now, as VIRTIO 1.2 section 2.7.7.2 says (EVENT_IDX: the
+     * used index passed {@code used_event}; else unless NO_INTERRUPT), on the call descriptor the front-end
+     * still watches. Only after a reset that left no I/O thread in the queue, which is then confined to this
+     * (the message) thread; the reset's wait for the requests orders their pushes before this.
+     */
+    private void notifyCompletedByStop(Vring r) {
+        try {
+            if (r.view.needsNotification()) {
+                LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": queue " + r.index
+                        + " notifies the requests its stop completed");
+                usedBuffer(r.index);
+            }
+        } catch (GuestFaultException e) {
+            // A ring broken by the guest: the next start refuses it and signals the error descriptor.
+            LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": queue " + r.index + " not notified after its stop: "
+                    + e.getMessage());
         }
     }
 
@@ -406,6 +478,14 @@ final class BackendDevice implements DeviceSignals, Closeable {
             }
             try {
                 r.view = createView(r, features);
+                r.kicksSinceStart.set(0);
+                r.callsSinceStart.set(0);
+                if (LOG.isLoggable(Level.DEBUG)) {
+                    LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + r.index + " starts at available index "
+                            + r.view.nextAvail() + ", used index " + r.view.nextUsed() + " (features 0x"
+                            + Long.toHexString(features) + ", call " + (r.callNoFd ? "NOFD" : r.call == null ? "none"
+                            : "set") + "); " + ringState(r));
+                }
                 views.set(r.index, r.view);
                 runningNow[r.index] = true;
             } catch (Refused | GuestFaultException e) {
@@ -450,6 +530,8 @@ final class BackendDevice implements DeviceSignals, Closeable {
         long avail = translate(r.availUser, "available ring", QueueLayout.availRingBytes(r.num));
         long used = translate(r.usedUser, "used ring", QueueLayout.usedRingBytes(r.num));
         QueueLayout layout = new QueueLayout(r.num, desc, avail, used);
+        r.availGpa = avail;
+        r.usedGpa = used;
         int nextUsed = r.nextUsed;
         InflightRegion area = inflight;
         if (area != null && r.index < area.queueCount()) {
@@ -492,6 +574,42 @@ final class BackendDevice implements DeviceSignals, Closeable {
                     uva, length));
         }
         return gpa;
+    }
+
+    /**
+     * The ring's indices in guest memory, for the debug log: avail flags/idx/used_event, used flags/idx/avail_event.
+     * Plain reads from the message thread while an I/O thread may write: a snapshot, not a synchronised view.
+     */
+    private String ringState(Vring r) {
+        GuestMemory m = memory;
+        if (m == null || r.availGpa < 0 || r.num == 0) {
+            return "ring not mapped";
+        }
+        try {
+            int n = r.num;
+            return String.format("avail flags %d idx %d used_event %d; used flags %d idx %d avail_event %d",
+                    m.readU16(r.availGpa) & 0xffff, m.readU16(r.availGpa + 2) & 0xffff,
+                    m.readU16(r.availGpa + 4 + 2L * n) & 0xffff, m.readU16(r.usedGpa) & 0xffff,
+                    m.readU16(r.usedGpa + 2) & 0xffff, m.readU16(r.usedGpa + 4 + 8L * n) & 0xffff);
+        } catch (RuntimeException e) {
+            return "ring not readable: " + e.getMessage();
+        }
+    }
+
+    /** Per running ring, used.idx as guest memory holds it now (a snapshot for the debug log), else -1. */
+    private int[] publishedUsed() {
+        int[] out = new int[rings.length];
+        for (Vring r : rings) {
+            out[r.index] = -1;
+            if (r.view != null && memory != null && r.usedGpa >= 0) {
+                try {
+                    out[r.index] = memory.readU16(r.usedGpa + 2) & 0xffff;
+                } catch (RuntimeException e) {
+                    // leave -1
+                }
+            }
+        }
+        return out;
     }
 
     private static String describe(boolean[] set) {
@@ -563,6 +681,13 @@ final class BackendDevice implements DeviceSignals, Closeable {
         // runningQueues is published (volatile) before the device is activated (start()), so a kick that
         // passes this check after the activation looked at the rings reaches the device.
         boolean[] q = runningQueues;
+        if (LOG.isLoggable(Level.DEBUG) && queue < rings.length) {
+            long n = rings[queue].kicksSinceStart.incrementAndGet();
+            if (n <= DEBUG_EVENTS || n % 10_000 == 0) {
+                LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + queue + " kick " + n + (queue < q.length
+                        && q[queue] ? "" : " (queue not running)") + (needsReset ? " (needs reset)" : ""));
+            }
+        }
         if (!needsReset && queue < q.length && q[queue]) {
             device.queueNotify(queue);
         }
@@ -577,8 +702,21 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
         EventFd call = rings[queueIndex].call;
         // A queue set up with NOFD (a Linux poll queue) is never notified: the driver polls its used ring.
-        if (call != null && call.signal()) {
+        boolean sent = call != null && call.signal();
+        if (!sent && call != null && call.isClosed()) {
+            // SET_VRING_CALL replaced it meanwhile (the new one was published before this one closed).
+            EventFd now = rings[queueIndex].call;
+            sent = now != null && now != call && now.signal();
+        }
+        if (sent) {
             interrupts.incrementAndGet();
+        }
+        if (LOG.isLoggable(Level.DEBUG)) {
+            long n = rings[queueIndex].callsSinceStart.incrementAndGet();
+            if (n <= DEBUG_EVENTS || n % 10_000 == 0) {
+                LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + queueIndex + " call " + n
+                        + (sent ? "" : call == null ? " not sent (no call descriptor)" : " not sent (closed)"));
+            }
         }
     }
 

@@ -28,6 +28,12 @@ final class Vring {
     volatile EventFd err;
     /** The device view while the device runs this queue. */
     DeviceQueue view;
+    /** Guest-physical addresses of the available and used rings of the last start (debug log), or -1. */
+    long availGpa = -1;
+    long usedGpa = -1;
+    /** Kicks and calls since the last start, for the debug log (which shows the first ones of each start). */
+    final java.util.concurrent.atomic.AtomicLong kicksSinceStart = new java.util.concurrent.atomic.AtomicLong();
+    final java.util.concurrent.atomic.AtomicLong callsSinceStart = new java.util.concurrent.atomic.AtomicLong();
 
     Vring(int index) {
         this.index = index;

@@ -315,6 +315,40 @@ public final class FrontendClient implements AutoCloseable {
         return q;
     }
 
+    /**
+     * Starts queue {@code index} as QEMU 7.2 starts a vhost-user-blk ring: NUM, BASE 0, ADDR, KICK and ENABLE,
+     * leaving the call descriptor as it was (QEMU's masked notifier, set when it connected:
+     * vhost_virtqueue_init). {@link #unmask} then sends the guest's notifier, as vhost_user_blk_start does
+     * after vhost_dev_start.
+     */
+    public Queue startQueueMasked(int index) throws IOException {
+        Queue q = queues.stream().filter(x -> x.index == index).findFirst().orElse(null);
+        if (q == null) {
+            q = new Queue(index);
+            queues.add(q);
+        }
+        QueueLayout layout = QueueLayout.contiguous(q.size, q.ringBase());
+        q.driver = new SplitDriverQueue(memory, layout, features, -1, 0);
+        check(sendAck(VhostUser.SET_VRING_NUM, Message.vringState(index, q.size)), "SET_VRING_NUM");
+        check(sendAck(VhostUser.SET_VRING_BASE, Message.vringState(index, 0)), "SET_VRING_BASE");
+        check(sendAck(VhostUser.SET_VRING_ADDR, vringAddr(index, USER_BASE + layout.descTable(),
+                USER_BASE + layout.usedRing(), USER_BASE + layout.availRing())), "SET_VRING_ADDR");
+        check(sendAck(VhostUser.SET_VRING_KICK, Message.u64(index), q.kick.source().getFileDescriptor()),
+                "SET_VRING_KICK");
+        check(sendAck(VhostUser.SET_VRING_ENABLE, Message.vringState(index, 1)), "SET_VRING_ENABLE");
+        return q;
+    }
+
+    /** SET_VRING_CALL with queue {@code q}'s own call pipe, whose notifications {@link Queue#received} counts. */
+    public void unmask(Queue q) throws IOException {
+        if (q.callReader != null) {
+            q.call = AFPipe.open();
+        }
+        check(sendAck(VhostUser.SET_VRING_CALL, Message.u64(q.index), q.call.sink().getFileDescriptor()),
+                "SET_VRING_CALL");
+        q.startCallReader();
+    }
+
     /** GET_VRING_BASE: stops the ring, returns its next available index. */
     public int stopQueue(int index) throws IOException {
         Message r = call(VhostUser.GET_VRING_BASE, Message.vringState(index, 0));
