@@ -443,6 +443,8 @@ public final class NbdBackend implements AsyncBlockBackend {
         private int inFlight;
         private volatile SocketChannel channel;
         private volatile boolean up;
+        /** Why another thread closed the channel (silence, a failed write), for the reader's report. */
+        private volatile String closeReason;
         private Thread supervisor;
         private Thread writer;
         private final ByteBuffer send = ByteBuffer.allocateDirect(256 * 1024);
@@ -534,6 +536,7 @@ public final class NbdBackend implements AsyncBlockBackend {
         /** Runs one connection: a writer thread, and the replies read here, until the connection fails. */
         private void serve(SocketChannel ch) {
             channel = ch;
+            closeReason = null;
             lock.lock();
             try {
                 if (closed) {
@@ -559,6 +562,10 @@ public final class NbdBackend implements AsyncBlockBackend {
                 cause = e;
             } catch (RuntimeException e) {
                 cause = new NbdProtocolException(where + ": " + e);
+            }
+            String reason = closeReason;
+            if (reason != null && !(cause instanceof NbdProtocolException)) {
+                cause = new IOException(where + ": " + reason, cause);
             }
             closeQuietly(ch);
             lock.lock();
@@ -668,7 +675,9 @@ public final class NbdBackend implements AsyncBlockBackend {
                 }
             } catch (IOException e) {
                 // The reader sees the closed channel and fails the connection (it alone takes commands out).
-                lastError = e.getMessage();
+                if (closeReason == null) {
+                    closeReason = "a write failed: " + e.getMessage();
+                }
                 closeQuietly(ch);
             }
         }
@@ -773,7 +782,7 @@ public final class NbdBackend implements AsyncBlockBackend {
                 tableLock.unlock();
             }
             if (System.nanoTime() - oldest > TimeUnit.MILLISECONDS.toNanos(options.requestTimeoutMs())) {
-                lastError = "no reply in " + options.requestTimeoutMs() + " ms";
+                closeReason = "no reply in " + options.requestTimeoutMs() + " ms";
                 LOG.log(Level.WARNING, where + ": no reply in " + options.requestTimeoutMs() + " ms; reconnecting");
                 closeQuietly(channel);
             }
