@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
@@ -18,6 +19,8 @@ import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.blk.backend.SyncBackends;
+import io.kickplug.blk.backend.WorkerPoolBackend;
 import io.kickplug.blk.notify.NotifierRegistry;
 import io.kickplug.blk.request.BlkLimits;
 import io.kickplug.blk.tracked.TrackedRequests;
@@ -27,18 +30,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
  * The virtio-blk device (VIRTIO 1.2 section 5.2). Queue {@code q} is served by the I/O thread its
  * {@link QueueMapping} names; a notification only signals that thread's source for the queue. Requests
- * are ordered by the disk's {@link TrackedRequests}; a blocking backend's calls run on a per-disk worker
- * pool (see {@link QueueWorker} for the pipeline).
+ * are ordered by the disk's {@link TrackedRequests}; every backend is reached through the asynchronous contract
+ * ({@link AsyncBlockBackend}): a blocking backend's calls run on a per-disk worker pool behind it
+ * ({@link SyncBackends}), a non-blocking one's inline (see {@link QueueWorker} for the pipeline).
  */
 public final class VirtioBlkDevice implements VirtioDevice {
 
@@ -57,8 +57,8 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private final BlkMode mode;
     private final RequestProcessor processor;
     private final TrackedRequests tracked;
-    /** Runs backend calls of a blocking backend; {@code null} for a non-blocking one. */
-    private final ThreadPoolExecutor pool;
+    /** The backend as the queues reach it: asynchronous, a worker pool in front of a blocking backend. */
+    private final AsyncBlockBackend async;
     private final NotifierRegistry notifiers;
     /** Per queue: configured strategy and counters, kept across resets. */
     private final QueueStats[] queueStats;
@@ -118,7 +118,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
         this.mode = new BlkMode(BlkLimits.DEFAULTS.withWriteZeroesMayUnmap(backend.supportsDiscard()));
         this.processor = new RequestProcessor(name, backend, this.readOnly, serial, stats, mode);
         this.tracked = new TrackedRequests(trackedLock, ioThreads.size());
-        this.pool = backend.blocking() ? newPool(name, workers) : null;
+        this.async = SyncBackends.async(backend, name, workers);
         this.notifiers = notifiers;
         this.queueStats = new QueueStats[numQueues];
         this.pollTallies = new PollTally[numQueues];
@@ -127,17 +127,6 @@ public final class VirtioBlkDevice implements VirtioDevice {
             pollTallies[q] = new PollTally();
             queueStats[q].poll = pollTallies[q]::snapshot;
         }
-    }
-
-    private static ThreadPoolExecutor newPool(String name, int workers) {
-        AtomicInteger count = new AtomicInteger();
-        ThreadFactory factory = task -> {
-            Thread t = new Thread(task, "kickplug-blk-" + name + "-worker" + count.getAndIncrement());
-            t.setDaemon(true);
-            return t;
-        };
-        // At most `workers` threads; the queue holds at most the requests the rings can hold.
-        return new ThreadPoolExecutor(workers, workers, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), factory);
     }
 
     @Override
@@ -373,16 +362,10 @@ public final class VirtioBlkDevice implements VirtioDevice {
         synchronized (lifecycle) {
             stopActive();
         }
-        if (pool != null) {
-            pool.shutdown();
-            try {
-                if (!pool.awaitTermination(RESET_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-                    LOG.log(Level.ERROR, "disk " + name + ": worker pool did not stop in " + RESET_TIMEOUT_SECONDS
-                            + " s");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        try {
+            async.close(); // the worker pool's threads, after the queued operations ran; not the backend
+        } catch (java.io.IOException | RuntimeException e) {
+            LOG.log(Level.ERROR, "disk " + name + ": worker pool did not stop: " + e);
         }
     }
 
@@ -461,7 +444,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
             workers = new QueueWorker[count];
             polled = new boolean[count];
             contexts = new IoContext[ioThreads.size()];
-            QueueWorker.Shared shared = new QueueWorker.Shared(name, processor, processor.executor(), tracked, pool);
+            QueueWorker.Shared shared = new QueueWorker.Shared(name, processor, processor.executor(), tracked, async, mode);
             for (int q = 0; q < count; q++) {
                 DeviceQueue queue = queues.get(q);
                 if (queue == null) {

@@ -44,7 +44,25 @@ public final class DiskConfig {
         }
         String backend = string(props, "backend", file != null ? "file" : "memory").trim().toLowerCase(Locale.ROOT);
         long size = size(props, "size", 0);
-        if (!backend.equals("file") && file != null) {
+        String uri = string(props, "uri", null);
+        if (uri != null && uri.isBlank()) {
+            uri = null;
+        }
+        if (uri != null && !usesUri(backend)) {
+            throw new DiskException("disk '" + name + "': property 'uri' is only for the nbd backend, not '" + backend
+                    + "'");
+        }
+        if (usesUri(backend)) {
+            if (uri == null) {
+                throw new DiskException("disk '" + name + "': the " + backend + " backend needs property 'uri'");
+            }
+            if (file != null) {
+                throw new DiskException("disk '" + name + "': property 'file' is only for the file backend, not '"
+                        + backend + "'");
+            }
+            file = uri; // the backend's path is its URI
+        }
+        if (!backend.equals("file") && !usesUri(backend) && file != null) {
             throw new DiskException("disk '" + name + "': property 'file' is only for the file backend, not '"
                     + backend + "'");
         }
@@ -85,6 +103,16 @@ public final class DiskConfig {
         return new DiskSpec(name.trim(), backendSpec, transport, integer(props, "queues", 1),
                 integer(props, "queue.size", DiskSpec.DEFAULT_QUEUE_SIZE), integer(props, "iothreads", 1), mapping,
                 serial, lock, integer(props, "workers", DiskSpec.DEFAULT_WORKERS), DiskSpec.DEFAULT_GUEST_MEMORY);
+    }
+
+    /** Whether a backend kind is reached by a URI (property {@code uri}, kept in the spec's path): nbd. */
+    public static boolean usesUri(String kind) {
+        return "nbd".equals(kind);
+    }
+
+    /** Whether a backend kind takes its size from its storage when the size is 0: file, nbd. */
+    public static boolean sizedByBackend(String kind) {
+        return "file".equals(kind) || usesUri(kind);
     }
 
     /** Device-side polling from a disk configuration. */

@@ -45,11 +45,16 @@ public final class DiskConfigComponent {
         @AttributeDefinition(description = "Backend", options = {
             @org.osgi.service.metatype.annotations.Option(label = "raw image file", value = "file"),
             @org.osgi.service.metatype.annotations.Option(label = "memory", value = "memory"),
-            @org.osgi.service.metatype.annotations.Option(label = "null (no storage; QEMU null-co)", value = "null")})
+            @org.osgi.service.metatype.annotations.Option(label = "null (no storage; QEMU null-co)", value = "null"),
+            @org.osgi.service.metatype.annotations.Option(label = "NBD client (the backend-nbd bundle)", value = "nbd")})
         String backend() default "memory";
 
         @AttributeDefinition(required = false, description = "Image file of the file backend")
         String file() default "";
+
+        @AttributeDefinition(required = false, description = "nbd backend: nbd://host[:port]/export or "
+                + "nbd+unix:///export?socket=PATH (no TLS)")
+        String uri() default "";
 
         @AttributeDefinition(required = false,
                 description = "Size in bytes with an optional K, M, G or T suffix (file: empty for the file's size)")

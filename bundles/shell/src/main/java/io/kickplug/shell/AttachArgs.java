@@ -45,8 +45,8 @@ public final class AttachArgs {
         // Gogo reads an unquoted `null` as the null literal, so "--backend null" arrives as null; an absent
         // option arrives as its default "memory".
         String kind = o.backend() == null ? "null" : o.backend().trim().toLowerCase(Locale.ROOT);
-        if (!kind.equals("memory") && !kind.equals("null") && !kind.equals("file")) {
-            throw new IllegalArgumentException("unknown backend '" + o.backend() + "' (expected file, memory or null)");
+        if (!kind.equals("memory") && !kind.equals("null") && !kind.equals("file") && !kind.equals("nbd")) {
+            throw new IllegalArgumentException("unknown backend '" + o.backend() + "' (expected file, memory, null or nbd)");
         }
         String file = o.file() == null || o.file().isBlank() ? null : o.file().trim();
         if (kind.equals("file") && file == null) {
@@ -56,7 +56,7 @@ public final class AttachArgs {
             throw new IllegalArgumentException("--file is only for --backend file");
         }
         boolean noSize = size == null || size.isBlank();
-        if (noSize && !kind.equals("file")) {
+        if (noSize && !kind.equals("file") && !kind.equals("nbd")) {
             throw new IllegalArgumentException("a " + kind + " disk needs a SIZE");
         }
         long bytes = noSize ? 0 : Sizes.parse(size);
@@ -97,6 +97,27 @@ public final class AttachArgs {
             throw new IllegalArgumentException("--read-zeroes and --latency-ns are only for --backend null");
         }
         return spec.withBackend(spec.backend().withNullOptions(readZeroes, ns));
+    }
+
+    /**
+     * Adds {@code --uri} (the nbd backend's server and export, kept as the backend's path) to a spec.
+     *
+     * @throws IllegalArgumentException for an nbd disk without a URI, or a URI on another backend
+     */
+    public static DiskSpec withUri(DiskSpec spec, String uri) {
+        boolean none = uri == null || uri.isBlank();
+        BackendSpec b = spec.backend();
+        if (!"nbd".equals(b.kind())) {
+            if (!none) {
+                throw new IllegalArgumentException("--uri is only for --backend nbd");
+            }
+            return spec;
+        }
+        if (none) {
+            throw new IllegalArgumentException("the nbd backend needs --uri nbd://host[:port]/export or "
+                    + "--uri nbd+unix:///export?socket=PATH");
+        }
+        return spec.withBackend(new BackendSpec(b.kind(), uri.trim(), b.sizeBytes(), b.readOnly(), b.direct()));
     }
 
     /** Parses "--mapping 0,2;1,3": entry {@code i} lists the queues of I/O thread {@code i}; empty: round-robin. */

@@ -66,10 +66,12 @@ public final class KpCommands {
     @Descriptor("attach a disk: a virtio-blk device with a file, memory or null backend behind an in-process "
             + "transport")
     public String attach(
-            @Descriptor("backend: file, memory (default) or null")
+            @Descriptor("backend: file, memory (default), null or nbd")
             @Parameter(names = "--backend", absentValue = "memory") String backend,
             @Descriptor("image file of the file backend")
             @Parameter(names = "--file", absentValue = "") String file,
+            @Descriptor("nbd backend: nbd://host[:port]/export or nbd+unix:///export?socket=PATH")
+            @Parameter(names = "--uri", absentValue = "") String uri,
             @Descriptor("refuse writes (VIRTIO_BLK_F_RO)")
             @Parameter(names = "--readonly", presentValue = "true", absentValue = "false") boolean readOnly,
             @Descriptor("bypass the host page cache (O_DIRECT) where the backend can")
@@ -97,7 +99,7 @@ public final class KpCommands {
             @Descriptor("JSON instead of text (shape in the README, section JSON output)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("NAME [SIZE]: the disk name (letters, digits, '-', '_', '.') and its size in bytes with an "
-                    + "optional K, M, G or T suffix, e.g. 64M (a file disk without SIZE has its image's size)")
+                    + "optional K, M, G or T suffix, e.g. 64M (a file disk without SIZE has its image's size, an nbd disk its export's)")
             String... nameAndSize) {
         if (nameAndSize.length < 1 || nameAndSize.length > 2) {
             throw new IllegalArgumentException("usage: kp:attach [options] NAME [SIZE]");
@@ -106,8 +108,8 @@ public final class KpCommands {
         String size = nameAndSize.length == 2 ? nameAndSize[1] : null;
         AttachArgs.Options options = new AttachArgs.Options(backend, file, readOnly, direct, queues, queueSize,
                 ioThreads, mapping, transport, trackedLock, serial, workers);
-        DiskInfo attached = manager().attach(AttachArgs.withNullOptions(AttachArgs.spec(name, size, options),
-                readZeroes, latencyNs));
+        DiskInfo attached = manager().attach(AttachArgs.withUri(AttachArgs.withNullOptions(
+                AttachArgs.spec(name, size, options), readZeroes, latencyNs), uri));
         return json ? JsonShapes.oneDisk(attached) : AttachArgs.describe(attached);
     }
 
