@@ -10,7 +10,7 @@ import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.poll.AdaptivePollPolicy;
 import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.FrontendClient;
-import io.kickplug.vhost.testsupport.FrontendClient.Queue;
+import io.kickplug.vhost.frontend.FrontendClient.Queue;
 import java.nio.file.Path;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
