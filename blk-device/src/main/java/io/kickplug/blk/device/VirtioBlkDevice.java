@@ -16,6 +16,7 @@ import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
+import io.kickplug.api.virtio.KickDescriptors;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
@@ -24,6 +25,7 @@ import io.kickplug.blk.backend.WorkerPoolBackend;
 import io.kickplug.blk.notify.NotifierRegistry;
 import io.kickplug.blk.request.BlkLimits;
 import io.kickplug.blk.tracked.TrackedRequests;
+import java.io.FileDescriptor;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -255,6 +257,12 @@ public final class VirtioBlkDevice implements VirtioDevice {
         return active == null && lastStopComplete;
     }
 
+    /** True when every I/O thread of the disk can wait on descriptors: vhost-user kicks then wake them directly. */
+    @Override
+    public boolean waitsOnKickDescriptors() {
+        return ioThreads.stream().allMatch(IoThread::waitsOnDescriptors);
+    }
+
     @Override
     public void queueNotify(int queueIndex) {
         if (queueIndex >= 0 && queueIndex < numQueues) {
@@ -458,8 +466,26 @@ public final class VirtioBlkDevice implements VirtioDevice {
                         notifiers);
                 workers[q] = new QueueWorker(shared, queue, activation.signals(), contexts[t], channel,
                         pollTallies[q], () -> stopping);
-                sources[q] = ioThreads.get(t).register("blk-" + name + "-q" + q, workers[q]);
+                sources[q] = register(ioThreads.get(t), q, workers[q], activation.kicks());
             }
+        }
+
+        /**
+         * The queue's source: on its kick descriptor when the transport has one and the thread waits on
+         * descriptors (the I/O thread reads the kick itself, issue 12), otherwise signalled by queueNotify.
+         */
+        private IoSource register(IoThread thread, int q, QueueWorker worker, KickDescriptors kicks) {
+            String sourceName = "blk-" + name + "-q" + q;
+            FileDescriptor fd = kicks == null || q >= kicks.fds().size() ? null : kicks.fds().get(q);
+            if (fd == null || !thread.waitsOnDescriptors()) {
+                return thread.register(sourceName, worker);
+            }
+            QueueStats counters = queueStats[q];
+            Runnable onKick = () -> {
+                counters.availNotifications.increment();
+                kicks.kicked().accept(q);
+            };
+            return thread.registerDescriptor(sourceName, fd, kicks.poller(), onKick, worker);
         }
 
         /** Sets every queue's polling as the device's settings say; under lifecycle. */

@@ -6,6 +6,7 @@ import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.GuestFaultException;
+import io.kickplug.api.virtio.KickDescriptors;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
@@ -41,8 +42,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * is wrapped in an {@link InflightQueue} that records taken and used heads, and a start first recovers the
  * area as libvhost-user does, resubmitting heads an earlier back-end took and never used.
  *
- * <p>Threading: the mutators run on the connection's message thread only; kicks arrive on the
- * {@link KickPoller} thread; {@link #usedBuffer} and {@link #deviceError} on I/O threads.
+ * <p>Kicks (issue 12): a device that waits on kick descriptors itself ({@link VirtioDevice#waitsOnKickDescriptors()},
+ * Kickplug's block device on its event-loop I/O threads) gets the running queues' kick descriptors with each
+ * activation, and its I/O threads poll them with {@link JunixDescriptorPoller}: one wake-up per kick, as in
+ * QEMU's AioContext. The device holds them only between activation and reset, so a kick descriptor is
+ * replaced or closed only while the device is stopped. Any other device gets kicks from a {@link KickPoller}
+ * thread through {@link VirtioDevice#queueNotify(int)}.
+ *
+ * <p>Threading: the mutators run on the connection's message thread only; kicks arrive on the device's I/O
+ * threads (or the {@link KickPoller} thread); {@link #usedBuffer} and {@link #deviceError} on I/O threads.
  */
 final class BackendDevice implements DeviceSignals, Closeable {
 
@@ -54,7 +62,10 @@ final class BackendDevice implements DeviceSignals, Closeable {
     private final VirtioDevice device;
     private final VirtqueueFactory queueFactory;
     private final GuestMemoryFactory memoryFactory;
+    /** Reads the kicks when the device does not wait on them itself; {@code null} otherwise. */
     private final KickPoller poller;
+    /** Kicks the device's I/O threads read (when {@link #poller} is {@code null}). */
+    private final AtomicLong kicksRead = new AtomicLong();
     private final Vring[] rings;
     private final MemoryTable memoryTable = new MemoryTable();
     private GuestMemory memory;
@@ -92,7 +103,8 @@ final class BackendDevice implements DeviceSignals, Closeable {
             rings[i] = new Vring(i);
         }
         this.runningQueues = new boolean[rings.length];
-        this.poller = new KickPoller("kickplug-vhost-" + name + "-kick", this::kicked);
+        this.poller = device.waitsOnKickDescriptors() ? null
+                : new KickPoller("kickplug-vhost-" + name + "-kick", this::kicked);
     }
 
     int queueCount() {
@@ -234,9 +246,15 @@ final class BackendDevice implements DeviceSignals, Closeable {
     void setKick(int index, FileDescriptor fd) {
         Vring r = rings[index];
         FileDescriptor old = r.kick;
+        if (poller == null && old != null) {
+            // The device's I/O threads watch the old descriptor while it runs: stop it before closing that one.
+            stopIfRunning(r);
+        }
         r.kick = fd;
-        // register() returns once the poll thread uses the new descriptor, so the old one may be closed.
-        poller.register(r.index, fd);
+        if (poller != null) {
+            // register() returns once the poll thread uses the new descriptor, so the old one may be closed.
+            poller.register(r.index, fd);
+        }
         if (old != null) {
             Fds.close(old);
         }
@@ -316,7 +334,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
         r.started = false;
         if (r.kick != null) {
-            poller.unregister(r.index);
+            unregisterKick(r);
             Fds.close(r.kick);
             r.kick = null;
         }
@@ -498,6 +516,17 @@ final class BackendDevice implements DeviceSignals, Closeable {
             return;
         }
         List<DeviceQueue> list = Collections.unmodifiableList(views);
+        KickDescriptors kicks = null;
+        if (poller == null) {
+            List<FileDescriptor> fds = new ArrayList<>(Collections.nCopies(rings.length, (FileDescriptor) null));
+            for (Vring r : rings) {
+                if (runningNow[r.index]) {
+                    fds.set(r.index, r.kick);
+                }
+            }
+            kicks = new KickDescriptors(Collections.unmodifiableList(fds), JunixDescriptorPoller.INSTANCE,
+                    q -> kicksRead.incrementAndGet());
+        }
         // Publish the running set before activating: a kick that arrives from now on reaches the device.
         // Published after activate(), a kick landing between the activation's look at every queue and the
         // publication was dropped, and a request the driver added after that look waited forever (issue 13:
@@ -505,7 +534,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         // device before activate() sets its queues is harmless: the activation looks at every queue after it.
         runningQueues = runningNow;
         try {
-            device.activate(new DeviceActivation(features, memory, list, this));
+            device.activate(new DeviceActivation(features, memory, list, this, kicks));
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "vhost-user " + name + ": device activation failed", e);
             try {
@@ -657,9 +686,16 @@ final class BackendDevice implements DeviceSignals, Closeable {
         MappingRelease.release(name, resetsClean && !running, regions, area);
     }
 
+    /** The kick poller (if any) stops watching the ring's kick; the device's I/O threads do once it is reset. */
+    private void unregisterKick(Vring r) {
+        if (poller != null) {
+            poller.unregister(r.index);
+        }
+    }
+
     private void closeRing(Vring r) {
         if (r.kick != null) {
-            poller.unregister(r.index);
+            unregisterKick(r);
             Fds.close(r.kick);
             r.kick = null;
         }
@@ -785,7 +821,9 @@ final class BackendDevice implements DeviceSignals, Closeable {
             for (Vring r : rings) {
                 closeRing(r);
             }
-            poller.close();
+            if (poller != null) {
+                poller.close();
+            }
             BackendChannel c = backendChannel;
             backendChannel = null;
             if (c != null) {
@@ -809,7 +847,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
             }
         }
         return new SessionStatus(owner, ackedFeatures, protocolFeatures, memoryRegions, memoryBytes,
-                runningCount, nofd.toString(), messages, refusals, poller.kicksSeen(), interrupts.get(),
+                runningCount, nofd.toString(), messages, refusals, poller != null ? poller.kicksSeen() : kicksRead.get(), interrupts.get(),
                 activations.get(), needsReset, lastRefusal);
     }
 }
