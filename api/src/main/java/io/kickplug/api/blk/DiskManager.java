@@ -1,5 +1,6 @@
 package io.kickplug.api.blk;
 
+import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollStatus;
 import io.kickplug.api.transport.GuestPort;
@@ -17,6 +18,19 @@ public interface DiskManager {
      * @throws DiskException on bad input or a backend that cannot be opened; nothing stays attached then
      */
     DiskInfo attach(DiskSpec spec);
+
+    /**
+     * As {@link #attach(DiskSpec)}, with the device's I/O threads started by {@code ioThreads} instead of the
+     * runtime's I/O thread service, and without recording a configuration (the disk does not outlive the
+     * caller's use of it): for benchmarks that run the device on their own loops, such as the simulated
+     * guest's virtual-time I/O threads ({@code kp:bench seeds}).
+     *
+     * @throws DiskException as {@link #attach(DiskSpec)}
+     * @throws UnsupportedOperationException when this manager cannot take another I/O thread factory
+     */
+    default DiskInfo attach(DiskSpec spec, IoThreadFactory ioThreads) {
+        throw new UnsupportedOperationException("this disk manager cannot attach with another I/O thread factory");
+    }
 
     /**
      * Resets the device (waiting for in-flight requests to complete with their true status), stops its

@@ -121,6 +121,13 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
 
     @Override
     public synchronized DiskInfo attach(DiskSpec spec) {
+        return attach(spec, ioThreadFactory);
+    }
+
+    /** Attaches with the I/O threads of {@code ioThreads} (DiskManager's benchmark form; no configuration). */
+    @Override
+    public synchronized DiskInfo attach(DiskSpec spec, IoThreadFactory ioThreads) {
+        Objects.requireNonNull(ioThreads, "ioThreads");
         BackendFactory factory = validate(spec);
         QueueMapping mapping = QueueMapping.of(spec.mapping(), spec.numQueues(), spec.ioThreads());
         String name = spec.name();
@@ -132,7 +139,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         try {
             backend = open(factory, withSharedBytes(spec));
             for (int i = 0; i < spec.ioThreads(); i++) {
-                threads.add(ioThreadFactory.start("kickplug-blk-" + name + "-io" + i));
+                threads.add(ioThreads.start("kickplug-blk-" + name + "-io" + i));
             }
             device = new VirtioBlkDevice(BlkDeviceSpec.of(name, backend, spec.backend().readOnly(), spec.numQueues(),
                     spec.queueSize(), serial(spec), threads).withMapping(mapping).withTrackedLock(spec.trackedLock())
