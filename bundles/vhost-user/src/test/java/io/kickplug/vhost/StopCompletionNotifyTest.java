@@ -10,7 +10,7 @@ import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.FrontendClient;
-import io.kickplug.vhost.testsupport.FrontendClient.Queue;
+import io.kickplug.vhost.frontend.FrontendClient.Queue;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
