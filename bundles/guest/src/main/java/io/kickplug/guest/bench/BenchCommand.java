@@ -49,12 +49,14 @@ public final class BenchCommand {
 
     @Descriptor("run a benchmark in the simulated guest on a temporary memory disk: kp:bench kick [--runtime S]"
             + " [--exit-us 1,10,50] [--disk-size SIZE] [--transport mmio|pci] (seed 000: under-lock vs"
-            + " outside-lock kick at each exit latency); kp:bench seeds [--runtime S] [--json FILE] (the five seed"
-            + " experiments side by side, published figure beside the measured one, JSON result file)")
+            + " outside-lock kick at each exit latency); kp:bench seeds [--runtime S] [--json FILE] [--html FILE]"
+            + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] (the five seed experiments side by"
+            + " side, published figure beside the measured one, direction and within-2x verdicts, JSON and HTML)")
     public String bench(@Descriptor("the benchmark (kick or seeds), then its options") String... args) {
         if (args.length == 0) {
             throw new IllegalArgumentException("which benchmark? usage: kp:bench kick [--runtime S] [--exit-us 1,10,50]"
-                    + " [--disk-size SIZE] [--transport mmio|pci] | kp:bench seeds [--runtime S] [--json FILE]");
+                    + " [--disk-size SIZE] [--transport mmio|pci] | kp:bench seeds [--runtime S] [--json FILE] [--html FILE]"
+                    + " [--clock auto|real|virtual] [--charging measured|model] [--seed N]");
         }
         List<String> options = Arrays.asList(args).subList(1, args.length);
         return switch (args[0]) {

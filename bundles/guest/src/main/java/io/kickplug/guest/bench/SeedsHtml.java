@@ -132,7 +132,8 @@ public final class SeedsHtml {
         return b == null ? "na" : b ? "ok" : "bad";
     }
 
-    static String esc(String s) {
+    /** Text for HTML: &lt; &gt; &amp; &quot; escaped. */
+    public static String esc(String s) {
         if (s == null) {
             return "";
         }
