@@ -21,8 +21,9 @@ import java.util.Objects;
  * @param directionMatches whether the measured effect has the published direction; {@code null} when the
  *     comparison was not run (a variant it needs was not bound, so another ran in its place)
  * @param notes remarks a reader needs (a strategy that was not bound, a fallback), possibly empty
- * @param magnitudeRatio the measured effect over the published one (same measure: an IOPS ratio over the
- *     published ratio, a percent change over the published percent change); NaN when not measurable
+ * @param magnitudeRatio the measured effect over the published one in the same measure: a change over the
+ *     published change (an IOPS ratio r counts as the gain r - 1, a percent change as itself); NaN when not
+ *     measurable
  * @param clock how the seed ran: "virtual time (...)" or "real threads (...)", with the reason
  */
 public record SeedResult(String id, String title, String published, Map<String, Double> publishedFigures,

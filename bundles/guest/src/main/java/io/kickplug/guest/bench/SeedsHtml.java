@@ -14,12 +14,12 @@ import java.util.Map;
 public final class SeedsHtml {
 
     /** The published effect per seed, in the measure its magnitude ratio uses, and that measure's unit. */
-    private static final Map<String, double[]> PUBLISHED = Map.of("000", new double[] {34.0 / 14.0},
+    private static final Map<String, double[]> PUBLISHED = Map.of("000", new double[] {34.0 / 14.0 - 1},
             "001", new double[] {-93}, "002", new double[] {9}, "003", new double[] {20},
-            "004", new double[] {517.0 / 254.0});
-    private static final Map<String, String> MEASURE = Map.of("000", "IOPS ratio outside-lock / under-lock",
+            "004", new double[] {517.0 / 254.0 - 1});
+    private static final Map<String, String> MEASURE = Map.of("000", "IOPS gain outside-lock over under-lock (ratio - 1)",
             "001", "max hold time change, %", "002", "IOPS change defer-call vs immediate at iodepth 64, %",
-            "003", "IOPS change hipri=1 vs hipri=0, %", "004", "IOPS ratio mutex / yielding");
+            "003", "IOPS change hipri=1 vs hipri=0, %", "004", "IOPS gain mutex over yielding (ratio - 1)");
 
     private SeedsHtml() {
     }
@@ -132,7 +132,8 @@ public final class SeedsHtml {
         return b == null ? "na" : b ? "ok" : "bad";
     }
 
-    static String esc(String s) {
+    /** Text for HTML: &lt; &gt; &amp; &quot; escaped. */
+    public static String esc(String s) {
         if (s == null) {
             return "";
         }

@@ -254,6 +254,9 @@ final class VcpuMachine implements GuestMachine {
                 cpuBefore[v.id] = cpuTime(v.thread);
                 before[v.id] = v.counters();
             }
+            if (time != null) {
+                time.awaitIdle(timeout.toNanos()); // the boot's work on the I/O threads is done
+            }
             long start = time == null ? System.nanoTime() : time.latestClock();
             run = r;
             if (time == null) {
@@ -263,6 +266,9 @@ final class VcpuMachine implements GuestMachine {
                 time.wakeAll(vcpus.stream().map(v -> v.actor).toList(), start);
             }
             await(r, timeout);
+            if (time != null) {
+                time.awaitIdle(timeout.toNanos()); // the last completions and decisions are in the counters
+            }
             long elapsed = (time == null ? System.nanoTime() : time.latestClock()) - start;
             List<VcpuStats> stats = new ArrayList<>();
             for (VcpuThread v : vcpus) {

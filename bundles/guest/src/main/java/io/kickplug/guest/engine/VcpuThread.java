@@ -614,6 +614,9 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
                 kickQueue = q;
                 q.lock().lock(id);
             }
+            if (actor != null) {
+                time.charge(actor, time.costs().vqAddNs()); // virtqueue_add, under the lock (model charging)
+            }
             if (s.hipri()) {
                 hipriInFlight++;
             }
@@ -661,15 +664,20 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
     @Override
     public void notifyDevice() {
         long t0 = now();
+        // The exit: with ioeventfd off the device's queue handler runs during it (VirtualIoThread in virtual
+        // time, SynchronousNotify in real time).
         if (actor != null) {
-            // The exit: with ioeventfd off the device's queue handler runs here, during it (VirtualIoThread).
             actor.inExit = true;
+        } else {
+            SynchronousNotify.exit(true);
         }
         try {
             driver.notify(kickQueue.index());
         } finally {
             if (actor != null) {
                 actor.inExit = false;
+            } else {
+                SynchronousNotify.exit(false);
             }
         }
         notifies++;

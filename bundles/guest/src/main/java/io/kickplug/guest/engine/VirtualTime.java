@@ -74,17 +74,18 @@ public final class VirtualTime implements IoThreadFactory {
      * @param ioeventfdWakeNs from a notify to the moment a sleeping I/O thread runs (eventfd signal, wake-up of
      *     a thread blocked in ppoll on another core)
      * @param guestSubmitNs {@link Charging#MODEL} only: guest CPU per request submitted (fio, block layer, driver)
+     * @param vqAddNs {@link Charging#MODEL} only: guest CPU of adding one chain to the ring, under the vq lock
      * @param guestCompleteNs {@link Charging#MODEL} only: guest CPU per request completed (handler, callback)
      * @param deviceRequestNs {@link Charging#MODEL} only: device CPU per request (pop, parse, submit, push)
      * @param pollNs one poll of the used ring by a vCPU that spins for a hipri completion
      */
-    public record Costs(long ioeventfdWakeNs, long guestSubmitNs, long guestCompleteNs,
+    public record Costs(long ioeventfdWakeNs, long guestSubmitNs, long vqAddNs, long guestCompleteNs,
             long deviceRequestNs, long pollNs) {
 
-        public static final Costs DEFAULTS = new Costs(5_000, 1_500, 1_000, 2_500, 200);
+        public static final Costs DEFAULTS = new Costs(5_000, 1_500, 200, 1_000, 2_500, 200);
 
         public Costs {
-            if (ioeventfdWakeNs < 0 || guestSubmitNs < 0 || guestCompleteNs < 0 || deviceRequestNs < 0
+            if (ioeventfdWakeNs < 0 || vqAddNs < 0 || guestSubmitNs < 0 || guestCompleteNs < 0 || deviceRequestNs < 0
                     || pollNs <= 0) {
                 throw new IllegalArgumentException("costs must not be negative (poll positive): " + this);
             }
@@ -194,6 +195,30 @@ public final class VirtualTime implements IoThreadFactory {
 
     public boolean isShutdown() {
         return shutdown;
+    }
+
+    /**
+     * Waits (from outside, on the host's clock) until no actor runs or is due: the machine is quiescent. A run
+     * starts and ends there, so what the host thread does around it (boot, reading counters) never overlaps an
+     * actor and the same seed replays the same schedule.
+     *
+     * @return false when it gave up after {@code timeoutNanos}
+     */
+    public synchronized boolean awaitIdle(long timeoutNanos) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (running != null && !shutdown) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            try {
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
     }
 
     // Actors ---------------------------------------------------------------------------------------------
@@ -468,6 +493,7 @@ public final class VirtualTime implements IoThreadFactory {
         }
         if (ties == 0) {
             running = null;
+            notifyAll(); // awaitIdle
             return null;
         }
         int pick = ties == 1 ? 0 : random.nextInt(ties);

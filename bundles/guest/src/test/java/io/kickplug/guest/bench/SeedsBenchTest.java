@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code kp:bench seeds --runtime 0.05 --clock virtual --charging model} end to end through Gogo's parser on the real device, transport and
+ * {@code kp:bench seeds --runtime 0.02 --clock virtual --charging model} end to end through Gogo's parser on the real device, transport and
  * guest engine: every seed's lines are there, the JSON file parses back, the temporary disks are gone. No
  * figure is asserted (the host is shared and noisy).
  *
@@ -92,12 +92,12 @@ class SeedsBenchTest {
     }
 
     @Test
-    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    @Timeout(value = 400, unit = TimeUnit.SECONDS)
     void everySeedReportsItsPointsBesideThePublishedFigureAndTheJsonParsesBack(@TempDir Path dir) throws Exception {
         Path json = dir.resolve("sub/seeds.json");
         Path html = dir.resolve("seeds.html");
         // Virtual time charged by the model only: the same figures on any host, and fast.
-        String out = (String) shell.run("kp:bench seeds --runtime 0.05 --clock virtual --charging model --json " + json
+        String out = (String) shell.run("kp:bench seeds --runtime 0.02 --clock virtual --charging model --json " + json
                 + " --html " + html);
         for (String id : List.of("000", "001", "002", "003", "004")) {
             assertTrue(out.contains("\nseed " + id + ": "), id + "\n" + out);
@@ -111,7 +111,7 @@ class SeedsBenchTest {
         assertEquals(8 + 2 + 6 + 2 + 3, points.size(), out);
         for (String p : points) {
             for (String param : List.of("numjobs ", "iodepth ", "bs 4k", "rw ", "queues ", "iothreads ", "exit ",
-                    "inject ", "backend ", "runtime 0.050s")) {
+                    "inject ", "backend ", "runtime 0.020s")) {
                 assertTrue(p.contains(param), param + " missing in: " + p);
             }
             assertTrue(p.contains("| IOPS "), p);
@@ -162,7 +162,7 @@ class SeedsBenchTest {
             assertTrue(s.get("within_2x").isBoolean(), s.toString());
             assertTrue(s.get("measured_figures").size() > 0, s.toString());
             for (JsonNode p : s.get("points")) {
-                assertEquals("0.050s", p.get("params").get("runtime").asText());
+                assertEquals("0.020s", p.get("params").get("runtime").asText());
                 assertTrue(p.get("figures").get("IOPS").asDouble() > 0, "every point completed requests: " + p);
             }
         }

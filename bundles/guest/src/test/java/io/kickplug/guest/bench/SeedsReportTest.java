@@ -242,7 +242,7 @@ class SeedsReportTest {
         assertFalse(html.contains("src="), html);
         assertFalse(html.replace("http://www.w3.org/2000/svg", "").contains("http"), "nothing fetched");
         assertTrue(html.contains("Started t&lt;0&gt;"), "text is escaped");
-        assertTrue(html.contains(">2.43</text>"), "the published ratio's bar: " + html);
+        assertTrue(html.contains(">1.43</text>"), "the published gain (2.43x - 1): " + html);
         assertTrue(html.contains(">-80.00</text>") || html.contains(">-80.0</text>") || html.contains("-80.00"), html);
         assertTrue(html.contains("<td class=\"ok\">matches</td>"), html);
     }

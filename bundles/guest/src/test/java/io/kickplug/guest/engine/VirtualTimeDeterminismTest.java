@@ -55,16 +55,22 @@ class VirtualTimeDeterminismTest {
             MachineConfig config = engine.defaults(name).withVcpus(4).withLatencies(10_000, 2_000)
                     .withKickPolicy(kick);
             FioReport report;
+            List<LockStatRow> rows;
+            List<QueueCounters> counters;
+            // Everything is read before the machine closes: closing ends the virtual time, and the vCPUs and I/O
+            // threads then run freely (a vCPU finishing its loop iteration may take the vq lock once more).
             try (GuestMachine machine = engine.boot(registry.port(name), new VirtqueueFactoryComponent(), config,
                     time)) {
                 engine.locks().reset();
                 report = FioRunner.run(machine, name, JobFileParser.parse("[global]\nbs=4k\nioengine=libaio\n"
                         + "iodepth=16\nnumjobs=4\nruntime=20ms\ntime_based\ngroup_reporting=1\n[r]\nrw=randread\n"));
+                rows = engine.locks().rows();
+                counters = registry.counters(name);
             }
             assertFalse(report.failed(), String.join("; ", report.errorLines()));
             JobResult all = JobResult.merge(report.jobs());
             List<String> locks = new ArrayList<>();
-            for (LockStatRow r : engine.locks().rows()) {
+            for (LockStatRow r : rows) {
                 if (r.name().startsWith(name + " ")) {
                     locks.add(r.name() + " " + r.contentions() + " " + r.acquisitions() + " " + r.holdtimeMaxNs() + " "
                             + r.waittimeTotalNs());
@@ -73,7 +79,7 @@ class VirtualTimeDeterminismTest {
             long requests = 0;
             long sent = 0;
             long avail = 0;
-            for (QueueCounters c : registry.counters(name)) {
+            for (QueueCounters c : counters) {
                 requests += c.requests();
                 sent += c.interruptsSent();
                 avail += c.availNotifications();
