@@ -41,18 +41,20 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The notification protocol end to end (issue 12): every completion-notification strategy, EVENT_IDX on and off
  * and device-side polling on and off, with the simulated guest on the virtio-mmio transport, 2 queues on one I/O
  * thread. Passes of fio write-and-verify jobs at random depths (1 to 32, so the device both batches and sleeps
- * after every request), random block sizes and random VM-exit and interrupt-injection costs (the gaps between a
+ * after every request), a random block size per pass and random VM-exit and interrupt-injection costs (the gaps between a
  * request and the next differ from pass to pass), with a random pause between passes (the device and its poll
  * window go idle). Every request completes: each job's I/O count is exact, verify passes, nothing stays in
  * flight. A lost kick or interrupt makes a job time out (the guest's 10 s request timeout).
  *
- * <p>Requests per case: {@code -Dkickplug.notify.stress.requests} (default 3,000, so 12 cases stay around a
+ * <p>Requests per case: {@code -Dkickplug.notify.stress.requests} (default 10,000, so 12 cases stay around a
  * minute in CI); {@code -Dkickplug.notify.stress.requests=1000000} for a long run.
  */
 class NotificationProtocolStressTest {
 
-    private static final int REQUESTS = Integer.getInteger("kickplug.notify.stress.requests", 3_000);
+    private static final int REQUESTS = Integer.getInteger("kickplug.notify.stress.requests", 10_000);
     private static final String DISK = "nps";
+    /** One size per pass (verify with random writes needs one block size); the pass draws it. */
+    private static final String[] BLOCK_SIZES = {"512", "4k", "16k"};
 
     private final NotifierRegistry notifiers = new NotifierRegistry();
     private final DiskRegistry disks = new DiskRegistry(new TransportFactoryComponent(new VirtqueueFactoryComponent()),
@@ -100,7 +102,7 @@ class NotificationProtocolStressTest {
         while (ios < REQUESTS) {
             int depthA = 1 + random.nextInt(32);
             int depthB = random.nextInt(3) == 0 ? 1 : 1 + random.nextInt(32);
-            List<String> args = List.of("--rw=randwrite", "--bsrange=512-16k", "--size=256k", "--ioengine=libaio",
+            List<String> args = List.of("--rw=randwrite", "--bs=" + BLOCK_SIZES[random.nextInt(BLOCK_SIZES.length)], "--size=256k", "--ioengine=libaio",
                     "--verify=crc32c", "--randseed=" + random.nextInt(1 << 20),
                     "--name=a", "--offset=0", "--iodepth=" + depthA,
                     "--name=b", "--offset=4m", "--iodepth=" + depthB);
