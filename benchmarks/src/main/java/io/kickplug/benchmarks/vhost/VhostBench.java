@@ -189,7 +189,7 @@ public final class VhostBench {
                 server, p.iops(), p.cpuUsPerIo(), p.p50ns() / 1e3, p.p99ns() / 1e3, p.p999ns() / 1e3));
     }
 
-    /** The median run by IOPS, with its own CPU and latencies (per-column medians would mix runs). */
+    /** The run with the median CPU per I/O, with its own IOPS and latencies (per-column medians would mix runs). */
     private static Point median(List<Point> points) {
         List<Point> sorted = new ArrayList<>(points);
         sorted.sort((a, b) -> Double.compare(a.cpuUsPerIo(), b.cpuUsPerIo()));

@@ -71,6 +71,8 @@ final class QueueWorker implements Runnable, PollHandler {
     boolean dirty;
     /** Requests pushed to the used ring whose used index is not published yet; I/O thread only. */
     private int unreleased;
+    /** The disk counters of this queue's requests since the last publication; I/O thread only. */
+    private final BlkStats.Batch batch;
     /** Notifications are off because the I/O thread polls the queue; I/O thread only. */
     private boolean polling;
     /** Inside drain(): submissions wait for the unplug at the drain's end; I/O thread only. */
@@ -92,6 +94,7 @@ final class QueueWorker implements Runnable, PollHandler {
         this.counters = channel.stats();
         this.stopping = stopping;
         this.slots = new Slot[queue.size()];
+        this.batch = disk.processor().batch(queue.index());
         channel.publisher(this::publishUsed);
     }
 
@@ -222,6 +225,9 @@ final class QueueWorker implements Runnable, PollHandler {
             draining = false;
             unplug(); // after a fault too: a held operation would never complete, and a reset would wait for it
             counters.handlerRan(chains);
+            // Requests taken and not completed in this run (a worker pool's) are in flight from now on, before
+            // any completion of theirs can be released.
+            disk.processor().publish(batch);
         }
     }
 
@@ -248,7 +254,7 @@ final class QueueWorker implements Runnable, PollHandler {
             throw new IllegalStateException("queue " + queue.index() + ": head " + head
                     + " popped again while its request is in flight");
         }
-        BlkRequest request = disk.processor().accept(chain, slot.request);
+        BlkRequest request = disk.processor().accept(chain, slot.request, batch);
         slot.busy = true;
         counters.requests++; // plain: this I/O thread owns them; published per batch (QueueStats.publish)
         counters.inFlight++;
@@ -548,7 +554,7 @@ final class QueueWorker implements Runnable, PollHandler {
     private void complete(Slot slot) {
         BlkRequest request = slot.request;
         Outcome outcome = slot.outcome;
-        int used = disk.processor().finish(request, outcome, request.dataWritten());
+        int used = disk.processor().finish(request, outcome, request.dataWritten(), batch);
         counters.inFlight--;
         if (outcome == Outcome.OK && (request.kind() == RequestType.IN || request.kind() == RequestType.OUT)) {
             counters.bytes += request.dataBytes();
@@ -580,6 +586,8 @@ final class QueueWorker implements Runnable, PollHandler {
      */
     private void publishUsed() {
         try {
+            // Counted before the used index carries them: a driver that sees a completion sees it counted.
+            disk.processor().publish(batch);
             queue.publishUsed();
         } catch (GuestFaultException e) {
             fault(e);

@@ -59,6 +59,21 @@ final class RequestProcessor {
         }
     }
 
+    /**
+     * As {@link #accept(DescriptorChain, BlkRequest)}, counted in the queue's {@code batch} (in flight once the
+     * batch is {@link #publish}ed): no atomic per request.
+     */
+    BlkRequest accept(DescriptorChain chain, BlkRequest target, BlkStats.Batch batch) {
+        batch.begin();
+        try {
+            return BlkRequestParser.parseInto(target, chain, capacitySectors(), readOnly, mode.features(),
+                    mode.limits());
+        } catch (RuntimeException e) {
+            batch.abandon();
+            throw e;
+        }
+    }
+
     /** The synchronous backend work, callable from any thread. */
     RequestExecutor executor() {
         return executor;
@@ -73,6 +88,23 @@ final class RequestProcessor {
         request.status().writeU8(outcome.status());
         stats.complete(request.kind(), outcome, outcome == Outcome.OK ? request.dataBytes() : 0);
         return (int) (dataWritten + 1);
+    }
+
+    /** As {@link #finish(BlkRequest, Outcome, long)}, counted in the queue's {@code batch}. */
+    int finish(BlkRequest request, Outcome outcome, long dataWritten, BlkStats.Batch batch) {
+        request.status().writeU8(outcome.status());
+        batch.complete(request.kind(), outcome, outcome == Outcome.OK ? request.dataBytes() : 0);
+        return (int) (dataWritten + 1);
+    }
+
+    /** The counting batch of queue {@code queue} ({@link BlkStats#batch}). */
+    BlkStats.Batch batch(int queue) {
+        return stats.batch(queue);
+    }
+
+    /** Publishes a queue's batch of counts ({@link BlkStats#publish}). */
+    void publish(BlkStats.Batch batch) {
+        stats.publish(batch);
     }
 
     /** A request {@link #finish}ed earlier is now in the used ring: it no longer holds up a reset. */

@@ -42,8 +42,8 @@ import java.util.logging.Logger;
  * wake-up descriptor; a readable descriptor's counter is read and its handler runs in the same iteration, so a
  * vhost-user kick costs one wake-up. While the loop has descriptor sources it sleeps in that poll instead of
  * parking; {@link IoSource#signal()}, tasks and {@link #close()} then write the wake-up descriptor, and only when
- * the loop sleeps or is about to ({@code sleeping}), once per sleep ({@code woken}). After an iteration that
- * did work the loop looks at the descriptors without blocking, so a busy loop still sees kicks.
+ * the loop sleeps or is about to, once per sleep ({@code sleeping}). A loop that keeps
+ * finding work looks at the descriptors without blocking every few iterations, so it still sees kicks.
  */
 public final class EventLoopThread implements IoThread {
     private static final Logger LOG = Logger.getLogger(EventLoopThread.class.getName());
@@ -61,18 +61,22 @@ public final class EventLoopThread implements IoThread {
     /** Whether pollBegin was called on the polled sources (poll mode); loop thread only. */
     private boolean pollStarted;
     private volatile boolean running = true;
-    /** {@link #AWAKE}, {@link #PARKED} or {@link #POLLING}: how the loop sleeps, or is about to. */
+    /**
+     * {@link #AWAKE}, {@link #PARKED} or {@link #POLLING}: how the loop sleeps, or is about to; {@link #WOKEN}: it
+     * sleeps in poll and a waker has written (or is writing) the wake-up descriptor for this sleep. The loop
+     * stores AWAKE after each sleep, so a waker's CAS from POLLING to WOKEN succeeds only within one sleep: a
+     * late waker cannot leave a stale "already woken" behind for the next one.
+     */
     private volatile int sleeping;
     private static final int AWAKE = 0;
     private static final int PARKED = 1;
     private static final int POLLING = 2;
-    /** A wake-up descriptor write happened (or is about to) since the loop last drained it; see wake(). */
-    private volatile boolean woken;
-    private static final VarHandle WOKEN;
+    private static final int WOKEN = 3;
+    private static final VarHandle SLEEPING;
 
     static {
         try {
-            WOKEN = MethodHandles.lookup().findVarHandle(EventLoopThread.class, "woken", boolean.class);
+            SLEEPING = MethodHandles.lookup().findVarHandle(EventLoopThread.class, "sleeping", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -90,10 +94,13 @@ public final class EventLoopThread implements IoThread {
     private final List<Source> watched = new ArrayList<>();
     private DescriptorPoller.PollSet pollSet;
     private DescriptorPoller.Wakeup pollSetWakeup;
-    /** Counter of the last descriptor source change the loop has taken (waiters in cancel()). */
-    private long descriptorGeneration;
-    private long descriptorGenerationSeen;
     private final byte[] counter = new byte[64];
+    /**
+     * Iterations with work since the loop last waited; every {@value #BUSY_ITERATIONS_PER_LOOK}th looks at the
+     * descriptors without blocking. Not every one: at queue depth 1 that extra poll(2) was a syscall per request.
+     */
+    private int busyIterations;
+    private static final int BUSY_ITERATIONS_PER_LOOK = 16;
     private volatile long iterations;
 
     /** A source's poll settings. */
@@ -120,6 +127,8 @@ public final class EventLoopThread implements IoThread {
         boolean watching;
         /** A descriptor source not yet taken off the registration count ({@code descriptorSources}); loop only. */
         boolean counted;
+        /** Set by the loop once a cancelled descriptor source is no longer watched (cancel() waits for it). */
+        volatile boolean released;
 
         Source(String sourceName, Runnable handler) {
             this(sourceName, handler, null, null);
@@ -160,18 +169,14 @@ public final class EventLoopThread implements IoThread {
                 reconcile(this);
                 if (fd != null) {
                     unwatch(this);
+                    released = true;
                 }
             } else {
                 pollChanges.add(this);
                 if (fd != null) {
-                    // Queued before the generation moves: a loop that has seen the generation finds it queued.
                     descriptorChanges.add(this);
-                    long target;
-                    synchronized (descriptorLock) {
-                        target = ++descriptorGeneration;
-                    }
                     wake();
-                    awaitDescriptorChange(target);
+                    awaitReleased(this);
                 } else {
                     wake();
                 }
@@ -231,11 +236,11 @@ public final class EventLoopThread implements IoThread {
         return s;
     }
 
-    /** Waits until the loop has taken descriptor change {@code target} (or stopped), at most 10 s. */
-    private void awaitDescriptorChange(long target) {
+    /** Waits until the loop no longer watches the cancelled source's descriptor (or stopped), at most 10 s. */
+    private void awaitReleased(Source s) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         synchronized (descriptorLock) {
-            while (descriptorGenerationSeen < target && running && thread.isAlive()) {
+            while (!s.released && running && thread.isAlive()) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     LOG.log(Level.SEVERE, "I/O thread " + name + " did not stop watching a descriptor in 10 s");
@@ -274,13 +279,13 @@ public final class EventLoopThread implements IoThread {
      * Wakes the loop if it sleeps or is about to: the caller's enqueue (a CAS or volatile write) comes before
      * this volatile read of {@code sleeping}, and the loop's store of {@code sleeping} before its re-check of the
      * queues, so one of the two sees the other (see park()). In a descriptor wait only the first waker of a
-     * sleep writes the wake-up descriptor ({@code woken}); the loop clears it after draining.
+     * sleep writes the wake-up descriptor (its CAS from POLLING to WOKEN).
      */
     private void wake() {
         int how = sleeping;
         if (how == PARKED) {
             LockSupport.unpark(thread);
-        } else if (how == POLLING && !woken && WOKEN.compareAndSet(this, false, true)) {
+        } else if (how == POLLING && SLEEPING.compareAndSet(this, POLLING, WOKEN)) {
             DescriptorPoller.Wakeup w = wakeup;
             if (w != null) {
                 w.signal();
@@ -337,15 +342,15 @@ public final class EventLoopThread implements IoThread {
                 worked = true;
             }
             if (!worked) {
+                busyIterations = 0;
                 await();
-            } else if (!watched.isEmpty()) {
-                waitOnDescriptors(false); // a busy loop still sees kicks (QEMU's non-blocking aio_poll)
+            } else if (!watched.isEmpty() && ++busyIterations % BUSY_ITERATIONS_PER_LOOK == 0) {
+                waitOnDescriptors(false); // a loop that never runs out of work still sees kicks
             }
         }
         setPollStarted(false);
         synchronized (descriptorLock) {
-            // Nobody waits for a stopped loop to stop watching: let cancel() callers go.
-            descriptorGenerationSeen = descriptorGeneration;
+            // A stopped loop watches nothing: let cancel() callers go.
             descriptorLock.notifyAll();
             if (wakeup != null) {
                 wakeup.close();
@@ -453,12 +458,12 @@ public final class EventLoopThread implements IoThread {
             sleeping = AWAKE;
             return;
         }
+        // Ends this sleep for wakers: none can win the CAS to WOKEN any more. A byte a waker of this sleep writes
+        // after the drain below stays in the pipe and ends the next wait at once (harmless).
         sleeping = AWAKE;
         if ((pollSet.ready(0) & DescriptorPoller.READABLE) != 0) {
             pollSetWakeup.drain();
         }
-        // Cleared after the drain: a waker that wins the CAS from now on writes a byte the next wait sees.
-        woken = false;
         for (int i = 0; i < watched.size(); i++) {
             int events = pollSet.ready(i + 1);
             if (events == 0) {
@@ -493,15 +498,16 @@ public final class EventLoopThread implements IoThread {
         if (descriptorChanges.isEmpty()) {
             return;
         }
-        long seen;
-        synchronized (descriptorLock) {
-            seen = descriptorGeneration; // every cancel up to here is in the queue already
-        }
         Source s;
         boolean changed = false;
+        List<Source> released = null;
         while ((s = descriptorChanges.poll()) != null) {
             if (s.cancelled) {
                 changed |= unwatchQuietly(s);
+                if (released == null) {
+                    released = new ArrayList<>();
+                }
+                released.add(s);
             } else if (!s.watching) {
                 s.watching = true;
                 watched.add(s);
@@ -511,9 +517,13 @@ public final class EventLoopThread implements IoThread {
         if (changed) {
             rebuildPollSet();
         }
-        synchronized (descriptorLock) {
-            descriptorGenerationSeen = Math.max(descriptorGenerationSeen, seen);
-            descriptorLock.notifyAll();
+        if (released != null) {
+            synchronized (descriptorLock) {
+                for (Source r : released) {
+                    r.released = true;
+                }
+                descriptorLock.notifyAll();
+            }
         }
     }
 

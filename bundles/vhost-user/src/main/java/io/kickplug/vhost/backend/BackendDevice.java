@@ -569,7 +569,10 @@ final class BackendDevice implements DeviceSignals, Closeable {
                         + area.queueSize());
             }
             int usedIdx = memory.readU16(used + 2) & 0xffff;
-            InflightQueue.Recovery rec = InflightQueue.recover(area.queue(r.index), usedIdx, r.num);
+            int num = r.num;
+            // The head of used entry i: its id, the first 32-bit field of the used element (section 2.7.8).
+            InflightQueue.Recovery rec = InflightQueue.recover(area.queue(r.index), usedIdx, num,
+                    i -> memory.readU32(used + 4 + 8L * (i % num)));
             if (!rec.fresh() && rec.nextAvail() != r.nextAvail) {
                 LOG.log(Level.INFO, "vhost-user " + name + ": queue " + r.index + " continues at available index "
                         + rec.nextAvail() + " (used " + usedIdx + " + " + rec.resubmit().size()
