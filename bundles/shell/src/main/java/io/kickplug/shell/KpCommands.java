@@ -84,6 +84,8 @@ public final class KpCommands {
             @Parameter(names = "--mapping", absentValue = "") String mapping,
             @Descriptor("transport: mmio (default) or pci (virtio-pci modern with MSI-X)")
             @Parameter(names = "--transport", absentValue = "mmio") String transport,
+            @Descriptor("virtqueue format offered to the guest: split (default) or packed (VIRTIO_F_RING_PACKED)")
+            @Parameter(names = "--ring", absentValue = "split") String ring,
             @Descriptor("lock of the tracked-requests list: yielding, mutex (default) or sharded")
             @Parameter(names = "--tracked-lock", absentValue = "mutex") String trackedLock,
             @Descriptor("GET_ID answer, at most 20 bytes (default: the name)")
@@ -100,8 +102,8 @@ public final class KpCommands {
             @Descriptor("size in bytes with an optional K, M, G or T suffix, e.g. 64M") String size) {
         AttachArgs.Options options = new AttachArgs.Options(backend, file, readOnly, direct, queues, queueSize,
                 ioThreads, mapping, transport, trackedLock, serial, workers);
-        DiskInfo attached = manager().attach(AttachArgs.withNullOptions(AttachArgs.spec(name, size, options),
-                readZeroes, latencyNs));
+        DiskInfo attached = manager().attach(AttachArgs.withRing(AttachArgs.withNullOptions(
+                AttachArgs.spec(name, size, options), readZeroes, latencyNs), ring));
         return json ? JsonShapes.oneDisk(attached) : AttachArgs.describe(attached);
     }
 
@@ -125,6 +127,8 @@ public final class KpCommands {
             @Parameter(names = "--mapping", absentValue = "") String mapping,
             @Descriptor("transport: mmio (default) or pci (virtio-pci modern with MSI-X)")
             @Parameter(names = "--transport", absentValue = "mmio") String transport,
+            @Descriptor("virtqueue format offered to the guest: split (default) or packed (VIRTIO_F_RING_PACKED)")
+            @Parameter(names = "--ring", absentValue = "split") String ring,
             @Descriptor("lock of the tracked-requests list: yielding, mutex (default) or sharded")
             @Parameter(names = "--tracked-lock", absentValue = "mutex") String trackedLock,
             @Descriptor("GET_ID answer, at most 20 bytes (default: the name)")
@@ -138,8 +142,8 @@ public final class KpCommands {
             @Descriptor("JSON instead of text (shape in the README, section JSON output)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name (letters, digits, '-', '_', '.')") String name) {
-        return attach(backend, file, readOnly, direct, queues, queueSize, ioThreads, mapping, transport, trackedLock,
-                serial, workers, readZeroes, latencyNs, json, name, null);
+        return attach(backend, file, readOnly, direct, queues, queueSize, ioThreads, mapping, transport, ring,
+                trackedLock, serial, workers, readZeroes, latencyNs, json, name, null);
     }
 
     @Descriptor("resize a disk; the driver gets a configuration-change notification")
