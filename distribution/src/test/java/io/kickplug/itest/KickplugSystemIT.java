@@ -41,6 +41,7 @@ import org.osgi.framework.ServiceReference;
 public class KickplugSystemIT {
 
     private static final List<String> PROJECT_BUNDLES = List.of("io.kickplug.api", "io.kickplug.virtqueue.split",
+            "io.kickplug.virtqueue.packed",
             "io.kickplug.virtio.transport", "io.kickplug.blk", "io.kickplug.poll", "io.kickplug.guest",
             "io.kickplug.shell", "io.kickplug.batching", "io.kickplug.vhost", "io.kickplug.backend.nbd");
     /** One command of each command-providing bundle: shell, guest (io), vhost-user (vhost). */

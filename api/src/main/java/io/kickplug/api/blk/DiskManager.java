@@ -4,6 +4,7 @@ import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollStatus;
 import io.kickplug.api.transport.GuestPort;
+import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import java.util.List;
 import org.osgi.annotation.versioning.ProviderType;
@@ -82,6 +83,18 @@ public interface DiskManager {
 
     /** @throws DiskException when no disk has that name */
     DiskInfo info(String name);
+
+    /**
+     * Swaps the virtqueue format a running disk offers (VIRTIO 1.2 sections 2.7 and 2.8): the device is reset
+     * (in-flight requests complete), the guest is told it went, and the disk comes back at once offering
+     * {@code format}; a simulated guest re-probes, negotiates the new format and resubmits what was in flight.
+     * The disk's bytes and guest memory stay (they need the shared-memory files).
+     *
+     * @throws DiskException for an unknown disk, or when the disk cannot keep its guest memory across the swap
+     */
+    default DiskInfo setRing(String name, RingFormat format) {
+        throw new DiskException("this disk manager cannot swap ring formats");
+    }
 
     /**
      * The disks defined by a ConfigAdmin configuration (every {@link #attach} makes one, {@link #detach}

@@ -18,6 +18,7 @@ import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.KickDescriptors;
 import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.SyncBackends;
@@ -76,6 +77,8 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private PollPolicy pollPolicy;
     /** Per queue: what device-side polling found, kept across resets. */
     private final PollTally[] pollTallies;
+    /** The ring format offered at the next negotiation: packed adds VIRTIO_F_RING_PACKED (section 2.8). */
+    private volatile RingFormat ring = RingFormat.SPLIT;
 
     /** A device made of {@code spec}; see {@link BlkDeviceSpec} for what each part must be. */
     public VirtioBlkDevice(BlkDeviceSpec spec) {
@@ -145,6 +148,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
     @Override
     public long offeredFeatures() {
         long features = VirtioFeatures.VERSION_1 | VirtioFeatures.RING_INDIRECT_DESC | VirtioFeatures.RING_EVENT_IDX
+                | ring.feature()
                 | VirtioBlk.F_SIZE_MAX | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE | VirtioBlk.F_TOPOLOGY
                 | VirtioBlk.F_FLUSH | VirtioBlk.F_CONFIG_WCE | VirtioBlk.F_LIFETIME;
         if (numQueues > 1) {
@@ -161,6 +165,19 @@ public final class VirtioBlkDevice implements VirtioDevice {
             }
         }
         return features;
+    }
+
+    /**
+     * The ring format to offer from the next feature negotiation on: {@link RingFormat#PACKED} offers
+     * VIRTIO_F_RING_PACKED (a transport without the packed ring bundle leaves it out). A running driver keeps
+     * its rings until it resets the device and negotiates again.
+     */
+    public void setRing(RingFormat format) {
+        this.ring = java.util.Objects.requireNonNull(format, "format");
+    }
+
+    public RingFormat ring() {
+        return ring;
     }
 
     /** A new negotiation (FEATURES_OK): the request types and the write cache follow it. */

@@ -91,6 +91,13 @@ public final class DiskConfigComponent {
         @AttributeDefinition(description = "Transport")
         String transport() default "mmio";
 
+        @AttributeDefinition(description = "Virtqueue format offered to the guest (VIRTIO 1.2 sections 2.7, 2.8)",
+                options = {
+                    @org.osgi.service.metatype.annotations.Option(label = "split", value = "split"),
+                    @org.osgi.service.metatype.annotations.Option(label = "packed (VIRTIO_F_RING_PACKED)",
+                            value = "packed")})
+        String ring() default "split";
+
         @AttributeDefinition(required = false, description = "GET_ID answer, at most 20 bytes")
         String serial() default "";
 

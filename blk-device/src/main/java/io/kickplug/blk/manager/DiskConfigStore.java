@@ -52,6 +52,7 @@ final class DiskConfigStore {
                 .map(t -> t.stream().map(String::valueOf).collect(Collectors.joining(",")))
                 .collect(Collectors.joining(";")));
         p.put("transport", spec.transport().label());
+        p.put("ring", spec.ring().id());
         if (spec.serial() != null) {
             p.put("serial", spec.serial());
         }

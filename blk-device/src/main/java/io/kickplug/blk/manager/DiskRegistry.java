@@ -24,6 +24,7 @@ import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
 import io.kickplug.api.transport.TransportInstance;
+import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.QueueMapping;
@@ -107,7 +108,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             return new DiskInfo(spec.name(), backend.size(), backend.kind(), device.readOnly(), transport.kind(),
                     spec.numQueues(), spec.queueSize(), spec.ioThreads(), transport.deviceStatus(),
                     device.stats().requestsCompleted(), device.stats().requestsInFlight(), spec.backend().path(),
-                    device.mapping().asLists(), device.trackedRequests().kind());
+                    device.mapping().asLists(), device.trackedRequests().kind(), device.ring());
         }
     }
 
@@ -121,12 +122,17 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
 
     @Override
     public synchronized DiskInfo attach(DiskSpec spec) {
-        return attach(spec, ioThreadFactory);
+        return attachNow(spec, ioThreadFactory);
     }
 
     /** Attaches with the I/O threads of {@code ioThreads} (DiskManager's benchmark form; no configuration). */
     @Override
     public synchronized DiskInfo attach(DiskSpec spec, IoThreadFactory ioThreads) {
+        return attachNow(spec, ioThreads);
+    }
+
+    /** What {@link #attach} does; {@link #setRing} uses it too, so a subclass's attach is not called then. */
+    private DiskInfo attachNow(DiskSpec spec, IoThreadFactory ioThreads) {
         Objects.requireNonNull(ioThreads, "ioThreads");
         BackendFactory factory = validate(spec);
         QueueMapping mapping = QueueMapping.of(spec.mapping(), spec.numQueues(), spec.ioThreads());
@@ -144,6 +150,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             device = new VirtioBlkDevice(BlkDeviceSpec.of(name, backend, spec.backend().readOnly(), spec.numQueues(),
                     spec.queueSize(), serial(spec), threads).withMapping(mapping).withTrackedLock(spec.trackedLock())
                     .withWorkers(spec.workers()).withNotifiers(notifiers));
+            device.setRing(spec.ring());
             device.setPollPolicy(pollPolicy);
             GuestMemory memory = allocate(spec);
             // The registry's lease: the guest memory stays mapped while the disk is attached (issue 18).
@@ -241,6 +248,32 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
      * configuration-change notification (VIRTIO 1.2 section 5.2.6.2). Requests already validated against
      * the old capacity that reach past a smaller one fail with IOERR in the backend.
      */
+    /**
+     * Quiesces the disk as a bundle swap does (device reset, transport closed: the guest is told the device
+     * went), keeping its shared bytes and guest memory, and attaches it again offering {@code format}.
+     */
+    @Override
+    public synchronized DiskInfo setRing(String name, RingFormat format) {
+        AttachedDisk disk = find(name);
+        if (disk.spec().ring() == format) {
+            return disk.info();
+        }
+        if (shared == null) {
+            throw new DiskException("disk '" + name + "': swapping the ring format needs the shared-memory files "
+                    + "(the guest keeps its memory across the swap)");
+        }
+        DiskSpec next = disk.spec().withRing(format);
+        quiescing = true;
+        try {
+            removeDisk(name);
+        } finally {
+            quiescing = false;
+        }
+        DiskInfo info = attachNow(next, ioThreadFactory);
+        LOG.log(Level.INFO, "disk " + name + " now offers " + format.id() + " rings");
+        return info;
+    }
+
     @Override
     public synchronized DiskInfo resize(String name, long newSizeBytes) {
         AttachedDisk disk = find(name);

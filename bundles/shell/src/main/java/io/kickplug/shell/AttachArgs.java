@@ -5,6 +5,7 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.RingFormat;
 import java.util.List;
 import java.util.Locale;
 
@@ -120,6 +121,15 @@ public final class AttachArgs {
         return spec.withBackend(new BackendSpec(b.kind(), uri.trim(), b.sizeBytes(), b.readOnly(), b.direct()));
     }
 
+    /** Applies {@code --ring split|packed} (the virtqueue format the device offers) to a spec. */
+    public static DiskSpec withRing(DiskSpec spec, String ring) {
+        try {
+            return spec.withRing(RingFormat.parse(ring == null ? "split" : ring));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--ring: " + e.getMessage());
+        }
+    }
+
     /** Parses "--mapping 0,2;1,3": entry {@code i} lists the queues of I/O thread {@code i}; empty: round-robin. */
     public static List<List<Integer>> mapping(String text) {
         try {
@@ -152,7 +162,8 @@ public final class AttachArgs {
                 + plural(d.ioThreads(), "I/O thread")
                 + (d.mapping().isEmpty() || d.ioThreads() == 1 ? "" : " (" + formatMapping(d.mapping()) + ")")
                 + (d.path() == null ? "" : ", file " + d.path())
-                + (d.trackedLock() == TrackedLockKind.MUTEX ? "" : ", " + d.trackedLock().label() + " tracked lock");
+                + (d.trackedLock() == TrackedLockKind.MUTEX ? "" : ", " + d.trackedLock().label() + " tracked lock")
+                + (d.ring() == RingFormat.SPLIT ? "" : ", " + d.ring().id() + " ring");
     }
 
     private static String plural(int n, String word) {

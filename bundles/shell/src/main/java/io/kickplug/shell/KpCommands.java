@@ -86,6 +86,8 @@ public final class KpCommands {
             @Parameter(names = "--mapping", absentValue = "") String mapping,
             @Descriptor("transport: mmio (default) or pci (virtio-pci modern with MSI-X)")
             @Parameter(names = "--transport", absentValue = "mmio") String transport,
+            @Descriptor("virtqueue format offered to the guest: split (default) or packed (VIRTIO_F_RING_PACKED)")
+            @Parameter(names = "--ring", absentValue = "split") String ring,
             @Descriptor("lock of the tracked-requests list: yielding, mutex (default) or sharded")
             @Parameter(names = "--tracked-lock", absentValue = "mutex") String trackedLock,
             @Descriptor("GET_ID answer, at most 20 bytes (default: the name)")
@@ -108,8 +110,8 @@ public final class KpCommands {
         String size = nameAndSize.length == 2 ? nameAndSize[1] : null;
         AttachArgs.Options options = new AttachArgs.Options(backend, file, readOnly, direct, queues, queueSize,
                 ioThreads, mapping, transport, trackedLock, serial, workers);
-        DiskInfo attached = manager().attach(AttachArgs.withUri(AttachArgs.withNullOptions(
-                AttachArgs.spec(name, size, options), readZeroes, latencyNs), uri));
+        DiskInfo attached = manager().attach(AttachArgs.withRing(AttachArgs.withUri(AttachArgs.withNullOptions(
+                AttachArgs.spec(name, size, options), readZeroes, latencyNs), uri), ring));
         return json ? JsonShapes.oneDisk(attached) : AttachArgs.describe(attached);
     }
 

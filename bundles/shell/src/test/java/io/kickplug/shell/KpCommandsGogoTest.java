@@ -40,7 +40,7 @@ class KpCommandsGogoTest {
             specs.put(spec.name(), spec);
             DiskInfo info = new DiskInfo(spec.name(), spec.backend().sizeBytes(), spec.backend().kind(),
                     spec.backend().readOnly(), spec.transport(), spec.numQueues(), spec.queueSize(), spec.ioThreads(),
-                    0, 0, 0, spec.backend().path(), spec.mapping(), spec.trackedLock());
+                    0, 0, 0, spec.backend().path(), spec.mapping(), spec.trackedLock(), spec.ring());
             attached.put(spec.name(), info);
             return info;
         }
@@ -135,6 +135,18 @@ class KpCommandsGogoTest {
         assertEquals(TransportKind.PCI, specs.get("p2").transport(), "case-insensitive, as TransportKind.parse");
         Exception e = assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --transport isa p3 1M"));
         assertEquals("unknown transport 'isa' (expected mmio or pci)", e.getMessage());
+    }
+
+    /** --ring: the virtqueue format the disk offers (VIRTIO 1.2 sections 2.7 and 2.8). */
+    @Test
+    void attachWithARingFormat() throws Exception {
+        assertEquals("attached k1: 1 MiB memory disk on mmio, 1 queue of 256, 1 I/O thread, packed ring",
+                shell.run("kp:attach --ring packed k1 1M"));
+        assertEquals(io.kickplug.api.virtio.RingFormat.PACKED, specs.get("k1").ring());
+        shell.run("kp:attach k2 1M");
+        assertEquals(io.kickplug.api.virtio.RingFormat.SPLIT, specs.get("k2").ring(), "split by default");
+        Exception e = assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --ring ring k3 1M"));
+        assertEquals("--ring: ring format must be split or packed: ring", e.getMessage());
     }
 
     @Test
@@ -301,7 +313,7 @@ class KpCommandsGogoTest {
         assertEquals("{\"disk\":{\"name\":\"d1\",\"size_bytes\":1048576,\"backend\":\"memory\",\"path\":null,"
                 + "\"read_only\":false,\"transport\":\"mmio\",\"queues\":2,\"queue_size\":256,\"iothreads\":1,"
                 + "\"mapping\":[],\"device_status\":0,\"device_status_text\":\"" + DeviceStatusText.describe(0) + "\","
-                + "\"requests_completed\":0,\"requests_in_flight\":0,\"tracked_lock\":\"mutex\",\"exports\":[]}}",
+                + "\"requests_completed\":0,\"requests_in_flight\":0,\"tracked_lock\":\"mutex\",\"ring\":\"split\",\"exports\":[]}}",
                 shell.run("kp:attach --json --queues 2 d1 1M"));
         ExportStatus vhost = () -> List.of(new ExportStatus.Export("d1", "vhost-user", "/run/d\"1.sock", "connected"));
         String disksJson = new KpCommands(disks, guest, List.of(vhost)).disks(true);

@@ -4,6 +4,7 @@ import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.api.notify.NotificationControl;
+import io.kickplug.api.virtio.RingSelector;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.engine.GuestEngine;
 import java.util.Arrays;
@@ -15,6 +16,7 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
  * Gogo command {@code kp:bench <benchmark> [options]}: the benchmarks that reproduce the source documents'
@@ -43,15 +45,24 @@ public final class BenchCommand {
 
     @Activate
     public BenchCommand(@Reference(name = "diskManager") DiskManager disks,
-            @Reference(name = "virtqueueFactory") VirtqueueFactory virtqueues,
+            @Reference(name = "virtqueueFactory", target = "(!(" + VirtqueueFactory.RING_PROPERTY + "=packed))") VirtqueueFactory virtqueues,
+            @Reference(name = "packedVirtqueueFactory", target = "(" + VirtqueueFactory.RING_PROPERTY + "=packed)",
+                    cardinality = ReferenceCardinality.OPTIONAL, policyOption = ReferencePolicyOption.GREEDY)
+            VirtqueueFactory packed,
             @Reference(name = "guestEngine") GuestEngine engine,
             @Reference(name = "lockStats") LockStats lockStats,
             @Reference(name = "notificationControl") NotificationControl notifications) {
         this.disks = disks;
-        this.virtqueues = virtqueues;
+        this.virtqueues = RingSelector.of(virtqueues, packed);
         this.engine = engine;
         this.lockStats = lockStats;
         this.notifications = notifications;
+    }
+
+    /** Split rings only (tests). */
+    public BenchCommand(DiskManager disks, VirtqueueFactory virtqueues, GuestEngine engine, LockStats lockStats,
+            NotificationControl notifications) {
+        this(disks, virtqueues, null, engine, lockStats, notifications);
     }
 
     @Descriptor("run a benchmark in the simulated guest on a temporary memory disk: kp:bench kick [--runtime S]"

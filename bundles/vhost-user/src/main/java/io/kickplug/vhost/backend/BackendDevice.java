@@ -8,6 +8,7 @@ import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.GuestFaultException;
 import io.kickplug.api.virtio.KickDescriptors;
 import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.api.virtio.VirtqueueFactory;
@@ -111,9 +112,18 @@ final class BackendDevice implements DeviceSignals, Closeable {
         return rings.length;
     }
 
-    /** Virtio features offered: the device's plus VHOST_USER_F_PROTOCOL_FEATURES. */
+    /**
+     * Virtio features offered: the device's plus VHOST_USER_F_PROTOCOL_FEATURES, and VIRTIO_F_RING_PACKED when the
+     * packed ring bundle is there (the front-end decides: QEMU's {@code packed=on} property).
+     */
     long offeredFeatures() {
-        return device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES;
+        return device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES
+                | (queueFactory.supports(RingFormat.PACKED) ? VirtioFeatures.RING_PACKED : 0);
+    }
+
+    /** Whether the front-end acked VIRTIO_F_RING_PACKED: the rings are packed (VIRTIO 1.2 section 2.8). */
+    boolean packed() {
+        return (ackedFeatures & VirtioFeatures.RING_PACKED) != 0;
     }
 
     // Features.
@@ -208,12 +218,20 @@ final class BackendDevice implements DeviceSignals, Closeable {
         reconcile();
     }
 
-    /** SET_VRING_BASE with a checked 16-bit index. */
+    /**
+     * SET_VRING_BASE, checked by the caller. Split: the 16-bit available index; the used index is read from the
+     * used ring at start. Packed (vhost-user.rst): bits 0-14 the next descriptor, bit 15 the avail wrap counter,
+     * bits 16-30 the next used descriptor, bit 31 the used wrap counter; a front-end that sends only the low
+     * half (upper half 0) means the used position equals the available one.
+     */
     void setRingBase(int index, int base) {
         Vring r = rings[index];
         stopIfRunning(r);
-        r.nextAvail = base;
+        r.nextAvail = base & 0xffff;
         r.nextUsed = -1;
+        if (packed()) {
+            r.nextUsed = (base >>> 16) != 0 ? base >>> 16 : base & 0xffff;
+        }
         reconcile();
     }
 
@@ -224,15 +242,29 @@ final class BackendDevice implements DeviceSignals, Closeable {
             throw new Refused("queue " + r.index + " addresses given before any memory region");
         }
         int size = r.num > 0 ? r.num : device.maxQueueSize();
-        checkRingPart(r, "descriptor table", desc, QueueLayout.descTableBytes(size));
-        checkRingPart(r, "available ring", avail, QueueLayout.availRingBytes(size));
-        checkRingPart(r, "used ring", used, QueueLayout.usedRingBytes(size));
+        checkRingPart(r, "descriptor table", desc, descBytes(size));
+        checkRingPart(r, packed() ? "driver event suppression" : "available ring", avail, availBytes(size));
+        checkRingPart(r, packed() ? "device event suppression" : "used ring", used, usedBytes(size));
         stopIfRunning(r);
         r.descUser = desc;
         r.availUser = avail;
         r.usedUser = used;
         r.addressesSet = true;
         reconcile();
+    }
+
+    // Sizes of the three ring parts in the acked format (sections 2.7 and 2.8: for a packed ring the descriptor
+    // ring and the two 4-byte event suppression structures; SET_VRING_ADDR carries them in the same fields).
+    private long descBytes(int size) {
+        return packed() ? 16L * size : QueueLayout.descTableBytes(size);
+    }
+
+    private long availBytes(int size) {
+        return packed() ? RingFormat.EVENT_SUPPRESSION_BYTES : QueueLayout.availRingBytes(size);
+    }
+
+    private long usedBytes(int size) {
+        return packed() ? RingFormat.EVENT_SUPPRESSION_BYTES : QueueLayout.usedRingBytes(size);
     }
 
     private void checkRingPart(Vring r, String what, long uva, long length) throws Refused {
@@ -344,9 +376,10 @@ final class BackendDevice implements DeviceSignals, Closeable {
         if (call != null) {
             call.close();
         }
-        int nextAvail = r.nextAvail;
+        // Packed: the used position and its wrap counter in the upper half, as SET_VRING_BASE takes them back.
+        int base = packed() && r.nextUsed >= 0 ? r.nextAvail | r.nextUsed << 16 : r.nextAvail;
         reconcile();
-        return nextAvail;
+        return base;
     }
 
     // Inflight I/O tracking.
@@ -555,13 +588,24 @@ final class BackendDevice implements DeviceSignals, Closeable {
     }
 
     private DeviceQueue createView(Vring r, long features) throws Refused {
-        long desc = translate(r.descUser, "descriptor table", QueueLayout.descTableBytes(r.num));
-        long avail = translate(r.availUser, "available ring", QueueLayout.availRingBytes(r.num));
-        long used = translate(r.usedUser, "used ring", QueueLayout.usedRingBytes(r.num));
+        long desc = translate(r.descUser, "descriptor table", descBytes(r.num));
+        long avail = translate(r.availUser, "available ring", availBytes(r.num));
+        long used = translate(r.usedUser, "used ring", usedBytes(r.num));
         QueueLayout layout = new QueueLayout(r.num, desc, avail, used);
         r.availGpa = avail;
         r.usedGpa = used;
         int nextUsed = r.nextUsed;
+        if ((features & VirtioFeatures.RING_PACKED) != 0) {
+            // The packed ring keeps no index in memory: both positions come from SET_VRING_BASE (or the last
+            // stop). The inflight area's packed layout (libvhost-user's DescStatePacked) is not kept: requests
+            // in flight when a back-end dies are not resubmitted on a packed ring.
+            if (inflight != null) {
+                LOG.log(Level.INFO, "vhost-user " + name + ": queue " + r.index + " is packed; inflight I/O "
+                        + "tracking covers split rings only");
+            }
+            return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail,
+                    nextUsed >= 0 ? nextUsed : r.nextAvail);
+        }
         InflightRegion area = inflight;
         if (area != null && r.index < area.queueCount()) {
             if (r.num > area.queueSize()) {

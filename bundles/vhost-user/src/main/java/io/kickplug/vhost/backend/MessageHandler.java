@@ -274,10 +274,12 @@ public final class MessageHandler implements Closeable {
                 ByteBuffer b = m.body();
                 int r = ring(b.getInt());
                 int base = b.getInt();
-                if (base < 0 || base > 0xffff) {
+                if (!dev.packed() && (base < 0 || base > 0xffff)) {
                     throw new Refused("queue " + r + " base " + Integer.toUnsignedString(base)
                             + " is not a 16-bit ring index");
                 }
+                // Packed: two positions with their wrap counters (bits 0-15 available, 16-31 used); the device
+                // view refuses a position outside the ring when the queue starts.
                 dev.setRingBase(r, base);
                 return null;
             }

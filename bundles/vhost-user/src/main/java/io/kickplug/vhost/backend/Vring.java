@@ -9,9 +9,15 @@ final class Vring {
     final int index;
     /** Queue size from SET_VRING_NUM; 0 until set. */
     int num;
-    /** last_avail_idx from SET_VRING_BASE, or saved when the device stopped. */
+    /**
+     * last_avail_idx from SET_VRING_BASE, or saved when the device stopped. For a packed ring the position with
+     * the avail wrap counter in bit 15 (vhost-user's encoding).
+     */
     int nextAvail;
-    /** The used index saved when the device stopped; -1: read used.idx from guest memory at start. */
+    /**
+     * The used index saved when the device stopped, or for a packed ring the one SET_VRING_BASE carried in bits
+     * 16-31 (position, used wrap counter in bit 31); -1: read used.idx from guest memory at start (split).
+     */
     int nextUsed = -1;
     boolean addressesSet;
     long descUser;

@@ -4,6 +4,7 @@ import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.guest.OptionArgs;
 import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.transport.ExportStatus;
+import io.kickplug.api.virtio.RingSelector;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.vhost.server.StatusTable;
 import io.kickplug.vhost.server.VhostExports;
@@ -24,6 +25,7 @@ import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
  * The vhost-user exports and their Gogo commands: {@code kp:vhost <disk> --socket PATH [--queues N]},
@@ -57,11 +59,16 @@ public final class VhostCommands implements Function {
 
     @Activate
     public VhostCommands(BundleContext context, @Reference(name = "diskManager") DiskManager disks,
-            @Reference(name = "virtqueueFactory") VirtqueueFactory queues,
+            @Reference(name = "virtqueueFactory", target = "(!(" + VirtqueueFactory.RING_PROPERTY + "=packed))")
+            VirtqueueFactory queues,
+            @Reference(name = "packedVirtqueueFactory", target = "(" + VirtqueueFactory.RING_PROPERTY + "=packed)",
+                    cardinality = ReferenceCardinality.OPTIONAL, policyOption = ReferencePolicyOption.GREEDY)
+            VirtqueueFactory packedQueues,
             @Reference(name = "guestMemoryFactory") GuestMemoryFactory memory,
             @Reference(name = "configurationAdmin", cardinality = ReferenceCardinality.OPTIONAL)
             ConfigurationAdmin configAdmin) {
-        this.exports = new VhostExports(disks, queues, memory);
+        // Front-ends that ask for the packed ring (QEMU packed=on) get it when its bundle is there.
+        this.exports = new VhostExports(disks, RingSelector.of(queues, packedQueues), memory);
         this.configAdmin = configAdmin;
         register(context, "vhost-stop", (session, args) -> {
             String out = stop(exports, strings(args));

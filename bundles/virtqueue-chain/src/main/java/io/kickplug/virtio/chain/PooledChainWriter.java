@@ -1,4 +1,4 @@
-package io.kickplug.virtio.queue;
+package io.kickplug.virtio.chain;
 
 import io.kickplug.api.virtio.ChainWriter;
 import java.nio.ByteBuffer;
@@ -8,9 +8,9 @@ import java.nio.ByteBuffer;
  * writer (its chain's own) keeps one pooled cursor for its first {@link #splitAt} per chain (a virtio-blk
  * request's status byte); further splits make fresh cursors.
  */
-final class SplitChainWriter extends SplitCursor<SplitChainWriter> implements ChainWriter {
+final class PooledChainWriter extends PooledCursor<PooledChainWriter> implements ChainWriter {
 
-    SplitChainWriter(Segments s, boolean pooled) {
+    PooledChainWriter(Segments s, boolean pooled) {
         super(s, pooled);
     }
 
@@ -20,8 +20,8 @@ final class SplitChainWriter extends SplitCursor<SplitChainWriter> implements Ch
     }
 
     @Override
-    SplitChainWriter create(Segments segments, boolean pooled) {
-        return new SplitChainWriter(segments, pooled);
+    PooledChainWriter create(Segments segments, boolean pooled) {
+        return new PooledChainWriter(segments, pooled);
     }
 
     @Override

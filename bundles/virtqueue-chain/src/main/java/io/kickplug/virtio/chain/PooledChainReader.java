@@ -1,4 +1,4 @@
-package io.kickplug.virtio.queue;
+package io.kickplug.virtio.chain;
 
 import io.kickplug.api.virtio.ChainReader;
 import java.nio.ByteBuffer;
@@ -7,9 +7,9 @@ import java.nio.ByteBuffer;
  * Reads only the chain's device-readable buffers. A pooled reader (its chain's own) keeps one pooled cursor
  * for its first {@link #splitAt} per chain; further splits make fresh cursors.
  */
-final class SplitChainReader extends SplitCursor<SplitChainReader> implements ChainReader {
+final class PooledChainReader extends PooledCursor<PooledChainReader> implements ChainReader {
 
-    SplitChainReader(Segments s, boolean pooled) {
+    PooledChainReader(Segments s, boolean pooled) {
         super(s, pooled);
     }
 
@@ -19,8 +19,8 @@ final class SplitChainReader extends SplitCursor<SplitChainReader> implements Ch
     }
 
     @Override
-    SplitChainReader create(Segments segments, boolean pooled) {
-        return new SplitChainReader(segments, pooled);
+    PooledChainReader create(Segments segments, boolean pooled) {
+        return new PooledChainReader(segments, pooled);
     }
 
     @Override

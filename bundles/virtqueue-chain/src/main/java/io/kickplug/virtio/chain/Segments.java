@@ -1,4 +1,4 @@
-package io.kickplug.virtio.queue;
+package io.kickplug.virtio.chain;
 
 import io.kickplug.api.memory.BufferViews;
 import io.kickplug.api.memory.GuestMemory;
@@ -8,7 +8,7 @@ import java.nio.ByteBuffer;
 
 /**
  * A cursor over a run of guest buffers (address, length) that are already validated against guest memory;
- * shared by {@link SplitChainReader} and {@link SplitChainWriter}. It covers segments {@code [seg, end)} of its
+ * shared by {@link PooledChainReader} and {@link PooledChainWriter}. It covers segments {@code [seg, end)} of its
  * chain's arrays, which it shares with the chain (no copy): the chain rewrites them only when its head is
  * popped again, which the queue allows only after the head was pushed (section 2.7.13), so never while a
  * request that owns this cursor is in flight. A cursor is re-initialised, not reallocated, for the next chain.

@@ -1,19 +1,19 @@
-package io.kickplug.virtio.queue;
+package io.kickplug.virtio.chain;
 
 /**
- * What {@link SplitChainReader} and {@link SplitChainWriter} share: a cursor over one side of a chain
+ * What {@link PooledChainReader} and {@link PooledChainWriter} share: a cursor over one side of a chain
  * ({@link Segments}) and, for a pooled cursor (its chain's own), one pooled spare for its first split per chain;
  * further splits make fresh cursors.
  *
  * @param <C> the concrete cursor
  */
-abstract class SplitCursor<C extends SplitCursor<C>> {
+abstract class PooledCursor<C extends PooledCursor<C>> {
     final Segments s;
     private final boolean pooled;
     private C spare;
     private boolean spareTaken;
 
-    SplitCursor(Segments s, boolean pooled) {
+    PooledCursor(Segments s, boolean pooled) {
         this.s = s;
         this.pooled = pooled;
     }
