@@ -187,7 +187,7 @@ class RealGuestIT {
     @Test
     @Order(5)
     void packedRing() throws Exception {
-        Guest g = runAndCheck("verify-libaio.fio", 1, "on", 0, 1, "--packed", "on");
+        OutputProcess g = runAndCheck("verify-libaio.fio", 1, "on", 0, 1, "--packed", "on");
         assertTrue(g.has("packed=on"), g::text);
         List<String> features = g.lines("RG-FEATURES ");
         assertEquals(1, features.size(), g::text);
