@@ -43,7 +43,8 @@ public class KickplugSystemIT {
     private static final List<String> PROJECT_BUNDLES = List.of("io.kickplug.api", "io.kickplug.virtqueue.split",
             "io.kickplug.virtqueue.packed",
             "io.kickplug.virtio.transport", "io.kickplug.blk", "io.kickplug.poll", "io.kickplug.guest",
-            "io.kickplug.shell", "io.kickplug.batching", "io.kickplug.vhost", "io.kickplug.backend.nbd");
+            "io.kickplug.shell", "io.kickplug.batching", "io.kickplug.vhost", "io.kickplug.backend.nbd",
+            "io.kickplug.throttle");
     /** One command of each command-providing bundle: shell, guest (io), vhost-user (vhost). */
     private static final Set<String> KP_FUNCTIONS = Set.of("attach", "detach", "disks", "io", "vhost");
     private static final long WAIT_MILLIS = TimeUnit.SECONDS.toMillis(10);

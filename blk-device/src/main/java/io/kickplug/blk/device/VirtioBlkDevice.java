@@ -22,7 +22,6 @@ import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.SyncBackends;
-import io.kickplug.blk.backend.WorkerPoolBackend;
 import io.kickplug.blk.notify.NotifierRegistry;
 import io.kickplug.blk.request.BlkLimits;
 import io.kickplug.blk.tracked.TrackedRequests;
@@ -83,12 +82,12 @@ public final class VirtioBlkDevice implements VirtioDevice {
     /** A device made of {@code spec}; see {@link BlkDeviceSpec} for what each part must be. */
     public VirtioBlkDevice(BlkDeviceSpec spec) {
         this(spec.name(), spec.backend(), spec.readOnly(), spec.numQueues(), spec.queueSize(), spec.serial(),
-                spec.ioThreads(), spec.mapping(), spec.trackedLock(), spec.workers(), spec.notifiers());
+                spec.ioThreads(), spec.mapping(), spec.trackedLock(), spec.workers(), spec.notifiers(), spec.filter());
     }
 
     private VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
             byte[] serial, List<IoThread> ioThreads, QueueMapping mapping, TrackedLockKind trackedLock,
-            int workers, NotifierRegistry notifiers) {
+            int workers, NotifierRegistry notifiers, java.util.function.UnaryOperator<AsyncBlockBackend> filter) {
         if (numQueues < 1 || numQueues > 0xFFFF) {
             throw new IllegalArgumentException("numQueues " + numQueues + " is out of range 1..65535");
         }
@@ -123,7 +122,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
         this.mode = new BlkMode(BlkLimits.DEFAULTS.withWriteZeroesMayUnmap(backend.supportsDiscard()));
         this.processor = new RequestProcessor(name, backend, this.readOnly, serial, stats, mode);
         this.tracked = new TrackedRequests(trackedLock, ioThreads.size());
-        this.async = SyncBackends.async(backend, name, workers);
+        this.async = filter.apply(SyncBackends.async(backend, name, workers));
         this.notifiers = notifiers;
         this.queueStats = new QueueStats[numQueues];
         this.pollTallies = new PollTally[numQueues];

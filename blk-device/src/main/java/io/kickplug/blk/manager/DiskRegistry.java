@@ -1,6 +1,8 @@
 package io.kickplug.blk.manager;
 
+import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BackendFactory;
+import io.kickplug.api.blk.BackendFilter;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.DiskException;
@@ -149,7 +151,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             }
             device = new VirtioBlkDevice(BlkDeviceSpec.of(name, backend, spec.backend().readOnly(), spec.numQueues(),
                     spec.queueSize(), serial(spec), threads).withMapping(mapping).withTrackedLock(spec.trackedLock())
-                    .withWorkers(spec.workers()).withNotifiers(notifiers));
+                    .withWorkers(spec.workers()).withNotifiers(notifiers).withFilter(filtersFor(name)));
             device.setRing(spec.ring());
             device.setPollPolicy(pollPolicy);
             GuestMemory memory = allocate(spec);
@@ -506,7 +508,8 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         VirtioBlkDevice device = new VirtioBlkDevice(BlkDeviceSpec.of(name, disk.backend(), spec.backend().readOnly(),
                 numQueues, spec.queueSize(), serial(spec), disk.threads())
                 .withMapping(QueueMapping.of(List.of(), numQueues, disk.threads().size()))
-                .withTrackedLock(spec.trackedLock()).withWorkers(spec.workers()).withNotifiers(notifiers));
+                .withTrackedLock(spec.trackedLock()).withWorkers(spec.workers()).withNotifiers(notifiers)
+                .withFilter(filtersFor(name)));
         // Start with the strategies configured for the disk's queues (kp:notify), queue by queue.
         List<QueueCounters> configured = disk.device().queueCounters();
         for (int q = 0; q < numQueues && q < configured.size(); q++) {
@@ -593,6 +596,38 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
 
     private static DiskException noSuchDisk(String name) {
         return new DiskException("no disk named '" + name + "'");
+    }
+
+    /** Backend filters (throttle) bound now; each disk attached from now on goes through them, in order. */
+    private final List<BackendFilter> filters = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** A filter service arrived: disks attached from now on go through it. */
+    public void addFilter(BackendFilter filter) {
+        filters.add(filter);
+    }
+
+    /** A filter service left: disks attached before keep its wrapper, which then passes requests through. */
+    public void removeFilter(BackendFilter filter) {
+        filters.remove(filter);
+    }
+
+    /** What the disk's device puts between itself and its backend: every bound filter, in order. */
+    private java.util.function.UnaryOperator<AsyncBlockBackend> filtersFor(String disk) {
+        List<BackendFilter> now = List.copyOf(filters);
+        if (now.isEmpty()) {
+            return java.util.function.UnaryOperator.identity();
+        }
+        return backend -> {
+            AsyncBlockBackend b = backend;
+            for (BackendFilter f : now) {
+                try {
+                    b = f.wrap(disk, b);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.ERROR, "disk " + disk + ": filter " + f.name() + " failed, left out: " + e);
+                }
+            }
+            return b;
+        };
     }
 
     /** Checks every field of {@code spec} and that its name is free; returns the factory of its backend kind. */

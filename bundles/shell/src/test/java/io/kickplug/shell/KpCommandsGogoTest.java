@@ -265,10 +265,24 @@ class KpCommandsGogoTest {
                         .getMessage());
         assertEquals("invalid --workers '0': expected a positive integer",
                 assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --workers 0 m1 1M")).getMessage());
-        assertEquals("unknown backend 'disk' (expected file, memory or null)",
+        assertEquals("unknown backend 'disk' (expected file, memory, null or nbd)",
                 assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --backend disk m1 1M"))
                         .getMessage());
         assertTrue(attached.isEmpty());
+    }
+
+    @Test
+    void attachNbdTakesAUriAndNoSize() throws Exception {
+        shell.run("kp:attach --backend nbd --uri 'nbd+unix:///disk?socket=/run/s.sock' n0");
+        DiskSpec n0 = specs.get("n0");
+        assertEquals("nbd", n0.backend().kind());
+        assertEquals("nbd+unix:///disk?socket=/run/s.sock", n0.backend().path(), "the URI travels as the path");
+        assertEquals(0, n0.backend().sizeBytes(), "the size is the export's");
+        assertEquals("the nbd backend needs --uri nbd://host[:port]/export or --uri nbd+unix:///export?socket=PATH",
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --backend nbd n1")).getMessage());
+        assertEquals("--uri is only for --backend nbd",
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --uri nbd://h/x m1 1M"))
+                        .getMessage());
     }
 
     @Test
