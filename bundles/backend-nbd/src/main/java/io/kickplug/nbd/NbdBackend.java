@@ -237,7 +237,7 @@ public final class NbdBackend implements AsyncBlockBackend {
 
     @Override
     public void submit(BackendIo io) {
-        String refusal = check(io);
+        String refusal = Requests.refusal(io, info, readOnly);
         if (refusal != null) {
             io.complete(new IOException("NBD " + uri + ": " + refusal));
             return;
@@ -258,23 +258,8 @@ public final class NbdBackend implements AsyncBlockBackend {
                 if (c == null) {
                     c = new Command();
                 }
-                int flags = 0;
-                int type;
-                switch (io.op()) {
-                    case READ -> type = Nbd.CMD_READ;
-                    case WRITE -> type = Nbd.CMD_WRITE;
-                    case FLUSH -> type = Nbd.CMD_FLUSH;
-                    case DISCARD -> type = Nbd.CMD_TRIM;
-                    default -> {
-                        type = Nbd.CMD_WRITE_ZEROES;
-                        if (!io.mayUnmap()) {
-                            flags |= Nbd.CMD_FLAG_NO_HOLE;
-                        }
-                    }
-                }
-                if (io.fua() && info.has(Nbd.FLAG_SEND_FUA) && (type == Nbd.CMD_WRITE || type == Nbd.CMD_WRITE_ZEROES)) {
-                    flags |= Nbd.CMD_FLAG_FUA;
-                }
+                int type = Requests.type(io.op());
+                int flags = Requests.flags(io, type, info);
                 c.reset(io, type, flags, type == Nbd.CMD_FLUSH ? 0 : io.offset(), (int) io.length());
                 plugged.add(c);
             }
@@ -284,51 +269,6 @@ public final class NbdBackend implements AsyncBlockBackend {
         if (fail != null) {
             io.complete(fail);
         }
-    }
-
-    /** Why {@code io} cannot be sent as it is, or {@code null}. */
-    private String check(BackendIo io) {
-        long offset = io.offset();
-        long length = io.length();
-        switch (io.op()) {
-            case FLUSH:
-                return null;
-            case READ:
-            case WRITE:
-                if (length > info.maxPayload()) {
-                    return io.op() + " of " + length + " bytes exceeds the server's maximum payload of "
-                            + info.maxPayload();
-                }
-                break;
-            case DISCARD:
-                if (!supportsDiscard()) {
-                    return "the server does not support trim";
-                }
-                break;
-            case WRITE_ZEROES:
-                if (!supportsWriteZeroes()) {
-                    return "the server does not support write-zeroes";
-                }
-                break;
-            default:
-                return "unknown operation " + io.op();
-        }
-        if (length > 0xFFFF_FFFFL) {
-            return io.op() + " of " + length + " bytes is longer than one NBD request can be";
-        }
-        if (io.op() != BackendIo.Op.READ && readOnly) {
-            return "the export is read-only";
-        }
-        int min = info.minBlock();
-        if (offset % min != 0 || length % min != 0) {
-            return io.op() + " at " + offset + " of " + length + " bytes is not aligned to the server's minimum block"
-                    + " size " + min;
-        }
-        if (offset < 0 || offset + length > info.size()) {
-            return io.op() + " at " + offset + " of " + length + " bytes is beyond the export's " + info.size()
-                    + " bytes";
-        }
-        return null;
     }
 
     @Override
@@ -434,13 +374,7 @@ public final class NbdBackend implements AsyncBlockBackend {
 
         private final int index;
         private final String where;
-        private final ReentrantLock tableLock = new ReentrantLock();
-        /** Commands in flight by slot (the cookie's low 32 bits); under tableLock. */
-        private Command[] table = new Command[256];
-        private int[] freeSlots = new int[256];
-        private int freeCount;
-        private long generation;
-        private int inFlight;
+        private final InFlightTable inFlight = new InFlightTable();
         private volatile SocketChannel channel;
         private volatile boolean up;
         /** Why another thread closed the channel (silence, a failed write), for the reader's report. */
@@ -452,9 +386,6 @@ public final class NbdBackend implements AsyncBlockBackend {
         Connection(int index) {
             this.index = index;
             this.where = "NBD server " + uri + (connections.size() > 0 || index > 0 ? " (connection " + index + ")" : "");
-            for (int i = 0; i < table.length; i++) {
-                freeSlots[freeCount++] = table.length - 1 - i;
-            }
         }
 
         void start(SocketChannel first) {
@@ -595,21 +526,7 @@ public final class NbdBackend implements AsyncBlockBackend {
                 lastError = message;
                 LOG.log(protocol ? Level.ERROR : Level.WARNING, where + ": connection lost: " + message);
             }
-            List<Command> orphans = new ArrayList<>();
-            tableLock.lock();
-            try {
-                for (int i = 0; i < table.length; i++) {
-                    if (table[i] != null) {
-                        orphans.add(table[i]);
-                        table[i] = null;
-                        freeSlots[freeCount++] = i;
-                    }
-                }
-                inFlight = 0;
-            } finally {
-                tableLock.unlock();
-            }
-            orphans.sort((a, b) -> Long.compare(a.sentNanos, b.sentNanos));
+            List<Command> orphans = inFlight.drain();
             List<Command> failed = new ArrayList<>();
             lock.lock();
             try {
@@ -664,7 +581,7 @@ public final class NbdBackend implements AsyncBlockBackend {
                     }
                     long now = System.nanoTime();
                     for (int i = 0; i < n; i++) {
-                        register(batch[i], now);
+                        inFlight.register(batch[i], now);
                     }
                     send.clear();
                     for (int i = 0; i < n; i++) {
@@ -679,28 +596,6 @@ public final class NbdBackend implements AsyncBlockBackend {
                     closeReason = "a write failed: " + e.getMessage();
                 }
                 closeQuietly(ch);
-            }
-        }
-
-        private void register(Command c, long now) {
-            tableLock.lock();
-            try {
-                if (freeCount == 0) {
-                    int old = table.length;
-                    table = java.util.Arrays.copyOf(table, old * 2);
-                    freeSlots = java.util.Arrays.copyOf(freeSlots, old * 2);
-                    for (int i = old * 2 - 1; i >= old; i--) {
-                        freeSlots[freeCount++] = i;
-                    }
-                }
-                int slot = freeSlots[--freeCount];
-                generation++;
-                c.cookie = (generation << 32) | slot;
-                c.sentNanos = now;
-                table[slot] = c;
-                inFlight++;
-            } finally {
-                tableLock.unlock();
             }
         }
 
@@ -733,30 +628,12 @@ public final class NbdBackend implements AsyncBlockBackend {
 
         @Override
         public Command lookup(long cookie) {
-            tableLock.lock();
-            try {
-                int slot = (int) cookie;
-                if (slot < 0 || slot >= table.length) {
-                    return null;
-                }
-                Command c = table[slot];
-                return c != null && c.cookie == cookie ? c : null;
-            } finally {
-                tableLock.unlock();
-            }
+            return inFlight.lookup(cookie);
         }
 
         @Override
         public void done(Command c, IOException error) {
-            tableLock.lock();
-            try {
-                int slot = (int) c.cookie;
-                table[slot] = null;
-                freeSlots[freeCount++] = slot;
-                inFlight--;
-            } finally {
-                tableLock.unlock();
-            }
+            inFlight.remove(c);
             BackendIo io = c.io;
             recycle(c);
             io.complete(error);
@@ -767,19 +644,9 @@ public final class NbdBackend implements AsyncBlockBackend {
             if (!up) {
                 return;
             }
-            long oldest = Long.MAX_VALUE;
-            tableLock.lock();
-            try {
-                if (inFlight == 0) {
-                    return;
-                }
-                for (Command c : table) {
-                    if (c != null && c.sentNanos < oldest) {
-                        oldest = c.sentNanos;
-                    }
-                }
-            } finally {
-                tableLock.unlock();
+            long oldest = inFlight.oldestSentNanos();
+            if (oldest == Long.MAX_VALUE) {
+                return;
             }
             if (System.nanoTime() - oldest > TimeUnit.MILLISECONDS.toNanos(options.requestTimeoutMs())) {
                 closeReason = "no reply in " + options.requestTimeoutMs() + " ms";
