@@ -8,6 +8,7 @@
 #   realguest.sh run CACHE SOCKET JOBFILE [--queues N] [--event-idx on|off] [--poll-queues N] [--sum-mb M]
 #                    [--passes N] [--wait-resize] [--reconnect SECONDS]
 #                    [--queue-size N]   (vhost-user-blk queue-size, default 256)
+#                    [--packed on|off]  (vhost-user-blk packed: the packed virtqueue, VIRTIO_F_RING_PACKED; default off)
 #       appends JOBFILE as /rg/job.fio and execs QEMU (so killing the process kills QEMU). The guest prints
 #       RG-* lines on the serial console (stdout): RG-FIO-EXIT=<status>, RG-SUM=<md5 of the first M MiB of
 #       /dev/vda>, RG-KERNEL-ERROR: <line> for every virtio or I/O error in its kernel log, RG-DONE.
@@ -93,7 +94,7 @@ run() {
     local cache socket=$2 job=$3
     cache=$(cd "$1" && pwd)
     shift 3
-    local queues=1 eventidx=on pollq=0 summb=32 passes=1 waitresize=0 reconnect="" qsize=256
+    local queues=1 eventidx=on pollq=0 summb=32 passes=1 waitresize=0 reconnect="" qsize=256 packed=off
     while [ $# -gt 0 ]; do
         case $1 in
             --queues) queues=$2; shift 2 ;;
@@ -104,6 +105,7 @@ run() {
             --wait-resize) waitresize=1; shift ;;
             --reconnect) reconnect=",reconnect=$2"; shift 2 ;;
             --queue-size) qsize=$2; shift 2 ;;
+            --packed) packed=$2; shift 2 ;;
             *) die "unknown option $1" ;;
         esac
     done
@@ -128,15 +130,19 @@ run() {
     fi
     local blkparams=""
     [ "$pollq" = 0 ] || blkparams="poll_queues=$pollq"
-    echo "RG: booting (queues=$queues event_idx=$eventidx poll_queues=$pollq queue_size=$qsize ${accel[*]})"
+    # RG_MONITOR=PATH: QEMU's human monitor on that Unix socket (a test reads the virtqueue state when the
+    # guest stalls: info virtio-queue-status); none otherwise.
+    local monitor=(-monitor none)
+    [ -z "${RG_MONITOR:-}" ] || monitor=(-monitor "unix:$RG_MONITOR,server=on,wait=off")
+    echo "RG: booting (queues=$queues event_idx=$eventidx poll_queues=$pollq queue_size=$qsize packed=$packed ${accel[*]})"
     # This run's initrd copy is removed by a later run (after 10 minutes).
     exec qemu-system-x86_64 -nodefaults -no-user-config -machine q35 "${accel[@]}" -smp 2 -m 1G \
         -object memory-backend-memfd,id=mem,size=1G,share=on -numa node,memdev=mem \
         -chardev socket,id=c0,path="$socket""$reconnect" \
-        -device vhost-user-blk-pci,chardev=c0,num-queues="$queues",queue-size="$qsize",event_idx="$eventidx" \
+        -device vhost-user-blk-pci,chardev=c0,num-queues="$queues",queue-size="$qsize",event_idx="$eventidx",packed="$packed" \
         -kernel "$cache/vmlinuz" -initrd "$work/initrd" \
         -append "console=ttyS0 mitigations=off clocksource=tsc tsc=reliable quiet panic=-1 rg.blk=$blkparams rg.summb=$summb rg.passes=$passes rg.waitresize=$waitresize" \
-        -display none -serial stdio -monitor none -no-reboot
+        -display none -serial stdio "${monitor[@]}" -no-reboot
 }
 
 cmd=${1:-}

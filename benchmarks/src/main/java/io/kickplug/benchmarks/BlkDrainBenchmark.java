@@ -10,6 +10,7 @@ import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.NullBackend;
 import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
+import io.kickplug.virtio.testkit.InlineIoThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.queue.SplitDeviceQueue;
 import java.nio.charset.StandardCharsets;

@@ -38,6 +38,7 @@ public final class BundleSet {
     private static final List<String> PROJECT = List.of(
             "io.kickplug.api",
             "io.kickplug.virtqueue.split",
+            "io.kickplug.virtqueue.packed",
             "io.kickplug.virtio.transport",
             "io.kickplug.blk",
             "io.kickplug.poll",

@@ -17,11 +17,9 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -33,6 +31,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import io.kickplug.virtio.testkit.OutputProcess;
+import io.kickplug.virtio.testkit.RealGuestOutput;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -67,7 +67,7 @@ class DaemonControlIT {
     private static Path daemonErr;
     private static Process daemon;
     /** Every QEMU started, destroyed at the end whatever happened (a failed assertion must not leave one running). */
-    private static final List<Guest> GUESTS = Collections.synchronizedList(new ArrayList<>());
+    private static final List<OutputProcess> GUESTS = Collections.synchronizedList(new ArrayList<>());
 
     @BeforeAll
     static void startDaemon() throws Exception {
@@ -92,7 +92,7 @@ class DaemonControlIT {
     @AfterAll
     static void stopDaemon() throws Exception {
         synchronized (GUESTS) {
-            for (Guest g : GUESTS) {
+            for (OutputProcess g : GUESTS) {
                 g.process.destroyForcibly();
             }
         }
@@ -179,7 +179,7 @@ class DaemonControlIT {
     @Test
     @Order(2)
     void exportsChangeOverTheSocketWhileARealGuestRunsUndisturbed() throws Exception {
-        Guest prepare = Guest.start(List.of("bash", REALGUEST.resolve("realguest.sh").toString(), "prepare",
+        OutputProcess prepare = startGuest(List.of("bash", REALGUEST.resolve("realguest.sh").toString(), "prepare",
                 CACHE.toString()));
         prepare.finish(1200);
         if (prepare.exitCode != 0 || !prepare.has("RG-PREPARED")) {
@@ -202,7 +202,7 @@ class DaemonControlIT {
             assertTrue(disks.contains("\"name\":\"a\"") && disks.contains("\"name\":\"b\"")
                     && disks.contains("\"address\":\"" + bSock + "\""), disks);
 
-            Guest first = Guest.start(guestCommand(aSock, "guest.fio", 2));
+            OutputProcess first = startGuest(guestCommand(aSock, "guest.fio", 2));
             assertTrue(first.awaitLine("RG-FIO-BEGIN", GUEST_SECONDS), () -> "fio did not start:\n" + first.text()
                     + "\n--- exports: " + c.tryAsk("kp:vhost-list --json") + "\n--- daemon log:\n" + daemonLog());
             long kicks0 = kicks(c, "a");
@@ -220,19 +220,19 @@ class DaemonControlIT {
             assertTrue(stats.startsWith("{\"ok\":true,\"result\":{\"disk\": \"a\", \"queues\": ["), stats);
             assertTrue(stats.contains("\"vhost_user_export\": ["), stats);
             long kicks1 = kicks(c, "a");
-            assertFalse(first.has("RG-FIO-EXIT"), () -> "the guest's I/O should still run after the changes; make "
-                    + "guest.fio longer:\n" + first.text());
+            assertTrue(first.lines("RG-FIO-EXIT").isEmpty(), () -> "the guest's I/O should still run after the "
+                    + "changes; make guest.fio longer:\n" + first.text());
             awaitTrue(() -> kicks(c, "a") > kicks1 + 100, 120, "the guest's I/O goes on after the changes");
 
             first.finish(GUEST_SECONDS);
-            assertGuestOk(first, 2);
-            String guestSum = first.lines("RG-SUM=").get(0).substring("RG-SUM=".length()).trim();
-            assertEquals(md5(image, SUM_MB << 20), guestSum, "the image holds what the guest wrote");
+            RealGuestOutput.assertFinished(first, 2);
+            String guestSum = RealGuestOutput.guestSum(first);
+            assertEquals(RealGuestOutput.md5(image, SUM_MB << 20), guestSum, "the image holds what the guest wrote");
 
             // The re-attached, re-exported disk serves a real guest too.
-            Guest second = Guest.start(guestCommand(bSock, "verify.fio", 1));
+            OutputProcess second = startGuest(guestCommand(bSock, "verify.fio", 1));
             second.finish(GUEST_SECONDS);
-            assertGuestOk(second, 1);
+            RealGuestOutput.assertFinished(second, 1);
             String list = c.ask("kp:vhost-list --json");
             assertTrue(list.contains("\"disk\":\"b\"") && list.contains("\"sessions\":1"), list);
         }
@@ -255,14 +255,11 @@ class DaemonControlIT {
                 jobFile.toString(), "--queues", Integer.toString(queues), "--sum-mb", Integer.toString(SUM_MB));
     }
 
-    private static void assertGuestOk(Guest g, int queues) {
-        assertEquals(0, g.exitCode, () -> "QEMU exit status:\n" + g.text());
-        assertTrue(g.has("RG-DONE"), () -> "the guest did not finish:\n" + g.text());
-        assertTrue(g.has("RG-QUEUES " + queues), g::text);
-        assertTrue(g.has("RG-FIO-EXIT=0"), () -> "fio failed (verify or I/O error):\n" + g.text());
-        List<String> errors = g.lines("RG-KERNEL-ERROR");
-        errors.addAll(g.lines("RG-ERROR"));
-        assertTrue(errors.isEmpty(), () -> "guest errors " + errors + ":\n" + g.text());
+    /** Starts a harness process, killed at the end of the class if it still runs. */
+    private static OutputProcess startGuest(List<String> command) throws IOException {
+        OutputProcess g = OutputProcess.start("guest", command);
+        GUESTS.add(g);
+        return g;
     }
 
     private static final Pattern KICKS = Pattern.compile("\"kicks\":(\\d+)");
@@ -292,14 +289,6 @@ class DaemonControlIT {
         } catch (IOException e) {
             return "(no log: " + e.getMessage() + ")";
         }
-    }
-
-    private static String md5(Path file, long bytes) throws Exception {
-        MessageDigest md = MessageDigest.getInstance("MD5");
-        try (InputStream in = Files.newInputStream(file)) {
-            md.update(in.readNBytes((int) bytes));
-        }
-        return HexFormat.of().formatHex(md.digest());
     }
 
     private static void awaitTrue(BooleanSupplier condition, long seconds, String what) {
@@ -369,87 +358,6 @@ class DaemonControlIT {
         @Override
         public void close() throws IOException {
             channel.close();
-        }
-    }
-
-    /** A harness process (QEMU after the script's exec) whose output is collected line by line. */
-    private static final class Guest {
-        final Process process;
-        final List<String> out = Collections.synchronizedList(new ArrayList<>());
-        final CompletableFuture<Void> eof = new CompletableFuture<>();
-        int exitCode = -1;
-
-        private Guest(Process process) {
-            this.process = process;
-            Thread reader = new Thread(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                        StandardCharsets.UTF_8))) {
-                    String line;
-                    while ((line = r.readLine()) != null) {
-                        out.add(line);
-                        synchronized (out) {
-                            out.notifyAll();
-                        }
-                    }
-                } catch (IOException e) {
-                    out.add("(reader: " + e + ")");
-                } finally {
-                    eof.complete(null);
-                    synchronized (out) {
-                        out.notifyAll();
-                    }
-                }
-            }, "guest-output");
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        static Guest start(List<String> command) throws IOException {
-            Guest g = new Guest(new ProcessBuilder(command).redirectErrorStream(true).start());
-            GUESTS.add(g);
-            return g;
-        }
-
-        boolean awaitLine(String prefix, long seconds) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-            synchronized (out) {
-                while (!has(prefix) && !eof.isDone()) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        return false;
-                    }
-                    TimeUnit.NANOSECONDS.timedWait(out, left);
-                }
-            }
-            return has(prefix);
-        }
-
-        void finish(long seconds) throws Exception {
-            if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                process.waitFor(30, TimeUnit.SECONDS);
-                out.add("(killed after " + seconds + " s)");
-            }
-            eof.get(30, TimeUnit.SECONDS);
-            exitCode = process.exitValue();
-        }
-
-        boolean has(String prefix) {
-            synchronized (out) {
-                return out.stream().anyMatch(l -> l.startsWith(prefix));
-            }
-        }
-
-        List<String> lines(String prefix) {
-            synchronized (out) {
-                return new ArrayList<>(out.stream().filter(l -> l.startsWith(prefix)).toList());
-            }
-        }
-
-        String text() {
-            synchronized (out) {
-                return String.join("\n", out);
-            }
         }
     }
 }

@@ -1,6 +1,12 @@
 package io.kickplug.itest;
 
 import static org.ops4j.pax.exam.CoreOptions.bundle;
+import static org.ops4j.pax.exam.CoreOptions.cleanCaches;
+import static org.ops4j.pax.exam.CoreOptions.composite;
+import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
+import static org.ops4j.pax.exam.CoreOptions.junitBundles;
+import static org.ops4j.pax.exam.CoreOptions.systemProperty;
+import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
 
 import io.kickplug.launcher.BundleSet;
 import java.io.IOException;
@@ -43,6 +49,22 @@ final class DistributionBundles {
         return jars().stream()
                 .map(jar -> bundle(jar.path().toUri().toString()).start(!jar.fragment()))
                 .toArray(Option[]::new);
+    }
+
+    /**
+     * What every Pax Exam test here boots: the distribution's bundles, no console (failsafe talks to its fork over
+     * stdin), quiet Pax logging, a clean framework cache in {@code directory}, JUnit, and {@code extra}.
+     */
+    static Option[] paxExam(String directory, Option... extra) {
+        return new Option[] {
+            composite(options()),
+            frameworkProperty("gosh.args").value("--nointeractive"),
+            systemProperty("org.ops4j.pax.logging.DefaultServiceLog.level").value("WARN"),
+            workingDirectory(directory),
+            cleanCaches(true),
+            junitBundles(),
+            composite(extra),
+        };
     }
 
     static List<String> projectSymbolicNames() {

@@ -1,17 +1,10 @@
 package io.kickplug.itest;
 
 import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
-import static org.ops4j.pax.exam.CoreOptions.cleanCaches;
-import static org.ops4j.pax.exam.CoreOptions.composite;
-import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
-import static org.ops4j.pax.exam.CoreOptions.junitBundles;
-import static org.ops4j.pax.exam.CoreOptions.options;
 import static org.ops4j.pax.exam.CoreOptions.systemProperty;
-import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
 
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskInfo;
@@ -20,19 +13,12 @@ import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.guest.DeviceRecoveries;
 import io.kickplug.api.guest.DeviceRecovery;
 import io.kickplug.api.transport.TransportKind;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import javax.inject.Inject;
 import org.junit.Test;
 import org.junit.runner.RunWith;
@@ -60,14 +46,6 @@ public class HotSwapIT {
     private static final List<String> SWAPPED = List.of("io.kickplug.virtio.transport", "io.kickplug.virtqueue.split",
             "io.kickplug.blk");
     private static final List<String> DISKS = List.of("hm", "hp");
-    /** Two jobs of 512 4k random writes each, then their verify reads. */
-    private static final String[] JOBS = {"--rw=randwrite", "--bs=4k", "--size=2m", "--ioengine=libaio",
-        "--verify=crc32c", "--name=a", "--offset=0", "--iodepth=16", "--name=b", "--offset=4m", "--iodepth=8",
-        "--output-format=json"};
-    private static final Pattern TOTAL_IOS = Pattern.compile(
-            "\"(read|write|trim)\"\\s*:\\s*\\{[^}]*?\"total_ios\"\\s*:\\s*(\\d+)");
-    private static final Pattern ERROR = Pattern.compile("\"error\"\\s*:\\s*(\\d+)");
-
     @Inject
     private BundleContext context;
 
@@ -76,14 +54,8 @@ public class HotSwapIT {
 
     @Configuration
     public Option[] configuration() {
-        return options(
-                composite(DistributionBundles.options()),
-                frameworkProperty("gosh.args").value("--nointeractive"),
-                systemProperty("org.ops4j.pax.logging.DefaultServiceLog.level").value("WARN"),
-                systemProperty("kickplug.swap.updates").value(String.valueOf(UPDATES_EACH)),
-                workingDirectory("target/paxexam"),
-                cleanCaches(true),
-                junitBundles());
+        return DistributionBundles.paxExam("target/paxexam",
+                systemProperty("kickplug.swap.updates").value(String.valueOf(UPDATES_EACH)));
     }
 
     @Test
@@ -91,27 +63,7 @@ public class HotSwapIT {
         initial.attach(spec("hm", TransportKind.MMIO));
         initial.attach(spec("hp", TransportKind.PCI));
         long start = System.nanoTime();
-        AtomicBoolean going = new AtomicBoolean(true);
-        List<String> outputs = new CopyOnWriteArrayList<>();
-        List<CompletableFuture<Void>> workloads = new ArrayList<>();
-        for (String disk : DISKS) {
-            workloads.add(CompletableFuture.runAsync(() -> {
-                int pass = 0;
-                do {
-                    try {
-                        Object fio = fioCommand();
-                        Method m = fio.getClass().getMethod("fio", String.class, String[].class);
-                        outputs.add((String) m.invoke(fio, disk, JOBS));
-                        pass++;
-                    } catch (InvocationTargetException e) {
-                        throw new IllegalStateException(disk + ": fio pass " + pass + " failed: " + e.getCause(),
-                                e.getCause());
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                } while (going.get());
-            }));
-        }
+        FioLoad load = new FioLoad(context, DISKS);
         List<String> order = new ArrayList<>();
         for (int i = 0; i < UPDATES_EACH; i++) {
             order.addAll(SWAPPED);
@@ -120,23 +72,14 @@ public class HotSwapIT {
         Collections.shuffle(order, new Random(seed));
         int updates = 0;
         for (String bsn : order) {
-            for (CompletableFuture<Void> w : workloads) {
-                assertTrue("a workload ended early (seed " + seed + "): " + failure(w), !w.isDone());
-            }
+            load.assertRunning("seed " + seed);
             bundle(bsn).update();
             assertEquals(bsn + " active after its update", Bundle.ACTIVE, bundle(bsn).getState());
             awaitDisks();
             updates++;
         }
-        going.set(false);
-        for (CompletableFuture<Void> w : workloads) {
-            w.get(5, TimeUnit.MINUTES);
-        }
+        load.finishAndCheck();
         assertEquals(3 * UPDATES_EACH, updates);
-        assertTrue("fio passes: " + outputs.size(), outputs.size() >= 2);
-        for (String json : outputs) {
-            checkPass(json);
-        }
         List<DeviceRecovery> recoveries = service(DeviceRecoveries.class).since(start);
         long longest = 0;
         int resubmitted = 0;
@@ -147,7 +90,7 @@ public class HotSwapIT {
         }
         assertTrue("the guests went through recoveries: " + recoveries.size(), recoveries.size() >= updates);
         System.out.printf("HotSwapIT: %d updates (seed %d), %d fio passes, %d guest recoveries, %d requests "
-                + "resubmitted, longest pause %.1f ms%n", updates, seed, outputs.size(), recoveries.size(),
+                + "resubmitted, longest pause %.1f ms%n", updates, seed, load.outputs.size(), recoveries.size(),
                 resubmitted, longest / 1e6);
         DiskManager disks = service(DiskManager.class);
         for (String disk : DISKS) {
@@ -160,25 +103,6 @@ public class HotSwapIT {
     private static DiskSpec spec(String name, TransportKind transport) {
         return new DiskSpec(name, new BackendSpec("memory", null, 16L << 20, false), transport, 2,
                 DiskSpec.DEFAULT_QUEUE_SIZE, 1, null, DiskSpec.DEFAULT_GUEST_MEMORY);
-    }
-
-    /** One fio pass: no error (verify passed), exactly 512 writes and 512 verify reads per job. */
-    private static void checkPass(String json) {
-        Matcher error = ERROR.matcher(json);
-        int jobs = 0;
-        while (error.find()) {
-            assertEquals("fio error in " + json, "0", error.group(1));
-            jobs++;
-        }
-        assertEquals("jobs in " + json, 2, jobs);
-        Matcher ios = TOTAL_IOS.matcher(json);
-        int directions = 0;
-        while (ios.find()) {
-            assertEquals(ios.group(1) + " I/Os completed in " + json, ios.group(1).equals("trim") ? "0" : "512",
-                    ios.group(2));
-            directions++;
-        }
-        assertEquals(3 * jobs, directions);
     }
 
     /** Waits until both disks are attached again (the block-device bundle rebuilds them from configuration). */
@@ -209,36 +133,6 @@ public class HotSwapIT {
     }
 
     private Bundle bundle(String symbolicName) {
-        for (Bundle b : context.getBundles()) {
-            if (symbolicName.equals(b.getSymbolicName())) {
-                return b;
-            }
-        }
-        throw new AssertionError(symbolicName + " is not installed");
-    }
-
-    /** The kp:fio command object (the guest bundle's FioCommand; its class is private to that bundle). */
-    private Object fioCommand() throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() - deadline < 0) {
-            ServiceReference<?>[] found = context.getServiceReferences((String) null,
-                    "(&(osgi.command.scope=kp)(osgi.command.function=fio))");
-            if (found != null) {
-                Object fio = context.getService(found[0]);
-                assertNotNull(fio);
-                return fio;
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
-        }
-        throw new AssertionError("no kp:fio command service");
-    }
-
-    private static String failure(CompletableFuture<Void> w) {
-        try {
-            w.getNow(null);
-            return "finished";
-        } catch (RuntimeException e) {
-            return String.valueOf(e.getCause() != null ? e.getCause() : e);
-        }
+        return InstalledBundles.named(context, symbolicName);
     }
 }

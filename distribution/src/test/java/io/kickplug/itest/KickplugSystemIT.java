@@ -2,13 +2,6 @@ package io.kickplug.itest;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
-import static org.ops4j.pax.exam.CoreOptions.cleanCaches;
-import static org.ops4j.pax.exam.CoreOptions.composite;
-import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
-import static org.ops4j.pax.exam.CoreOptions.junitBundles;
-import static org.ops4j.pax.exam.CoreOptions.options;
-import static org.ops4j.pax.exam.CoreOptions.systemProperty;
-import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
 
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
@@ -48,8 +41,10 @@ import org.osgi.framework.ServiceReference;
 public class KickplugSystemIT {
 
     private static final List<String> PROJECT_BUNDLES = List.of("io.kickplug.api", "io.kickplug.virtqueue.split",
+            "io.kickplug.virtqueue.packed",
             "io.kickplug.virtio.transport", "io.kickplug.blk", "io.kickplug.poll", "io.kickplug.guest",
-            "io.kickplug.shell", "io.kickplug.batching", "io.kickplug.vhost");
+            "io.kickplug.shell", "io.kickplug.batching", "io.kickplug.vhost", "io.kickplug.backend.nbd",
+            "io.kickplug.throttle");
     /** One command of each command-providing bundle: shell, guest (io), vhost-user (vhost). */
     private static final Set<String> KP_FUNCTIONS = Set.of("attach", "detach", "disks", "io", "vhost");
     private static final long WAIT_MILLIS = TimeUnit.SECONDS.toMillis(10);
@@ -71,14 +66,7 @@ public class KickplugSystemIT {
             throw new IllegalStateException("the distribution ships project bundles " + shipped + ", the test expects "
                     + new java.util.TreeSet<>(PROJECT_BUNDLES));
         }
-        return options(
-                composite(DistributionBundles.options()),
-                // No console in a test JVM: failsafe talks to its fork over stdin.
-                frameworkProperty("gosh.args").value("--nointeractive"),
-                systemProperty("org.ops4j.pax.logging.DefaultServiceLog.level").value("WARN"),
-                workingDirectory("target/paxexam"),
-                cleanCaches(true),
-                junitBundles());
+        return DistributionBundles.paxExam("target/paxexam");
     }
 
     @Test

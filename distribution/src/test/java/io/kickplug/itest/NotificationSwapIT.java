@@ -4,13 +4,6 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
-import static org.ops4j.pax.exam.CoreOptions.cleanCaches;
-import static org.ops4j.pax.exam.CoreOptions.composite;
-import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
-import static org.ops4j.pax.exam.CoreOptions.junitBundles;
-import static org.ops4j.pax.exam.CoreOptions.options;
-import static org.ops4j.pax.exam.CoreOptions.systemProperty;
-import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
 
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskInfo;
@@ -89,13 +82,7 @@ public class NotificationSwapIT {
 
     @Configuration
     public Option[] configuration() {
-        return options(
-                composite(DistributionBundles.options()),
-                frameworkProperty("gosh.args").value("--nointeractive"),
-                systemProperty("org.ops4j.pax.logging.DefaultServiceLog.level").value("WARN"),
-                workingDirectory("target/paxexam"),
-                cleanCaches(true),
-                junitBundles());
+        return DistributionBundles.paxExam("target/paxexam");
     }
 
     @Test
@@ -250,12 +237,7 @@ public class NotificationSwapIT {
     }
 
     private Bundle bundle(String symbolicName) {
-        for (Bundle b : context.getBundles()) {
-            if (symbolicName.equals(b.getSymbolicName())) {
-                return b;
-            }
-        }
-        throw new AssertionError(symbolicName + " is not installed");
+        return InstalledBundles.named(context, symbolicName);
     }
 
     /** The kp:fio command object (the guest bundle's FioCommand; its class is private to that bundle). */

@@ -3,13 +3,6 @@ package io.kickplug.itest;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
-import static org.ops4j.pax.exam.CoreOptions.cleanCaches;
-import static org.ops4j.pax.exam.CoreOptions.composite;
-import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
-import static org.ops4j.pax.exam.CoreOptions.junitBundles;
-import static org.ops4j.pax.exam.CoreOptions.options;
-import static org.ops4j.pax.exam.CoreOptions.systemProperty;
-import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
 
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
@@ -56,22 +49,11 @@ public class PollExtensionIT {
 
     @Configuration
     public Option[] configuration() {
-        return options(
-                composite(DistributionBundles.options()),
-                frameworkProperty("gosh.args").value("--nointeractive"),
-                systemProperty("org.ops4j.pax.logging.DefaultServiceLog.level").value("WARN"),
-                workingDirectory("target/paxexam-poll"),
-                cleanCaches(true),
-                junitBundles());
+        return DistributionBundles.paxExam("target/paxexam-poll");
     }
 
     private Bundle pollBundle() {
-        for (Bundle b : context.getBundles()) {
-            if ("io.kickplug.poll".equals(b.getSymbolicName())) {
-                return b;
-            }
-        }
-        throw new AssertionError("io.kickplug.poll is not installed");
+        return InstalledBundles.named(context, "io.kickplug.poll");
     }
 
     private static void await(BooleanSupplier condition, String what) {

@@ -14,9 +14,8 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * Runs the jcstress tests of this module ({@link AvailHandshakeEventIdx}, {@link AvailHandshakeFlags},
- * {@link UsedHandshakeEventIdx}, {@link UsedHandshakeFlags}) with jcstress's own runner in a child JVM and fails
- * when one of them saw a forbidden outcome (a lost notification) or did not run. The mode comes from
+ * Runs the jcstress tests of this module (the four of {@link HandshakeRaces}) with jcstress's own runner in a
+ * child JVM and fails when one of them saw a forbidden outcome (a lost notification) or did not run. The mode comes from
  * {@code -Dkickplug.jcstress.mode}: {@code ci} by default (jcstress's quick mode in one JVM configuration,
  * about two minutes), or a jcstress mode ({@code sanity}, {@code quick}, {@code default}, {@code tough},
  * {@code stress}) run in every JVM configuration jcstress detects. The HTML report goes to
@@ -24,8 +23,8 @@ import org.junit.jupiter.api.Test;
  */
 class JcstressHandshakeTest {
 
-    private static final List<String> TESTS = List.of("AvailHandshakeEventIdx", "AvailHandshakeFlags",
-            "UsedHandshakeEventIdx", "UsedHandshakeFlags");
+    private static final List<String> TESTS = List.of("HandshakeRaces.AvailEventIdx", "HandshakeRaces.AvailFlags",
+            "HandshakeRaces.UsedEventIdx", "HandshakeRaces.UsedFlags");
     /** jcstress's last progress line: every planned run passed, none failed or errored. */
     private static final Pattern RESULTS = Pattern.compile("\\(Results: (\\d+) planned; (\\d+) passed, (\\d+) failed,"
             + " (\\d+) soft errs, (\\d+) hard errs\\)");

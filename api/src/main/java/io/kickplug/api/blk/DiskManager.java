@@ -1,8 +1,10 @@
 package io.kickplug.api.blk;
 
+import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollStatus;
 import io.kickplug.api.transport.GuestPort;
+import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import java.util.List;
 import org.osgi.annotation.versioning.ProviderType;
@@ -17,6 +19,19 @@ public interface DiskManager {
      * @throws DiskException on bad input or a backend that cannot be opened; nothing stays attached then
      */
     DiskInfo attach(DiskSpec spec);
+
+    /**
+     * As {@link #attach(DiskSpec)}, with the device's I/O threads started by {@code ioThreads} instead of the
+     * runtime's I/O thread service, and without recording a configuration (the disk does not outlive the
+     * caller's use of it): for benchmarks that run the device on their own loops, such as the simulated
+     * guest's virtual-time I/O threads ({@code kp:bench seeds}).
+     *
+     * @throws DiskException as {@link #attach(DiskSpec)}
+     * @throws UnsupportedOperationException when this manager cannot take another I/O thread factory
+     */
+    default DiskInfo attach(DiskSpec spec, IoThreadFactory ioThreads) {
+        throw new UnsupportedOperationException("this disk manager cannot attach with another I/O thread factory");
+    }
 
     /**
      * Resets the device (waiting for in-flight requests to complete with their true status), stops its
@@ -68,6 +83,18 @@ public interface DiskManager {
 
     /** @throws DiskException when no disk has that name */
     DiskInfo info(String name);
+
+    /**
+     * Swaps the virtqueue format a running disk offers (VIRTIO 1.2 sections 2.7 and 2.8): the device is reset
+     * (in-flight requests complete), the guest is told it went, and the disk comes back at once offering
+     * {@code format}; a simulated guest re-probes, negotiates the new format and resubmits what was in flight.
+     * The disk's bytes and guest memory stay (they need the shared-memory files).
+     *
+     * @throws DiskException for an unknown disk, or when the disk cannot keep its guest memory across the swap
+     */
+    default DiskInfo setRing(String name, RingFormat format) {
+        throw new DiskException("this disk manager cannot swap ring formats");
+    }
 
     /**
      * The disks defined by a ConfigAdmin configuration (every {@link #attach} makes one, {@link #detach}

@@ -1,6 +1,7 @@
 package io.kickplug.api.blk;
 
 import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.RingFormat;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -19,10 +20,12 @@ import java.util.List;
  * @param trackedLock the lock of the tracked-requests list
  * @param workers threads of the per-disk worker pool that runs blocking backend calls (file backend)
  * @param guestMemoryBytes size of the simulated guest's memory for in-process transports
+ * @param ring the virtqueue format the device offers (packed: VIRTIO_F_RING_PACKED, VIRTIO 1.2 section 2.8);
+ *     {@code null} is split
  */
 public record DiskSpec(String name, BackendSpec backend, TransportKind transport, int numQueues, int queueSize,
         int ioThreads, List<List<Integer>> mapping, String serial, TrackedLockKind trackedLock, int workers,
-        long guestMemoryBytes) {
+        long guestMemoryBytes, RingFormat ring) {
 
     public static final int MAX_QUEUES = 64;
     public static final int DEFAULT_QUEUE_SIZE = 256;
@@ -32,6 +35,15 @@ public record DiskSpec(String name, BackendSpec backend, TransportKind transport
     public DiskSpec {
         mapping = mapping == null ? List.of() : List.copyOf(mapping.stream().map(List::copyOf).toList());
         trackedLock = trackedLock == null ? TrackedLockKind.MUTEX : trackedLock;
+        ring = ring == null ? RingFormat.SPLIT : ring;
+    }
+
+    /** A disk with split rings (the form before the packed ring). */
+    public DiskSpec(String name, BackendSpec backend, TransportKind transport, int numQueues, int queueSize,
+            int ioThreads, List<List<Integer>> mapping, String serial, TrackedLockKind trackedLock, int workers,
+            long guestMemoryBytes) {
+        this(name, backend, transport, numQueues, queueSize, ioThreads, mapping, serial, trackedLock, workers,
+                guestMemoryBytes, RingFormat.SPLIT);
     }
 
     /**
@@ -121,42 +133,47 @@ public record DiskSpec(String name, BackendSpec backend, TransportKind transport
 
     public DiskSpec withBackend(BackendSpec b) {
         return new DiskSpec(name, b, transport, numQueues, queueSize, ioThreads, mapping, serial, trackedLock,
-                workers, guestMemoryBytes);
+                workers, guestMemoryBytes, ring);
     }
 
     public DiskSpec withTransport(TransportKind t) {
         return new DiskSpec(name, backend, t, numQueues, queueSize, ioThreads, mapping, serial, trackedLock,
-                workers, guestMemoryBytes);
+                workers, guestMemoryBytes, ring);
     }
 
     public DiskSpec withQueues(int queues, int size) {
         return new DiskSpec(name, backend, transport, queues, size, ioThreads, mapping, serial, trackedLock,
-                workers, guestMemoryBytes);
+                workers, guestMemoryBytes, ring);
     }
 
     /** I/O threads and the queue mapping (empty for round-robin). */
     public DiskSpec withIoThreads(int threads, List<List<Integer>> map) {
         return new DiskSpec(name, backend, transport, numQueues, queueSize, threads, map, serial, trackedLock,
-                workers, guestMemoryBytes);
+                workers, guestMemoryBytes, ring);
     }
 
     public DiskSpec withSerial(String s) {
         return new DiskSpec(name, backend, transport, numQueues, queueSize, ioThreads, mapping, s, trackedLock,
-                workers, guestMemoryBytes);
+                workers, guestMemoryBytes, ring);
     }
 
     public DiskSpec withTrackedLock(TrackedLockKind k) {
         return new DiskSpec(name, backend, transport, numQueues, queueSize, ioThreads, mapping, serial, k, workers,
-                guestMemoryBytes);
+                guestMemoryBytes, ring);
     }
 
     public DiskSpec withWorkers(int n) {
         return new DiskSpec(name, backend, transport, numQueues, queueSize, ioThreads, mapping, serial, trackedLock,
-                n, guestMemoryBytes);
+                n, guestMemoryBytes, ring);
+    }
+
+    public DiskSpec withRing(RingFormat r) {
+        return new DiskSpec(name, backend, transport, numQueues, queueSize, ioThreads, mapping, serial, trackedLock,
+                workers, guestMemoryBytes, r);
     }
 
     public DiskSpec withGuestMemory(long bytes) {
         return new DiskSpec(name, backend, transport, numQueues, queueSize, ioThreads, mapping, serial, trackedLock,
-                workers, bytes);
+                workers, bytes, ring);
     }
 }

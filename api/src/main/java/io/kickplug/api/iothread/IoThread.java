@@ -1,5 +1,6 @@
 package io.kickplug.api.iothread;
 
+import java.io.FileDescriptor;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
@@ -27,6 +28,32 @@ public interface IoThread extends AutoCloseable {
      */
     default void executeAtEndOfIteration(Runnable task) {
         execute(task);
+    }
+
+    /**
+     * Whether {@link #registerDescriptor} works: the loop can wait on file descriptors itself (one poll over its
+     * descriptors plus a wake-up descriptor, as QEMU's AioContext does).
+     */
+    default boolean waitsOnDescriptors() {
+        return false;
+    }
+
+    /**
+     * Registers {@code handler}, run on this thread when {@code fd} (an eventfd, or a pipe) became readable:
+     * the loop includes {@code fd} in its own wait (through {@code poller}), reads the descriptor's counter
+     * (resetting it, eventfd(2)), runs {@code onRead} (if not {@code null}: e.g. a kick counter) and then the
+     * handler, with no other thread in between. {@link IoSource#signal()} runs the handler too. From now on, signals from other threads wake the loop through a wake-up descriptor while it
+     * waits on descriptors. Every descriptor source of one loop uses the same poller.
+     *
+     * <p>{@link IoSource#cancel()} of such a source returns only after the loop stopped watching {@code fd} (when
+     * called from another thread), so the caller may close it then; the loop never closes it.
+     *
+     * @throws UnsupportedOperationException when {@link #waitsOnDescriptors()} is false
+     * @throws IllegalStateException when the loop already waits with another poller
+     */
+    default IoSource registerDescriptor(String name, FileDescriptor fd, DescriptorPoller poller, Runnable onRead,
+            Runnable handler) {
+        throw new UnsupportedOperationException("this I/O thread cannot wait on file descriptors");
     }
 
     /** True when called from this loop's thread. */

@@ -65,6 +65,15 @@ public interface VirtioDevice {
         return true;
     }
 
+    /**
+     * Whether the device waits on the queues' notification descriptors itself when an activation carries
+     * {@link DeviceActivation#kicks()}; a transport that has descriptors reads them itself otherwise and calls
+     * {@link #queueNotify(int)}.
+     */
+    default boolean waitsOnKickDescriptors() {
+        return false;
+    }
+
     /** The driver notified queue {@code queueIndex} (an available-buffer notification, section 2.9). */
     void queueNotify(int queueIndex);
 }

@@ -1,7 +1,6 @@
 package io.kickplug.blk.backend;
 
 import io.kickplug.api.blk.BackendSpec;
-import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.VirtioBlk;
 import java.io.EOFException;
@@ -43,7 +42,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * <p>The thread that calls I/O must not be interrupted: an interrupt closes a {@link FileChannel} for
  * good (ClosedByInterruptException), and every later request of the disk fails.
  */
-public final class FileBackend implements BlockBackend {
+public final class FileBackend extends BackendBase {
 
     /** Largest piece of one zero-fill write, and the size of a direct-mode bounce buffer. */
     static final int BOUNCE_BYTES = 1 << 20;
@@ -56,21 +55,18 @@ public final class FileBackend implements BlockBackend {
 
     private final Path path;
     private final FileChannel channel;
-    private final boolean readOnly;
     /** O_DIRECT alignment in bytes, 0 without O_DIRECT. */
     private final int alignment;
     private final ReadWriteLock resizeLock = new ReentrantReadWriteLock();
     private final ReentrantLock readModifyWrite = new ReentrantLock();
     private final ThreadLocal<ByteBuffer> bounce;
-    private volatile long size;
     private volatile boolean closed;
 
     private FileBackend(Path path, FileChannel channel, boolean readOnly, int alignment, long size) {
+        super("file", size, readOnly);
         this.path = path;
         this.channel = channel;
-        this.readOnly = readOnly;
         this.alignment = alignment;
-        this.size = size;
         this.bounce = alignment == 0 ? null
                 : ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BOUNCE_BYTES + alignment)
                         .alignedSlice(alignment));
@@ -200,21 +196,6 @@ public final class FileBackend implements BlockBackend {
     }
 
     @Override
-    public String kind() {
-        return "file";
-    }
-
-    @Override
-    public long size() {
-        return size;
-    }
-
-    @Override
-    public boolean readOnly() {
-        return readOnly;
-    }
-
-    @Override
     public boolean blocking() {
         return true;
     }
@@ -273,22 +254,6 @@ public final class FileBackend implements BlockBackend {
     public void flush() throws IOException {
         checkOpen();
         channel.force(false);
-    }
-
-    @Override
-    public boolean supportsDiscard() {
-        return true;
-    }
-
-    /** Writes zeroes (no hole punching in Java 17, see the class comment). */
-    @Override
-    public void discard(long offset, long length) throws IOException {
-        writeZeroes(offset, length, true);
-    }
-
-    @Override
-    public boolean supportsWriteZeroes() {
-        return true;
     }
 
     /** Writes zeroes over the range, {@value #BOUNCE_BYTES} bytes at a time; {@code mayUnmap} is not used. */
@@ -496,32 +461,15 @@ public final class FileBackend implements BlockBackend {
         return position;
     }
 
-    private void checkWritable() throws IOException {
-        if (readOnly) {
-            throw new IOException("image file '" + path + "' is open read-only");
-        }
+    @Override
+    protected String describe() {
+        return "image file '" + path + "'";
     }
 
-    private void checkOpen() throws IOException {
+    @Override
+    protected void checkOpen() throws IOException {
         if (closed) {
             throw new IOException("image file '" + path + "' is closed");
         }
-    }
-
-    private void checkRange(long offset, long length) throws IOException {
-        checkOpen();
-        long current = size;
-        if (offset < 0 || length < 0 || offset > current || length > current - offset) {
-            throw new IOException(length + " bytes at offset " + offset + " lie outside the " + current
-                    + "-byte image '" + path + "'");
-        }
-    }
-
-    private static long length(ByteBuffer[] buffers) {
-        long length = 0;
-        for (ByteBuffer buffer : buffers) {
-            length += buffer.remaining();
-        }
-        return length;
     }
 }

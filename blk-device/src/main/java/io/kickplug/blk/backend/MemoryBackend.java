@@ -1,6 +1,5 @@
 package io.kickplug.blk.backend;
 
-import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.VirtioBlk;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -20,16 +19,14 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * device, not here. {@link #resize} excludes all I/O with a read-write lock, so no write lands in a chunk
  * table that a resize is replacing.
  */
-public final class MemoryBackend implements BlockBackend {
+public final class MemoryBackend extends BackendBase {
 
     static final int DEFAULT_CHUNK = 1 << 20;
     private static final byte[] ZEROES = new byte[8192];
 
-    private final boolean readOnly;
     private final int chunkSize;
     private final ReadWriteLock resizeLock = new ReentrantReadWriteLock();
     private final AtomicLong allocated = new AtomicLong();
-    private volatile long size;
     private volatile AtomicReferenceArray<ByteBuffer> chunks;
 
     /**
@@ -41,13 +38,12 @@ public final class MemoryBackend implements BlockBackend {
 
     /** With a chosen chunk size, so tests can cross chunk boundaries cheaply. */
     MemoryBackend(long size, boolean readOnly, int chunkSize) {
+        super("memory", size, readOnly);
         if (chunkSize <= 0) {
             throw new IllegalArgumentException("chunk size " + chunkSize + " must be positive");
         }
-        this.readOnly = readOnly;
         this.chunkSize = chunkSize;
         this.chunks = new AtomicReferenceArray<>(chunkCount(size, chunkSize));
-        this.size = size;
     }
 
     private static int chunkCount(long size, int chunkSize) {
@@ -62,23 +58,13 @@ public final class MemoryBackend implements BlockBackend {
     }
 
     @Override
-    public String kind() {
-        return "memory";
-    }
-
-    @Override
-    public long size() {
-        return size;
-    }
-
-    @Override
-    public boolean readOnly() {
-        return readOnly;
-    }
-
-    @Override
     public boolean blocking() {
         return false;
+    }
+
+    @Override
+    protected String describe() {
+        return "the memory disk";
     }
 
     /** Bytes of chunks allocated now. */
@@ -114,9 +100,7 @@ public final class MemoryBackend implements BlockBackend {
 
     @Override
     public void write(long offset, ByteBuffer[] src) throws IOException {
-        if (readOnly) {
-            throw new IOException("the memory disk is read-only");
-        }
+        checkWritable();
         resizeLock.readLock().lock();
         try {
             AtomicReferenceArray<ByteBuffer> all = open();
@@ -142,28 +126,10 @@ public final class MemoryBackend implements BlockBackend {
         open();
     }
 
-    @Override
-    public boolean supportsDiscard() {
-        return true;
-    }
-
-    /** Same as {@link #writeZeroes}: later reads return zeroes; whole chunks are freed. */
-    @Override
-    public void discard(long offset, long length) throws IOException {
-        writeZeroes(offset, length, true);
-    }
-
-    @Override
-    public boolean supportsWriteZeroes() {
-        return true;
-    }
-
     /** Frees the chunks the range covers wholly and zeroes the rest of it; {@code mayUnmap} changes nothing. */
     @Override
     public void writeZeroes(long offset, long length, boolean mayUnmap) throws IOException {
-        if (readOnly) {
-            throw new IOException("the memory disk is read-only");
-        }
+        checkWritable();
         resizeLock.readLock().lock();
         try {
             AtomicReferenceArray<ByteBuffer> all = open();
@@ -195,9 +161,7 @@ public final class MemoryBackend implements BlockBackend {
      */
     @Override
     public void resize(long newSize) throws IOException {
-        if (readOnly) {
-            throw new IOException("the memory disk is read-only");
-        }
+        checkWritable();
         int newCount;
         try {
             newCount = chunkCount(newSize, chunkSize);
@@ -281,21 +245,5 @@ public final class MemoryBackend implements BlockBackend {
             throw new IOException("the memory disk is closed");
         }
         return all;
-    }
-
-    private static long length(ByteBuffer[] buffers) {
-        long length = 0;
-        for (ByteBuffer buffer : buffers) {
-            length += buffer.remaining();
-        }
-        return length;
-    }
-
-    private void checkRange(long offset, long length) throws IOException {
-        long current = size;
-        if (offset < 0 || length < 0 || offset > current || length > current - offset) {
-            throw new IOException(length + " bytes at offset " + offset + " lie outside the " + current
-                    + "-byte memory disk");
-        }
     }
 }

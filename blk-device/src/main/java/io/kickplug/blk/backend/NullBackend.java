@@ -1,7 +1,6 @@
 package io.kickplug.blk.backend;
 
 import io.kickplug.api.blk.BackendSpec;
-import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.VirtioBlk;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -19,13 +18,11 @@ import java.util.concurrent.locks.LockSupport;
  * on the disk's worker pool, so at most {@code workers} requests are in their delay at once.</li>
  * </ul>
  */
-public final class NullBackend implements BlockBackend {
+public final class NullBackend extends BackendBase {
 
     /** Source of bulk zero fills; only ever read, with absolute gets, so sharing it is safe. */
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
 
-    private volatile long size;
-    private final boolean readOnly;
     private final boolean readZeroes;
     private final long latencyNs;
     private volatile boolean closed;
@@ -46,6 +43,7 @@ public final class NullBackend implements BlockBackend {
      *     (QEMU's {@code latency-ns})
      */
     public NullBackend(long size, boolean readOnly, boolean readZeroes, long latencyNs) {
+        super("null", size, readOnly);
         if (size <= 0 || size % VirtioBlk.SECTOR_SIZE != 0) {
             throw new IllegalArgumentException("null disk size " + size + " is not a positive multiple of 512");
         }
@@ -53,25 +51,8 @@ public final class NullBackend implements BlockBackend {
             throw new IllegalArgumentException("null disk latency-ns " + latencyNs + " is out of range 0.."
                     + BackendSpec.MAX_LATENCY_NS);
         }
-        this.size = size;
-        this.readOnly = readOnly;
         this.readZeroes = readZeroes;
         this.latencyNs = latencyNs;
-    }
-
-    @Override
-    public String kind() {
-        return "null";
-    }
-
-    @Override
-    public long size() {
-        return size;
-    }
-
-    @Override
-    public boolean readOnly() {
-        return readOnly;
     }
 
     /** True only with a latency: the delay then waits on a worker, never on the I/O thread. */
@@ -91,7 +72,7 @@ public final class NullBackend implements BlockBackend {
     @Override
     public void read(long offset, ByteBuffer[] dst) throws IOException {
         long start = latencyNs > 0 ? System.nanoTime() : 0;
-        checkRange(offset, dst);
+        checkRange(offset, length(dst));
         for (ByteBuffer buffer : dst) {
             if (readZeroes) {
                 zeroFill(buffer);
@@ -133,7 +114,7 @@ public final class NullBackend implements BlockBackend {
         if (readOnly) {
             throw new IOException("the null disk is read-only");
         }
-        checkRange(offset, src);
+        checkRange(offset, length(src));
         for (ByteBuffer buffer : src) {
             buffer.position(buffer.limit());
         }
@@ -150,20 +131,10 @@ public final class NullBackend implements BlockBackend {
     }
 
     @Override
-    public boolean supportsDiscard() {
-        return true;
-    }
-
-    @Override
     public void discard(long offset, long length) throws IOException {
         long start = latencyNs > 0 ? System.nanoTime() : 0;
         checkWritable(offset, length);
         delay(start);
-    }
-
-    @Override
-    public boolean supportsWriteZeroes() {
-        return true;
     }
 
     @Override
@@ -189,29 +160,20 @@ public final class NullBackend implements BlockBackend {
         closed = true;
     }
 
-    private void checkWritable(long offset, long length) throws IOException {
-        if (readOnly) {
-            throw new IOException("the null disk is read-only");
-        }
-        checkRange(offset, length);
+    @Override
+    protected String describe() {
+        return "the null disk";
     }
 
-    private void checkRange(long offset, ByteBuffer[] buffers) throws IOException {
-        long length = 0;
-        for (ByteBuffer buffer : buffers) {
-            length += buffer.remaining();
-        }
-        checkRange(offset, length);
-    }
-
-    private void checkRange(long offset, long length) throws IOException {
+    @Override
+    protected void checkOpen() throws IOException {
         if (closed) {
             throw new IOException("the null disk is closed");
         }
-        long current = size;
-        if (offset < 0 || length < 0 || offset > current || length > current - offset) {
-            throw new IOException(length + " bytes at offset " + offset + " lie outside the " + current
-                    + "-byte null disk");
-        }
+    }
+
+    private void checkWritable(long offset, long length) throws IOException {
+        checkWritable();
+        checkRange(offset, length);
     }
 }

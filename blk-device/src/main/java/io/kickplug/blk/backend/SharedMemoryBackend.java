@@ -1,6 +1,5 @@
 package io.kickplug.blk.backend;
 
-import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.VirtioBlk;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -21,20 +20,17 @@ import java.nio.file.StandardOpenOption;
  *
  * <p>Thread-safety: positional channel I/O; calls on disjoint ranges may run concurrently.
  */
-public final class SharedMemoryBackend implements BlockBackend {
+public final class SharedMemoryBackend extends BackendBase {
 
     private static final int ZERO_CHUNK = 64 << 10;
 
     private final Path file;
     private final FileChannel channel;
-    private final boolean readOnly;
-    private volatile long size;
 
     private SharedMemoryBackend(Path file, FileChannel channel, long size, boolean readOnly) {
+        super("memory", size, readOnly);
         this.file = file;
         this.channel = channel;
-        this.size = size;
-        this.readOnly = readOnly;
     }
 
     /**
@@ -66,24 +62,14 @@ public final class SharedMemoryBackend implements BlockBackend {
         }
     }
 
+    @Override
+    protected String describe() {
+        return "the memory disk";
+    }
+
     /** The shared-memory file holding the disk's bytes. */
     public Path file() {
         return file;
-    }
-
-    @Override
-    public String kind() {
-        return "memory";
-    }
-
-    @Override
-    public long size() {
-        return size;
-    }
-
-    @Override
-    public boolean readOnly() {
-        return readOnly;
     }
 
     @Override
@@ -108,9 +94,7 @@ public final class SharedMemoryBackend implements BlockBackend {
 
     @Override
     public void write(long offset, ByteBuffer[] src) throws IOException {
-        if (readOnly) {
-            throw new IOException("the memory disk is read-only");
-        }
+        checkWritable();
         checkRange(offset, length(src));
         long position = offset;
         for (ByteBuffer buffer : src) {
@@ -128,27 +112,10 @@ public final class SharedMemoryBackend implements BlockBackend {
         }
     }
 
-    @Override
-    public boolean supportsDiscard() {
-        return true;
-    }
-
-    @Override
-    public void discard(long offset, long length) throws IOException {
-        writeZeroes(offset, length, true);
-    }
-
-    @Override
-    public boolean supportsWriteZeroes() {
-        return true;
-    }
-
     /** Writes zeroes (Java 17 cannot punch holes); later reads return zeroes. */
     @Override
     public void writeZeroes(long offset, long length, boolean mayUnmap) throws IOException {
-        if (readOnly) {
-            throw new IOException("the memory disk is read-only");
-        }
+        checkWritable();
         checkRange(offset, length);
         ByteBuffer zeroes = ByteBuffer.allocate((int) Math.min(ZERO_CHUNK, Math.max(1, length)));
         long position = offset;
@@ -163,9 +130,7 @@ public final class SharedMemoryBackend implements BlockBackend {
 
     @Override
     public synchronized void resize(long newSize) throws IOException {
-        if (readOnly) {
-            throw new IOException("the memory disk is read-only");
-        }
+        checkWritable();
         if (newSize <= 0 || newSize % VirtioBlk.SECTOR_SIZE != 0) {
             throw new IOException("memory disk size " + newSize + " is not a positive multiple of 512");
         }
@@ -177,21 +142,5 @@ public final class SharedMemoryBackend implements BlockBackend {
     @Override
     public void close() throws IOException {
         channel.close();
-    }
-
-    private static long length(ByteBuffer[] buffers) {
-        long length = 0;
-        for (ByteBuffer buffer : buffers) {
-            length += buffer.remaining();
-        }
-        return length;
-    }
-
-    private void checkRange(long offset, long length) throws IOException {
-        long current = size;
-        if (offset < 0 || length < 0 || offset > current || length > current - offset) {
-            throw new IOException(length + " bytes at offset " + offset + " lie outside the " + current
-                    + "-byte memory disk");
-        }
     }
 }

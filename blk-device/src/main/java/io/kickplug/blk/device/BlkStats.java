@@ -6,8 +6,101 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
-/** Request counters of one disk, kept across device resets. Thread-safe. */
+/**
+ * Request counters of one disk, kept across device resets. Thread-safe. A queue's I/O thread counts into its own
+ * {@link Batch} with plain fields and publishes it once per batch ({@link #publish}): no atomic per request.
+ */
 public final class BlkStats {
+
+    /**
+     * Counts of one queue's requests since its last {@link #publish}; plain fields, owned by the queue's I/O
+     * thread.
+     */
+    static final class Batch {
+        /** Read by {@link BlkStats#requestsInFlight()} from other threads without synchronisation (diagnostics). */
+        int begun;
+        int completed;
+        int ioErrors;
+        int unsupported;
+        long bytesRead;
+        long bytesWritten;
+
+        /** A request was taken from the queue. */
+        void begin() {
+            begun++;
+        }
+
+        /** A request taken in this batch was abandoned (malformed chain): it was never in flight. */
+        void abandon() {
+            begun--;
+        }
+
+        /** As {@link BlkStats#complete}, counted here. */
+        void complete(RequestType kind, Outcome outcome, long diskBytes) {
+            completed++;
+            switch (outcome) {
+                case IOERR -> ioErrors++;
+                case UNSUPP -> unsupported++;
+                case OK -> {
+                    if (kind == RequestType.IN) {
+                        bytesRead += diskBytes;
+                    } else if (kind == RequestType.OUT) {
+                        bytesWritten += diskBytes;
+                    }
+                }
+            }
+        }
+    }
+
+    /** Each queue's batch, reused by every activation of the queue (one activation at a time). */
+    private final java.util.Map<Integer, Batch> batches = new java.util.HashMap<>();
+    private volatile Batch[] batchList = new Batch[0];
+
+    /** The batch of queue {@code queue}; its I/O thread alone counts into it while the queue is active. */
+    synchronized Batch batch(int queue) {
+        Batch b = batches.get(queue);
+        if (b == null) {
+            b = new Batch();
+            batches.put(queue, b);
+            Batch[] list = java.util.Arrays.copyOf(batchList, batchList.length + 1);
+            list[list.length - 1] = b;
+            batchList = list;
+        }
+        return b;
+    }
+
+    /**
+     * Adds a batch's counts and clears it: its requests taken are in flight from now on, its completions
+     * counted. Call before the used index that carries its completions is published (a driver that sees a
+     * completion sees it counted) and before {@link #released(int)} of any of them.
+     */
+    void publish(Batch b) {
+        if (b.begun != 0) {
+            inFlight.addAndGet(b.begun);
+            b.begun = 0;
+        }
+        if (b.completed == 0) {
+            return;
+        }
+        completed.add(b.completed);
+        if (b.ioErrors != 0) {
+            ioErrors.add(b.ioErrors);
+        }
+        if (b.unsupported != 0) {
+            unsupported.add(b.unsupported);
+        }
+        if (b.bytesRead != 0) {
+            bytesRead.add(b.bytesRead);
+        }
+        if (b.bytesWritten != 0) {
+            bytesWritten.add(b.bytesWritten);
+        }
+        b.completed = 0;
+        b.ioErrors = 0;
+        b.unsupported = 0;
+        b.bytesRead = 0;
+        b.bytesWritten = 0;
+    }
 
     private final LongAdder completed = new LongAdder();
     private final LongAdder ioErrors = new LongAdder();
@@ -98,8 +191,17 @@ public final class BlkStats {
         return completed.sum();
     }
 
+    /**
+     * Requests taken and not yet released: the published count plus what the queues' I/O threads have taken in
+     * their current batches (read without synchronisation: a diagnostic figure; {@link #awaitIdle} uses only
+     * the published count, after every I/O thread published its batch).
+     */
     public long requestsInFlight() {
-        return inFlight.get();
+        long n = inFlight.get();
+        for (Batch b : batchList) {
+            n += b.begun;
+        }
+        return n;
     }
 
     public long ioErrors() {

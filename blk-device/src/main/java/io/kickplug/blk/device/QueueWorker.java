@@ -1,5 +1,7 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.api.blk.AsyncBlockBackend;
+import io.kickplug.api.blk.BackendIo;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.PollHandler;
 import io.kickplug.api.virtio.DescriptorChain;
@@ -12,18 +14,23 @@ import io.kickplug.blk.request.Outcome;
 import io.kickplug.blk.request.RequestType;
 import io.kickplug.blk.tracked.TrackedRequests;
 import io.kickplug.blk.tracked.TrackedRequests.Access;
+import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Locale;
 import java.util.function.BooleanSupplier;
 
 /**
  * Serves one virtqueue on its I/O thread: the handler of the queue's {@link io.kickplug.api.iothread.IoSource}.
  *
  * <p>Pipeline of one request: the I/O thread pops and parses the chain and registers the request in the
- * disk's tracked list; once nothing it depends on is in flight, {@link RequestExecutor#execute} runs inline
- * (non-blocking backend) or on the disk's worker pool (blocking backend); the completion (status byte,
+ * disk's tracked list; once nothing it depends on is in flight, its backend operations are submitted to the
+ * disk's {@link AsyncBlockBackend} (one per step: a write, then a flush in writethrough mode; one per segment of a
+ * discard), which completes them on whatever thread it likes (inline for memory and null, a worker for a file, a
+ * socket reader for NBD); the backend is unplugged once per drain, so a batch of requests is one hand-off. The
+ * completion (status byte,
  * counters, used-ring push, then the queue's completion-notification strategy through its
  * {@link QueueChannel}) always runs on this queue's I/O thread, which alone touches the {@link DeviceQueue}.
  * Many requests may be in flight per queue.
@@ -41,10 +48,12 @@ final class QueueWorker implements Runnable, PollHandler {
 
     private static final Logger LOG = System.getLogger(QueueWorker.class.getName());
 
-    /** What the queues of one disk share. {@code pool} is {@code null} for a non-blocking backend. */
+    /** What the queues of one disk share. */
     record Shared(String diskName, RequestProcessor processor, RequestExecutor executor, TrackedRequests tracked,
-            Executor pool) {
+            AsyncBlockBackend backend, BlkMode mode) {
     }
+
+    private static final ByteBuffer[] NO_BUFFERS = new ByteBuffer[0];
 
     private final Shared disk;
     private final DeviceQueue queue;
@@ -62,8 +71,14 @@ final class QueueWorker implements Runnable, PollHandler {
     boolean dirty;
     /** Requests pushed to the used ring whose used index is not published yet; I/O thread only. */
     private int unreleased;
+    /** The disk counters of this queue's requests since the last publication; I/O thread only. */
+    private final BlkStats.Batch batch;
     /** Notifications are off because the I/O thread polls the queue; I/O thread only. */
     private boolean polling;
+    /** Inside drain(): submissions wait for the unplug at the drain's end; I/O thread only. */
+    private boolean draining;
+    /** Operations submitted in this drain and not unplugged yet; I/O thread only. */
+    private boolean plugged;
 
     /**
      * @param stopping true once the device is being reset: the worker then takes no new chain
@@ -79,6 +94,7 @@ final class QueueWorker implements Runnable, PollHandler {
         this.counters = channel.stats();
         this.stopping = stopping;
         this.slots = new Slot[queue.size()];
+        this.batch = disk.processor().batch(queue.index());
         channel.publisher(this::publishUsed);
     }
 
@@ -179,6 +195,7 @@ final class QueueWorker implements Runnable, PollHandler {
      */
     private void drain() {
         int chains = 0;
+        draining = true;
         try {
             if (polling) {
                 DescriptorChain chain;
@@ -186,6 +203,7 @@ final class QueueWorker implements Runnable, PollHandler {
                     chains++;
                     accept(chain);
                 }
+                unplug();
                 context.notifyDirty();
                 return;
             }
@@ -199,11 +217,25 @@ final class QueueWorker implements Runnable, PollHandler {
                     chains++;
                     accept(chain);
                 }
+                unplug(); // the batch's backend operations start together: one hand-off
                 // The batch ends: each dirty queue's strategy makes or schedules its decisions (2.7.7.2).
                 context.notifyDirty();
             } while (!stopping.getAsBoolean() && queue.enableNotification());
         } finally {
+            draining = false;
+            unplug(); // after a fault too: a held operation would never complete, and a reset would wait for it
             counters.handlerRan(chains);
+            // Requests taken and not completed in this run (a worker pool's) are in flight from now on, before
+            // any completion of theirs can be released.
+            disk.processor().publish(batch);
+        }
+    }
+
+    /** Starts the operations this drain submitted. I/O thread only. */
+    private void unplug() {
+        if (plugged) {
+            plugged = false;
+            disk.backend().unplug();
         }
     }
 
@@ -222,7 +254,7 @@ final class QueueWorker implements Runnable, PollHandler {
             throw new IllegalStateException("queue " + queue.index() + ": head " + head
                     + " popped again while its request is in flight");
         }
-        BlkRequest request = disk.processor().accept(chain, slot.request);
+        BlkRequest request = disk.processor().accept(chain, slot.request, batch);
         slot.busy = true;
         counters.requests++; // plain: this I/O thread owns them; published per batch (QueueStats.publish)
         counters.inFlight++;
@@ -235,7 +267,7 @@ final class QueueWorker implements Runnable, PollHandler {
         }
         disk.tracked().begin(slot.tracked, access, first(request), end(request), context.index());
         if (slot.tracked.arm()) {
-            slot.start(true);
+            slot.start();
         }
     }
 
@@ -283,74 +315,231 @@ final class QueueWorker implements Runnable, PollHandler {
 
     /**
      * One request between acceptance and completion, kept per descriptor head and reused for the next chain
-     * with that head: its parsed request, its tracked-list entry and its continuations are made once. It is
-     * never reused while its request is in flight: the queue pops a head again only after it was pushed
-     * (section 2.7.13), which {@link #complete} does last, after the backend work and the tracked entry ended
-     * (on whatever thread); {@link #busy} checks it.
+     * with that head: its parsed request, its tracked-list entry, its continuations and its backend operation
+     * ({@link BackendIo}, one step at a time) are made once. It is never reused while its request is in flight:
+     * the queue pops a head again only after it was pushed (section 2.7.13), which {@link #complete} does last,
+     * after the backend work and the tracked entry ended (on whatever thread); {@link #busy} checks it.
      */
-    private final class Slot {
+    private final class Slot implements BackendIo {
         final BlkRequest request = new BlkRequest();
         final TrackedRequests.Request tracked = disk.tracked().newRequest(this::resume);
-        /** Runs the backend work on a pool worker, then posts the completion. */
-        private final Runnable onWorker = this::runAndPost;
         /** The completion, posted back to the I/O thread. */
         private final Runnable completion = this::completeHere;
-        /** A deferred request resumed off the I/O thread, with a non-blocking backend: all of it on the I/O thread. */
-        private final Runnable executeAndComplete = this::executeAndCompleteHere;
+        /** A deferred request resumed off the I/O thread: its first operation is submitted on the I/O thread. */
+        private final Runnable startHere = this::startOnIoThread;
         /** Between acceptance and the used-ring push; I/O thread only. */
         boolean busy;
-        /** Written by the thread that ran the backend work, read on the I/O thread after the hand-off. */
+        /** Written by the thread that ended the backend work, read on the I/O thread after the hand-off. */
         Outcome outcome;
+        // The current backend operation; written before submit, read by the backend until it completes.
+        private Op op;
+        private long offset;
+        private long length;
+        private ByteBuffer[] buffers = NO_BUFFERS;
+        private boolean fua;
+        private boolean mayUnmap;
+        /** The next discard segment to submit; then whether a writethrough flush is still due. */
+        private int segment;
+        private boolean flushDue;
 
         /** The continuation of a deferred request; runs on whichever thread ended its last dependency. */
         void resume() {
-            start(false);
+            if (context.thread().inLoop()) {
+                start();
+            } else {
+                context.post(startHere);
+            }
         }
 
-        /** Runs the backend work where it belongs, then hands the completion to the I/O thread. */
-        void start(boolean onIoThread) {
-            Executor pool = disk.pool();
-            if (pool != null) {
-                try {
-                    pool.execute(onWorker);
+        private void startOnIoThread() {
+            start();
+        }
+
+        /** Plans the request's first backend operation and submits it. I/O thread only. */
+        void start() {
+            outcome = Outcome.OK;
+            request.dataWritten(0);
+            fua = false;
+            mayUnmap = false;
+            buffers = NO_BUFFERS;
+            segment = 0;
+            switch (request.kind()) {
+                case IN:
+                    buffers = request.sink().views(request.dataBytes());
+                    set(Op.READ, request.offset(), request.dataBytes());
+                    flushDue = false;
+                    break;
+                case OUT:
+                    buffers = request.source().views(request.dataBytes());
+                    set(Op.WRITE, request.offset(), request.dataBytes());
+                    // 5.2.6.2: without a write cache a completed write is stable: FUA when offered, else a flush.
+                    boolean writeThrough = !disk.mode().writeCache();
+                    fua = writeThrough && disk.backend().supportsFua();
+                    flushDue = writeThrough && !fua;
+                    break;
+                case FLUSH:
+                    set(Op.FLUSH, 0, 0);
+                    flushDue = false;
+                    break;
+                case DISCARD:
+                case WRITE_ZEROES:
+                case SECURE_ERASE:
+                    // SECURE_ERASE is always flushed: the old data must be gone when it completes.
+                    flushDue = request.kind() == RequestType.SECURE_ERASE || !disk.mode().writeCache();
+                    if (!nextSegment()) {
+                        if (flushDue) {
+                            flushDue = false;
+                            set(Op.FLUSH, 0, 0);
+                        } else {
+                            finish();
+                            return;
+                        }
+                    }
+                    break;
+                default:
+                    outcome = Outcome.IOERR; // access() lets only the kinds above reach here
+                    finish();
                     return;
-                } catch (RejectedExecutionException e) {
-                    // The pool is shut down only after a reset that waited for us; answer anyway.
-                    LOG.log(Level.ERROR, "disk " + disk.diskName() + ": worker pool refused a request");
+            }
+            submit();
+        }
+
+        private void set(Op op, long offset, long length) {
+            this.op = op;
+            this.offset = offset;
+            this.length = length;
+        }
+
+        /** Sets up the next non-empty segment's operation; false when none is left. */
+        private boolean nextSegment() {
+            List<DiscardSegment> segments = request.segments();
+            while (segment < segments.size()) {
+                DiscardSegment s = segments.get(segment++);
+                if (s.numSectors() == 0) {
+                    continue;
+                }
+                buffers = NO_BUFFERS;
+                switch (request.kind()) {
+                    case DISCARD:
+                        set(Op.DISCARD, s.offset(), s.bytes());
+                        mayUnmap = true;
+                        break;
+                    case WRITE_ZEROES:
+                        set(Op.WRITE_ZEROES, s.offset(), s.bytes());
+                        // 5.2.6.2: the unmap flag may deallocate only when write_zeroes_may_unmap says so.
+                        mayUnmap = s.unmap() && disk.mode().limits().writeZeroesMayUnmap();
+                        break;
+                    default:
+                        set(Op.WRITE_ZEROES, s.offset(), s.bytes());
+                        mayUnmap = false;
+                        break;
+                }
+                return true;
+            }
+            return false;
+        }
+
+        /** Submits the current operation; in a drain it starts at the drain's unplug, otherwise at once. */
+        private void submit() {
+            AsyncBlockBackend backend = disk.backend();
+            boolean inDrain = draining && context.thread().inLoop();
+            try {
+                backend.submit(this);
+            } catch (RuntimeException e) {
+                // The contract says failures come through complete(); a backend that throws is still answered.
+                complete(new IOException("the " + backend.kind() + " backend refused the operation: " + e, e));
+                return;
+            }
+            if (inDrain) {
+                plugged = true;
+            } else {
+                backend.unplug();
+            }
+        }
+
+        @Override
+        public Op op() {
+            return op;
+        }
+
+        @Override
+        public long offset() {
+            return offset;
+        }
+
+        @Override
+        public long length() {
+            return length;
+        }
+
+        @Override
+        public ByteBuffer[] buffers() {
+            return buffers;
+        }
+
+        @Override
+        public boolean fua() {
+            return fua;
+        }
+
+        @Override
+        public boolean mayUnmap() {
+            return mayUnmap;
+        }
+
+        /** The backend ended the current operation (any thread): the next step, or the request's completion. */
+        @Override
+        public void complete(IOException error) {
+            if (error != null) {
+                backendFailed(error);
+                finish();
+                return;
+            }
+            if (op == Op.READ) {
+                request.dataWritten(request.dataBytes());
+            }
+            if (op == Op.DISCARD || op == Op.WRITE_ZEROES) {
+                if (nextSegment()) {
+                    submit();
+                    return;
                 }
             }
-            if (onIoThread) {
-                outcome = executeTracked();
-                complete(this);
-            } else {
-                context.post(executeAndComplete);
+            if (flushDue) {
+                flushDue = false;
+                buffers = NO_BUFFERS;
+                fua = false;
+                set(Op.FLUSH, 0, 0);
+                submit();
+                return;
             }
+            finish();
         }
 
-        private void runAndPost() {
-            outcome = executeTracked();
-            context.post(completion); // the queue's hand-off orders the outcome before its read
+        private void backendFailed(IOException error) {
+            String what = op == Op.FLUSH && request.kind() != RequestType.FLUSH ? "flush after "
+                    + request.kind().name().toLowerCase(Locale.ROOT) : request.kind().name().toLowerCase(Locale.ROOT);
+            LOG.log(Level.WARNING, "disk " + disk.diskName() + ": " + what + " of " + request.dataBytes()
+                    + " bytes at sector " + Long.toUnsignedString(request.sector()) + " failed: " + error.getMessage());
+            request.dataWritten(0);
+            outcome = Outcome.IOERR;
+        }
+
+        /** The backend work is over: end the tracked entry, then complete on the I/O thread. Any thread. */
+        private void finish() {
+            tracked.end();
+            if (context.thread().inLoop()) {
+                QueueWorker.this.complete(this);
+            } else {
+                context.post(completion); // the queue's hand-off orders the outcome before its read
+            }
         }
 
         private void completeHere() {
-            complete(this);
-        }
-
-        private void executeAndCompleteHere() {
-            outcome = executeTracked();
-            complete(this);
-        }
-
-        private Outcome executeTracked() {
-            try {
-                return execute(request);
-            } finally {
-                tracked.end();
-            }
+            QueueWorker.this.complete(this);
         }
     }
 
-    /** The backend work; an internal error answers IOERR and latches a device error. Any thread. */
+    /** A request answered without the backend (refused, GET_ID, GET_LIFETIME); an internal error answers IOERR. */
     private Outcome execute(BlkRequest request) {
         try {
             return disk.executor().run(request);
@@ -365,7 +554,7 @@ final class QueueWorker implements Runnable, PollHandler {
     private void complete(Slot slot) {
         BlkRequest request = slot.request;
         Outcome outcome = slot.outcome;
-        int used = disk.processor().finish(request, outcome, request.dataWritten());
+        int used = disk.processor().finish(request, outcome, request.dataWritten(), batch);
         counters.inFlight--;
         if (outcome == Outcome.OK && (request.kind() == RequestType.IN || request.kind() == RequestType.OUT)) {
             counters.bytes += request.dataBytes();
@@ -397,6 +586,8 @@ final class QueueWorker implements Runnable, PollHandler {
      */
     private void publishUsed() {
         try {
+            // Counted before the used index carries them: a driver that sees a completion sees it counted.
+            disk.processor().publish(batch);
             queue.publishUsed();
         } catch (GuestFaultException e) {
             fault(e);
@@ -406,9 +597,5 @@ final class QueueWorker implements Runnable, PollHandler {
             disk.processor().released(n);
             counters.publish(); // the queue's counters with the batch they count
         }
-    }
-
-    boolean stopped() {
-        return stopped;
     }
 }

@@ -13,8 +13,8 @@ import io.kickplug.blk.request.Outcome;
  * {@link #finish} is the one place that turns an outcome into the status byte, the counters and the used
  * length.
  *
- * <p>{@link #serve} does all three inline; the device's queues use {@link #accept}, run the executor inline
- * or on a worker, and call {@link #finish} back on the queue's I/O thread ({@link QueueWorker}).
+ * <p>The device's queues use {@link #accept}, run the executor inline or on a worker, and call {@link #finish}
+ * back on the queue's I/O thread ({@link QueueWorker}).
  */
 final class RequestProcessor {
 
@@ -23,15 +23,6 @@ final class RequestProcessor {
     private final RequestExecutor executor;
     private final BlkStats stats;
     private final BlkMode mode;
-
-    /**
-     * A processor with a write cache and only FLUSH negotiated.
-     *
-     * @param serial the GET_ID answer, at most 20 bytes; padded with zeroes to 20 (section 5.2.6)
-     */
-    RequestProcessor(String diskName, BlockBackend backend, boolean readOnly, byte[] serial, BlkStats stats) {
-        this(diskName, backend, readOnly, serial, stats, BlkMode.negotiated(VirtioBlk.F_FLUSH));
-    }
 
     /**
      * @param serial the GET_ID answer, at most 20 bytes; padded with zeroes to 20 (section 5.2.6)
@@ -52,44 +43,11 @@ final class RequestProcessor {
     }
 
     /**
-     * Parses and serves one chain, writing its status byte.
-     *
-     * @return the used length to push: bytes written into the chain, status included
-     * @throws GuestFaultException when the chain cannot carry a request (the request is abandoned)
-     */
-    int serve(DescriptorChain chain) {
-        stats.begin();
-        BlkRequest request;
-        try {
-            request = BlkRequestParser.parse(chain, capacitySectors(), readOnly, mode.features(), mode.limits());
-        } catch (RuntimeException e) {
-            stats.abandon();
-            throw e;
-        }
-        RequestExecutor.Result result;
-        try {
-            result = executor.execute(request);
-        } catch (RuntimeException e) {
-            // The request is still well framed: answer it, then let the caller stop the queue.
-            finish(request, Outcome.IOERR, 0);
-            released();
-            throw e;
-        }
-        int used = finish(request, result.outcome(), result.dataWritten());
-        released();
-        return used;
-    }
-
-    /**
-     * Counts a chain as in flight and parses it; the caller must later {@link #finish} the request.
+     * Counts a chain as in flight and parses it into {@code target}, a request of the queue's pool; the caller
+     * must later {@link #finish} the request.
      *
      * @throws GuestFaultException when the chain cannot carry a request (it is then not in flight)
      */
-    BlkRequest accept(DescriptorChain chain) {
-        return accept(chain, new BlkRequest());
-    }
-
-    /** As {@link #accept(DescriptorChain)}, into {@code target}, a request of the queue's pool. */
     BlkRequest accept(DescriptorChain chain, BlkRequest target) {
         stats.begin();
         try {
@@ -97,6 +55,21 @@ final class RequestProcessor {
                     mode.limits());
         } catch (RuntimeException e) {
             stats.abandon();
+            throw e;
+        }
+    }
+
+    /**
+     * As {@link #accept(DescriptorChain, BlkRequest)}, counted in the queue's {@code batch} (in flight once the
+     * batch is {@link #publish}ed): no atomic per request.
+     */
+    BlkRequest accept(DescriptorChain chain, BlkRequest target, BlkStats.Batch batch) {
+        batch.begin();
+        try {
+            return BlkRequestParser.parseInto(target, chain, capacitySectors(), readOnly, mode.features(),
+                    mode.limits());
+        } catch (RuntimeException e) {
+            batch.abandon();
             throw e;
         }
     }
@@ -115,6 +88,23 @@ final class RequestProcessor {
         request.status().writeU8(outcome.status());
         stats.complete(request.kind(), outcome, outcome == Outcome.OK ? request.dataBytes() : 0);
         return (int) (dataWritten + 1);
+    }
+
+    /** As {@link #finish(BlkRequest, Outcome, long)}, counted in the queue's {@code batch}. */
+    int finish(BlkRequest request, Outcome outcome, long dataWritten, BlkStats.Batch batch) {
+        request.status().writeU8(outcome.status());
+        batch.complete(request.kind(), outcome, outcome == Outcome.OK ? request.dataBytes() : 0);
+        return (int) (dataWritten + 1);
+    }
+
+    /** The counting batch of queue {@code queue} ({@link BlkStats#batch}). */
+    BlkStats.Batch batch(int queue) {
+        return stats.batch(queue);
+    }
+
+    /** Publishes a queue's batch of counts ({@link BlkStats#publish}). */
+    void publish(BlkStats.Batch batch) {
+        stats.publish(batch);
     }
 
     /** A request {@link #finish}ed earlier is now in the used ring: it no longer holds up a reset. */

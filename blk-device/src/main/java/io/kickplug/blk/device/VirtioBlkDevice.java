@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
@@ -15,30 +16,31 @@ import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
+import io.kickplug.api.virtio.KickDescriptors;
 import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.blk.backend.SyncBackends;
 import io.kickplug.blk.notify.NotifierRegistry;
 import io.kickplug.blk.request.BlkLimits;
 import io.kickplug.blk.tracked.TrackedRequests;
+import java.io.FileDescriptor;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
  * The virtio-blk device (VIRTIO 1.2 section 5.2). Queue {@code q} is served by the I/O thread its
  * {@link QueueMapping} names; a notification only signals that thread's source for the queue. Requests
- * are ordered by the disk's {@link TrackedRequests}; a blocking backend's calls run on a per-disk worker
- * pool (see {@link QueueWorker} for the pipeline).
+ * are ordered by the disk's {@link TrackedRequests}; every backend is reached through the asynchronous contract
+ * ({@link AsyncBlockBackend}): a blocking backend's calls run on a per-disk worker pool behind it
+ * ({@link SyncBackends}), a non-blocking one's inline (see {@link QueueWorker} for the pipeline).
  */
 public final class VirtioBlkDevice implements VirtioDevice {
 
@@ -57,8 +59,8 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private final BlkMode mode;
     private final RequestProcessor processor;
     private final TrackedRequests tracked;
-    /** Runs backend calls of a blocking backend; {@code null} for a non-blocking one. */
-    private final ThreadPoolExecutor pool;
+    /** The backend as the queues reach it: asynchronous, a worker pool in front of a blocking backend. */
+    private final AsyncBlockBackend async;
     private final NotifierRegistry notifiers;
     /** Per queue: configured strategy and counters, kept across resets. */
     private final QueueStats[] queueStats;
@@ -74,16 +76,18 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private PollPolicy pollPolicy;
     /** Per queue: what device-side polling found, kept across resets. */
     private final PollTally[] pollTallies;
+    /** The ring format offered at the next negotiation: packed adds VIRTIO_F_RING_PACKED (section 2.8). */
+    private volatile RingFormat ring = RingFormat.SPLIT;
 
     /** A device made of {@code spec}; see {@link BlkDeviceSpec} for what each part must be. */
     public VirtioBlkDevice(BlkDeviceSpec spec) {
         this(spec.name(), spec.backend(), spec.readOnly(), spec.numQueues(), spec.queueSize(), spec.serial(),
-                spec.ioThreads(), spec.mapping(), spec.trackedLock(), spec.workers(), spec.notifiers());
+                spec.ioThreads(), spec.mapping(), spec.trackedLock(), spec.workers(), spec.notifiers(), spec.filter());
     }
 
     private VirtioBlkDevice(String name, BlockBackend backend, boolean readOnly, int numQueues, int queueSize,
             byte[] serial, List<IoThread> ioThreads, QueueMapping mapping, TrackedLockKind trackedLock,
-            int workers, NotifierRegistry notifiers) {
+            int workers, NotifierRegistry notifiers, java.util.function.UnaryOperator<AsyncBlockBackend> filter) {
         if (numQueues < 1 || numQueues > 0xFFFF) {
             throw new IllegalArgumentException("numQueues " + numQueues + " is out of range 1..65535");
         }
@@ -118,7 +122,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
         this.mode = new BlkMode(BlkLimits.DEFAULTS.withWriteZeroesMayUnmap(backend.supportsDiscard()));
         this.processor = new RequestProcessor(name, backend, this.readOnly, serial, stats, mode);
         this.tracked = new TrackedRequests(trackedLock, ioThreads.size());
-        this.pool = backend.blocking() ? newPool(name, workers) : null;
+        this.async = filter.apply(SyncBackends.async(backend, name, workers));
         this.notifiers = notifiers;
         this.queueStats = new QueueStats[numQueues];
         this.pollTallies = new PollTally[numQueues];
@@ -127,17 +131,6 @@ public final class VirtioBlkDevice implements VirtioDevice {
             pollTallies[q] = new PollTally();
             queueStats[q].poll = pollTallies[q]::snapshot;
         }
-    }
-
-    private static ThreadPoolExecutor newPool(String name, int workers) {
-        AtomicInteger count = new AtomicInteger();
-        ThreadFactory factory = task -> {
-            Thread t = new Thread(task, "kickplug-blk-" + name + "-worker" + count.getAndIncrement());
-            t.setDaemon(true);
-            return t;
-        };
-        // At most `workers` threads; the queue holds at most the requests the rings can hold.
-        return new ThreadPoolExecutor(workers, workers, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), factory);
     }
 
     @Override
@@ -154,6 +147,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
     @Override
     public long offeredFeatures() {
         long features = VirtioFeatures.VERSION_1 | VirtioFeatures.RING_INDIRECT_DESC | VirtioFeatures.RING_EVENT_IDX
+                | ring.feature()
                 | VirtioBlk.F_SIZE_MAX | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE | VirtioBlk.F_TOPOLOGY
                 | VirtioBlk.F_FLUSH | VirtioBlk.F_CONFIG_WCE | VirtioBlk.F_LIFETIME;
         if (numQueues > 1) {
@@ -170,6 +164,19 @@ public final class VirtioBlkDevice implements VirtioDevice {
             }
         }
         return features;
+    }
+
+    /**
+     * The ring format to offer from the next feature negotiation on: {@link RingFormat#PACKED} offers
+     * VIRTIO_F_RING_PACKED (a transport without the packed ring bundle leaves it out). A running driver keeps
+     * its rings until it resets the device and negotiates again.
+     */
+    public void setRing(RingFormat format) {
+        this.ring = java.util.Objects.requireNonNull(format, "format");
+    }
+
+    public RingFormat ring() {
+        return ring;
     }
 
     /** A new negotiation (FEATURES_OK): the request types and the write cache follow it. */
@@ -264,6 +271,12 @@ public final class VirtioBlkDevice implements VirtioDevice {
     @Override
     public boolean quiescent() {
         return active == null && lastStopComplete;
+    }
+
+    /** True when every I/O thread of the disk can wait on descriptors: vhost-user kicks then wake them directly. */
+    @Override
+    public boolean waitsOnKickDescriptors() {
+        return ioThreads.stream().allMatch(IoThread::waitsOnDescriptors);
     }
 
     @Override
@@ -365,11 +378,6 @@ public final class VirtioBlkDevice implements VirtioDevice {
         return mapping;
     }
 
-    /** Whether backend calls run on the worker pool. */
-    public boolean usesWorkerPool() {
-        return pool != null;
-    }
-
     /**
      * Releases the worker pool; call after the last {@link #reset()} (the transport's close), before the
      * backend is closed. Idempotent.
@@ -378,23 +386,11 @@ public final class VirtioBlkDevice implements VirtioDevice {
         synchronized (lifecycle) {
             stopActive();
         }
-        if (pool != null) {
-            pool.shutdown();
-            try {
-                if (!pool.awaitTermination(RESET_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-                    LOG.log(Level.ERROR, "disk " + name + ": worker pool did not stop in " + RESET_TIMEOUT_SECONDS
-                            + " s");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        try {
+            async.close(); // the worker pool's threads, after the queued operations ran; not the backend
+        } catch (java.io.IOException | RuntimeException e) {
+            LOG.log(Level.ERROR, "disk " + name + ": worker pool did not stop: " + e);
         }
-    }
-
-    /** True when queue {@code queueIndex} stopped after a fault and waits for a reset. */
-    public boolean queueStopped(int queueIndex) {
-        Active current = active;
-        return current != null && current.workerStopped(queueIndex);
     }
 
     private void stopActive() {
@@ -472,7 +468,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
             workers = new QueueWorker[count];
             polled = new boolean[count];
             contexts = new IoContext[ioThreads.size()];
-            QueueWorker.Shared shared = new QueueWorker.Shared(name, processor, processor.executor(), tracked, pool);
+            QueueWorker.Shared shared = new QueueWorker.Shared(name, processor, processor.executor(), tracked, async, mode);
             for (int q = 0; q < count; q++) {
                 DeviceQueue queue = queues.get(q);
                 if (queue == null) {
@@ -486,8 +482,26 @@ public final class VirtioBlkDevice implements VirtioDevice {
                         notifiers);
                 workers[q] = new QueueWorker(shared, queue, activation.signals(), contexts[t], channel,
                         pollTallies[q], () -> stopping);
-                sources[q] = ioThreads.get(t).register("blk-" + name + "-q" + q, workers[q]);
+                sources[q] = register(ioThreads.get(t), q, workers[q], activation.kicks());
             }
+        }
+
+        /**
+         * The queue's source: on its kick descriptor when the transport has one and the thread waits on
+         * descriptors (the I/O thread reads the kick itself, issue 12), otherwise signalled by queueNotify.
+         */
+        private IoSource register(IoThread thread, int q, QueueWorker worker, KickDescriptors kicks) {
+            String sourceName = "blk-" + name + "-q" + q;
+            FileDescriptor fd = kicks == null || q >= kicks.fds().size() ? null : kicks.fds().get(q);
+            if (fd == null || !thread.waitsOnDescriptors()) {
+                return thread.register(sourceName, worker);
+            }
+            QueueStats counters = queueStats[q];
+            Runnable onKick = () -> {
+                counters.availNotifications.increment();
+                kicks.kicked().accept(q);
+            };
+            return thread.registerDescriptor(sourceName, fd, kicks.poller(), onKick, worker);
         }
 
         /** Sets every queue's polling as the device's settings say; under lifecycle. */
@@ -525,11 +539,6 @@ public final class VirtioBlkDevice implements VirtioDevice {
             if (queueIndex >= 0 && queueIndex < sources.length && sources[queueIndex] != null) {
                 sources[queueIndex].signal();
             }
-        }
-
-        boolean workerStopped(int queueIndex) {
-            return queueIndex >= 0 && queueIndex < workers.length && workers[queueIndex] != null
-                    && workers[queueIndex].stopped();
         }
 
         /**

@@ -6,6 +6,7 @@ import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.RingFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -19,7 +20,8 @@ import java.util.Map;
  * {@code file} is set, else memory), {@code file}, {@code size} (bytes with an optional K, M, G or T
  * suffix; optional for file), {@code readonly}, {@code direct}, {@code queues} (1), {@code queue.size}
  * (256), {@code iothreads} (1), {@code mapping} ("0,2;1,3": the queues of each I/O thread; empty for
- * round-robin), {@code transport} (mmio), {@code serial}, {@code tracked.lock} (mutex), {@code workers}
+ * round-robin), {@code transport} (mmio), {@code ring} (split or packed: the virtqueue format offered, split by
+ * default), {@code serial}, {@code tracked.lock} (mutex), {@code workers}
  * (8), {@code notify.strategy} (immediate; see {@link #notifyStrategy}), {@code poll} (false: device-side
  * polling of the queues) and {@code poll.max.ns} (32768, QEMU's poll-max-ns); for the null backend only,
  * QEMU null-co's {@code read.zeroes} (false) and {@code latency.ns} (0, at most one second).
@@ -44,7 +46,25 @@ public final class DiskConfig {
         }
         String backend = string(props, "backend", file != null ? "file" : "memory").trim().toLowerCase(Locale.ROOT);
         long size = size(props, "size", 0);
-        if (!backend.equals("file") && file != null) {
+        String uri = string(props, "uri", null);
+        if (uri != null && uri.isBlank()) {
+            uri = null;
+        }
+        if (uri != null && !usesUri(backend)) {
+            throw new DiskException("disk '" + name + "': property 'uri' is only for the nbd backend, not '" + backend
+                    + "'");
+        }
+        if (usesUri(backend)) {
+            if (uri == null) {
+                throw new DiskException("disk '" + name + "': the " + backend + " backend needs property 'uri'");
+            }
+            if (file != null) {
+                throw new DiskException("disk '" + name + "': property 'file' is only for the file backend, not '"
+                        + backend + "'");
+            }
+            file = uri; // the backend's path is its URI
+        }
+        if (!backend.equals("file") && !usesUri(backend) && file != null) {
             throw new DiskException("disk '" + name + "': property 'file' is only for the file backend, not '"
                     + backend + "'");
         }
@@ -63,6 +83,12 @@ public final class DiskConfig {
             lock = TrackedLockKind.parse(string(props, "tracked.lock", "mutex").trim());
         } catch (IllegalArgumentException e) {
             throw new DiskException("disk '" + name + "': property 'tracked.lock': " + e.getMessage());
+        }
+        RingFormat ring;
+        try {
+            ring = RingFormat.parse(string(props, "ring", "split"));
+        } catch (IllegalArgumentException e) {
+            throw new DiskException("disk '" + name + "': property 'ring': " + e.getMessage());
         }
         List<List<Integer>> mapping;
         try {
@@ -84,7 +110,17 @@ public final class DiskConfig {
                 readZeroes, latencyNs);
         return new DiskSpec(name.trim(), backendSpec, transport, integer(props, "queues", 1),
                 integer(props, "queue.size", DiskSpec.DEFAULT_QUEUE_SIZE), integer(props, "iothreads", 1), mapping,
-                serial, lock, integer(props, "workers", DiskSpec.DEFAULT_WORKERS), DiskSpec.DEFAULT_GUEST_MEMORY);
+                serial, lock, integer(props, "workers", DiskSpec.DEFAULT_WORKERS), DiskSpec.DEFAULT_GUEST_MEMORY, ring);
+    }
+
+    /** Whether a backend kind is reached by a URI (property {@code uri}, kept in the spec's path): nbd. */
+    public static boolean usesUri(String kind) {
+        return "nbd".equals(kind);
+    }
+
+    /** Whether a backend kind takes its size from its storage when the size is 0: file, nbd. */
+    public static boolean sizedByBackend(String kind) {
+        return "file".equals(kind) || usesUri(kind);
     }
 
     /** Device-side polling from a disk configuration. */

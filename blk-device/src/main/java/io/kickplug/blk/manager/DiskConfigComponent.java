@@ -45,11 +45,16 @@ public final class DiskConfigComponent {
         @AttributeDefinition(description = "Backend", options = {
             @org.osgi.service.metatype.annotations.Option(label = "raw image file", value = "file"),
             @org.osgi.service.metatype.annotations.Option(label = "memory", value = "memory"),
-            @org.osgi.service.metatype.annotations.Option(label = "null (no storage; QEMU null-co)", value = "null")})
+            @org.osgi.service.metatype.annotations.Option(label = "null (no storage; QEMU null-co)", value = "null"),
+            @org.osgi.service.metatype.annotations.Option(label = "NBD client (the backend-nbd bundle)", value = "nbd")})
         String backend() default "memory";
 
         @AttributeDefinition(required = false, description = "Image file of the file backend")
         String file() default "";
+
+        @AttributeDefinition(required = false, description = "nbd backend: nbd://host[:port]/export or "
+                + "nbd+unix:///export?socket=PATH (no TLS)")
+        String uri() default "";
 
         @AttributeDefinition(required = false,
                 description = "Size in bytes with an optional K, M, G or T suffix (file: empty for the file's size)")
@@ -85,6 +90,13 @@ public final class DiskConfigComponent {
 
         @AttributeDefinition(description = "Transport")
         String transport() default "mmio";
+
+        @AttributeDefinition(description = "Virtqueue format offered to the guest (VIRTIO 1.2 sections 2.7, 2.8)",
+                options = {
+                    @org.osgi.service.metatype.annotations.Option(label = "split", value = "split"),
+                    @org.osgi.service.metatype.annotations.Option(label = "packed (VIRTIO_F_RING_PACKED)",
+                            value = "packed")})
+        String ring() default "split";
 
         @AttributeDefinition(required = false, description = "GET_ID answer, at most 20 bytes")
         String serial() default "";

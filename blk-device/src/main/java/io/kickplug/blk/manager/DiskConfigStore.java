@@ -31,9 +31,10 @@ final class DiskConfigStore {
         p.put("name", spec.name());
         p.put("backend", spec.backend().kind());
         if (spec.backend().path() != null) {
-            p.put("file", spec.backend().path());
+            // A network backend's path is its URI (nbd).
+            p.put(DiskConfig.usesUri(spec.backend().kind()) ? "uri" : "file", spec.backend().path());
         }
-        if (spec.backend().sizeBytes() != 0 || !"file".equals(spec.backend().kind())) {
+        if (spec.backend().sizeBytes() != 0 || !DiskConfig.sizedByBackend(spec.backend().kind())) {
             p.put("size", Long.toString(spec.backend().sizeBytes()));
         }
         p.put("readonly", spec.backend().readOnly());
@@ -51,6 +52,7 @@ final class DiskConfigStore {
                 .map(t -> t.stream().map(String::valueOf).collect(Collectors.joining(",")))
                 .collect(Collectors.joining(";")));
         p.put("transport", spec.transport().label());
+        p.put("ring", spec.ring().id());
         if (spec.serial() != null) {
             p.put("serial", spec.serial());
         }

@@ -1,6 +1,7 @@
 package io.kickplug.blk.manager;
 
 import io.kickplug.api.blk.BackendFactory;
+import io.kickplug.api.blk.BackendFilter;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
@@ -101,6 +102,16 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
 
     void removeBackendFactory(BackendFactory factory) {
         backendFactories.remove(factory);
+    }
+
+    @Reference(name = "backendFilters", cardinality = ReferenceCardinality.MULTIPLE,
+            policy = ReferencePolicy.DYNAMIC, unbind = "removeBackendFilter")
+    void addBackendFilter(BackendFilter filter) {
+        addFilter(filter);
+    }
+
+    void removeBackendFilter(BackendFilter filter) {
+        removeFilter(filter);
     }
 
     @Reference(name = "completionNotifier", cardinality = ReferenceCardinality.MULTIPLE,

@@ -1,6 +1,8 @@
 package io.kickplug.blk.manager;
 
+import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BackendFactory;
+import io.kickplug.api.blk.BackendFilter;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.DiskException;
@@ -24,6 +26,7 @@ import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.TransportFactory;
 import io.kickplug.api.transport.TransportInstance;
+import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.QueueMapping;
@@ -107,7 +110,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             return new DiskInfo(spec.name(), backend.size(), backend.kind(), device.readOnly(), transport.kind(),
                     spec.numQueues(), spec.queueSize(), spec.ioThreads(), transport.deviceStatus(),
                     device.stats().requestsCompleted(), device.stats().requestsInFlight(), spec.backend().path(),
-                    device.mapping().asLists(), device.trackedRequests().kind());
+                    device.mapping().asLists(), device.trackedRequests().kind(), device.ring());
         }
     }
 
@@ -121,6 +124,18 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
 
     @Override
     public synchronized DiskInfo attach(DiskSpec spec) {
+        return attachNow(spec, ioThreadFactory);
+    }
+
+    /** Attaches with the I/O threads of {@code ioThreads} (DiskManager's benchmark form; no configuration). */
+    @Override
+    public synchronized DiskInfo attach(DiskSpec spec, IoThreadFactory ioThreads) {
+        return attachNow(spec, ioThreads);
+    }
+
+    /** What {@link #attach} does; {@link #setRing} uses it too, so a subclass's attach is not called then. */
+    private DiskInfo attachNow(DiskSpec spec, IoThreadFactory ioThreads) {
+        Objects.requireNonNull(ioThreads, "ioThreads");
         BackendFactory factory = validate(spec);
         QueueMapping mapping = QueueMapping.of(spec.mapping(), spec.numQueues(), spec.ioThreads());
         String name = spec.name();
@@ -132,11 +147,12 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         try {
             backend = open(factory, withSharedBytes(spec));
             for (int i = 0; i < spec.ioThreads(); i++) {
-                threads.add(ioThreadFactory.start("kickplug-blk-" + name + "-io" + i));
+                threads.add(ioThreads.start("kickplug-blk-" + name + "-io" + i));
             }
             device = new VirtioBlkDevice(BlkDeviceSpec.of(name, backend, spec.backend().readOnly(), spec.numQueues(),
                     spec.queueSize(), serial(spec), threads).withMapping(mapping).withTrackedLock(spec.trackedLock())
-                    .withWorkers(spec.workers()).withNotifiers(notifiers));
+                    .withWorkers(spec.workers()).withNotifiers(notifiers).withFilter(filtersFor(name)));
+            device.setRing(spec.ring());
             device.setPollPolicy(pollPolicy);
             GuestMemory memory = allocate(spec);
             // The registry's lease: the guest memory stays mapped while the disk is attached (issue 18).
@@ -234,6 +250,32 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
      * configuration-change notification (VIRTIO 1.2 section 5.2.6.2). Requests already validated against
      * the old capacity that reach past a smaller one fail with IOERR in the backend.
      */
+    /**
+     * Quiesces the disk as a bundle swap does (device reset, transport closed: the guest is told the device
+     * went), keeping its shared bytes and guest memory, and attaches it again offering {@code format}.
+     */
+    @Override
+    public synchronized DiskInfo setRing(String name, RingFormat format) {
+        AttachedDisk disk = find(name);
+        if (disk.spec().ring() == format) {
+            return disk.info();
+        }
+        if (shared == null) {
+            throw new DiskException("disk '" + name + "': swapping the ring format needs the shared-memory files "
+                    + "(the guest keeps its memory across the swap)");
+        }
+        DiskSpec next = disk.spec().withRing(format);
+        quiescing = true;
+        try {
+            removeDisk(name);
+        } finally {
+            quiescing = false;
+        }
+        DiskInfo info = attachNow(next, ioThreadFactory);
+        LOG.log(Level.INFO, "disk " + name + " now offers " + format.id() + " rings");
+        return info;
+    }
+
     @Override
     public synchronized DiskInfo resize(String name, long newSizeBytes) {
         AttachedDisk disk = find(name);
@@ -466,7 +508,8 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         VirtioBlkDevice device = new VirtioBlkDevice(BlkDeviceSpec.of(name, disk.backend(), spec.backend().readOnly(),
                 numQueues, spec.queueSize(), serial(spec), disk.threads())
                 .withMapping(QueueMapping.of(List.of(), numQueues, disk.threads().size()))
-                .withTrackedLock(spec.trackedLock()).withWorkers(spec.workers()).withNotifiers(notifiers));
+                .withTrackedLock(spec.trackedLock()).withWorkers(spec.workers()).withNotifiers(notifiers)
+                .withFilter(filtersFor(name)));
         // Start with the strategies configured for the disk's queues (kp:notify), queue by queue.
         List<QueueCounters> configured = disk.device().queueCounters();
         for (int q = 0; q < numQueues && q < configured.size(); q++) {
@@ -553,6 +596,38 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
 
     private static DiskException noSuchDisk(String name) {
         return new DiskException("no disk named '" + name + "'");
+    }
+
+    /** Backend filters (throttle) bound now; each disk attached from now on goes through them, in order. */
+    private final List<BackendFilter> filters = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** A filter service arrived: disks attached from now on go through it. */
+    public void addFilter(BackendFilter filter) {
+        filters.add(filter);
+    }
+
+    /** A filter service left: disks attached before keep its wrapper, which then passes requests through. */
+    public void removeFilter(BackendFilter filter) {
+        filters.remove(filter);
+    }
+
+    /** What the disk's device puts between itself and its backend: every bound filter, in order. */
+    private java.util.function.UnaryOperator<AsyncBlockBackend> filtersFor(String disk) {
+        List<BackendFilter> now = List.copyOf(filters);
+        if (now.isEmpty()) {
+            return java.util.function.UnaryOperator.identity();
+        }
+        return backend -> {
+            AsyncBlockBackend b = backend;
+            for (BackendFilter f : now) {
+                try {
+                    b = f.wrap(disk, b);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.ERROR, "disk " + disk + ": filter " + f.name() + " failed, left out: " + e);
+                }
+            }
+            return b;
+        };
     }
 
     /** Checks every field of {@code spec} and that its name is free; returns the factory of its backend kind. */

@@ -37,7 +37,7 @@ final class DiskSpecCheck {
         }
         long size = backend.sizeBytes();
         // A file backend may take its size from the file (size 0); every other size is checked here.
-        boolean sizeFromFile = size == 0 && "file".equals(backend.kind());
+        boolean sizeFromFile = size == 0 && DiskConfig.sizedByBackend(backend.kind());
         if (!sizeFromFile && (size <= 0 || size % VirtioBlk.SECTOR_SIZE != 0)) {
             throw new DiskException("disk size " + size + " is not a positive multiple of 512 bytes");
         }

@@ -1,5 +1,6 @@
 package io.kickplug.blk.backend;
 
+import io.kickplug.blk.testkit.BackendIo;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskException;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
@@ -65,35 +65,12 @@ class FileBackendTest {
     }
 
     private static byte[] read(FileBackend backend, long offset, int... pieces) throws IOException {
-        ByteBuffer[] dst = new ByteBuffer[pieces.length];
-        int total = 0;
-        for (int i = 0; i < pieces.length; i++) {
-            dst[i] = ByteBuffer.allocateDirect(pieces[i]);
-            total += pieces[i];
-        }
-        backend.read(offset, dst);
-        ByteBuffer all = ByteBuffer.allocate(total);
-        for (ByteBuffer b : dst) {
-            assertEquals(0, b.remaining(), "every destination is filled");
-            all.put(b.flip());
-        }
-        return all.array();
+        return BackendIo.read(backend, offset, true, pieces);
     }
 
     /** Writes {@code data} split into pieces of the given sizes (heap and direct, odd addresses). */
     private static void write(FileBackend backend, long offset, byte[] data, int... pieces) throws IOException {
-        ByteBuffer[] src = new ByteBuffer[pieces.length];
-        int at = 0;
-        for (int i = 0; i < pieces.length; i++) {
-            ByteBuffer b = ByteBuffer.allocateDirect(pieces[i] + 1).position(1).slice(); // unaligned on purpose
-            b.put(data, at, pieces[i]).flip();
-            src[i] = b;
-            at += pieces[i];
-        }
-        backend.write(offset, src);
-        for (ByteBuffer b : src) {
-            assertEquals(0, b.remaining());
-        }
+        BackendIo.write(backend, offset, data, pieces);
     }
 
     private DiskException attachError(BackendSpec spec) {

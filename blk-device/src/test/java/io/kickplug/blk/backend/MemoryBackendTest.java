@@ -1,5 +1,6 @@
 package io.kickplug.blk.backend;
 
+import io.kickplug.blk.testkit.BackendIo;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -20,19 +21,7 @@ class MemoryBackendTest {
     }
 
     private static byte[] read(MemoryBackend backend, long offset, int... pieces) throws IOException {
-        ByteBuffer[] dst = new ByteBuffer[pieces.length];
-        int total = 0;
-        for (int i = 0; i < pieces.length; i++) {
-            dst[i] = ByteBuffer.allocate(pieces[i]);
-            total += pieces[i];
-        }
-        backend.read(offset, dst);
-        ByteBuffer all = ByteBuffer.allocate(total);
-        for (ByteBuffer b : dst) {
-            assertEquals(0, b.remaining(), "every destination is filled");
-            all.put(b.flip());
-        }
-        return all.array();
+        return BackendIo.read(backend, offset, false, pieces);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.kickplug.blk.backend;
 
+import io.kickplug.blk.testkit.BackendIo;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -17,13 +18,11 @@ class SparseMemoryBackendTest {
     private static final long TIB = 1L << 40;
 
     private static byte[] read(MemoryBackend backend, long offset, int length) throws IOException {
-        ByteBuffer buffer = ByteBuffer.allocate(length);
-        backend.read(offset, new ByteBuffer[] {buffer});
-        return buffer.array();
+        return BackendIo.read(backend, offset, false, length);
     }
 
     private static void write(MemoryBackend backend, long offset, byte[] data) throws IOException {
-        backend.write(offset, new ByteBuffer[] {ByteBuffer.wrap(data)});
+        BackendIo.write(backend, offset, data);
     }
 
     private static byte[] random(int length, long seed) {

@@ -1,6 +1,5 @@
 package io.kickplug.blk.device;
 
-import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.virtio.testkit.Await.await;
 import static io.kickplug.api.virtio.BufferSpec.readable;
 import static io.kickplug.api.virtio.BufferSpec.writable;
@@ -12,7 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
-import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.virtio.BufferSpec;
@@ -21,17 +19,14 @@ import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.notify.NotifierRegistry;
-import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
-import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.api.transport.MmioRegisters;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The device's completion path with the built-in {@code immediate} strategy and strategy switches, through
@@ -43,34 +38,21 @@ class CompletionNotifierDeviceTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
     private static final long ALL = -1L;
 
-    private final List<IoThread> threads = new ArrayList<>();
+    @RegisterExtension
+    final DeviceRig rig = new DeviceRig();
     private final NotifierRegistry notifiers = new NotifierRegistry();
-    private MmioTransport transport;
-    private VirtioBlkDevice device;
     private MmioBlkGuest guest;
 
-    @AfterEach
-    void tearDown() {
-        if (transport != null) {
-            transport.close();
-        }
-        if (device != null) {
-            device.close();
-        }
-        threads.forEach(IoThread::close);
-    }
-
     private void start(long features) {
-        threads.add(new EventLoopThread("notify-io"));
-        device = new VirtioBlkDevice(BlkDeviceSpec.of("n", new MemoryBackend(1 << 20, false), false, 1, 256,
-                new byte[0], threads).withMapping(QueueMapping.of(List.of(), 1, 1))
+        rig.threads.add(new EventLoopThread("notify-io"));
+        rig.device(BlkDeviceSpec.of("n", new MemoryBackend(1 << 20, false), false, 1, 256,
+                new byte[0], rig.threads).withMapping(QueueMapping.of(List.of(), 1, 1))
                 .withTrackedLock(TrackedLockKind.MUTEX).withWorkers(1).withNotifiers(notifiers));
-        notifiers.addListener(device::strategiesChanged);
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
-        guest = new MmioBlkGuest(transport.port()).init(features, 1, 64);
+        notifiers.addListener(rig.device::strategiesChanged);
+        guest = rig.guest(8 << 20, features, 1, 64);
     }
 
-    /** Adds {@code n} 4 KiB writes to queue 0 without notifying the device. */
+    /** Adds {@code n} 4 KiB writes to queue 0 without notifying the rig.device. */
     private void addWrites(int n) {
         for (int i = 0; i < n; i++) {
             List<BufferSpec> chain = List.of(readable(guest.header(VirtioBlk.T_OUT, 8L * i), VirtioBlk.HEADER_SIZE),
@@ -80,11 +62,11 @@ class CompletionNotifierDeviceTest {
     }
 
     private void kick() {
-        transport.port().mmio().write(MmioRegisters.QUEUE_NOTIFY, 4, 0);
+        rig.transport.port().mmio().write(MmioRegisters.QUEUE_NOTIFY, 4, 0);
     }
 
     private QueueCounters counters() {
-        return device.queueCounters().get(0);
+        return rig.device.queueCounters().get(0);
     }
 
     private void awaitCompleted(long requests) {
@@ -181,7 +163,7 @@ class CompletionNotifierDeviceTest {
         start(ALL & ~VirtioFeatures.RING_EVENT_IDX);
         Hold hold = new Hold();
         notifiers.add("hold", hold, 0, 1);
-        device.setStrategy("hold", -1).forEach(latch -> awaitLatch(latch));
+        rig.device.setStrategy("hold", -1).forEach(latch -> awaitLatch(latch));
         assertEquals("hold", counters().strategy());
         assertEquals(1, counters().switches());
 
@@ -209,9 +191,9 @@ class CompletionNotifierDeviceTest {
     @Test
     void strategyConfiguredBeforeActivationAndBadNames() {
         start(ALL);
-        assertThrows(DiskException.class, () -> device.setStrategy("Bad Name", -1));
-        assertThrows(IllegalArgumentException.class, () -> device.setStrategy("bh", 1));
-        device.setStrategy("not-bound", 0);
+        assertThrows(DiskException.class, () -> rig.device.setStrategy("Bad Name", -1));
+        assertThrows(IllegalArgumentException.class, () -> rig.device.setStrategy("bh", 1));
+        rig.device.setStrategy("not-bound", 0);
         await(() -> counters().configured().equals("not-bound"), "configuration");
         assertEquals(CompletionNotifier.IMMEDIATE, counters().strategy());
         assertEquals(0, counters().switches());

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.blk.testkit.ForwardingBackend;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import java.io.IOException;
@@ -14,7 +14,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -58,8 +60,13 @@ class PooledRequestReuseTest {
     }
 
     /** A blocking backend over memory whose calls take a random few scheduling rounds: out-of-order ends. */
-    private static final class ShuffledBackend implements BlockBackend {
-        private final MemoryBackend inner = new MemoryBackend(2L * READ_BLOCKS * BLOCK, false);
+    private static final class ShuffledBackend extends ForwardingBackend {
+        /** Names of the threads that read. */
+        final Set<String> threads = ConcurrentHashMap.newKeySet();
+
+        ShuffledBackend() {
+            super(new MemoryBackend(2L * READ_BLOCKS * BLOCK, false));
+        }
 
         private static void jitter() {
             for (int n = ThreadLocalRandom.current().nextInt(4); n > 0; n--) {
@@ -73,40 +80,21 @@ class PooledRequestReuseTest {
         }
 
         @Override
-        public long size() {
-            return inner.size();
-        }
-
-        @Override
-        public boolean readOnly() {
-            return false;
-        }
-
-        @Override
         public boolean blocking() {
             return true;
         }
 
         @Override
         public void read(long offset, ByteBuffer[] dst) throws IOException {
+            threads.add(Thread.currentThread().getName());
             jitter();
-            inner.read(offset, dst);
+            super.read(offset, dst);
         }
 
         @Override
         public void write(long offset, ByteBuffer[] src) throws IOException {
             jitter();
-            inner.write(offset, src);
-        }
-
-        @Override
-        public void flush() throws IOException {
-            inner.flush();
-        }
-
-        @Override
-        public void close() throws IOException {
-            inner.close();
+            super.write(offset, src);
         }
     }
 
@@ -119,13 +107,12 @@ class PooledRequestReuseTest {
             for (int i = 0; i < BLOCK; i++) {
                 block[i] = pattern(b, i);
             }
-            backend.inner.write((long) b * BLOCK, new ByteBuffer[] {ByteBuffer.wrap(block)});
+            backend.inner().write((long) b * BLOCK, new ByteBuffer[] {ByteBuffer.wrap(block)});
         }
         ioThread = new EventLoopThread("reuse-io");
         device = new VirtioBlkDevice(BlkDeviceSpec.of("reuse", backend, false, 1, QUEUE_SIZE,
                 "reuse".getBytes(StandardCharsets.US_ASCII), List.of(ioThread))
                 .withMapping(QueueMapping.of(List.of(), 1, 1)).withTrackedLock(TrackedLockKind.MUTEX).withWorkers(workers));
-        assertTrue(device.usesWorkerPool());
         DirectRingDriver driver = new DirectRingDriver(QUEUE_SIZE, (long) BUFFERS * BLOCK);
         driver.activate(device);
 
@@ -193,5 +180,8 @@ class PooledRequestReuseTest {
         }
         assertEquals(0, device.stats().requestsInFlight());
         assertEquals(null, driver.signals.fault.get());
+        assertTrue(!backend.threads.isEmpty() && backend.threads.stream()
+                .allMatch(t -> t.startsWith("kickplug-blk-reuse-worker")), "the blocking backend's calls run on the "
+                + "disk's workers: " + backend.threads);
     }
 }

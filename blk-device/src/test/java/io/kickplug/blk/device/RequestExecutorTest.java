@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.blk.testkit.BackendIo;
 import static io.kickplug.blk.fake.Headers.filled;
 import static io.kickplug.blk.fake.Headers.header;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -31,9 +32,7 @@ class RequestExecutorTest {
     private final RequestProcessor processor = new RequestProcessor("x", backend, false, new byte[0], stats, mode);
 
     private byte[] disk(long offset, int length) throws IOException {
-        ByteBuffer buffer = ByteBuffer.allocate(length);
-        backend.read(offset, new ByteBuffer[] {buffer});
-        return buffer.array();
+        return BackendIo.read(backend, offset, false, length);
     }
 
     private void fill(long offset, int length, int value) throws IOException {
@@ -42,7 +41,7 @@ class RequestExecutorTest {
 
     private int serve(int type, byte[] data) {
         FakeChain chain = FakeChain.builder().readable(header(type, 0)).readable(data).writable(1).build();
-        assertEquals(1, processor.serve(chain));
+        assertEquals(1, InlineServe.serve(processor, chain));
         return chain.lastWritableByte();
     }
 
@@ -114,7 +113,7 @@ class RequestExecutorTest {
         mode.negotiate(VirtioBlk.F_LIFETIME);
         FakeChain chain = FakeChain.builder().readable(header(VirtioBlk.T_GET_LIFETIME, 0)).writable(6).writable(1)
                 .build();
-        assertEquals(7, processor.serve(chain));
+        assertEquals(7, InlineServe.serve(processor, chain));
         byte[] written = chain.writtenContent();
         assertArrayEquals(new byte[] {1, 0, 0, 0, 0, 0}, Arrays.copyOf(written, 6));
         assertEquals(VirtioBlk.S_OK, written[6]);
@@ -126,16 +125,16 @@ class RequestExecutorTest {
         FakeChain write = FakeChain.builder().readable(header(VirtioBlk.T_OUT, 0)).readable(filled(512, 1))
                 .writable(1).build();
         mode.negotiate(VirtioBlk.F_FLUSH | VirtioBlk.F_CONFIG_WCE);
-        processor.serve(write);
+        InlineServe.serve(processor, write);
         assertEquals(0, backend.flushes.get(), "writeback: the cache may hold the write");
 
         mode.setWriteback(false);
-        processor.serve(FakeChain.builder().readable(header(VirtioBlk.T_OUT, 0)).readable(filled(512, 2)).writable(1)
+        InlineServe.serve(processor, FakeChain.builder().readable(header(VirtioBlk.T_OUT, 0)).readable(filled(512, 2)).writable(1)
                 .build());
         assertEquals(1, backend.flushes.get(), "CONFIG_WCE writeback 0: writethrough");
 
         mode.negotiate(0);
-        processor.serve(FakeChain.builder().readable(header(VirtioBlk.T_OUT, 0)).readable(filled(512, 3)).writable(1)
+        InlineServe.serve(processor, FakeChain.builder().readable(header(VirtioBlk.T_OUT, 0)).readable(filled(512, 3)).writable(1)
                 .build());
         assertEquals(2, backend.flushes.get(), "a driver that cannot flush gets writethrough");
         assertEquals(3, backend.writes.get());

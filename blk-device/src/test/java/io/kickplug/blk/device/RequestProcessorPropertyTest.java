@@ -39,7 +39,8 @@ class RequestProcessorPropertyTest {
         Random random = new Random(seed);
         RecordingBackend backend = new RecordingBackend(new MemoryBackend(32 * 512, false));
         BlkStats stats = new BlkStats();
-        RequestProcessor processor = new RequestProcessor("p", backend, readOnly, new byte[] {'s'}, stats);
+        RequestProcessor processor = new RequestProcessor("p", backend, readOnly, new byte[] {'s'}, stats,
+                BlkMode.negotiated(VirtioBlk.F_FLUSH));
         byte[] header = Headers.header(type, sector);
         byte[] readable = Headers.concat(java.util.Arrays.copyOf(header, Math.min(headerBytes, 16)),
                 new byte[Math.max(0, headerBytes - 16) + readData]);
@@ -51,7 +52,7 @@ class RequestProcessorPropertyTest {
 
         int used;
         try {
-            used = processor.serve(chain);
+            used = InlineServe.serve(processor, chain);
         } catch (GuestFaultException fault) {
             // 5.2.6: only a missing header or status byte is a fault.
             assertTrue(readable.length < 16 || writable == 0, fault.getMessage());

@@ -1,5 +1,6 @@
 package io.kickplug.blk.device;
 
+import io.kickplug.blk.testkit.BackendIo;
 import static io.kickplug.blk.fake.Headers.concat;
 import static io.kickplug.blk.fake.Headers.filled;
 import static io.kickplug.blk.fake.Headers.header;
@@ -13,7 +14,6 @@ import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.FakeChain;
 import io.kickplug.blk.fake.RecordingBackend;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
@@ -25,12 +25,10 @@ class RequestProcessorTest {
     private final RecordingBackend backend = new RecordingBackend(new MemoryBackend(SIZE, false));
     private final BlkStats stats = new BlkStats();
     private final RequestProcessor processor = new RequestProcessor("t", backend, false,
-            "serial-0123".getBytes(StandardCharsets.US_ASCII), stats);
+            "serial-0123".getBytes(StandardCharsets.US_ASCII), stats, BlkMode.negotiated(VirtioBlk.F_FLUSH));
 
     private byte[] disk(long offset, int length) throws IOException {
-        ByteBuffer buffer = ByteBuffer.allocate(length);
-        backend.read(offset, new ByteBuffer[] {buffer});
-        return buffer.array();
+        return BackendIo.read(backend, offset, false, length);
     }
 
     @Test
@@ -39,13 +37,13 @@ class RequestProcessorTest {
         FakeChain write = FakeChain.builder().head(1).readable(header(VirtioBlk.T_OUT, 4)).readable(data)
                 .writable(1).build();
         // Section 5.2.6: a write writes only the status byte.
-        assertEquals(1, processor.serve(write));
+        assertEquals(1, InlineServe.serve(processor, write));
         assertEquals(VirtioBlk.S_OK, write.lastWritableByte());
         assertArrayEquals(data, disk(4 * 512, 1024));
 
         FakeChain read = FakeChain.builder().head(2).readable(header(VirtioBlk.T_IN, 4)).writable(700).writable(325)
                 .build();
-        assertEquals(1024 + 1, processor.serve(read));
+        assertEquals(1024 + 1, InlineServe.serve(processor, read));
         byte[] written = read.writtenContent();
         assertEquals(VirtioBlk.S_OK, written[1024]);
         assertArrayEquals(data, Arrays.copyOf(written, 1024));
@@ -59,10 +57,11 @@ class RequestProcessorTest {
     // Section 5.2.6.2: a read-only device fails writes with IOERR and MUST NOT write.
     @Test
     void writeToReadOnlyDiskNeverReachesTheBackend() throws IOException {
-        RequestProcessor readOnly = new RequestProcessor("ro", backend, true, new byte[0], stats);
+        RequestProcessor readOnly = new RequestProcessor("ro", backend, true, new byte[0], stats,
+                BlkMode.negotiated(VirtioBlk.F_FLUSH));
         FakeChain write = FakeChain.builder().readable(header(VirtioBlk.T_OUT, 0)).readable(filled(512, 0x7F))
                 .writable(1).build();
-        assertEquals(1, readOnly.serve(write));
+        assertEquals(1, InlineServe.serve(readOnly, write));
         assertEquals(VirtioBlk.S_IOERR, write.lastWritableByte());
         assertEquals(0, backend.writes.get());
         assertArrayEquals(new byte[512], disk(0, 512));
@@ -73,7 +72,7 @@ class RequestProcessorTest {
     void outOfRangeReadIsAnIoErrorWithoutBackendCall() {
         FakeChain read = FakeChain.builder().readable(header(VirtioBlk.T_IN, SIZE / 512)).writable(512).writable(1)
                 .build();
-        assertEquals(1, processor.serve(read));
+        assertEquals(1, InlineServe.serve(processor, read));
         assertEquals(VirtioBlk.S_IOERR, read.lastWritableByte());
         assertEquals(0, backend.reads.get());
     }
@@ -82,7 +81,7 @@ class RequestProcessorTest {
     void unknownTypeIsUnsupported() {
         FakeChain chain = FakeChain.builder().readable(header(VirtioBlk.T_DISCARD, 0)).readable(new byte[16])
                 .writable(1).build();
-        assertEquals(1, processor.serve(chain));
+        assertEquals(1, InlineServe.serve(processor, chain));
         assertEquals(VirtioBlk.S_UNSUPP, chain.lastWritableByte());
         assertEquals(1, stats.unsupported());
     }
@@ -90,7 +89,7 @@ class RequestProcessorTest {
     @Test
     void oddLengthIsAnIoError() {
         FakeChain chain = FakeChain.builder().readable(header(VirtioBlk.T_IN, 0)).writable(511).writable(1).build();
-        assertEquals(1, processor.serve(chain));
+        assertEquals(1, InlineServe.serve(processor, chain));
         assertEquals(VirtioBlk.S_IOERR, chain.lastWritableByte());
     }
 
@@ -99,7 +98,7 @@ class RequestProcessorTest {
     void getIdWritesTwentyBytes() {
         FakeChain chain = FakeChain.builder().readable(header(VirtioBlk.T_GET_ID, 0)).writable(20).writable(1)
                 .build();
-        assertEquals(21, processor.serve(chain));
+        assertEquals(21, InlineServe.serve(processor, chain));
         byte[] written = chain.writtenContent();
         assertArrayEquals(Arrays.copyOf("serial-0123".getBytes(StandardCharsets.US_ASCII), 20),
                 Arrays.copyOf(written, 20));
@@ -109,7 +108,7 @@ class RequestProcessorTest {
     @Test
     void getIdIntoAShortBufferIsTruncated() {
         FakeChain chain = FakeChain.builder().readable(header(VirtioBlk.T_GET_ID, 0)).writable(7).build();
-        assertEquals(7, processor.serve(chain));
+        assertEquals(7, InlineServe.serve(processor, chain));
         byte[] written = chain.writtenContent();
         assertArrayEquals("serial".getBytes(StandardCharsets.US_ASCII), Arrays.copyOf(written, 6));
         assertEquals(VirtioBlk.S_OK, written[6]);
@@ -118,7 +117,7 @@ class RequestProcessorTest {
     @Test
     void flushReachesTheBackend() {
         FakeChain chain = FakeChain.builder().readable(header(VirtioBlk.T_FLUSH, 0)).writable(1).build();
-        assertEquals(1, processor.serve(chain));
+        assertEquals(1, InlineServe.serve(processor, chain));
         assertEquals(VirtioBlk.S_OK, chain.lastWritableByte());
         assertEquals(1, backend.flushes.get());
     }
@@ -128,7 +127,7 @@ class RequestProcessorTest {
         backend.failure = new IOException("disk on fire");
         FakeChain read = FakeChain.builder().readable(header(VirtioBlk.T_IN, 0)).writable(512).writable(1).build();
         // A failed read claims no data bytes (2.7.8.2: len must not overstate what was written).
-        assertEquals(1, processor.serve(read));
+        assertEquals(1, InlineServe.serve(processor, read));
         assertEquals(VirtioBlk.S_IOERR, read.lastWritableByte());
         assertEquals(1, stats.ioErrors());
         assertEquals(0, stats.bytesRead());
@@ -137,7 +136,7 @@ class RequestProcessorTest {
     @Test
     void malformedChainIsAGuestFaultAndLeavesNothingInFlight() {
         FakeChain chain = FakeChain.builder().readable(new byte[12]).writable(1).build();
-        assertThrows(GuestFaultException.class, () -> processor.serve(chain));
+        assertThrows(GuestFaultException.class, () -> InlineServe.serve(processor, chain));
         assertEquals(0, stats.requestsInFlight());
         assertEquals(0, stats.requestsCompleted());
         assertEquals((byte) 0xEE, chain.writtenContent()[0], "no status is written for a malformed chain");

@@ -1,9 +1,7 @@
 package io.kickplug.blk.device;
 
-import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.api.virtio.BufferSpec.readable;
 import static io.kickplug.api.virtio.BufferSpec.writable;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -19,27 +17,24 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.GatedBackend;
+import io.kickplug.blk.fake.RecordingBackend;
 import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.fake.PatternIo;
 import io.kickplug.blk.fake.DiscardSegments;
 import io.kickplug.virtio.testkit.Await;
-import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
-import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -53,23 +48,13 @@ class VirtioBlkDeviceAsyncTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
     private static final long DISK = 1 << 20;
     private static final long ALL = -1L;
+    /** The names of the disk's worker threads start so. */
+    private static final String WORKER = "kickplug-blk-async-worker";
 
-    private final List<IoThread> threads = new ArrayList<>();
+    @RegisterExtension
+    final DeviceRig rig = new DeviceRig();
     /** Source name -> names of the threads that ran its handler. */
     private final Map<String, List<String>> handlerThreads = new ConcurrentHashMap<>();
-    private MmioTransport transport;
-    private VirtioBlkDevice device;
-
-    @AfterEach
-    void tearDown() {
-        if (transport != null) {
-            transport.close();
-        }
-        if (device != null) {
-            device.close();
-        }
-        threads.forEach(IoThread::close);
-    }
 
     /** An I/O thread that records which thread runs each source's handler. */
     private IoThread recording(String name) {
@@ -119,13 +104,12 @@ class VirtioBlkDeviceAsyncTest {
     private MmioBlkGuest start(BlockBackend backend, int queues, int ioThreads, List<List<Integer>> mapping,
             TrackedLockKind lock, int workers) {
         for (int i = 0; i < ioThreads; i++) {
-            threads.add(recording("io" + i));
+            rig.threads.add(recording("io" + i));
         }
-        device = new VirtioBlkDevice(BlkDeviceSpec.of("async", backend, false, queues, 256,
-                "async".getBytes(StandardCharsets.US_ASCII), threads)
+        rig.device(BlkDeviceSpec.of("async", backend, false, queues, 256,
+                "async".getBytes(StandardCharsets.US_ASCII), rig.threads)
                 .withMapping(QueueMapping.of(mapping, queues, ioThreads)).withTrackedLock(lock).withWorkers(workers));
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
-        return new MmioBlkGuest(transport.port()).init(ALL, queues, 64);
+        return rig.guest(8 << 20, ALL, queues, 64);
     }
 
     private static void await(String what, BooleanSupplier condition) {
@@ -163,13 +147,14 @@ class VirtioBlkDeviceAsyncTest {
     void blockingBackendRequestsCompleteOutOfOrderExactlyOnceWithTheirStatus() throws Exception {
         GatedBackend backend = new GatedBackend(new MemoryBackend(DISK, false));
         MmioBlkGuest guest = start(backend, 1, 1, List.of(), TrackedLockKind.MUTEX, 4);
-        assertTrue(device.usesWorkerPool());
         long[] status = new long[4];
         for (int i = 0; i < 4; i++) {
             backend.close(i * 8L);
             status[i] = write(guest, 0, i * 8L, 8, (byte) (i + 1), "w" + i);
         }
         backend.awaitEntered(4); // four requests in flight on one queue, one per worker
+        assertTrue(backend.threads.stream().allMatch(t -> t.startsWith(WORKER)), "a blocking backend's calls run on "
+                + "the disk's workers: " + backend.threads);
         // Refused (out of range) and backend-free (GET_ID) requests complete at once, past the blocked ones.
         long beyond = write(guest, 0, DISK / 512, 8, (byte) 9, "beyond");
         assertEquals("beyond", guest.awaitUsed(0, TIMEOUT).token());
@@ -182,8 +167,8 @@ class VirtioBlkDeviceAsyncTest {
             assertEquals(VirtioBlk.S_OK, guest.get(status[i], 1)[0]);
         }
         assertNull(guest.queue(0).getUsed(), "every request is completed exactly once");
-        assertEquals(5, device.stats().requestsCompleted());
-        assertEquals(0, device.stats().requestsInFlight());
+        assertEquals(5, rig.device.stats().requestsCompleted());
+        assertEquals(0, rig.device.stats().requestsInFlight());
         assertTrue(backend.threads.stream().allMatch(t -> t.startsWith("kickplug-blk-async-worker")),
                 "backend calls run on the worker pool: " + backend.threads);
         ByteBuffer onDisk = ByteBuffer.allocate(512);
@@ -210,7 +195,7 @@ class VirtioBlkDeviceAsyncTest {
         guest.awaitUsed(0, TIMEOUT);
         assertEquals(VirtioBlk.S_IOERR, guest.get(bad, 1)[0]);
         assertEquals(VirtioBlk.S_OK, guest.get(good, 1)[0]);
-        assertEquals(1, device.stats().ioErrors());
+        assertEquals(1, rig.device.stats().ioErrors());
     }
 
     // Section 2.4: a reset waits for in-flight requests; they complete with their true status.
@@ -231,14 +216,14 @@ class VirtioBlkDeviceAsyncTest {
         await("the reset to block", () -> resetter[0] != null
                 && resetter[0].getState() == Thread.State.TIMED_WAITING);
         assertFalse(reset.isDone(), "reset must wait for the two requests in flight");
-        assertEquals(2, device.stats().requestsInFlight());
+        assertEquals(2, rig.device.stats().requestsInFlight());
         backend.open(0);
         backend.open(16);
         reset.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         assertEquals(VirtioBlk.S_OK, guest.get(s0, 1)[0]);
         assertEquals(VirtioBlk.S_OK, guest.get(s1, 1)[0]);
-        assertEquals(0, device.stats().requestsInFlight());
-        assertEquals(2, device.stats().requestsCompleted());
+        assertEquals(0, rig.device.stats().requestsInFlight());
+        assertEquals(2, rig.device.stats().requestsCompleted());
         ByteBuffer onDisk = ByteBuffer.allocate(512);
         backend.read(16 * 512, new ByteBuffer[] {onDisk});
         assertEquals(6, onDisk.get(0));
@@ -255,7 +240,7 @@ class VirtioBlkDeviceAsyncTest {
         long w = write(guest, 0, 0, 8, (byte) 1, "early");
         backend.awaitEntered(1);
         long f = request(guest, 1, VirtioBlk.T_FLUSH, 0, "flush");
-        await("the flush to be tracked", () -> device.trackedRequests().size() == 2);
+        await("the flush to be tracked", () -> rig.device.trackedRequests().size() == 2);
         long later = write(guest, 1, 64, 8, (byte) 2, "later");
         assertEquals("later", guest.awaitUsed(1, TIMEOUT).token(), "a later write does not wait for the flush");
         assertFalse(backend.events.contains("begin flush@-1"), "flush reached the backend early: " + backend.events);
@@ -316,7 +301,7 @@ class VirtioBlkDeviceAsyncTest {
             request(guest, q, VirtioBlk.T_FLUSH, 0, "f" + q);
             assertEquals("f" + q, guest.awaitUsed(q, TIMEOUT).token());
         }
-        assertEquals(List.of(List.of(0, 3), List.of(1, 2)), device.mapping().asLists());
+        assertEquals(List.of(List.of(0, 3), List.of(1, 2)), rig.device.mapping().asLists());
         String[] expected = {"io0", "io1", "io1", "io0"};
         for (int q = 0; q < 4; q++) {
             List<String> ran = handlerThreads.get("blk-async-q" + q);
@@ -351,13 +336,16 @@ class VirtioBlkDeviceAsyncTest {
     @ValueSource(booleans = {false, true})
     void patternOverFourQueuesOnTwoIoThreads(boolean workerPool) throws Exception {
         BlockBackend memory = new MemoryBackend(DISK, false);
-        BlockBackend backend = workerPool ? new GatedBackend(memory) : memory;
-        MmioBlkGuest guest = start(backend, 4, 2, List.of(), TrackedLockKind.MUTEX, 4);
-        assertEquals(workerPool, device.usesWorkerPool());
+        RecordingBackend recording = new RecordingBackend(workerPool ? new GatedBackend(memory) : memory);
+        MmioBlkGuest guest = start(recording, 4, 2, List.of(), TrackedLockKind.MUTEX, 4);
         int blocks = (int) (DISK / 4096);
         PatternIo.write(guest, 4, blocks, 4096, 8, 77);
         assertEquals(List.of(), PatternIo.verify(guest, 4, blocks, 4096, 8, 77));
-        assertEquals(2L * blocks, device.stats().requestsCompleted());
+        assertEquals(2L * blocks, rig.device.stats().requestsCompleted());
+        // A blocking backend's calls run on the disk's worker pool, a non-blocking one's on the I/O rig.threads.
+        assertFalse(recording.threads.isEmpty());
+        assertTrue(recording.threads.stream().allMatch(t -> t.startsWith(WORKER) == workerPool),
+                recording.threads::toString);
     }
 
     /**
@@ -378,10 +366,10 @@ class VirtioBlkDeviceAsyncTest {
             try {
                 for (int round = 0; round < 2 * kinds.length; round++) {
                     TrackedLockKind kind = kinds[round % kinds.length];
-                    long before = device.trackedRequests().stats(kind).row("").acquisitions();
-                    device.setTrackedLock(kind);
+                    long before = rig.device.trackedRequests().stats(kind).row("").acquisitions();
+                    rig.device.setTrackedLock(kind);
                     await("requests under the " + kind + " lock",
-                            () -> device.trackedRequests().stats(kind).row("").acquisitions() > before);
+                            () -> rig.device.trackedRequests().stats(kind).row("").acquisitions() > before);
                     switches.incrementAndGet();
                 }
                 switcher.complete(null);
@@ -403,12 +391,12 @@ class VirtioBlkDeviceAsyncTest {
         switcher.get(1, TimeUnit.SECONDS); // rethrows what the switcher met
         assertEquals(2 * kinds.length, switches.get(), "switches made while requests ran");
         assertEquals(List.of(), PatternIo.verify(guest, 4, blocks, 4096, 8, 5));
-        assertEquals(passes * (long) blocks + blocks, device.stats().requestsCompleted());
-        assertEquals(0, device.trackedRequests().size());
-        assertTrue(device.trackedRequests().generations() <= 2);
+        assertEquals(passes * (long) blocks + blocks, rig.device.stats().requestsCompleted());
+        assertEquals(0, rig.device.trackedRequests().size());
+        assertTrue(rig.device.trackedRequests().generations() <= 2);
         for (TrackedLockKind k : TrackedLockKind.values()) {
-            assertTrue(device.trackedRequests().stats(k).row("").acquisitions() > 0, k + " lock was used");
+            assertTrue(rig.device.trackedRequests().stats(k).row("").acquisitions() > 0, k + " lock was used");
         }
-        assertEquals(TrackedLockKind.YIELDING, device.trackedRequests().kind());
+        assertEquals(TrackedLockKind.YIELDING, rig.device.trackedRequests().kind());
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kickplug.virtio.testkit.InlineIoThread;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoSource;
@@ -30,41 +31,7 @@ class VirtioBlkDeviceConfigTest {
     private static final long SIZE = 3L << 32; // 12 GiB: capacity needs more than 32 bits of bytes
 
     /** An I/O thread that is never used: these tests do not activate the device. */
-    private static final IoThread UNUSED = new IoThread() {
-        @Override
-        public String name() {
-            return "unused";
-        }
-
-        @Override
-        public IoSource register(String name, Runnable handler) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void execute(Runnable task) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public boolean inLoop() {
-            return false;
-        }
-
-        @Override
-        public long iterations() {
-            return 0;
-        }
-
-        @Override
-        public long cpuTimeNanos() {
-            return -1;
-        }
-
-        @Override
-        public void close() {
-        }
-    };
+    private static final IoThread UNUSED = new InlineIoThread();
 
     private static VirtioBlkDevice device(int queues, int queueSize, boolean readOnly) {
         return new VirtioBlkDevice(BlkDeviceSpec.of("c", new NullBackend(SIZE, false), readOnly, queues, queueSize,

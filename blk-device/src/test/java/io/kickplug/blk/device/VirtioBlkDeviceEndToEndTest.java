@@ -1,6 +1,5 @@
 package io.kickplug.blk.device;
 
-import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static io.kickplug.api.virtio.BufferSpec.readable;
 import static io.kickplug.api.virtio.BufferSpec.writable;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -11,30 +10,31 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.VirtioBlk;
-import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.MmioBlkGuest;
 import io.kickplug.blk.fake.RecordingBackend;
-import io.kickplug.virtio.transport.MmioTransport;
+import io.kickplug.virtio.testkit.Await;
 import io.kickplug.virtio.iothread.EventLoopThread;
-import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.api.transport.MmioRegisters;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** A simulated guest drives the device through virtio-mmio and real split rings in guest memory. */
 class VirtioBlkDeviceEndToEndTest {
@@ -43,27 +43,17 @@ class VirtioBlkDeviceEndToEndTest {
     private static final long DISK = 1 << 20;
     private static final long ALL = -1L;
 
-    private final List<IoThread> threads = new ArrayList<>();
-    private MmioTransport transport;
-    private VirtioBlkDevice device;
-
-    @AfterEach
-    void tearDown() {
-        if (transport != null) {
-            transport.close();
-        }
-        threads.forEach(IoThread::close);
-    }
+    @RegisterExtension
+    final DeviceRig rig = new DeviceRig();
 
     private MmioBlkGuest start(BlockBackend backend, boolean readOnly, int queues, int ioThreads, long features,
             int queueSize) {
         for (int i = 0; i < ioThreads; i++) {
-            threads.add(new EventLoopThread("test-io" + i));
+            rig.threads.add(new EventLoopThread("test-io" + i));
         }
-        device = new VirtioBlkDevice(BlkDeviceSpec.of("e2e", backend, readOnly, queues, 256,
-                "e2e-serial".getBytes(StandardCharsets.US_ASCII), threads));
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
-        return new MmioBlkGuest(transport.port()).init(features, queues, queueSize);
+        rig.device(BlkDeviceSpec.of("e2e", backend, readOnly, queues, 256,
+                "e2e-serial".getBytes(StandardCharsets.US_ASCII), rig.threads));
+        return rig.guest(8 << 20, features, queues, queueSize);
     }
 
     private static byte[] random(int length, long seed) {
@@ -100,8 +90,8 @@ class VirtioBlkDeviceEndToEndTest {
         assertEquals(4096 + 1, read.writtenBytes());
         assertEquals(VirtioBlk.S_OK, guest.get(readStatus, 1)[0]);
         assertArrayEquals(data, guest.get(buffer, 4096));
-        assertEquals(2, device.stats().requestsCompleted());
-        assertEquals(0, device.stats().requestsInFlight());
+        assertEquals(2, rig.device.stats().requestsCompleted());
+        assertEquals(0, rig.device.stats().requestsInFlight());
     }
 
     // Section 2.7.4: the device accepts any framing, including indirect tables (2.7.5.3).
@@ -178,7 +168,7 @@ class VirtioBlkDeviceEndToEndTest {
             guest.awaitUsed(3 - q, TIMEOUT);
             assertArrayEquals(random(512, 10 + q), guest.get(buffer, 512));
         }
-        assertEquals(8, device.stats().requestsCompleted());
+        assertEquals(8, rig.device.stats().requestsCompleted());
     }
 
     @Test
@@ -198,20 +188,43 @@ class VirtioBlkDeviceEndToEndTest {
         for (long status : statuses) {
             assertEquals(VirtioBlk.S_OK, guest.get(status, 1)[0]);
         }
-        assertEquals(n, device.stats().requestsCompleted());
-        assertEquals(n * 512L, device.stats().bytesWritten());
+        assertEquals(n, rig.device.stats().requestsCompleted());
+        assertEquals(n * 512L, rig.device.stats().bytesWritten());
     }
 
     // Section 2.1.2: a malformed request sets DEVICE_NEEDS_RESET and sends a configuration interrupt.
     @Test
     void malformedRequestNeedsReset() throws Exception {
         MmioBlkGuest guest = start(new MemoryBackend(DISK, false), false, 1, 1, ALL, 16);
-        long shortHeader = guest.put(new byte[8]);
-        guest.submit(0, List.of(readable(shortHeader, 8), writable(guest.alloc(1, 1), 1)), false, "bad");
-        guest.awaitInterrupt(MmioRegisters.INT_CONFIG_CHANGE, TIMEOUT);
-        assertNotEquals(0, guest.status() & DeviceStatus.DEVICE_NEEDS_RESET);
-        assertTrue(device.queueStopped(0));
-        assertFalse(guest.queue(0).hasUsed(), "the malformed chain is not returned");
+        // The queue's worker says when it stops the queue (its log, through the JUL bridge of System.Logger).
+        Logger workerLog = Logger.getLogger(QueueWorker.class.getName());
+        List<String> logged = new CopyOnWriteArrayList<>();
+        Handler handler = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                logged.add(record.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        workerLog.addHandler(handler);
+        try {
+            long shortHeader = guest.put(new byte[8]);
+            guest.submit(0, List.of(readable(shortHeader, 8), writable(guest.alloc(1, 1), 1)), false, "bad");
+            guest.awaitInterrupt(MmioRegisters.INT_CONFIG_CHANGE, TIMEOUT);
+            assertNotEquals(0, guest.status() & DeviceStatus.DEVICE_NEEDS_RESET);
+            Await.await(() -> logged.stream().anyMatch(m -> m.contains("queue 0: guest fault, queue stopped until reset")),
+                    "the worker stops queue 0 (logged: " + logged + ")");
+            assertFalse(guest.queue(0).hasUsed(), "the malformed chain is not returned");
+        } finally {
+            workerLog.removeHandler(handler);
+        }
 
         // After a reset the device works again.
         guest.reset();
@@ -246,13 +259,13 @@ class VirtioBlkDeviceEndToEndTest {
         guest.submit(0, List.of(readable(guest.header(VirtioBlk.T_IN, 0), 16), writable(buffer, 513)), false, "r");
         assertTrue(entered.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
 
-        CompletableFuture<Void> reset = CompletableFuture.runAsync(device::reset);
+        CompletableFuture<Void> reset = CompletableFuture.runAsync(rig.device::reset);
         assertFalse(reset.isDone(), "reset returned while the backend still held the request");
-        assertEquals(1, device.stats().requestsInFlight());
+        assertEquals(1, rig.device.stats().requestsInFlight());
         release.countDown();
         reset.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        assertEquals(0, device.stats().requestsInFlight());
-        assertEquals(1, device.stats().requestsCompleted());
+        assertEquals(0, rig.device.stats().requestsInFlight());
+        assertEquals(1, rig.device.stats().requestsCompleted());
         assertEquals(VirtioBlk.S_OK, guest.get(buffer + 512, 1)[0]);
         assertTrue(guest.queue(0).hasUsed(), "the request was pushed before reset returned");
     }

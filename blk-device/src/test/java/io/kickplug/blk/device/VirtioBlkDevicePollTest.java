@@ -2,11 +2,9 @@ package io.kickplug.blk.device;
 
 import static io.kickplug.virtio.testkit.Await.await;
 
-import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.blk.VirtioBlk;
-import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollPolicy;
 import io.kickplug.api.poll.PollStatus;
@@ -16,20 +14,17 @@ import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.MmioBlkGuest;
-import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.iothread.EventLoopThread;
-import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -44,21 +39,12 @@ class VirtioBlkDevicePollTest {
     private static final long ALL = -1L;
     private static final int USED_F_NO_NOTIFY = 1;
 
-    private final List<IoThread> threads = new ArrayList<>();
-    private MmioTransport transport;
-    private VirtioBlkDevice device;
+    @RegisterExtension
+    final DeviceRig rig = new DeviceRig();
     private MmioBlkGuest guest;
     private long header;
     private long data;
     private long status;
-
-    @AfterEach
-    void tearDown() {
-        if (transport != null) {
-            transport.close();
-        }
-        threads.forEach(IoThread::close);
-    }
 
     /** A policy whose windows are always {@code ns} long. */
     private static PollPolicy fixed(long ns) {
@@ -89,11 +75,10 @@ class VirtioBlkDevicePollTest {
     }
 
     private void start(long features) {
-        threads.add(new EventLoopThread("poll-io"));
-        device = new VirtioBlkDevice(BlkDeviceSpec.of("poll", new MemoryBackend(1 << 20, false), false, 1, 256,
-                "poll".getBytes(StandardCharsets.US_ASCII), threads));
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20), new VirtqueueFactoryComponent());
-        guest = new MmioBlkGuest(transport.port()).init(features, 1, 256);
+        rig.threads.add(new EventLoopThread("poll-io"));
+        rig.device(BlkDeviceSpec.of("poll", new MemoryBackend(1 << 20, false), false, 1, 256,
+                "poll".getBytes(StandardCharsets.US_ASCII), rig.threads));
+        guest = rig.guest(4 << 20, features, 1, 256);
         header = guest.header(VirtioBlk.T_IN, 8);
         data = guest.alloc(4096, 4096);
         status = guest.alloc(1, 1);
@@ -134,43 +119,43 @@ class VirtioBlkDevicePollTest {
     @Test
     void pollingSetsNoNotifyAndStoppingClearsIt() throws Exception {
         start(ALL & ~VirtioFeatures.RING_EVENT_IDX);
-        device.setPollPolicy(fixed(TimeUnit.MINUTES.toNanos(10)));
+        rig.device.setPollPolicy(fixed(TimeUnit.MINUTES.toNanos(10)));
         read(0);
-        PollStatus on = device.setPolling(true, null);
+        PollStatus on = rig.device.setPolling(true, null);
         assertTrue(on.active());
         int i = 1;
-        while (device.pollStatus().queues().get(0).hits() == 0) {
+        while (rig.device.pollStatus().queues().get(0).hits() == 0) {
             // Almost always the first or second: only a request racing a drain's tail is not a poll hit.
-            assertTrue(i <= 100, "no request was found by polling in 100: " + device.pollStatus());
+            assertTrue(i <= 100, "no request was found by polling in 100: " + rig.device.pollStatus());
             read(i++);
         }
         await(() -> usedFlags() == USED_F_NO_NOTIFY, "NO_NOTIFY while the I/O thread polls");
-        device.setPolling(false, null);
+        rig.device.setPolling(false, null);
         await(() -> usedFlags() == 0, "notifications on again after polling stopped");
-        long hits = device.pollStatus().queues().get(0).hits();
+        long hits = rig.device.pollStatus().queues().get(0).hits();
         read(i);
         // The read's own drain sets NO_NOTIFY for a moment; afterwards the flag stays clear.
         await(() -> usedFlags() == 0, "notifications on after a request served without polling");
-        assertEquals(hits, device.pollStatus().queues().get(0).hits(), "no poll hit once polling stopped");
+        assertEquals(hits, rig.device.pollStatus().queues().get(0).hits(), "no poll hit once polling stopped");
     }
 
     @ParameterizedTest(name = "eventIdx={0}")
     @ValueSource(booleans = {false, true})
     void requestsRacingTheSwitchBetweenPollingAndNotificationsAreNeverLost(boolean eventIdx) throws Exception {
         start(eventIdx ? ALL : ALL & ~VirtioFeatures.RING_EVENT_IDX);
-        device.setPollPolicy(random());
+        rig.device.setPollPolicy(random());
         // Windows of 0..100 us against gaps of 0..100 us after the guest saw the previous completion: adds
         // land inside windows, after them, and right on their ends, where notifications are re-enabled.
-        device.setPolling(true, PollParams.defaults().withMaxNs(100_000));
+        rig.device.setPolling(true, PollParams.defaults().withMaxNs(100_000));
         ThreadLocalRandom random = ThreadLocalRandom.current();
         for (int i = 0; i < 20_000; i++) {
             spin(random.nextLong(100_000));
             read(i);
         }
-        PollStatus s = device.pollStatus();
+        PollStatus s = rig.device.pollStatus();
         assertTrue(s.queues().get(0).hits() > 0, "some requests were found by polling: " + s);
         assertTrue(s.queues().get(0).misses() > 0, "some windows expired: " + s);
-        assertEquals(20_000, device.stats().requestsCompleted());
+        assertEquals(20_000, rig.device.stats().requestsCompleted());
     }
 
     /**
@@ -181,7 +166,7 @@ class VirtioBlkDevicePollTest {
     @Test
     void thePolicyComingAndGoingUnderLoadLosesNothing() throws Exception {
         start(ALL & ~VirtioFeatures.RING_EVENT_IDX);
-        device.setPolling(true, null);
+        rig.device.setPolling(true, null);
         AtomicLong windows = new AtomicLong();
         PollPolicy policy = params -> new PollWindow() {
             @Override
@@ -201,14 +186,14 @@ class VirtioBlkDevicePollTest {
             try {
                 for (int i = 0; i < cycles; i++) {
                     long polled = windows.get();
-                    device.setPollPolicy(policy);
-                    assertTrue(device.pollStatus().active(), "polling active with a policy bound");
+                    rig.device.setPollPolicy(policy);
+                    assertTrue(rig.device.pollStatus().active(), "polling active with a policy bound");
                     await(() -> windows.get() > polled, "a poll window from the bound policy");
                     spin(ThreadLocalRandom.current().nextLong(30_000));
-                    long served = device.stats().requestsCompleted();
-                    device.setPollPolicy(null);
-                    assertFalse(device.pollStatus().active(), "polling inactive with no policy bound");
-                    await(() -> device.stats().requestsCompleted() > served + 1, "requests served without a policy");
+                    long served = rig.device.stats().requestsCompleted();
+                    rig.device.setPollPolicy(null);
+                    assertFalse(rig.device.pollStatus().active(), "polling inactive with no policy bound");
+                    await(() -> rig.device.stats().requestsCompleted() > served + 1, "requests served without a policy");
                     spin(ThreadLocalRandom.current().nextLong(30_000));
                     swaps.addAndGet(2);
                 }
@@ -229,25 +214,25 @@ class VirtioBlkDevicePollTest {
         }
         swapper.get(1, TimeUnit.SECONDS); // rethrows what the swapper met
         assertEquals(2 * cycles, swaps.get(), "binds and unbinds that took effect");
-        device.setPollPolicy(null);
-        assertFalse(device.pollStatus().active());
-        assertTrue(device.pollStatus().requested(), "the request is kept for when a policy returns");
+        rig.device.setPollPolicy(null);
+        assertFalse(rig.device.pollStatus().active());
+        assertTrue(rig.device.pollStatus().requested(), "the request is kept for when a policy returns");
         await(() -> usedFlags() == 0, "notifications on once no policy is bound");
         read(reads);
-        assertEquals(reads + 1L, device.stats().requestsCompleted());
-        assertEquals(0, device.stats().requestsInFlight());
+        assertEquals(reads + 1L, rig.device.stats().requestsCompleted());
+        assertEquals(0, rig.device.stats().requestsInFlight());
     }
 
     @Test
     void pollCountersSurviveAReset() throws Exception {
         start(ALL);
-        device.setPollPolicy(fixed(TimeUnit.MILLISECONDS.toNanos(50)));
-        device.setPolling(true, null);
+        rig.device.setPollPolicy(fixed(TimeUnit.MILLISECONDS.toNanos(50)));
+        rig.device.setPolling(true, null);
         read(0);
         read(1);
-        await(() -> device.pollStatus().queues().get(0).pollNanos() > 0, "some poll time");
-        long before = device.pollStatus().queues().get(0).pollNanos();
+        await(() -> rig.device.pollStatus().queues().get(0).pollNanos() > 0, "some poll time");
+        long before = rig.device.pollStatus().queues().get(0).pollNanos();
         guest.reset();
-        assertTrue(device.pollStatus().queues().get(0).pollNanos() >= before);
+        assertTrue(rig.device.pollStatus().queues().get(0).pollNanos() >= before);
     }
 }

@@ -1,6 +1,7 @@
 package io.kickplug.blk.fake;
 
 import io.kickplug.api.blk.BlockBackend;
+import io.kickplug.blk.testkit.ForwardingBackend;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -15,12 +16,11 @@ import java.util.concurrent.TimeUnit;
  * A blocking backend (so the device uses its worker pool) over another backend: an operation whose sector
  * has a closed gate waits until the test opens it. Records "begin/end op@sector thread" events in order.
  */
-public final class GatedBackend implements BlockBackend {
+public final class GatedBackend extends ForwardingBackend {
 
     /** The gate key of FLUSH. */
     public static final long FLUSH = -1;
 
-    private final BlockBackend inner;
     private final Map<Long, CountDownLatch> gates = new ConcurrentHashMap<>();
     public final List<String> events = new CopyOnWriteArrayList<>();
     /** Names of the threads that called the backend. */
@@ -28,7 +28,7 @@ public final class GatedBackend implements BlockBackend {
     private final Semaphore entered = new Semaphore(0);
 
     public GatedBackend(BlockBackend inner) {
-        this.inner = inner;
+        super(inner);
     }
 
     /** Makes the next operations at {@code sector} (or {@link #FLUSH}) wait until {@link #open}. */
@@ -79,16 +79,6 @@ public final class GatedBackend implements BlockBackend {
     }
 
     @Override
-    public long size() {
-        return inner.size();
-    }
-
-    @Override
-    public boolean readOnly() {
-        return inner.readOnly();
-    }
-
-    @Override
     public boolean blocking() {
         return true;
     }
@@ -109,18 +99,8 @@ public final class GatedBackend implements BlockBackend {
     }
 
     @Override
-    public boolean supportsDiscard() {
-        return inner.supportsDiscard();
-    }
-
-    @Override
     public void discard(long offset, long length) throws IOException {
         pass("discard", offset / 512, () -> inner.discard(offset, length));
-    }
-
-    @Override
-    public boolean supportsWriteZeroes() {
-        return inner.supportsWriteZeroes();
     }
 
     @Override
@@ -131,6 +111,6 @@ public final class GatedBackend implements BlockBackend {
     @Override
     public void close() throws IOException {
         gates.values().forEach(CountDownLatch::countDown);
-        inner.close();
+        super.close();
     }
 }

@@ -1,12 +1,15 @@
 package io.kickplug.blk.fake;
 
 import io.kickplug.api.blk.BlockBackend;
+import io.kickplug.blk.testkit.ForwardingBackend;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Wraps a backend, counts calls, and can be told to fail. */
-public class RecordingBackend implements BlockBackend {
+public class RecordingBackend extends ForwardingBackend {
 
     public final AtomicInteger reads = new AtomicInteger();
     public final AtomicInteger writes = new AtomicInteger();
@@ -16,88 +19,61 @@ public class RecordingBackend implements BlockBackend {
     public final AtomicInteger zeroings = new AtomicInteger();
     public final AtomicInteger resizes = new AtomicInteger();
     public volatile IOException failure;
-    private final BlockBackend inner;
+    /** Names of the threads that read or wrote. */
+    public final Set<String> threads = ConcurrentHashMap.newKeySet();
 
     public RecordingBackend(BlockBackend inner) {
-        this.inner = inner;
-    }
-
-    @Override
-    public String kind() {
-        return inner.kind();
-    }
-
-    @Override
-    public long size() {
-        return inner.size();
-    }
-
-    @Override
-    public boolean readOnly() {
-        return inner.readOnly();
-    }
-
-    @Override
-    public boolean blocking() {
-        return inner.blocking();
+        super(inner);
     }
 
     @Override
     public void read(long offset, ByteBuffer[] dst) throws IOException {
         reads.incrementAndGet();
+        threads.add(Thread.currentThread().getName());
         failIfTold();
-        inner.read(offset, dst);
+        super.read(offset, dst);
     }
 
     @Override
     public void write(long offset, ByteBuffer[] src) throws IOException {
         writes.incrementAndGet();
+        threads.add(Thread.currentThread().getName());
         failIfTold();
-        inner.write(offset, src);
+        super.write(offset, src);
     }
 
     @Override
     public void flush() throws IOException {
         flushes.incrementAndGet();
         failIfTold();
-        inner.flush();
-    }
-
-    @Override
-    public boolean supportsDiscard() {
-        return inner.supportsDiscard();
+        super.flush();
     }
 
     @Override
     public void discard(long offset, long length) throws IOException {
         discards.incrementAndGet();
         failIfTold();
-        inner.discard(offset, length);
-    }
-
-    @Override
-    public boolean supportsWriteZeroes() {
-        return inner.supportsWriteZeroes();
+        super.discard(offset, length);
     }
 
     @Override
     public void writeZeroes(long offset, long length, boolean mayUnmap) throws IOException {
         zeroings.incrementAndGet();
         failIfTold();
-        inner.writeZeroes(offset, length, mayUnmap);
+        super.writeZeroes(offset, length, mayUnmap);
     }
 
     @Override
     public void resize(long newSize) throws IOException {
         resizes.incrementAndGet();
         failIfTold();
-        inner.resize(newSize);
+        super.resize(newSize);
     }
 
     @Override
     public void close() throws IOException {
         closes.incrementAndGet();
-        inner.close();
+        super.close();
     }
 
     private void failIfTold() throws IOException {

@@ -9,6 +9,7 @@ import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.RingFormat;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -74,6 +75,16 @@ class DiskConfigTest {
         assertEquals("disk 'd': the file backend needs property 'file'", error(props("name", "d", "backend", "file")));
         assertEquals("disk 'd': property 'file' is only for the file backend, not 'memory'",
                 error(props("name", "d", "backend", "memory", "file", "/x")));
+    }
+
+    /** The virtqueue format (VIRTIO 1.2 sections 2.7 and 2.8): split unless the configuration says packed. */
+    @Test
+    void ringProperty() {
+        assertEquals(RingFormat.SPLIT, DiskConfig.toSpec(props("name", "d", "size", "1M")).ring());
+        assertEquals(RingFormat.PACKED, DiskConfig.toSpec(props("name", "d", "size", "1M", "ring", "packed")).ring());
+        assertEquals(RingFormat.SPLIT, DiskConfig.toSpec(props("name", "d", "size", "1M", "ring", " Split ")).ring());
+        assertEquals("disk 'd': property 'ring': ring format must be split or packed: loop",
+                error(props("name", "d", "size", "1M", "ring", "loop")));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.kickplug.batching;
 
+import io.kickplug.virtio.testkit.InlineIoThread;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,7 +21,7 @@ class BottomHalfNotifierTest {
 
     @Test
     void batchesOfOneIterationGetOneDecisionAtItsEnd() {
-        ManualLoop loop = new ManualLoop();
+        InlineIoThread loop = InlineIoThread.manual();
         FakeQueue q = new FakeQueue(0, loop);
         for (int i = 0; i < 5; i++) {
             q.batch(bh, 3);
@@ -37,7 +38,7 @@ class BottomHalfNotifierTest {
 
     @Test
     void detachDecidesNowAndTheScheduledBottomHalfDoesNothing() {
-        ManualLoop loop = new ManualLoop();
+        InlineIoThread loop = InlineIoThread.manual();
         FakeQueue q = new FakeQueue(0, loop);
         q.batch(bh, 4);
         bh.detach(q);

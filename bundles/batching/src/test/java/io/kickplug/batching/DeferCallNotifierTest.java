@@ -1,5 +1,6 @@
 package io.kickplug.batching;
 
+import io.kickplug.virtio.testkit.InlineIoThread;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -9,7 +10,7 @@ import org.junit.jupiter.api.Test;
 /** defer-call (seed 002): one decision per queue per outermost section, none inside. */
 class DeferCallNotifierTest {
 
-    private final ManualLoop loop = new ManualLoop();
+    private final InlineIoThread loop = InlineIoThread.manual();
     private final DeferCallNotifier deferCall = new DeferCallNotifier();
 
     @Test

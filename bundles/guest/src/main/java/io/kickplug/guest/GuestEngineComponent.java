@@ -67,6 +67,12 @@ public final class GuestEngineComponent implements GuestEngine, GuestControl, Lo
     }
 
     @Override
+    public GuestMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config,
+            io.kickplug.guest.engine.VirtualTime time) {
+        return engine.boot(port, factory, config, time);
+    }
+
+    @Override
     public List<DeviceRecovery> since(long sinceNanos) {
         return engine.recoveries(sinceNanos);
     }

@@ -5,6 +5,7 @@ import io.kickplug.api.guest.GuestWorkloads;
 import io.kickplug.api.guest.IoPassOptions;
 import io.kickplug.api.guest.IoPassResult;
 import io.kickplug.api.transport.GuestPort;
+import io.kickplug.api.virtio.RingSelector;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.engine.GuestEngine;
 import io.kickplug.guest.engine.StandardGuestEngine;
@@ -18,6 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.component.annotations.ReferenceCardinality;
 
 /**
  * The simulated guest as a service: each workload boots a machine of the guest engine on the disk's
@@ -35,16 +38,19 @@ public final class GuestWorkloadsComponent implements GuestWorkloads {
 
     @Activate
     public GuestWorkloadsComponent(@Reference(name = "diskManager") DiskManager disks,
-            @Reference(name = "virtqueueFactory") VirtqueueFactory virtqueues,
+            @Reference(name = "virtqueueFactory", target = "(!(" + VirtqueueFactory.RING_PROPERTY + "=packed))") VirtqueueFactory virtqueues,
+            @Reference(name = "packedVirtqueueFactory", target = "(" + VirtqueueFactory.RING_PROPERTY + "=packed)",
+                    cardinality = ReferenceCardinality.OPTIONAL, policyOption = ReferencePolicyOption.GREEDY)
+            VirtqueueFactory packed,
             @Reference(name = "guestEngine") GuestEngine engine) {
         this.disks = disks;
-        this.virtqueues = virtqueues;
+        this.virtqueues = RingSelector.of(virtqueues, packed);
         this.engine = engine;
     }
 
     /** With an engine of its own (the built-in kick policies): for use without OSGi. */
     public GuestWorkloadsComponent(DiskManager disks, VirtqueueFactory virtqueues) {
-        this(disks, virtqueues, StandardGuestEngine.standalone());
+        this(disks, virtqueues, null, StandardGuestEngine.standalone());
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.RingFormat;
 import java.util.List;
 import java.util.Locale;
 
@@ -45,8 +46,8 @@ public final class AttachArgs {
         // Gogo reads an unquoted `null` as the null literal, so "--backend null" arrives as null; an absent
         // option arrives as its default "memory".
         String kind = o.backend() == null ? "null" : o.backend().trim().toLowerCase(Locale.ROOT);
-        if (!kind.equals("memory") && !kind.equals("null") && !kind.equals("file")) {
-            throw new IllegalArgumentException("unknown backend '" + o.backend() + "' (expected file, memory or null)");
+        if (!kind.equals("memory") && !kind.equals("null") && !kind.equals("file") && !kind.equals("nbd")) {
+            throw new IllegalArgumentException("unknown backend '" + o.backend() + "' (expected file, memory, null or nbd)");
         }
         String file = o.file() == null || o.file().isBlank() ? null : o.file().trim();
         if (kind.equals("file") && file == null) {
@@ -56,7 +57,7 @@ public final class AttachArgs {
             throw new IllegalArgumentException("--file is only for --backend file");
         }
         boolean noSize = size == null || size.isBlank();
-        if (noSize && !kind.equals("file")) {
+        if (noSize && !kind.equals("file") && !kind.equals("nbd")) {
             throw new IllegalArgumentException("a " + kind + " disk needs a SIZE");
         }
         long bytes = noSize ? 0 : Sizes.parse(size);
@@ -99,6 +100,36 @@ public final class AttachArgs {
         return spec.withBackend(spec.backend().withNullOptions(readZeroes, ns));
     }
 
+    /**
+     * Adds {@code --uri} (the nbd backend's server and export, kept as the backend's path) to a spec.
+     *
+     * @throws IllegalArgumentException for an nbd disk without a URI, or a URI on another backend
+     */
+    public static DiskSpec withUri(DiskSpec spec, String uri) {
+        boolean none = uri == null || uri.isBlank();
+        BackendSpec b = spec.backend();
+        if (!"nbd".equals(b.kind())) {
+            if (!none) {
+                throw new IllegalArgumentException("--uri is only for --backend nbd");
+            }
+            return spec;
+        }
+        if (none) {
+            throw new IllegalArgumentException("the nbd backend needs --uri nbd://host[:port]/export or "
+                    + "--uri nbd+unix:///export?socket=PATH");
+        }
+        return spec.withBackend(new BackendSpec(b.kind(), uri.trim(), b.sizeBytes(), b.readOnly(), b.direct()));
+    }
+
+    /** Applies {@code --ring split|packed} (the virtqueue format the device offers) to a spec. */
+    public static DiskSpec withRing(DiskSpec spec, String ring) {
+        try {
+            return spec.withRing(RingFormat.parse(ring == null ? "split" : ring));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--ring: " + e.getMessage());
+        }
+    }
+
     /** Parses "--mapping 0,2;1,3": entry {@code i} lists the queues of I/O thread {@code i}; empty: round-robin. */
     public static List<List<Integer>> mapping(String text) {
         try {
@@ -131,7 +162,8 @@ public final class AttachArgs {
                 + plural(d.ioThreads(), "I/O thread")
                 + (d.mapping().isEmpty() || d.ioThreads() == 1 ? "" : " (" + formatMapping(d.mapping()) + ")")
                 + (d.path() == null ? "" : ", file " + d.path())
-                + (d.trackedLock() == TrackedLockKind.MUTEX ? "" : ", " + d.trackedLock().label() + " tracked lock");
+                + (d.trackedLock() == TrackedLockKind.MUTEX ? "" : ", " + d.trackedLock().label() + " tracked lock")
+                + (d.ring() == RingFormat.SPLIT ? "" : ", " + d.ring().id() + " ring");
     }
 
     private static String plural(int n, String word) {

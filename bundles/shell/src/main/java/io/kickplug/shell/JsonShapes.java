@@ -50,6 +50,7 @@ public final class JsonShapes {
         m.put("requests_completed", d.requestsCompleted());
         m.put("requests_in_flight", d.requestsInFlight());
         m.put("tracked_lock", d.trackedLock().label());
+        m.put("ring", d.ring().id());
         List<Object> ex = new ArrayList<>();
         for (ExportStatus.Export e : exports) {
             if (e.disk().equals(d.name())) {

@@ -66,10 +66,12 @@ public final class KpCommands {
     @Descriptor("attach a disk: a virtio-blk device with a file, memory or null backend behind an in-process "
             + "transport")
     public String attach(
-            @Descriptor("backend: file, memory (default) or null")
+            @Descriptor("backend: file, memory (default), null or nbd")
             @Parameter(names = "--backend", absentValue = "memory") String backend,
             @Descriptor("image file of the file backend")
             @Parameter(names = "--file", absentValue = "") String file,
+            @Descriptor("nbd backend: nbd://host[:port]/export or nbd+unix:///export?socket=PATH")
+            @Parameter(names = "--uri", absentValue = "") String uri,
             @Descriptor("refuse writes (VIRTIO_BLK_F_RO)")
             @Parameter(names = "--readonly", presentValue = "true", absentValue = "false") boolean readOnly,
             @Descriptor("bypass the host page cache (O_DIRECT) where the backend can")
@@ -84,6 +86,8 @@ public final class KpCommands {
             @Parameter(names = "--mapping", absentValue = "") String mapping,
             @Descriptor("transport: mmio (default) or pci (virtio-pci modern with MSI-X)")
             @Parameter(names = "--transport", absentValue = "mmio") String transport,
+            @Descriptor("virtqueue format offered to the guest: split (default) or packed (VIRTIO_F_RING_PACKED)")
+            @Parameter(names = "--ring", absentValue = "split") String ring,
             @Descriptor("lock of the tracked-requests list: yielding, mutex (default) or sharded")
             @Parameter(names = "--tracked-lock", absentValue = "mutex") String trackedLock,
             @Descriptor("GET_ID answer, at most 20 bytes (default: the name)")
@@ -96,50 +100,19 @@ public final class KpCommands {
             @Parameter(names = "--latency-ns", absentValue = "0") String latencyNs,
             @Descriptor("JSON instead of text (shape in the README, section JSON output)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
-            @Descriptor("disk name (letters, digits, '-', '_', '.')") String name,
-            @Descriptor("size in bytes with an optional K, M, G or T suffix, e.g. 64M") String size) {
+            @Descriptor("NAME [SIZE]: the disk name (letters, digits, '-', '_', '.') and its size in bytes with an "
+                    + "optional K, M, G or T suffix, e.g. 64M (a file disk without SIZE has its image's size, an nbd disk its export's)")
+            String... nameAndSize) {
+        if (nameAndSize.length < 1 || nameAndSize.length > 2) {
+            throw new IllegalArgumentException("usage: kp:attach [options] NAME [SIZE]");
+        }
+        String name = nameAndSize[0];
+        String size = nameAndSize.length == 2 ? nameAndSize[1] : null;
         AttachArgs.Options options = new AttachArgs.Options(backend, file, readOnly, direct, queues, queueSize,
                 ioThreads, mapping, transport, trackedLock, serial, workers);
-        DiskInfo attached = manager().attach(AttachArgs.withNullOptions(AttachArgs.spec(name, size, options),
-                readZeroes, latencyNs));
+        DiskInfo attached = manager().attach(AttachArgs.withRing(AttachArgs.withUri(AttachArgs.withNullOptions(
+                AttachArgs.spec(name, size, options), readZeroes, latencyNs), uri), ring));
         return json ? JsonShapes.oneDisk(attached) : AttachArgs.describe(attached);
-    }
-
-    @Descriptor("attach a disk whose size is its image file's (--backend file --file PATH)")
-    public String attach(
-            @Descriptor("backend: file, memory (default) or null")
-            @Parameter(names = "--backend", absentValue = "memory") String backend,
-            @Descriptor("image file of the file backend")
-            @Parameter(names = "--file", absentValue = "") String file,
-            @Descriptor("refuse writes (VIRTIO_BLK_F_RO)")
-            @Parameter(names = "--readonly", presentValue = "true", absentValue = "false") boolean readOnly,
-            @Descriptor("bypass the host page cache (O_DIRECT) where the backend can")
-            @Parameter(names = "--direct", presentValue = "true", absentValue = "false") boolean direct,
-            @Descriptor("number of virtqueues (default 1)")
-            @Parameter(names = "--queues", absentValue = "1") String queues,
-            @Descriptor("size of each virtqueue, a power of two (default 256)")
-            @Parameter(names = "--queue-size", absentValue = "256") String queueSize,
-            @Descriptor("I/O threads serving the queues (default 1)")
-            @Parameter(names = "--iothreads", absentValue = "1") String ioThreads,
-            @Descriptor("queues of each I/O thread, e.g. \"0,2;1,3\" (default: round-robin)")
-            @Parameter(names = "--mapping", absentValue = "") String mapping,
-            @Descriptor("transport: mmio (default) or pci (virtio-pci modern with MSI-X)")
-            @Parameter(names = "--transport", absentValue = "mmio") String transport,
-            @Descriptor("lock of the tracked-requests list: yielding, mutex (default) or sharded")
-            @Parameter(names = "--tracked-lock", absentValue = "mutex") String trackedLock,
-            @Descriptor("GET_ID answer, at most 20 bytes (default: the name)")
-            @Parameter(names = "--serial", absentValue = "") String serial,
-            @Descriptor("worker threads for a blocking (file) backend (default 8)")
-            @Parameter(names = "--workers", absentValue = "8") String workers,
-            @Descriptor("null backend: reads fill the buffers with zeroes (QEMU null-co read-zeroes; default off)")
-            @Parameter(names = "--read-zeroes", presentValue = "true", absentValue = "false") boolean readZeroes,
-            @Descriptor("null backend: completion delay of every request in ns (QEMU null-co latency-ns; default 0)")
-            @Parameter(names = "--latency-ns", absentValue = "0") String latencyNs,
-            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
-            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
-            @Descriptor("disk name (letters, digits, '-', '_', '.')") String name) {
-        return attach(backend, file, readOnly, direct, queues, queueSize, ioThreads, mapping, transport, trackedLock,
-                serial, workers, readZeroes, latencyNs, json, name, null);
     }
 
     @Descriptor("resize a disk; the driver gets a configuration-change notification")

@@ -37,6 +37,11 @@ public final class NotifyCommands {
             policyOption = ReferencePolicyOption.GREEDY)
     private volatile DiskManager disks;
 
+    /** Optional: backend filters (the throttle bundle) whose counters kp:stats adds. */
+    @Reference(name = "backendFilters", cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile List<io.kickplug.api.blk.BackendFilter> filters = List.of();
+
     public NotifyCommands() {
     }
 
@@ -88,10 +93,26 @@ public final class NotifyCommands {
         NotificationControl c = control();
         List<QueueCounters> queues = c.counters(disk);
         List<QueueCounters> exported = c.exportCounters(disk);
+        java.util.Map<String, Long> filtered = new java.util.LinkedHashMap<>();
+        for (io.kickplug.api.blk.BackendFilter f : filters) {
+            filtered.putAll(f.stats(disk));
+        }
         if (json) {
-            return NotifyText.statsJson(disk, queues, exported);
+            String j = NotifyText.statsJson(disk, queues, exported);
+            if (filtered.isEmpty() || !j.endsWith("}")) {
+                return j;
+            }
+            StringBuilder extra = new StringBuilder(",\"filters\":{");
+            filtered.forEach((k, v) -> extra.append(extra.charAt(extra.length() - 1) == '{' ? "" : ",")
+                    .append('"').append(k).append("\":").append(v));
+            return j.substring(0, j.length() - 1) + extra + "}}";
         }
         String text = NotifyText.stats(disk, queues);
+        if (!filtered.isEmpty()) {
+            StringBuilder extra = new StringBuilder("\nfilters:");
+            filtered.forEach((k, v) -> extra.append(' ').append(k).append('=').append(v));
+            text = text + extra;
+        }
         return exported.isEmpty() ? text : text + "\nvhost-user export\n" + NotifyText.stats(disk, exported);
     }
 

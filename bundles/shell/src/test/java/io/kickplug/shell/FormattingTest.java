@@ -90,7 +90,7 @@ class FormattingTest {
         assertEquals("invalid --iothreads '0': expected a positive integer",
                 assertThrows(IllegalArgumentException.class,
                         () -> AttachArgs.spec("d1", "1M", "1", "256", "0", "mmio", "memory")).getMessage());
-        assertEquals("unknown backend 'disk' (expected file, memory or null)",
+        assertEquals("unknown backend 'disk' (expected file, memory, null or nbd)",
                 assertThrows(IllegalArgumentException.class,
                         () -> AttachArgs.spec("d1", "1M", "1", "256", "1", "mmio", "disk")).getMessage());
         assertEquals("the file backend needs --file PATH",

@@ -12,9 +12,9 @@ import java.lang.reflect.Parameter;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.felix.service.command.Descriptor;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** kp:guest and kp:lockstat through Gogo's own parser, with fake services. */
 class GuestCommandsGogoTest {
@@ -56,28 +56,19 @@ class GuestCommandsGogoTest {
         }
     };
 
-    private GogoShell shell;
+    @RegisterExtension
+    final GogoShell shell = new GogoShell();
 
     @BeforeEach
     void setUp() {
-        shell = new GogoShell();
         GuestCommands commands = new GuestCommands(control, stats);
         shell.add("kp", commands, "guest");
         shell.add("kp", commands, "lockstat");
     }
 
-    @AfterEach
-    void tearDown() {
-        shell.close();
-    }
-
-    private Object run(String line) throws Exception {
-        return shell.run(line);
-    }
-
     @Test
     void guestShowsTheSettings() throws Exception {
-        String text = (String) run("kp:guest");
+        String text = (String) shell.run("kp:guest");
         assertEquals(String.format("vcpus              1%n"
                 + "exit latency       5000 ns (each notify, busy-waited on the notifying vCPU)%n"
                 + "injection latency  2000 ns (each interrupt, busy-waited on the receiving vCPU)%n"
@@ -87,35 +78,35 @@ class GuestCommandsGogoTest {
 
     @Test
     void guestChangesOnlyWhatIsGiven() throws Exception {
-        String text = (String) run("kp:guest --vcpus 4 --exit-ns 50000 --kick-policy under-lock");
+        String text = (String) shell.run("kp:guest --vcpus 4 --exit-ns 50000 --kick-policy under-lock");
         assertEquals(new GuestSettings(4, 50000, 2000, "under-lock"), settings);
         assertTrue(text.endsWith("(applies to the next run)"), text);
-        run("kp:guest --inject-ns 0");
+        shell.run("kp:guest --inject-ns 0");
         assertEquals(new GuestSettings(4, 50000, 0, "under-lock"), settings);
-        run("kp:guest --poll-queues 2");
+        shell.run("kp:guest --poll-queues 2");
         assertEquals(new GuestSettings(4, 50000, 0, "under-lock", 2), settings);
     }
 
     @Test
     void guestRefusesBadValuesWithOneLine() {
         assertEquals("invalid --vcpus 'x': expected a positive integer",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:guest --vcpus x")).getMessage());
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:guest --vcpus x")).getMessage());
         assertEquals("invalid --exit-ns '-1': expected nanoseconds, 0 or more",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:guest --exit-ns -1")).getMessage());
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:guest --exit-ns -1")).getMessage());
         assertEquals("invalid --poll-queues '-1': expected an integer, 0 or more",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:guest --poll-queues -1")).getMessage());
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:guest --poll-queues -1")).getMessage());
         assertEquals("no kick policy named 'sideways'",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:guest --kick-policy sideways"))
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:guest --kick-policy sideways"))
                         .getMessage());
         assertEquals(new GuestSettings(1, 5000, 2000, "outside-lock"), settings);
     }
 
     @Test
     void lockstatPrintsLockStatColumnsInMicroseconds() throws Exception {
-        assertEquals("no lock statistics yet: no instrumented lock has been used", run("kp:lockstat"));
+        assertEquals("no lock statistics yet: no instrumented lock has been used", shell.run("kp:lockstat"));
         rows.add(new LockStatRow("d1 vq0", 7097, 7108, 310, 956_090, 161_165_400, 10771, 5038346, 0, 3_271_810,
                 59_016_905_470L));
-        String table = (String) run("kp:lockstat");
+        String table = (String) shell.run("kp:lockstat");
         String[] lines = table.split("\n");
         assertEquals("lock_stat (times in microseconds)", lines[0]);
         assertEquals(List.of("class", "name", "con-bounces", "contentions", "waittime-min", "waittime-max",
@@ -128,7 +119,7 @@ class GuestCommandsGogoTest {
 
     @Test
     void lockstatResetResets() throws Exception {
-        assertEquals("lock statistics reset", run("kp:lockstat --reset"));
+        assertEquals("lock statistics reset", shell.run("kp:lockstat --reset"));
         assertEquals(1, resets);
     }
 

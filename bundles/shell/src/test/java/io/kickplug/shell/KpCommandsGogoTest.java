@@ -22,9 +22,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.felix.service.command.Descriptor;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The commands through Gogo's own parser (option names, defaults, conversions), with fake services. */
 class KpCommandsGogoTest {
@@ -40,7 +40,7 @@ class KpCommandsGogoTest {
             specs.put(spec.name(), spec);
             DiskInfo info = new DiskInfo(spec.name(), spec.backend().sizeBytes(), spec.backend().kind(),
                     spec.backend().readOnly(), spec.transport(), spec.numQueues(), spec.queueSize(), spec.ioThreads(),
-                    0, 0, 0, spec.backend().path(), spec.mapping(), spec.trackedLock());
+                    0, 0, 0, spec.backend().path(), spec.mapping(), spec.trackedLock(), spec.ring());
             attached.put(spec.name(), info);
             return info;
         }
@@ -94,11 +94,11 @@ class KpCommandsGogoTest {
         return new IoPassResult(disk, 2 * total / options.blockSize(), 2 * total, 1_000_000, nextMismatches, 3, 4);
     };
 
-    private GogoShell shell;
+    @RegisterExtension
+    final GogoShell shell = new GogoShell();
 
     @BeforeEach
     void setUp() {
-        shell = new GogoShell();
         KpCommands commands = new KpCommands(disks, guest);
         for (String f : new String[] {"attach", "detach", "disks", "io", "resize"}) {
             shell.add("kp", commands, f);
@@ -106,74 +106,77 @@ class KpCommandsGogoTest {
         shell.add("kp", new TrackedLockCommand(disks), "tracked-lock");
     }
 
-    @AfterEach
-    void tearDown() {
-        shell.close();
-    }
-
-    private Object run(String line) throws Exception {
-        return shell.run(line);
-    }
-
     @Test
     void attachWithDefaults() throws Exception {
-        assertEquals("attached d1: 64 MiB memory disk on mmio, 1 queue of 256, 1 I/O thread", run("kp:attach d1 64M"));
+        assertEquals("attached d1: 64 MiB memory disk on mmio, 1 queue of 256, 1 I/O thread", shell.run("kp:attach d1 64M"));
     }
 
     @Test
     void attachWithEveryOption() throws Exception {
         assertEquals("attached d2: 1 GiB null disk on mmio, 4 queues of 64, 2 I/O threads",
-                run("kp:attach --queues 4 --queue-size 64 --iothreads 2 --transport mmio --backend null d2 1G"));
+                shell.run("kp:attach --queues 4 --queue-size 64 --iothreads 2 --transport mmio --backend null d2 1G"));
         DiskInfo d = attached.get("d2");
         assertEquals(4, d.numQueues());
         assertEquals(64, d.queueSize());
         assertEquals(2, d.ioThreads());
         assertEquals("null", d.backend());
-        run("kp:attach --backend 'null' d3 1M");
+        shell.run("kp:attach --backend 'null' d3 1M");
         assertEquals("null", attached.get("d3").backend(), "quoted null is the string");
-        run("kp:attach --backend memory d4 1M");
+        shell.run("kp:attach --backend memory d4 1M");
         assertEquals("memory", attached.get("d4").backend());
     }
 
     @Test
     void attachOnPci() throws Exception {
         assertEquals("attached p1: 64 MiB memory disk on pci, 4 queues of 256, 1 I/O thread",
-                run("kp:attach --transport pci --queues 4 p1 64M"));
+                shell.run("kp:attach --transport pci --queues 4 p1 64M"));
         assertEquals(TransportKind.PCI, specs.get("p1").transport());
-        run("kp:attach --transport PCI p2 1M");
+        shell.run("kp:attach --transport PCI p2 1M");
         assertEquals(TransportKind.PCI, specs.get("p2").transport(), "case-insensitive, as TransportKind.parse");
-        Exception e = assertThrows(IllegalArgumentException.class, () -> run("kp:attach --transport isa p3 1M"));
+        Exception e = assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --transport isa p3 1M"));
         assertEquals("unknown transport 'isa' (expected mmio or pci)", e.getMessage());
+    }
+
+    /** --ring: the virtqueue format the disk offers (VIRTIO 1.2 sections 2.7 and 2.8). */
+    @Test
+    void attachWithARingFormat() throws Exception {
+        assertEquals("attached k1: 1 MiB memory disk on mmio, 1 queue of 256, 1 I/O thread, packed ring",
+                shell.run("kp:attach --ring packed k1 1M"));
+        assertEquals(io.kickplug.api.virtio.RingFormat.PACKED, specs.get("k1").ring());
+        shell.run("kp:attach k2 1M");
+        assertEquals(io.kickplug.api.virtio.RingFormat.SPLIT, specs.get("k2").ring(), "split by default");
+        Exception e = assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --ring ring k3 1M"));
+        assertEquals("--ring: ring format must be split or packed: ring", e.getMessage());
     }
 
     @Test
     void attachWithABadSizeFailsWithOneLine() {
-        Exception e = assertThrows(IllegalArgumentException.class, () -> run("kp:attach d1 abc"));
+        Exception e = assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach d1 abc"));
         assertEquals("invalid size 'abc': expected bytes with an optional K, M, G or T suffix", e.getMessage());
         assertTrue(attached.isEmpty());
     }
 
     @Test
     void detachUnknownDiskIsTheDiskManagersMessage() {
-        Exception e = assertThrows(DiskException.class, () -> run("kp:detach nosuch"));
+        Exception e = assertThrows(DiskException.class, () -> shell.run("kp:detach nosuch"));
         assertEquals("no disk named 'nosuch'", e.getMessage());
     }
 
     @Test
     void disksListsAttachedDisks() throws Exception {
-        run("kp:attach d1 64M");
-        run("kp:attach --queues 2 d2 512K");
-        String table = (String) run("kp:disks");
+        shell.run("kp:attach d1 64M");
+        shell.run("kp:attach --queues 2 d2 512K");
+        String table = (String) shell.run("kp:disks");
         assertTrue(table.startsWith("NAME  SIZE     BACKEND"), table);
         assertTrue(table.contains("\nd2    512 KiB  memory   mmio       2x256"), table);
-        assertEquals("detached d1", run("kp:detach d1"));
-        assertFalse(((String) run("kp:disks")).contains("d1 "));
+        assertEquals("detached d1", shell.run("kp:detach d1"));
+        assertFalse(((String) shell.run("kp:disks")).contains("d1 "));
     }
 
     @Test
     void disksShowsEachExportWithItsConnectionState() throws Exception {
-        run("kp:attach d1 1M");
-        run("kp:attach d2 1M");
+        shell.run("kp:attach d1 1M");
+        shell.run("kp:attach d2 1M");
         ExportStatus vhost = () -> List.of(
                 new ExportStatus.Export("d2", "vhost-user", "/run/d2.sock", "connected"),
                 new ExportStatus.Export("gone", "vhost-user", "/run/gone.sock", "listening"));
@@ -181,26 +184,26 @@ class KpCommandsGogoTest {
         String[] lines = table.split("\n");
         assertEquals("d2 export vhost-user: /run/d2.sock (connected)", lines[lines.length - 1], table);
         assertFalse(table.contains("gone"), "exports of disks not listed are left out: " + table);
-        assertFalse(((String) run("kp:disks")).contains("export"), "no export service: no export lines");
+        assertFalse(((String) shell.run("kp:disks")).contains("export"), "no export service: no export lines");
     }
 
     @Test
     void ioPassesOptionsAndPrintsTheResult() throws Exception {
-        run("kp:attach d1 1M");
-        String report = (String) run("kp:io --bs 8K --depth 4 --size 256K d1");
+        shell.run("kp:attach d1 1M");
+        String report = (String) shell.run("kp:io --bs 8K --depth 4 --size 256K d1");
         assertEquals(List.of(new IoPassOptions(8192, 4, 256 << 10)), passes);
         assertTrue(report.startsWith("d1: write+read+verify of 256 KiB, bs 8 KiB, depth 4"), report);
         assertTrue(report.contains("requests    64"), report);
         assertTrue(report.contains("mismatches  0"), report);
-        run("kp:io d1");
+        shell.run("kp:io d1");
         assertEquals(new IoPassOptions(4096, 32, 0), passes.get(1), "defaults: 4K, depth 32, whole disk");
     }
 
     @Test
     void ioFailsWhenBlocksMismatch() throws Exception {
-        run("kp:attach d1 1M");
+        shell.run("kp:attach d1 1M");
         nextMismatches = 2;
-        Exception e = assertThrows(IllegalStateException.class, () -> run("kp:io d1"));
+        Exception e = assertThrows(IllegalStateException.class, () -> shell.run("kp:io d1"));
         assertEquals("d1: 2 blocks read back differently from what was written (512 requests, 1 MiB)",
                 e.getMessage());
     }
@@ -208,9 +211,9 @@ class KpCommandsGogoTest {
     @Test
     void ioRejectsBadOptionValues() {
         assertEquals("invalid --depth 'many': expected a positive integer",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:io --depth many d1")).getMessage());
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:io --depth many d1")).getMessage());
         assertEquals("--bs: invalid size '4Q': expected bytes with an optional K, M, G or T suffix",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:io --bs 4Q d1")).getMessage());
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:io --bs 4Q d1")).getMessage());
     }
 
     @Test
@@ -224,7 +227,7 @@ class KpCommandsGogoTest {
     void attachWithTheIssueFourOptions() throws Exception {
         assertEquals("attached f1: 0 B file (read-only) disk on mmio, 4 queues of 128, 2 I/O threads (0,2;1,3), "
                 + "file /var/img/a.img, sharded tracked lock",
-                run("kp:attach --backend file --file /var/img/a.img --readonly --direct --queues 4 --queue-size 128 "
+                shell.run("kp:attach --backend file --file /var/img/a.img --readonly --direct --queues 4 --queue-size 128 "
                         + "--iothreads 2 --mapping \"0,2;1,3\" --tracked-lock sharded --serial SN-1 --workers 3 f1"));
         DiskSpec f1 = specs.get("f1");
         assertEquals(new BackendSpec("file", "/var/img/a.img", 0, true, true), f1.backend());
@@ -232,9 +235,9 @@ class KpCommandsGogoTest {
         assertEquals(TrackedLockKind.SHARDED, f1.trackedLock());
         assertEquals("SN-1", f1.serial());
         assertEquals(3, f1.workers());
-        run("kp:attach --backend file --file /img/b.img f2 1G");
+        shell.run("kp:attach --backend file --file /img/b.img f2 1G");
         assertEquals(1L << 30, specs.get("f2").backend().sizeBytes(), "a file disk may be given a size");
-        run("kp:attach --backend null --tracked-lock yielding n1 1M");
+        shell.run("kp:attach --backend null --tracked-lock yielding n1 1M");
         DiskSpec n1 = specs.get("n1");
         assertEquals("null", n1.backend().kind(), "unquoted null is Gogo's null literal: the null backend");
         assertEquals(TrackedLockKind.YIELDING, n1.trackedLock());
@@ -246,43 +249,59 @@ class KpCommandsGogoTest {
 
     @Test
     void attachOptionErrors() {
+        assertEquals("usage: kp:attach [options] NAME [SIZE]",
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach m1 1M 2M")).getMessage());
         assertEquals("the file backend needs --file PATH",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:attach --backend file f1")).getMessage());
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --backend file f1")).getMessage());
         assertEquals("a memory disk needs a SIZE",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:attach m1")).getMessage());
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach m1")).getMessage());
         assertEquals("--file is only for --backend file",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:attach --file /x m1 1M")).getMessage());
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --file /x m1 1M")).getMessage());
         assertEquals("--tracked-lock: unknown tracked lock 'spin' (expected yielding, mutex or sharded)",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:attach --tracked-lock spin m1 1M"))
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --tracked-lock spin m1 1M"))
                         .getMessage());
         assertEquals("invalid --mapping '0,1;x': 'x' is not a queue number (expected e.g. \"0,2;1,3\")",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:attach --mapping \"0,1;x\" m1 1M"))
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --mapping \"0,1;x\" m1 1M"))
                         .getMessage());
         assertEquals("invalid --workers '0': expected a positive integer",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:attach --workers 0 m1 1M")).getMessage());
-        assertEquals("unknown backend 'disk' (expected file, memory or null)",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:attach --backend disk m1 1M"))
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --workers 0 m1 1M")).getMessage());
+        assertEquals("unknown backend 'disk' (expected file, memory, null or nbd)",
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --backend disk m1 1M"))
                         .getMessage());
         assertTrue(attached.isEmpty());
     }
 
     @Test
+    void attachNbdTakesAUriAndNoSize() throws Exception {
+        shell.run("kp:attach --backend nbd --uri 'nbd+unix:///disk?socket=/run/s.sock' n0");
+        DiskSpec n0 = specs.get("n0");
+        assertEquals("nbd", n0.backend().kind());
+        assertEquals("nbd+unix:///disk?socket=/run/s.sock", n0.backend().path(), "the URI travels as the path");
+        assertEquals(0, n0.backend().sizeBytes(), "the size is the export's");
+        assertEquals("the nbd backend needs --uri nbd://host[:port]/export or --uri nbd+unix:///export?socket=PATH",
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --backend nbd n1")).getMessage());
+        assertEquals("--uri is only for --backend nbd",
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --uri nbd://h/x m1 1M"))
+                        .getMessage());
+    }
+
+    @Test
     void resizeAndTrackedLock() throws Exception {
-        run("kp:attach d1 1M");
-        assertEquals("resized d1 to 2 MiB", run("kp:resize d1 2M"));
+        shell.run("kp:attach d1 1M");
+        assertEquals("resized d1 to 2 MiB", shell.run("kp:resize d1 2M"));
         assertEquals(2L << 20, attached.get("d1").sizeBytes());
-        assertEquals("d1: tracked-requests lock is now yielding", run("kp:tracked-lock d1 yielding"));
-        assertEquals("{\"disk\":\"d1\",\"tracked_lock\":\"sharded\"}", run("kp:tracked-lock --json d1 sharded"));
-        run("kp:tracked-lock d1 yielding");
+        assertEquals("d1: tracked-requests lock is now yielding", shell.run("kp:tracked-lock d1 yielding"));
+        assertEquals("{\"disk\":\"d1\",\"tracked_lock\":\"sharded\"}", shell.run("kp:tracked-lock --json d1 sharded"));
+        shell.run("kp:tracked-lock d1 yielding");
         assertEquals(TrackedLockKind.YIELDING, attached.get("d1").trackedLock());
         assertEquals("unknown tracked lock 'x' (expected yielding, mutex or sharded); "
                 + "usage: kp:tracked-lock [--json] NAME yielding|mutex|sharded",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:tracked-lock d1 x")).getMessage());
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:tracked-lock d1 x")).getMessage());
         assertEquals(TrackedLockCommand.USAGE,
-                assertThrows(IllegalArgumentException.class, () -> run("kp:tracked-lock d1")).getMessage());
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:tracked-lock d1")).getMessage());
         assertEquals("no disk named 'zz'",
-                assertThrows(DiskException.class, () -> run("kp:tracked-lock zz mutex")).getMessage());
-        String table = (String) run("kp:disks");
+                assertThrows(DiskException.class, () -> shell.run("kp:tracked-lock zz mutex")).getMessage());
+        String table = (String) shell.run("kp:disks");
         assertTrue(table.contains("LOCK      MAPPING"), table);
         assertTrue(table.contains("yielding  -"), table);
     }
@@ -300,7 +319,7 @@ class KpCommandsGogoTest {
                 assertNotNull(p.getAnnotation(Descriptor.class), m.getName() + " " + p.getName());
             }
         }
-        assertEquals(6, commands, "attach (with and without SIZE), detach, disks, io, resize");
+        assertEquals(5, commands, "attach (NAME [SIZE]), detach, disks, io, resize");
     }
 
     @Test
@@ -308,18 +327,18 @@ class KpCommandsGogoTest {
         assertEquals("{\"disk\":{\"name\":\"d1\",\"size_bytes\":1048576,\"backend\":\"memory\",\"path\":null,"
                 + "\"read_only\":false,\"transport\":\"mmio\",\"queues\":2,\"queue_size\":256,\"iothreads\":1,"
                 + "\"mapping\":[],\"device_status\":0,\"device_status_text\":\"" + DeviceStatusText.describe(0) + "\","
-                + "\"requests_completed\":0,\"requests_in_flight\":0,\"tracked_lock\":\"mutex\",\"exports\":[]}}",
-                run("kp:attach --json --queues 2 d1 1M"));
+                + "\"requests_completed\":0,\"requests_in_flight\":0,\"tracked_lock\":\"mutex\",\"ring\":\"split\",\"exports\":[]}}",
+                shell.run("kp:attach --json --queues 2 d1 1M"));
         ExportStatus vhost = () -> List.of(new ExportStatus.Export("d1", "vhost-user", "/run/d\"1.sock", "connected"));
         String disksJson = new KpCommands(disks, guest, List.of(vhost)).disks(true);
         assertTrue(disksJson.startsWith("{\"disks\":[{\"name\":\"d1\","), disksJson);
         assertTrue(disksJson.endsWith("\"exports\":[{\"kind\":\"vhost-user\",\"address\":\"/run/d\\\"1.sock\","
                 + "\"state\":\"connected\"}]}]}"), disksJson);
-        assertTrue(((String) run("kp:resize --json d1 2M")).contains("\"size_bytes\":2097152"));
-        String io = (String) run("kp:io --json --bs 4K --depth 8 d1");
+        assertTrue(((String) shell.run("kp:resize --json d1 2M")).contains("\"size_bytes\":2097152"));
+        String io = (String) shell.run("kp:io --json --bs 4K --depth 8 d1");
         assertTrue(io.startsWith("{\"disk\":\"d1\",\"block_size\":4096,\"depth\":8,\"bytes\":4194304,"), io);
         assertTrue(io.contains("\"mismatches\":0,\"interrupts\":3,\"notifies\":4}"), io);
-        assertEquals("{\"detached\":\"d1\"}", run("kp:detach --json d1"));
-        assertEquals("{\"disks\":[]}", run("kp:disks --json"));
+        assertEquals("{\"detached\":\"d1\"}", shell.run("kp:detach --json d1"));
+        assertEquals("{\"disks\":[]}", shell.run("kp:disks --json"));
     }
 }

@@ -14,9 +14,9 @@ import io.kickplug.blk.testkit.StubDiskManager;
 import io.kickplug.shell.testkit.GogoShell;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** kp:notify, kp:strategies and kp:stats through Gogo's own parser, with a fake notification control. */
 class NotifyCommandsGogoTest {
@@ -76,52 +76,43 @@ class NotifyCommandsGogoTest {
         }
     };
 
-    private GogoShell shell;
+    @RegisterExtension
+    final GogoShell shell = new GogoShell();
 
     @BeforeEach
     void setUp() {
-        shell = new GogoShell();
         NotifyCommands commands = new NotifyCommands(control, disks);
         shell.add("kp", commands, "notify");
         shell.add("kp", commands, "strategies");
         shell.add("kp", commands, "stats");
     }
 
-    @AfterEach
-    void tearDown() {
-        shell.close();
-    }
-
-    private Object run(String line) throws Exception {
-        return shell.run(line);
-    }
-
     @Test
     void notifySwitchesAllQueuesOrOne() throws Exception {
-        assertEquals("d1 queue 0: bh\nd1 queue 1: bh", run("kp:notify d1 bh"));
-        assertEquals("d1 queue 1: defer-call", run("kp:notify --queue 1 d1 defer-call"));
+        assertEquals("d1 queue 0: bh\nd1 queue 1: bh", shell.run("kp:notify d1 bh"));
+        assertEquals("d1 queue 1: defer-call", shell.run("kp:notify --queue 1 d1 defer-call"));
         assertEquals(List.of("d1 bh -1", "d1 defer-call 1"), calls);
     }
 
     @Test
     void notifyToAnUnboundStrategySaysSo() throws Exception {
         assertEquals("d1 queue 0: immediate (configured 'later' is not bound; using immediate until it is)",
-                run("kp:notify --queue 0 d1 later"));
+                shell.run("kp:notify --queue 0 d1 later"));
     }
 
     @Test
     void notifyRefusesBadInputWithOneLine() {
         assertEquals("invalid --queue '-2': expected a queue number, 0 or more",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:notify --queue -2 d1 bh")).getMessage());
-        assertEquals("no disk named 'zz'", assertThrows(DiskException.class, () -> run("kp:notify zz bh"))
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:notify --queue -2 d1 bh")).getMessage());
+        assertEquals("no disk named 'zz'", assertThrows(DiskException.class, () -> shell.run("kp:notify zz bh"))
                 .getMessage());
     }
 
     @Test
     void strategiesListsBoundOnesAndWhoUsesThem() throws Exception {
-        run("kp:notify --queue 1 d1 bh");
-        run("kp:notify --queue 0 d1 gone");
-        String text = (String) run("kp:strategies");
+        shell.run("kp:notify --queue 1 d1 bh");
+        shell.run("kp:notify --queue 0 d1 gone");
+        String text = (String) shell.run("kp:strategies");
         String[] lines = text.split("\n");
         assertEquals(List.of("strategy", "bound", "queues", "(disk:queue,...)"), List.of(lines[0].trim().split("\\s+")));
         assertEquals(List.of("bh", "yes", "d1:1"), List.of(lines[1].trim().split("\\s+")));
@@ -132,7 +123,7 @@ class NotifyCommandsGogoTest {
 
     @Test
     void statsTableAndJson() throws Exception {
-        String text = (String) run("kp:stats d1");
+        String text = (String) shell.run("kp:stats d1");
         String[] lines = text.split("\n");
         assertEquals("disk d1", lines[0]);
         assertEquals(List.of("queue", "strategy", "requests", "bytes", "kicks", "kicks-supp", "irqs", "irqs-supp",
@@ -141,7 +132,7 @@ class NotifyCommandsGogoTest {
         assertEquals(List.of("0", "immediate", "100", "409600", "40", "60", "25", "75", "4.00", "30", "2", "3", "0",
                 "0", "0"), List.of(lines[2].trim().split("\\s+")));
         assertTrue(text.contains("  q1: 1=10 2-3=12 4-7=8 8-15=0"), text);
-        String json = (String) run("kp:stats --json d1");
+        String json = (String) shell.run("kp:stats --json d1");
         assertTrue(json.startsWith("{\"disk\": \"d1\", \"queues\": [{\"queue\": 0, \"strategy\": \"immediate\", "
                 + "\"configured\": \"immediate\", \"requests\": 100, \"bytes\": 409600, \"avail_notifications\": 40, "
                 + "\"avail_suppressed\": 60, \"interrupts_sent\": 25, \"interrupts_suppressed\": 75, \"batches\": 30, "
@@ -154,13 +145,13 @@ class NotifyCommandsGogoTest {
     void statsShowTheVhostUserExportAfterTheLocalQueues() throws Exception {
         exported.add(new QueueCounters("d1", 0, "bh", "bh", 7, 28672, 5, 2, 4, 3, 4,
                 List.of(4L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L), 1, 1, 0, 0, 0));
-        String text = (String) run("kp:stats d1");
+        String text = (String) shell.run("kp:stats d1");
         int section = text.indexOf("\nvhost-user export\ndisk d1\n");
         assertTrue(section > text.indexOf("  q1: "), "the export follows the local queues: " + text);
         String[] after = text.substring(section).split("\n");
         assertEquals(List.of("0", "bh", "7", "28672", "5", "2", "4", "3", "1.75", "4", "1", "1", "0", "0", "0"),
                 List.of(after[4].trim().split("\\s+")));
-        String json = (String) run("kp:stats --json d1");
+        String json = (String) shell.run("kp:stats --json d1");
         assertTrue(json.contains("}}], \"vhost_user_export\": [{\"queue\": 0, \"strategy\": \"bh\""), json);
         assertTrue(json.endsWith("}}]}"), json);
     }

@@ -10,9 +10,9 @@ import io.kickplug.api.poll.PollStatus;
 import io.kickplug.blk.testkit.StubDiskManager;
 import io.kickplug.shell.testkit.GogoShell;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@code kp:poll} through Gogo's parser against a fake disk manager. */
 class PollCommandsGogoTest {
@@ -46,58 +46,49 @@ class PollCommandsGogoTest {
         }
     };
 
-    private GogoShell shell;
+    @RegisterExtension
+    final GogoShell shell = new GogoShell();
 
     @BeforeEach
     void setUp() {
-        shell = new GogoShell();
         shell.add("kp", new PollCommands(disks), "poll");
-    }
-
-    @AfterEach
-    void tearDown() {
-        shell.close();
-    }
-
-    private Object run(String line) throws Exception {
-        return shell.run(line);
     }
 
     @Test
     void onWithMaxNsThenStatusThenOff() throws Exception {
-        String on = (String) run("kp:poll --poll-max-ns 65536 d1 on");
+        String on = (String) shell.run("kp:poll --poll-max-ns 65536 d1 on");
         assertTrue(on.startsWith("d1: polling on (active), poll-max-ns 65536"), on);
         assertTrue(requested);
         assertEquals(65536, params.maxNs());
-        String status = (String) run("kp:poll d1");
+        String status = (String) shell.run("kp:poll d1");
         assertTrue(status.contains("\n0                12            3        4.500"), status);
-        assertTrue(((String) run("kp:poll d1 off")).startsWith("d1: polling off, poll-max-ns 65536"));
+        assertTrue(((String) shell.run("kp:poll d1 off")).startsWith("d1: polling off, poll-max-ns 65536"));
         assertFalse(requested);
     }
 
     @Test
     void withoutAPolicyTheRequestIsKept() throws Exception {
         policyBound = false;
-        assertTrue(((String) run("kp:poll d1 on")).startsWith(
+        assertTrue(((String) shell.run("kp:poll d1 on")).startsWith(
                 "d1: polling on (inactive: no poll policy; start the io.kickplug.poll bundle), poll-max-ns 32768"));
     }
 
     @Test
     void badInputGivesOneLine() {
         assertEquals("invalid mode 'maybe': expected on or off",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:poll d1 maybe")).getMessage());
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:poll d1 maybe")).getMessage());
         assertEquals("invalid --poll-max-ns '-5': expected nanoseconds in 0..1000000000",
-                assertThrows(IllegalArgumentException.class, () -> run("kp:poll --poll-max-ns -5 d1 on"))
+                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:poll --poll-max-ns -5 d1 on"))
                         .getMessage());
-        assertEquals("no disk named 'nope'", assertThrows(DiskException.class, () -> run("kp:poll nope")).getMessage());
+        assertEquals("no disk named 'nope'", assertThrows(DiskException.class, () -> shell.run("kp:poll nope")).getMessage());
     }
 
     @Test
     void pollJson() throws Exception {
-        String on = (String) run("kp:poll --json --poll-max-ns 65536 d1 on");
+        String on = (String) shell.run("kp:poll --json --poll-max-ns 65536 d1 on");
         assertTrue(on.startsWith("{\"disk\":\"d1\",\"requested\":true,"), on);
         assertTrue(on.contains("\"poll_max_ns\":65536,\"queues\":[{\"queue\":0,\"hits\":"), on);
-        assertEquals(on.substring(0, on.indexOf("\"queues\"")), ((String) run("kp:poll --json d1")).substring(0,
+        assertEquals(on.substring(0, on.indexOf("\"queues\"")), ((String) shell.run("kp:poll --json d1")).substring(0,
                 on.indexOf("\"queues\"")));
     }
 }

@@ -11,6 +11,7 @@ import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
+import io.kickplug.blk.testkit.ForwardingBackend;
 import io.kickplug.vhost.backend.InflightRegion;
 import io.kickplug.vhost.backend.SessionStatus;
 import io.kickplug.vhost.protocol.Fds;
@@ -18,7 +19,7 @@ import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.FrontendClient;
-import io.kickplug.vhost.testsupport.FrontendClient.Queue;
+import io.kickplug.vhost.frontend.FrontendClient.Queue;
 import java.io.FileDescriptor;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -222,14 +223,13 @@ class InflightTrackingTest {
     }
 
     /** A backend whose writes wait at a gate once it is closed, so a request can be held in the back-end. */
-    private static final class GatedBackend implements BlockBackend {
-        final BlockBackend inner;
+    private static final class GatedBackend extends ForwardingBackend {
         final AtomicBoolean close = new AtomicBoolean();
         final CountDownLatch entered = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);
 
         GatedBackend(BlockBackend inner) {
-            this.inner = inner;
+            super(inner);
         }
 
         @Override
@@ -238,25 +238,11 @@ class InflightTrackingTest {
         }
 
         @Override
-        public long size() {
-            return inner.size();
-        }
-
-        @Override
-        public boolean readOnly() {
-            return false;
-        }
-
-        @Override
         public boolean blocking() {
             return true;
         }
 
-        @Override
-        public void read(long offset, ByteBuffer[] dst) throws IOException {
-            inner.read(offset, dst);
-        }
-
+        /** While {@code close} is set, a write waits until {@code release}. */
         @Override
         public void write(long offset, ByteBuffer[] src) throws IOException {
             if (close.get()) {
@@ -270,18 +256,13 @@ class InflightTrackingTest {
                     throw new IOException(e);
                 }
             }
-            inner.write(offset, src);
-        }
-
-        @Override
-        public void flush() throws IOException {
-            inner.flush();
+            super.write(offset, src);
         }
 
         @Override
         public void close() throws IOException {
             release.countDown();
-            inner.close();
+            super.close();
         }
     }
 

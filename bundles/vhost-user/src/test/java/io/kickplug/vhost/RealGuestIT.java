@@ -9,23 +9,16 @@ import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.ImageFileBackend;
 import io.kickplug.vhost.testsupport.FrontendClient;
 import io.kickplug.virtio.testkit.Await;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
+import io.kickplug.virtio.testkit.OutputProcess;
+import io.kickplug.virtio.testkit.RealGuestOutput;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -68,7 +61,7 @@ class RealGuestIT {
 
     @BeforeAll
     static void prepareGuestAndExport() throws Exception {
-        Guest prepare = Guest.start(List.of("bash", SCRIPT.toString(), "prepare", CACHE.toString()));
+        OutputProcess prepare = OutputProcess.start("realguest", List.of("bash", SCRIPT.toString(), "prepare", CACHE.toString()));
         prepare.finish(1200);
         if (prepare.exitCode != 0 || !prepare.has("RG-PREPARED")) {
             fail("the real-guest harness could not prepare (packages, kernel, initramfs); CI runs as root with apt:\n"
@@ -92,7 +85,10 @@ class RealGuestIT {
         // Short socket paths: sun_path holds 107 bytes.
         work = Files.createTempDirectory("kp-rg");
         image = work.resolve("disk.img");
-        disk = new ExportedDisk("rg", new ImageFileBackend(image, IMAGE_BYTES), 2, 2, work.resolve("vhost.sock"));
+        // Both ring bundles, as in the runtime: QEMU's packed=on (packedRing) gets the packed ring.
+        disk = new ExportedDisk("rg", new ImageFileBackend(image, IMAGE_BYTES), 2, 2, work.resolve("vhost.sock"),
+                io.kickplug.api.virtio.RingSelector.of(new io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent(),
+                        new io.kickplug.virtio.packed.ds.PackedVirtqueueFactoryComponent()));
     }
 
     @AfterAll
@@ -116,7 +112,7 @@ class RealGuestIT {
             other.negotiate(io.kickplug.api.virtio.VirtioFeatures.RING_EVENT_IDX);
             FrontendClient.Queue q = other.startQueue(0, 0, false);
 
-            Guest doomed = Guest.start(runCommand("long-randrw.fio", 2, "on", 0));
+            OutputProcess doomed = OutputProcess.start("realguest", runCommand("long-randrw.fio", 2, "on", 0));
             assertTrue(doomed.awaitLine("RG-FIO-BEGIN", RUN_SECONDS), () -> "fio did not start:\n" + doomed.text());
             long kicksAtStart = disk.server.status().connection().kicks();
             awaitTrue(() -> disk.server.status().connection() != null
@@ -135,7 +131,7 @@ class RealGuestIT {
                     "the session ended: in-flight requests completed and the device was reset");
             other.writeReadVerify(q, 64, (byte) 0x42, true); // and still serves afterwards
         }
-        Guest next = runAndCheck("verify-libaio.fio", 1, "on", 0, 1);
+        OutputProcess next = runAndCheck("verify-libaio.fio", 1, "on", 0, 1);
         assertTrue(disk.server.status().sessions() >= 2);
         assertTrue(next.has("RG-QUEUES 1"));
     }
@@ -144,7 +140,7 @@ class RealGuestIT {
     @Order(2)
     void twoQueuesWithoutEventIdxThenAResizeReachesTheGuest() throws Exception {
         long grown = IMAGE_BYTES + (16L << 20);
-        Guest g = runAndCheck("verify-libaio.fio", 2, "off", 0, 2, List.of("--wait-resize"), guest -> {
+        OutputProcess g = runAndCheck("verify-libaio.fio", 2, "off", 0, 2, List.of("--wait-resize"), guest -> {
             // After fio the guest watches /sys/block/vda/size. The resize is kp:resize's path for an export
             // (DiskRegistry.resize: backend, then the exported device's capacityChanged), reaching QEMU as
             // BACKEND_CONFIG_CHANGE_MSG on the back-end request channel; QEMU re-reads the configuration
@@ -168,7 +164,7 @@ class RealGuestIT {
     @Test
     @Order(3)
     void pollQueueWithoutCallDescriptor() throws Exception {
-        Guest g = runAndCheck("verify-iouring-hipri.fio", 2, "on", 1, 2);
+        OutputProcess g = runAndCheck("verify-iouring-hipri.fio", 2, "on", 1, 2);
         assertTrue(g.has("1/0/1 default/read/poll queues"), g::text);
     }
 
@@ -179,8 +175,24 @@ class RealGuestIT {
     @Test
     @Order(4)
     void queueSize1024() throws Exception {
-        Guest g = runAndCheck("verify-libaio.fio", 1, "on", 0, 1, "--queue-size", "1024");
+        OutputProcess g = runAndCheck("verify-libaio.fio", 1, "on", 0, 1, "--queue-size", "1024");
         assertTrue(g.has("queue_size=1024"), g::text);
+    }
+
+    /**
+     * Issue 14: the packed virtqueue (VIRTIO 1.2 section 2.8) with a real driver: QEMU's {@code packed=on}, Linux's
+     * virtio_ring packed code against Kickplug's packed device view. fio randwrite with verify then randread, no
+     * I/O errors, and the guest negotiated VIRTIO_F_RING_PACKED (bit 34 of the sysfs features string).
+     */
+    @Test
+    @Order(5)
+    void packedRing() throws Exception {
+        OutputProcess g = runAndCheck("verify-libaio.fio", 1, "on", 0, 1, "--packed", "on");
+        assertTrue(g.has("packed=on"), g::text);
+        List<String> features = g.lines("RG-FEATURES ");
+        assertEquals(1, features.size(), g::text);
+        String bits = features.get(0).substring("RG-FEATURES ".length()).trim();
+        assertTrue(bits.length() > 34 && bits.charAt(34) == '1', () -> "bit 34 not negotiated: " + bits);
     }
 
     // Harness.
@@ -198,20 +210,20 @@ class RealGuestIT {
     /** Something the test does while the guest runs. */
     @FunctionalInterface
     private interface During {
-        void run(Guest guest) throws Exception;
+        void run(OutputProcess guest) throws Exception;
     }
 
-    private static Guest runAndCheck(String job, int queues, String eventIdx, int pollQueues, int expectedQueues,
+    private static OutputProcess runAndCheck(String job, int queues, String eventIdx, int pollQueues, int expectedQueues,
             String... extra) throws Exception {
         return runAndCheck(job, queues, eventIdx, pollQueues, expectedQueues, List.of(extra), guest -> { });
     }
 
-    private static Guest runAndCheck(String job, int queues, String eventIdx, int pollQueues, int expectedQueues,
+    private static OutputProcess runAndCheck(String job, int queues, String eventIdx, int pollQueues, int expectedQueues,
             List<String> extraOptions, During during) throws Exception {
         long sessionsBefore = disk.server.status().sessions();
         List<String> command = new ArrayList<>(runCommand(job, queues, eventIdx, pollQueues));
         command.addAll(extraOptions);
-        Guest g = Guest.start(command);
+        OutputProcess g = OutputProcess.start("realguest", command);
         try {
             during.run(g);
         } catch (Throwable t) {
@@ -219,37 +231,13 @@ class RealGuestIT {
             throw t;
         }
         g.finish(RUN_SECONDS);
-        assertEquals(0, g.exitCode, () -> "QEMU exit status:\n" + g.text());
-        assertTrue(g.has("RG-DONE"), () -> "the guest did not finish:\n" + g.text());
-        assertTrue(g.has("RG-QUEUES " + expectedQueues), g::text);
-        assertTrue(g.has("RG-FIO-EXIT=0"), () -> "fio failed (verify or I/O error):\n" + g.text());
-        List<String> errors = g.lines("RG-KERNEL-ERROR");
-        errors.addAll(g.lines("RG-ERROR"));
-        assertTrue(errors.isEmpty(), () -> "guest errors " + errors + ":\n" + g.text());
+        RealGuestOutput.assertFinished(g, expectedQueues);
         assertTrue(disk.server.awaitNoFrontend(30, TimeUnit.SECONDS), "QEMU disconnected");
         assertEquals(sessionsBefore + 1, disk.server.status().sessions());
-        String guestSum = g.lines("RG-SUM=").stream().findFirst().orElseThrow(() -> new AssertionError(g.text()))
-                .substring("RG-SUM=".length()).trim();
-        assertEquals(md5(image, SUM_MB << 20), guestSum,
+        String guestSum = RealGuestOutput.guestSum(g);
+        assertEquals(RealGuestOutput.md5(image, SUM_MB << 20), guestSum,
                 "the backing image holds what the guest wrote (md5 of the first " + SUM_MB + " MiB)");
         return g;
-    }
-
-    private static String md5(Path file, long bytes) throws Exception {
-        MessageDigest md = MessageDigest.getInstance("MD5");
-        try (InputStream in = Files.newInputStream(file)) {
-            byte[] buf = new byte[1 << 16];
-            long left = bytes;
-            while (left > 0) {
-                int n = in.read(buf, 0, (int) Math.min(buf.length, left));
-                if (n < 0) {
-                    break;
-                }
-                md.update(buf, 0, n);
-                left -= n;
-            }
-        }
-        return HexFormat.of().formatHex(md.digest());
     }
 
     /** Waits for a condition that another process makes true. */
@@ -257,83 +245,4 @@ class RealGuestIT {
         Await.await(condition, Duration.ofSeconds(seconds), "until " + what);
     }
 
-    /** A harness process (QEMU after the script's exec) whose output is collected line by line. */
-    private static final class Guest {
-        final Process process;
-        final List<String> out = Collections.synchronizedList(new ArrayList<>());
-        final CompletableFuture<Void> eof = new CompletableFuture<>();
-        int exitCode = -1;
-
-        private Guest(Process process) {
-            this.process = process;
-            Thread reader = new Thread(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                        StandardCharsets.UTF_8))) {
-                    String line;
-                    while ((line = r.readLine()) != null) {
-                        out.add(line);
-                        synchronized (this) {
-                            notifyAll();
-                        }
-                    }
-                } catch (IOException e) {
-                    out.add("(output ended: " + e + ")");
-                } finally {
-                    eof.complete(null);
-                    synchronized (this) {
-                        notifyAll();
-                    }
-                }
-            }, "realguest-output");
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        static Guest start(List<String> command) throws IOException {
-            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-            pb.environment().put("LC_ALL", "C");
-            return new Guest(pb.start());
-        }
-
-        /** Waits for the process to end (killing it after {@code seconds}) and for its output. */
-        void finish(long seconds) throws Exception {
-            if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
-                out.add("(killed after " + seconds + " s)");
-                process.destroyForcibly();
-                process.waitFor(30, TimeUnit.SECONDS);
-            }
-            eof.get(30, TimeUnit.SECONDS);
-            exitCode = process.exitValue();
-        }
-
-        synchronized boolean awaitLine(String prefix, long seconds) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-            while (!has(prefix)) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0 || eof.isDone()) {
-                    return has(prefix);
-                }
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            }
-            return true;
-        }
-
-        boolean has(String text) {
-            synchronized (out) {
-                return out.stream().anyMatch(l -> l.contains(text));
-            }
-        }
-
-        List<String> lines(String prefix) {
-            synchronized (out) {
-                return out.stream().filter(l -> l.startsWith(prefix)).collect(Collectors.toCollection(ArrayList::new));
-            }
-        }
-
-        String text() {
-            synchronized (out) {
-                return String.join("\n", out);
-            }
-        }
-    }
 }

@@ -14,7 +14,7 @@ import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.Footprint;
 import io.kickplug.vhost.testsupport.FrontendClient;
-import io.kickplug.vhost.testsupport.FrontendClient.Queue;
+import io.kickplug.vhost.frontend.FrontendClient.Queue;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;

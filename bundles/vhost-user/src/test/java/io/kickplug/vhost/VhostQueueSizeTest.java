@@ -14,7 +14,7 @@ import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.server.VhostUserServer;
 import io.kickplug.vhost.testsupport.FrontendClient;
-import io.kickplug.vhost.testsupport.FrontendClient.Queue;
+import io.kickplug.vhost.frontend.FrontendClient.Queue;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.iothread.EventLoopThread;

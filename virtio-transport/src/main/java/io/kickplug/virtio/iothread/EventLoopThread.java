@@ -1,14 +1,21 @@
 package io.kickplug.virtio.iothread;
 
+import io.kickplug.api.iothread.DescriptorPoller;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.PollHandler;
 import io.kickplug.api.poll.PollWindow;
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Level;
@@ -29,6 +36,14 @@ import java.util.logging.Logger;
  * and polls each source once more: work that arrived while notifications were off and its producer did not
  * notify is found there. After the wait each polled source that became ready updates its window with the
  * time the wait took. Poll settings change only at the start of an iteration, on this thread.
+ *
+ * <p>Descriptors (QEMU's AioContext fd handlers, issue 12): sources registered with
+ * {@link #registerDescriptor} are waited on by this thread itself, in one poll(2) over their descriptors plus a
+ * wake-up descriptor; a readable descriptor's counter is read and its handler runs in the same iteration, so a
+ * vhost-user kick costs one wake-up. While the loop has descriptor sources it sleeps in that poll instead of
+ * parking; {@link IoSource#signal()}, tasks and {@link #close()} then write the wake-up descriptor, and only when
+ * the loop sleeps or is about to, once per sleep ({@code sleeping}). A loop that keeps
+ * finding work looks at the descriptors without blocking every few iterations, so it still sees kicks.
  */
 public final class EventLoopThread implements IoThread {
     private static final Logger LOG = Logger.getLogger(EventLoopThread.class.getName());
@@ -46,7 +61,46 @@ public final class EventLoopThread implements IoThread {
     /** Whether pollBegin was called on the polled sources (poll mode); loop thread only. */
     private boolean pollStarted;
     private volatile boolean running = true;
-    private volatile boolean sleeping;
+    /**
+     * {@link #AWAKE}, {@link #PARKED} or {@link #POLLING}: how the loop sleeps, or is about to; {@link #WOKEN}: it
+     * sleeps in poll and a waker has written (or is writing) the wake-up descriptor for this sleep. The loop
+     * stores AWAKE after each sleep, so a waker's CAS from POLLING to WOKEN succeeds only within one sleep: a
+     * late waker cannot leave a stale "already woken" behind for the next one.
+     */
+    private volatile int sleeping;
+    private static final int AWAKE = 0;
+    private static final int PARKED = 1;
+    private static final int POLLING = 2;
+    private static final int WOKEN = 3;
+    private static final VarHandle SLEEPING;
+
+    static {
+        try {
+            SLEEPING = MethodHandles.lookup().findVarHandle(EventLoopThread.class, "sleeping", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Registration state of descriptor sources, shared with registering threads; under {@link #descriptorLock}. */
+    private final Object descriptorLock = new Object();
+    private DescriptorPoller poller;
+    private int descriptorSources;
+    /** The wake-up descriptor while the loop has descriptor sources; written under the lock, read by wake(). */
+    private volatile DescriptorPoller.Wakeup wakeup;
+    /** Descriptor sources added or cancelled; reconciled by the loop at the start of an iteration. */
+    private final ConcurrentLinkedQueue<Source> descriptorChanges = new ConcurrentLinkedQueue<>();
+    /** Descriptor sources the loop waits on, and the poll set over the wake-up and theirs; loop thread only. */
+    private final List<Source> watched = new ArrayList<>();
+    private DescriptorPoller.PollSet pollSet;
+    private DescriptorPoller.Wakeup pollSetWakeup;
+    private final byte[] counter = new byte[64];
+    /**
+     * Iterations with work since the loop last waited; every {@value #BUSY_ITERATIONS_PER_LOOK}th looks at the
+     * descriptors without blocking. Not every one: at queue depth 1 that extra poll(2) was a syscall per request.
+     */
+    private int busyIterations;
+    private static final int BUSY_ITERATIONS_PER_LOOK = 16;
     private volatile long iterations;
 
     /** A source's poll settings. */
@@ -65,10 +119,28 @@ public final class EventLoopThread implements IoThread {
         boolean begun;
         /** Found work in the current poll window; loop thread only. */
         boolean hit;
+        /** A descriptor source's descriptor, its reader and what runs after each read; null otherwise. */
+        final FileDescriptor fd;
+        final FileInputStream reader;
+        final Runnable onRead;
+        /** Whether the loop waits on {@link #fd}; loop thread only. */
+        boolean watching;
+        /** A descriptor source not yet taken off the registration count ({@code descriptorSources}); loop only. */
+        boolean counted;
+        /** Set by the loop once a cancelled descriptor source is no longer watched (cancel() waits for it). */
+        volatile boolean released;
 
         Source(String sourceName, Runnable handler) {
+            this(sourceName, handler, null, null);
+        }
+
+        Source(String sourceName, Runnable handler, FileDescriptor fd, Runnable onRead) {
             this.sourceName = sourceName;
             this.handler = handler;
+            this.fd = fd;
+            this.reader = fd == null ? null : new FileInputStream(fd); // never closed: the owner closes fd
+            this.onRead = onRead;
+            this.counted = fd != null;
         }
 
         @Override
@@ -95,9 +167,19 @@ public final class EventLoopThread implements IoThread {
             if (inLoop()) {
                 // Reset from a handler of this loop: end polling now, while the source's queue still exists.
                 reconcile(this);
+                if (fd != null) {
+                    unwatch(this);
+                    released = true;
+                }
             } else {
                 pollChanges.add(this);
-                wake();
+                if (fd != null) {
+                    descriptorChanges.add(this);
+                    wake();
+                    awaitReleased(this);
+                } else {
+                    wake();
+                }
             }
         }
     }
@@ -120,6 +202,62 @@ public final class EventLoopThread implements IoThread {
     }
 
     @Override
+    public boolean waitsOnDescriptors() {
+        return true;
+    }
+
+    @Override
+    public IoSource registerDescriptor(String sourceName, FileDescriptor fd, DescriptorPoller descriptorPoller,
+            Runnable onRead, Runnable handler) {
+        if (fd == null || descriptorPoller == null || handler == null) {
+            throw new IllegalArgumentException("a descriptor source needs a descriptor, a poller and a handler");
+        }
+        synchronized (descriptorLock) {
+            if (!running) {
+                throw new IllegalStateException("I/O thread " + name + " is stopped");
+            }
+            if (poller != null && poller != descriptorPoller) {
+                throw new IllegalStateException("I/O thread " + name + " already waits with another poller");
+            }
+            if (wakeup == null) {
+                try {
+                    wakeup = descriptorPoller.openWakeup();
+                } catch (IOException e) {
+                    throw new IllegalStateException("I/O thread " + name + ": no wake-up descriptor: " + e.getMessage(),
+                            e);
+                }
+            }
+            poller = descriptorPoller;
+            descriptorSources++;
+        }
+        Source s = new Source(sourceName, handler, fd, onRead);
+        descriptorChanges.add(s);
+        wake();
+        return s;
+    }
+
+    /** Waits until the loop no longer watches the cancelled source's descriptor (or stopped), at most 10 s. */
+    private void awaitReleased(Source s) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        synchronized (descriptorLock) {
+            while (!s.released && running && thread.isAlive()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    LOG.log(Level.SEVERE, "I/O thread " + name + " did not stop watching a descriptor in 10 s");
+                    return;
+                }
+                try {
+                    // In slices: a loop that stops meanwhile does not notify again.
+                    TimeUnit.NANOSECONDS.timedWait(descriptorLock, Math.min(left, TimeUnit.MILLISECONDS.toNanos(10)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    @Override
     public void execute(Runnable task) {
         if (!running) {
             throw new IllegalStateException("I/O thread " + name + " is stopped");
@@ -137,9 +275,21 @@ public final class EventLoopThread implements IoThread {
         wake();
     }
 
+    /**
+     * Wakes the loop if it sleeps or is about to: the caller's enqueue (a CAS or volatile write) comes before
+     * this volatile read of {@code sleeping}, and the loop's store of {@code sleeping} before its re-check of the
+     * queues, so one of the two sees the other (see park()). In a descriptor wait only the first waker of a
+     * sleep writes the wake-up descriptor (its CAS from POLLING to WOKEN).
+     */
     private void wake() {
-        if (sleeping) {
+        int how = sleeping;
+        if (how == PARKED) {
             LockSupport.unpark(thread);
+        } else if (how == POLLING && SLEEPING.compareAndSet(this, POLLING, WOKEN)) {
+            DescriptorPoller.Wakeup w = wakeup;
+            if (w != null) {
+                w.signal();
+            }
         }
     }
 
@@ -165,6 +315,7 @@ public final class EventLoopThread implements IoThread {
     private void loop() {
         while (running) {
             iterations++;
+            reconcileDescriptors();
             reconcilePolls();
             boolean worked = false;
             // Run the sources signalled so far; a source signalled while it runs is queued again and runs
@@ -191,10 +342,21 @@ public final class EventLoopThread implements IoThread {
                 worked = true;
             }
             if (!worked) {
+                busyIterations = 0;
                 await();
+            } else if (!watched.isEmpty() && ++busyIterations % BUSY_ITERATIONS_PER_LOOK == 0) {
+                waitOnDescriptors(false); // a loop that never runs out of work still sees kicks
             }
         }
         setPollStarted(false);
+        synchronized (descriptorLock) {
+            // A stopped loop watches nothing: let cancel() callers go.
+            descriptorLock.notifyAll();
+            if (wakeup != null) {
+                wakeup.close();
+                wakeup = null;
+            }
+        }
         // Drain tasks submitted before close so nobody waits for them forever.
         Runnable t;
         while ((t = tasks.poll()) != null || (t = endOfIteration.poll()) != null) {
@@ -203,7 +365,8 @@ public final class EventLoopThread implements IoThread {
     }
 
     private boolean nothingPending() {
-        return ready.isEmpty() && tasks.isEmpty() && endOfIteration.isEmpty() && pollChanges.isEmpty() && running;
+        return ready.isEmpty() && tasks.isEmpty() && endOfIteration.isEmpty() && pollChanges.isEmpty()
+                && descriptorChanges.isEmpty() && running;
     }
 
     /**
@@ -258,14 +421,166 @@ public final class EventLoopThread implements IoThread {
     }
 
     private void park() {
+        if (!watched.isEmpty()) {
+            waitOnDescriptors(true);
+            return;
+        }
         // Volatile store of sleeping, then volatile loads of the queues (nothingPending): pairs with a
         // signaller's queue insertion (a CAS) followed by its volatile load of sleeping in wake(). Sequential
         // consistency of these accesses means the signaller sees sleeping or this thread sees the work.
-        sleeping = true;
+        sleeping = PARKED;
         if (nothingPending()) {
             LockSupport.park(this);
         }
-        sleeping = false;
+        sleeping = AWAKE;
+    }
+
+    /**
+     * One poll(2) over the wake-up descriptor and every watched descriptor: blocking (when {@code block} and
+     * nothing is pending) or not. Each readable descriptor's counter is read (reset) and its source queued; a
+     * descriptor that reports an error or hang-up with nothing to read is no longer watched. Loop thread only.
+     */
+    private void waitOnDescriptors(boolean block) {
+        int timeout = 0;
+        if (block) {
+            // Volatile store, then the volatile loads of nothingPending(): the same pairing as park()'s with a
+            // signaller's enqueue followed by its read of sleeping in wake().
+            sleeping = POLLING;
+            if (nothingPending()) {
+                timeout = -1;
+            }
+        }
+        try {
+            pollSet.await(timeout);
+        } catch (IOException e) {
+            // EINTR and the like: the next iteration waits again.
+            LOG.log(Level.FINE, "I/O thread " + name + ": poll failed: " + e.getMessage());
+            sleeping = AWAKE;
+            return;
+        }
+        // Ends this sleep for wakers: none can win the CAS to WOKEN any more. A byte a waker of this sleep writes
+        // after the drain below stays in the pipe and ends the next wait at once (harmless).
+        sleeping = AWAKE;
+        if ((pollSet.ready(0) & DescriptorPoller.READABLE) != 0) {
+            pollSetWakeup.drain();
+        }
+        for (int i = 0; i < watched.size(); i++) {
+            int events = pollSet.ready(i + 1);
+            if (events == 0) {
+                continue;
+            }
+            Source s = watched.get(i);
+            int n;
+            try {
+                // An eventfd read returns its 8-byte counter and resets it (eventfd(2)); a pipe gives what it has.
+                n = s.reader.read(counter);
+            } catch (IOException e) {
+                n = 0; // EAGAIN on a non-blocking eventfd: nothing there after all
+            }
+            if (n > 0) {
+                if (s.onRead != null) {
+                    run(s.onRead, "descriptor read of " + s.sourceName);
+                }
+                queue(s);
+            } else if (n < 0 || (events & DescriptorPoller.FAILED) != 0) {
+                LOG.log(Level.WARNING, "I/O thread " + name + ": descriptor of " + s.sourceName + " reports "
+                        + (n < 0 ? "end of file" : "an error or hang-up") + "; it is no longer watched");
+                s.watching = false;
+                watched.remove(i);
+                i--;
+                rebuildPollSet();
+            }
+        }
+    }
+
+    /** Takes descriptor sources added or cancelled by other threads; loop thread only. */
+    private void reconcileDescriptors() {
+        if (descriptorChanges.isEmpty()) {
+            return;
+        }
+        Source s;
+        boolean changed = false;
+        List<Source> released = null;
+        while ((s = descriptorChanges.poll()) != null) {
+            if (s.cancelled) {
+                changed |= unwatchQuietly(s);
+                if (released == null) {
+                    released = new ArrayList<>();
+                }
+                released.add(s);
+            } else if (!s.watching) {
+                s.watching = true;
+                watched.add(s);
+                changed = true;
+            }
+        }
+        if (changed) {
+            rebuildPollSet();
+        }
+        if (released != null) {
+            synchronized (descriptorLock) {
+                for (Source r : released) {
+                    r.released = true;
+                }
+                descriptorLock.notifyAll();
+            }
+        }
+    }
+
+    /** A descriptor source cancelled on the loop thread: no longer watched from now on. */
+    private void unwatch(Source s) {
+        if (unwatchQuietly(s)) {
+            rebuildPollSet();
+        }
+    }
+
+    private boolean unwatchQuietly(Source s) {
+        boolean was = s.watching;
+        if (was) {
+            s.watching = false;
+            watched.remove(s);
+        }
+        if (!s.counted) {
+            return was;
+        }
+        s.counted = false;
+        synchronized (descriptorLock) {
+            descriptorSources--;
+        }
+        return true;
+    }
+
+    /** Makes the poll set match {@link #watched}; with none left, closes the wake-up descriptor. Loop only. */
+    private void rebuildPollSet() {
+        DescriptorPoller.Wakeup w;
+        DescriptorPoller p;
+        synchronized (descriptorLock) {
+            if (descriptorSources == 0 && watched.isEmpty()) {
+                w = wakeup;
+                wakeup = null;
+                poller = null;
+                pollSet = null;
+                pollSetWakeup = null;
+                if (w != null) {
+                    w.close();
+                }
+                return;
+            }
+            w = wakeup;
+            p = poller;
+        }
+        if (watched.isEmpty()) {
+            pollSet = null; // sources registered but not taken yet: park until they are
+            pollSetWakeup = w;
+            return;
+        }
+        FileDescriptor[] fds = new FileDescriptor[watched.size() + 1];
+        fds[0] = w.fd();
+        for (int i = 0; i < watched.size(); i++) {
+            fds[i + 1] = watched.get(i).fd;
+        }
+        pollSet = p.pollSet(fds);
+        pollSetWakeup = w;
     }
 
     private long windowNs(Source s) {
@@ -445,6 +760,10 @@ public final class EventLoopThread implements IoThread {
     public void close() {
         running = false;
         LockSupport.unpark(thread);
+        DescriptorPoller.Wakeup w = wakeup;
+        if (w != null) {
+            w.signal();
+        }
         if (Thread.currentThread() != thread) {
             try {
                 thread.join(10_000);

@@ -315,115 +315,114 @@ public final class OffHeapGuestMemory implements GuestMemory {
         }
     }
 
+    /**
+     * Loads {@code width} (2, 4 or 8) bytes little-endian. In one chunk it is a single access (with acquire
+     * semantics when {@code acquire}, which needs an aligned address); across chunks or regions, or
+     * misaligned for an acquire, it reads byte by byte and an acquire fence follows, so later loads are not
+     * ordered before it either way.
+     */
+    private long load(long address, int width, boolean acquire) {
+        Region r = check(address, width);
+        long off = address - r.start;
+        if ((!acquire || (address & (width - 1)) == 0) && inOneChunk(r, off, width) && off + width <= r.size) {
+            ByteBuffer c = chunk(r, off);
+            int i = index(r, off);
+            return switch (width) {
+                case 2 -> acquire ? (short) SHORT.getAcquire(c, i) : c.getShort(i);
+                case 4 -> acquire ? (int) INT.getAcquire(c, i) : c.getInt(i);
+                default -> c.getLong(i);
+            };
+        }
+        long v = readSlow(address, width);
+        if (acquire) {
+            VarHandle.acquireFence(); // the byte-wise read stands for one acquire load
+        }
+        return v;
+    }
+
+    /**
+     * Stores {@code width} (2, 4 or 8) bytes little-endian; with {@code release}, earlier stores are
+     * visible before it (a release store in one aligned chunk, else a release fence then byte stores).
+     */
+    private void store(long address, int width, long value, boolean release) {
+        Region r = check(address, width);
+        long off = address - r.start;
+        if ((!release || (address & (width - 1)) == 0) && inOneChunk(r, off, width) && off + width <= r.size) {
+            ByteBuffer c = chunk(r, off);
+            int i = index(r, off);
+            switch (width) {
+                case 2 -> {
+                    if (release) {
+                        SHORT.setRelease(c, i, (short) value);
+                    } else {
+                        c.putShort(i, (short) value);
+                    }
+                }
+                case 4 -> {
+                    if (release) {
+                        INT.setRelease(c, i, (int) value);
+                    } else {
+                        c.putInt(i, (int) value);
+                    }
+                }
+                default -> c.putLong(i, value);
+            }
+            return;
+        }
+        if (release) {
+            VarHandle.releaseFence(); // earlier stores before any byte of this one
+        }
+        writeSlow(address, width, value);
+    }
+
     @Override
     public short readU16(long address) {
-        Region r = check(address, 2);
-        long off = address - r.start;
-        if (inOneChunk(r, off, 2) && off + 2 <= r.size) {
-            return chunk(r, off).getShort(index(r, off));
-        }
-        return (short) readSlow(address, 2);
+        return (short) load(address, Short.BYTES, false);
     }
 
     @Override
     public short readU16Acquire(long address) {
-        Region r = check(address, 2);
-        long off = address - r.start;
-        if ((address & 1) == 0 && inOneChunk(r, off, 2) && off + 2 <= r.size) {
-            return (short) SHORT.getAcquire(chunk(r, off), index(r, off));
-        }
-        short v = (short) readSlow(address, 2);
-        VarHandle.acquireFence();
-        return v;
+        return (short) load(address, Short.BYTES, true);
     }
 
     @Override
     public void writeU16(long address, short value) {
-        Region r = check(address, 2);
-        long off = address - r.start;
-        if (inOneChunk(r, off, 2) && off + 2 <= r.size) {
-            chunk(r, off).putShort(index(r, off), value);
-        } else {
-            writeSlow(address, 2, value);
-        }
+        store(address, Short.BYTES, value, false);
     }
 
     @Override
     public void writeU16Release(long address, short value) {
-        Region r = check(address, 2);
-        long off = address - r.start;
-        if ((address & 1) == 0 && inOneChunk(r, off, 2) && off + 2 <= r.size) {
-            SHORT.setRelease(chunk(r, off), index(r, off), value);
-        } else {
-            VarHandle.releaseFence();
-            writeSlow(address, 2, value);
-        }
+        store(address, Short.BYTES, value, true);
     }
 
     @Override
     public int readU32(long address) {
-        Region r = check(address, 4);
-        long off = address - r.start;
-        if (inOneChunk(r, off, 4) && off + 4 <= r.size) {
-            return chunk(r, off).getInt(index(r, off));
-        }
-        return (int) readSlow(address, 4);
+        return (int) load(address, Integer.BYTES, false);
     }
 
     @Override
     public int readU32Acquire(long address) {
-        Region r = check(address, 4);
-        long off = address - r.start;
-        if ((address & 3) == 0 && inOneChunk(r, off, 4) && off + 4 <= r.size) {
-            return (int) INT.getAcquire(chunk(r, off), index(r, off));
-        }
-        int v = (int) readSlow(address, 4);
-        VarHandle.acquireFence();
-        return v;
+        return (int) load(address, Integer.BYTES, true);
     }
 
     @Override
     public void writeU32(long address, int value) {
-        Region r = check(address, 4);
-        long off = address - r.start;
-        if (inOneChunk(r, off, 4) && off + 4 <= r.size) {
-            chunk(r, off).putInt(index(r, off), value);
-        } else {
-            writeSlow(address, 4, value);
-        }
+        store(address, Integer.BYTES, value, false);
     }
 
     @Override
     public void writeU32Release(long address, int value) {
-        Region r = check(address, 4);
-        long off = address - r.start;
-        if ((address & 3) == 0 && inOneChunk(r, off, 4) && off + 4 <= r.size) {
-            INT.setRelease(chunk(r, off), index(r, off), value);
-        } else {
-            VarHandle.releaseFence();
-            writeSlow(address, 4, value);
-        }
+        store(address, Integer.BYTES, value, true);
     }
 
     @Override
     public long readU64(long address) {
-        Region r = check(address, 8);
-        long off = address - r.start;
-        if (inOneChunk(r, off, 8) && off + 8 <= r.size) {
-            return chunk(r, off).getLong(index(r, off));
-        }
-        return readSlow(address, 8);
+        return load(address, Long.BYTES, false);
     }
 
     @Override
     public void writeU64(long address, long value) {
-        Region r = check(address, 8);
-        long off = address - r.start;
-        if (inOneChunk(r, off, 8) && off + 8 <= r.size) {
-            chunk(r, off).putLong(index(r, off), value);
-        } else {
-            writeSlow(address, 8, value);
-        }
+        store(address, Long.BYTES, value, false);
     }
 
     /** Visits each contiguous piece of an already checked range. */

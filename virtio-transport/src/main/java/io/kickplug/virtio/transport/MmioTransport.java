@@ -4,10 +4,7 @@ import static io.kickplug.api.transport.MmioRegisters.*;
 
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.transport.GuestInterrupts;
-import io.kickplug.api.transport.GuestPort;
-import io.kickplug.api.transport.PciFunction;
 import io.kickplug.api.transport.RegisterWindow;
-import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceStatus;
@@ -20,13 +17,10 @@ import java.util.logging.Logger;
  * virtio-mmio version 2 (VIRTIO 1.2 section 4.2): decodes register accesses onto a {@link VirtioFunction}
  * and raises the guest's interrupt line (vector 0) whenever InterruptStatus gains a bit.
  */
-public final class MmioTransport implements TransportInstance, GuestPort, RegisterWindow, InterruptSink,
-        VirtioFunction.Resettable {
+public final class MmioTransport extends TransportBase implements RegisterWindow {
     private static final Logger LOG = Logger.getLogger(MmioTransport.class.getName());
 
-    private final VirtioFunction function;
     private final AtomicInteger interruptStatus = new AtomicInteger();
-    private final GuestLink guest = new GuestLink();
 
     private int deviceFeaturesSel;
     private int driverFeaturesSel;
@@ -34,57 +28,13 @@ public final class MmioTransport implements TransportInstance, GuestPort, Regist
     private int shmSel;
 
     public MmioTransport(VirtioDevice device, GuestMemory memory, VirtqueueFactory rings) {
-        this.function = new VirtioFunction(device, memory, rings);
+        super(TransportKind.MMIO, device, memory, rings);
         function.setInterruptSink(this);
-    }
-
-    public VirtioFunction function() {
-        return function;
-    }
-
-    // TransportInstance / GuestPort
-
-    @Override
-    public TransportKind kind() {
-        return TransportKind.MMIO;
-    }
-
-    @Override
-    public GuestPort port() {
-        return this;
-    }
-
-    @Override
-    public int deviceStatus() {
-        return function.status();
-    }
-
-    @Override
-    public GuestMemory memory() {
-        return function.memory();
     }
 
     @Override
     public RegisterWindow mmio() {
         return this;
-    }
-
-    @Override
-    public PciFunction pci() {
-        return null;
-    }
-
-    @Override
-    public void connectInterrupts(GuestInterrupts interrupts) {
-        guest.connect(interrupts);
-    }
-
-    @Override
-    public void close() {
-        function.reset();
-        // After the reset: every request the device completed is in the used rings (hot-unplug). A guest that
-        // connects later (it found this port just before the close) is told when it connects.
-        guest.close();
     }
 
     // InterruptSink: set the InterruptStatus bit, then raise the line (section 4.2.3.4).

@@ -4,10 +4,8 @@ import static io.kickplug.virtio.pci.PciRegisters.*;
 
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.transport.GuestInterrupts;
-import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.PciFunction;
 import io.kickplug.api.transport.RegisterWindow;
-import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceStatus;
@@ -29,11 +27,9 @@ import java.util.logging.Logger;
  * addresses are recorded (and sized, PCI 3.0 section 6.2.5.1) but not used: the guest reaches a BAR by index
  * through {@link #bar(int)}, whatever the Memory Space and Bus Master bits say.
  */
-public final class PciTransport implements TransportInstance, GuestPort, PciFunction, InterruptSink,
-        VirtioFunction.Resettable {
+public final class PciTransport extends TransportBase implements PciFunction {
     private static final Logger LOG = Logger.getLogger(PciTransport.class.getName());
 
-    private final VirtioFunction function;
     private final PciConfigSpace config = new PciConfigSpace();
     private final ConfigWindow configWindow = new ConfigWindow();
     private final MsixTable msix;
@@ -43,7 +39,6 @@ public final class PciTransport implements TransportInstance, GuestPort, PciFunc
     private final int pciCfgCap;
     private final int msixCap;
     private final AtomicInteger isr = new AtomicInteger();
-    private final GuestLink guest = new GuestLink();
     /** Copy of the Command register for the interrupt path (written under the config-space lock). */
     private volatile int command;
     private volatile int configVector = NO_VECTOR;
@@ -54,7 +49,7 @@ public final class PciTransport implements TransportInstance, GuestPort, PciFunc
     private int queueSelect;
 
     public PciTransport(VirtioDevice device, GuestMemory memory, VirtqueueFactory rings) {
-        this.function = new VirtioFunction(device, memory, rings);
+        super(TransportKind.PCI, device, memory, rings);
         int queues = function.queueCount();
         this.msix = new MsixTable(Math.min(queues + 1, MSIX_MAX_VECTORS), this::raise);
         // Section 4.1.4.4.1: cap.length >= queue_notify_off * notify_off_multiplier + 2 for every queue.
@@ -128,36 +123,7 @@ public final class PciTransport implements TransportInstance, GuestPort, PciFunc
         };
     }
 
-    public VirtioFunction function() {
-        return function;
-    }
-
-    // TransportInstance / GuestPort / PciFunction
-
-    @Override
-    public TransportKind kind() {
-        return TransportKind.PCI;
-    }
-
-    @Override
-    public GuestPort port() {
-        return this;
-    }
-
-    @Override
-    public int deviceStatus() {
-        return function.status();
-    }
-
-    @Override
-    public GuestMemory memory() {
-        return function.memory();
-    }
-
-    @Override
-    public RegisterWindow mmio() {
-        return null;
-    }
+    // PciFunction
 
     @Override
     public PciFunction pci() {
@@ -176,19 +142,6 @@ public final class PciTransport implements TransportInstance, GuestPort, PciFunc
             case VIRTIO_BAR -> virtioBar;
             default -> null;
         };
-    }
-
-    @Override
-    public void connectInterrupts(GuestInterrupts interrupts) {
-        guest.connect(interrupts);
-    }
-
-    @Override
-    public void close() {
-        function.reset();
-        // After the reset: every request the device completed is in the used rings (hot-unplug). A guest that
-        // connects later (it found this port just before the close) is told when it connects.
-        guest.close();
     }
 
     // InterruptSink (sections 4.1.5.3 and 4.1.5.4)

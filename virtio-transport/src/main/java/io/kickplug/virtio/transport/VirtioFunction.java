@@ -7,6 +7,7 @@ import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.api.virtio.GuestFaultException;
 import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
@@ -101,7 +102,7 @@ public final class VirtioFunction implements DeviceSignals {
 
     /** The 32 feature bits in window {@code select} (0: bits 0-31, 1: bits 32-63, others 0). */
     public int deviceFeatureWindow(int select) {
-        long f = device.offeredFeatures();
+        long f = offered();
         return switch (select) {
             case 0 -> (int) f;
             case 1 -> (int) (f >>> 32);
@@ -175,8 +176,17 @@ public final class VirtioFunction implements DeviceSignals {
         }
     }
 
+    /**
+     * What the device offers, less VIRTIO_F_RING_PACKED when no packed ring factory is bound (section 2.2.2: a
+     * device MUST NOT offer a feature it cannot support).
+     */
+    private long offered() {
+        long f = device.offeredFeatures();
+        return rings.supports(RingFormat.PACKED) ? f : f & ~VirtioFeatures.RING_PACKED;
+    }
+
     private boolean featuresAcceptable(long features) {
-        long offered = device.offeredFeatures();
+        long offered = offered();
         if ((features & ~offered) != 0) {
             LOG.fine(() -> String.format("driver accepted features 0x%x not offered (0x%x)", features & ~offered,
                     offered));
@@ -201,9 +211,11 @@ public final class VirtioFunction implements DeviceSignals {
                 throw new GuestFaultException("4.2.2.2", "queue " + i + " size " + q.size
                         + " exceeds the device's maximum " + q.maxSize);
             }
-            // After a reset the rings start at index 0 (section 2.7.13.1).
+            // After a reset the rings start at index 0 (section 2.7.13.1; packed: position 0, wrap counters 1,
+            // section 2.8.1).
+            int start = RingFormat.of(negotiated).initialIndex();
             views.add(q.ready ? rings.createDeviceQueue(memory, i, new QueueLayout(q.size, q.desc, q.driver, q.device),
-                    negotiated, 0, 0) : null);
+                    negotiated, start, start) : null);
         }
         return Collections.unmodifiableList(views);
     }

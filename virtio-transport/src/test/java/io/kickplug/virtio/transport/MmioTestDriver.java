@@ -8,13 +8,18 @@ import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioDevice;
+import io.kickplug.api.virtio.VirtqueueFactory;
 
 /** {@link TestDriver} over virtio-mmio version 2 (section 4.2.3). */
 final class MmioTestDriver extends TestDriver {
     private final MmioTransport mmio;
 
     MmioTestDriver(VirtioDevice device, GuestMemory memory) {
-        this.mmio = new MmioTransport(device, memory, new VirtqueueFactoryComponent());
+        this(device, memory, new VirtqueueFactoryComponent());
+    }
+
+    MmioTestDriver(VirtioDevice device, GuestMemory memory, VirtqueueFactory rings) {
+        this.mmio = new MmioTransport(device, memory, rings);
         connect(mmio);
     }
 

@@ -9,6 +9,7 @@ import io.kickplug.api.transport.RegisterWindow;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioDevice;
+import io.kickplug.api.virtio.VirtqueueFactory;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -30,7 +31,11 @@ final class PciTestDriver extends TestDriver {
     final int msixCap;
 
     PciTestDriver(VirtioDevice device, GuestMemory memory, boolean msix) {
-        this.pci = new PciTransport(device, memory, new VirtqueueFactoryComponent());
+        this(device, memory, msix, new VirtqueueFactoryComponent());
+    }
+
+    PciTestDriver(VirtioDevice device, GuestMemory memory, boolean msix, VirtqueueFactory rings) {
+        this.pci = new PciTransport(device, memory, rings);
         this.msix = msix;
         RegisterWindow cfg = pci.configSpace();
         assertNotEquals(0, cfg.read(STATUS, 2) & STATUS_CAPABILITIES_LIST);

@@ -10,17 +10,26 @@ import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
-import io.kickplug.virtio.queue.SplitDriverQueue;
+import io.kickplug.api.virtio.DriverQueue;
+import io.kickplug.api.virtio.RingFormat;
+import io.kickplug.api.virtio.RingSelector;
+import io.kickplug.api.virtio.VirtqueueFactory;
+import io.kickplug.virtio.packed.ds.PackedVirtqueueFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
+import java.util.Arrays;
+import java.util.stream.Stream;
 import io.kickplug.virtio.testkit.EchoDevice;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The transport-independent rules (device status 2.1, features 2.2, reset 2.4, configuration 2.5,
  * initialisation 3.1.1), driven register by register through virtio-mmio (4.2), virtio-pci with INTx and
- * virtio-pci with MSI-X (4.1).
+ * virtio-pci with MSI-X (4.1), each with split rings (2.7) and with packed rings (2.8, VIRTIO_F_RING_PACKED
+ * offered and accepted).
  */
 class TransportContractTest {
     enum Kind {
@@ -28,56 +37,72 @@ class TransportContractTest {
 
         TestDriver open(VirtioDevice device, GuestMemory memory) {
             return switch (this) {
-                case MMIO -> new MmioTestDriver(device, memory);
-                case PCI_INTX -> new PciTestDriver(device, memory, false);
-                case PCI_MSIX -> new PciTestDriver(device, memory, true);
+                case MMIO -> new MmioTestDriver(device, memory, RINGS);
+                case PCI_INTX -> new PciTestDriver(device, memory, false, RINGS);
+                case PCI_MSIX -> new PciTestDriver(device, memory, true, RINGS);
             };
         }
+    }
+
+    /** Both ring bundles behind the transports, as in the runtime. */
+    private static final VirtqueueFactory RINGS =
+            RingSelector.of(new VirtqueueFactoryComponent(), new PackedVirtqueueFactoryComponent());
+
+    /** Every transport with each ring format. */
+    static Stream<Arguments> cases() {
+        return Arrays.stream(Kind.values())
+                .flatMap(k -> Arrays.stream(RingFormat.values()).map(r -> Arguments.of(k, r)));
     }
 
     private static final long EVENT_IDX = VirtioFeatures.VERSION_1 | VirtioFeatures.RING_EVENT_IDX;
 
     private final OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 20);
-    private final EchoDevice device = new EchoDevice(2, VirtioFeatures.RING_EVENT_IDX);
+    private EchoDevice device;
     private TestDriver driver;
+    private RingFormat ring;
 
     @AfterEach
     void tearDown() {
         if (driver != null) {
             driver.close();
         }
-        device.close();
+        if (device != null) {
+            device.close();
+        }
     }
 
-    private void open(Kind kind) {
+    /** The device offers the ring format's feature (packed: VIRTIO_F_RING_PACKED) and the driver accepts it. */
+    private void open(Kind kind, RingFormat format) {
+        ring = format;
+        device = new EchoDevice(2, VirtioFeatures.RING_EVENT_IDX | format.feature());
         driver = kind.open(device, mem);
     }
 
-    /** Section 3.1.1 steps 1-6; returns the status read back after FEATURES_OK. */
+    /** Section 3.1.1 steps 1-6 (with the ring format's feature); returns the status read back after FEATURES_OK. */
     private int negotiate(long features) {
         driver.writeStatus(0);
         assertEquals(0, driver.readStatus());
         driver.writeStatus(DeviceStatus.ACKNOWLEDGE);
         driver.writeStatus(DeviceStatus.ACKNOWLEDGE | DeviceStatus.DRIVER);
-        driver.writeDriverFeatures(features);
+        driver.writeDriverFeatures(features | ring.feature());
         driver.writeStatus(DeviceStatus.ACKNOWLEDGE | DeviceStatus.DRIVER | DeviceStatus.FEATURES_OK);
         return driver.readStatus();
     }
 
     /** Section 3.1.1 step 7: queue discovery and setup. */
-    private SplitDriverQueue setUpQueue(int index, int size, long base, long features) {
+    private DriverQueue setUpQueue(int index, int size, long base, long features) {
         assertEquals(64, driver.queueMaxSize(index));
-        QueueLayout l = QueueLayout.contiguous(size, base);
+        QueueLayout l = ring.layout(size, base);
         driver.setUpQueue(index, l);
         assertTrue(driver.queueEnabled(index));
-        return new SplitDriverQueue(mem, l, features, -1, 0);
+        return RINGS.createDriverQueue(mem, l, features | ring.feature(), -1, 0);
     }
 
     private void driverOk() {
         driver.writeStatus(driver.readStatus() | DeviceStatus.DRIVER_OK);
     }
 
-    private void roundTrip(SplitDriverQueue q, int index, long buffer, String token) throws Exception {
+    private void roundTrip(DriverQueue q, int index, long buffer, String token) throws Exception {
         q.add(List.of(BufferSpec.readable(buffer, 16), BufferSpec.writable(buffer + 0x1000, 1)), false, token);
         assertTrue(q.kickPrepare(), "section 2.7.10: the device wants this notification");
         driver.notifyQueue(index);
@@ -87,12 +112,12 @@ class TransportContractTest {
         assertEquals(0x5a, mem.readU8(buffer + 0x1000));
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void featuresQueueSizesAndDeviceConfiguration(Kind kind) {
-        open(kind);
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void featuresQueueSizesAndDeviceConfiguration(Kind kind, RingFormat format) {
+        open(kind, format);
         // Section 3.1.1 step 4 (4.2.2 DeviceFeatures, 4.1.4.3.1 device_feature per select window).
-        assertEquals(EVENT_IDX, driver.deviceFeatures());
+        assertEquals(EVENT_IDX | format.feature(), driver.deviceFeatures());
         // Sections 4.2.2 / 4.1.4.3.1: a queue that does not exist has size 0.
         assertEquals(64, driver.queueMaxSize(1));
         assertEquals(0, driver.queueMaxSize(2));
@@ -102,28 +127,28 @@ class TransportContractTest {
         assertEquals(0, driver.readDeviceConfig(8, 1));
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void fullHandshakeAndRequestsOnBothQueuesWithInterrupts(Kind kind) throws Exception {
-        open(kind);
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void fullHandshakeAndRequestsOnBothQueuesWithInterrupts(Kind kind, RingFormat format) throws Exception {
+        open(kind, format);
         // Section 3.1.1, then a used-buffer notification per request (4.2.3.4, 4.1.5.3).
         assertEquals(DeviceStatus.FEATURES_OK, negotiate(EVENT_IDX) & DeviceStatus.FEATURES_OK);
         driver.setUpInterrupts();
-        SplitDriverQueue q0 = setUpQueue(0, 16, 0x1000, EVENT_IDX);
-        SplitDriverQueue q1 = setUpQueue(1, 8, 0x4000, EVENT_IDX);
+        DriverQueue q0 = setUpQueue(0, 16, 0x1000, EVENT_IDX);
+        DriverQueue q1 = setUpQueue(1, 8, 0x4000, EVENT_IDX);
         driverOk();
         assertTrue(driver.function().isActive());
-        assertEquals(EVENT_IDX, driver.function().negotiatedFeatures());
+        assertEquals(EVENT_IDX | format.feature(), driver.function().negotiatedFeatures());
         roundTrip(q0, 0, 0x10000, "a");
         roundTrip(q1, 1, 0x20000, "b");
         roundTrip(q0, 0, 0x30000, "c");
         assertEquals(3, device.completed.get());
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void driverWithoutVersion1IsRefusedFeaturesOk(Kind kind) {
-        open(kind);
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void driverWithoutVersion1IsRefusedFeaturesOk(Kind kind, RingFormat format) {
+        open(kind, format);
         // Sections 2.2.2, 3.1.1 step 6 and 6: FEATURES_OK is not kept without VERSION_1.
         int status = negotiate(VirtioFeatures.RING_EVENT_IDX);
         assertEquals(0, status & DeviceStatus.FEATURES_OK);
@@ -131,23 +156,23 @@ class TransportContractTest {
         assertFalse(driver.function().isActive());
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void featuresNotOfferedAreRefused(Kind kind) {
-        open(kind);
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void featuresNotOfferedAreRefused(Kind kind, RingFormat format) {
+        open(kind, format);
         // Section 2.2.2: the device MUST NOT accept a feature it did not offer.
         int status = negotiate(VirtioFeatures.VERSION_1 | VirtioFeatures.RING_INDIRECT_DESC);
         assertEquals(0, status & DeviceStatus.FEATURES_OK);
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void notifyBeforeDriverOkConsumesNothing(Kind kind) {
-        open(kind);
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void notifyBeforeDriverOkConsumesNothing(Kind kind, RingFormat format) {
+        open(kind, format);
         long f = VirtioFeatures.VERSION_1;
         negotiate(f);
         driver.setUpInterrupts();
-        SplitDriverQueue q = setUpQueue(0, 8, 0x1000, f);
+        DriverQueue q = setUpQueue(0, 8, 0x1000, f);
         q.add(List.of(BufferSpec.writable(0x11000, 1)), false, "early");
         driver.notifyQueue(0);
         // Section 2.1.2: the device must not consume buffers before DRIVER_OK.
@@ -156,14 +181,14 @@ class TransportContractTest {
         assertFalse(q.hasUsed());
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void nonExistentQueueIsHarmless(Kind kind) throws Exception {
-        open(kind);
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void nonExistentQueueIsHarmless(Kind kind, RingFormat format) throws Exception {
+        open(kind, format);
         long f = VirtioFeatures.VERSION_1;
         negotiate(f);
         driver.setUpInterrupts();
-        SplitDriverQueue q = setUpQueue(0, 8, 0x1000, f);
+        DriverQueue q = setUpQueue(0, 8, 0x1000, f);
         driverOk();
         // QEMU's nxvirtq: configuring and notifying a queue that does not exist changes nothing
         // (sections 4.2.2 and 4.1.4.3.1: its size reads 0).
@@ -177,15 +202,15 @@ class TransportContractTest {
         roundTrip(q, 0, 0x10000, "still works");
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void ringOutsideGuestMemoryLatchesNeedsResetWithConfigInterrupt(Kind kind) throws Exception {
-        open(kind);
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void ringOutsideGuestMemoryLatchesNeedsResetWithConfigInterrupt(Kind kind, RingFormat format) throws Exception {
+        open(kind, format);
         long f = VirtioFeatures.VERSION_1;
         negotiate(f);
         driver.setUpInterrupts();
         // Above 4 GiB: both halves of each 64-bit ring address are written, and it is not guest memory.
-        QueueLayout outside = QueueLayout.contiguous(8, 0x1_0000_0000L);
+        QueueLayout outside = format.layout(8, 0x1_0000_0000L);
         driver.setUpQueue(0, outside);
         assertEquals(outside.descTable(), driver.function().queue(0).desc);
         driverOk();
@@ -199,10 +224,10 @@ class TransportContractTest {
         assertFalse(driver.function().needsReset());
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void resetWaitsForTheDeviceAndClearsQueuesAndInterruptCause(Kind kind) {
-        open(kind);
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void resetWaitsForTheDeviceAndClearsQueuesAndInterruptCause(Kind kind, RingFormat format) {
+        open(kind, format);
         long f = VirtioFeatures.VERSION_1;
         negotiate(f);
         driver.setUpInterrupts();
@@ -219,10 +244,10 @@ class TransportContractTest {
         assertEquals(0, driver.takeInterruptCause());
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void queueConfigurationIsFrozenWhileEnabled(Kind kind) {
-        open(kind);
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void queueConfigurationIsFrozenWhileEnabled(Kind kind, RingFormat format) {
+        open(kind, format);
         long f = VirtioFeatures.VERSION_1;
         negotiate(f);
         driver.setUpInterrupts();
@@ -233,10 +258,10 @@ class TransportContractTest {
         assertEquals(0x1000, driver.function().queue(0).desc);
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void configGenerationAdvancesWithConfigInterrupt(Kind kind) throws Exception {
-        open(kind);
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void configGenerationAdvancesWithConfigInterrupt(Kind kind, RingFormat format) throws Exception {
+        open(kind, format);
         negotiate(VirtioFeatures.VERSION_1);
         driver.setUpInterrupts();
         driverOk();

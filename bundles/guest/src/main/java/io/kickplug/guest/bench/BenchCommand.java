@@ -1,8 +1,10 @@
 package io.kickplug.guest.bench;
 
 import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.api.notify.NotificationControl;
+import io.kickplug.api.virtio.RingSelector;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.engine.GuestEngine;
 import java.util.Arrays;
@@ -12,6 +14,9 @@ import org.apache.felix.service.command.Descriptor;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
  * Gogo command {@code kp:bench <benchmark> [options]}: the benchmarks that reproduce the source documents'
@@ -33,28 +38,43 @@ public final class BenchCommand {
     private final LockStats lockStats;
     private final NotificationControl notifications;
     private final AtomicBoolean running = new AtomicBoolean();
+    /** The runtime's I/O threads (ioeventfd off in real threads); optional. */
+    @Reference(name = "ioThreadFactory", cardinality = ReferenceCardinality.OPTIONAL,
+            policy = ReferencePolicy.DYNAMIC)
+    volatile IoThreadFactory ioThreads;
 
     @Activate
     public BenchCommand(@Reference(name = "diskManager") DiskManager disks,
-            @Reference(name = "virtqueueFactory") VirtqueueFactory virtqueues,
+            @Reference(name = "virtqueueFactory", target = "(!(" + VirtqueueFactory.RING_PROPERTY + "=packed))") VirtqueueFactory virtqueues,
+            @Reference(name = "packedVirtqueueFactory", target = "(" + VirtqueueFactory.RING_PROPERTY + "=packed)",
+                    cardinality = ReferenceCardinality.OPTIONAL, policyOption = ReferencePolicyOption.GREEDY)
+            VirtqueueFactory packed,
             @Reference(name = "guestEngine") GuestEngine engine,
             @Reference(name = "lockStats") LockStats lockStats,
             @Reference(name = "notificationControl") NotificationControl notifications) {
         this.disks = disks;
-        this.virtqueues = virtqueues;
+        this.virtqueues = RingSelector.of(virtqueues, packed);
         this.engine = engine;
         this.lockStats = lockStats;
         this.notifications = notifications;
     }
 
+    /** Split rings only (tests). */
+    public BenchCommand(DiskManager disks, VirtqueueFactory virtqueues, GuestEngine engine, LockStats lockStats,
+            NotificationControl notifications) {
+        this(disks, virtqueues, null, engine, lockStats, notifications);
+    }
+
     @Descriptor("run a benchmark in the simulated guest on a temporary memory disk: kp:bench kick [--runtime S]"
             + " [--exit-us 1,10,50] [--disk-size SIZE] [--transport mmio|pci] (seed 000: under-lock vs"
-            + " outside-lock kick at each exit latency); kp:bench seeds [--runtime S] [--json FILE] (the five seed"
-            + " experiments side by side, published figure beside the measured one, JSON result file)")
+            + " outside-lock kick at each exit latency); kp:bench seeds [--runtime S] [--json FILE] [--html FILE]"
+            + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] (the five seed experiments side by"
+            + " side, published figure beside the measured one, direction and within-2x verdicts, JSON and HTML)")
     public String bench(@Descriptor("the benchmark (kick or seeds), then its options") String... args) {
         if (args.length == 0) {
             throw new IllegalArgumentException("which benchmark? usage: kp:bench kick [--runtime S] [--exit-us 1,10,50]"
-                    + " [--disk-size SIZE] [--transport mmio|pci] | kp:bench seeds [--runtime S] [--json FILE]");
+                    + " [--disk-size SIZE] [--transport mmio|pci] | kp:bench seeds [--runtime S] [--json FILE] [--html FILE]"
+                    + " [--clock auto|real|virtual] [--charging measured|model] [--seed N]");
         }
         List<String> options = Arrays.asList(args).subList(1, args.length);
         return switch (args[0]) {
@@ -64,8 +84,8 @@ public final class BenchCommand {
             }
             case "seeds" -> {
                 SeedsBench.Options o = SeedsBench.Options.parse(options);
-                yield exclusive(() -> new SeedsBench(disks, virtqueues, engine, lockStats, notifications).run(o)
-                        .format());
+                yield exclusive(() -> new SeedsBench(disks, virtqueues, engine, lockStats, notifications)
+                        .withIoThreads(ioThreads).run(o).format());
             }
             default -> throw new IllegalArgumentException("unknown benchmark '" + args[0] + "' (available: "
                     + String.join(", ", BENCHMARKS) + ")");

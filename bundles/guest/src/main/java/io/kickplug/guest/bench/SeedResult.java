@@ -21,10 +21,39 @@ import java.util.Objects;
  * @param directionMatches whether the measured effect has the published direction; {@code null} when the
  *     comparison was not run (a variant it needs was not bound, so another ran in its place)
  * @param notes remarks a reader needs (a strategy that was not bound, a fallback), possibly empty
+ * @param magnitudeRatio the measured effect over the published one in the same measure: a change over the
+ *     published change (an IOPS ratio r counts as the gain r - 1, a percent change as itself); NaN when not
+ *     measurable
+ * @param clock how the seed ran: "virtual time (...)" or "real threads (...)", with the reason
  */
 public record SeedResult(String id, String title, String published, Map<String, Double> publishedFigures,
         String rule, List<Point> points, String measured, Map<String, Double> measuredFigures,
-        Boolean directionMatches, List<String> notes) {
+        Boolean directionMatches, List<String> notes, double magnitudeRatio, String clock) {
+
+    /** Without a magnitude or a clock (NaN, "real threads"). */
+    public SeedResult(String id, String title, String published, Map<String, Double> publishedFigures,
+            String rule, List<Point> points, String measured, Map<String, Double> measuredFigures,
+            Boolean directionMatches, List<String> notes) {
+        this(id, title, published, publishedFigures, rule, points, measured, measuredFigures, directionMatches, notes,
+                Double.NaN, "real threads");
+    }
+
+    /** This result with its magnitude ratio and clock. */
+    public SeedResult with(double magnitude, String how) {
+        return new SeedResult(id, title, published, publishedFigures, rule, points, measured, measuredFigures,
+                directionMatches, notes, magnitude, how);
+    }
+
+    /**
+     * Whether the measured effect is within a factor of 2 of the published one: same sign, and
+     * {@code 0.5 <= magnitudeRatio <= 2}; {@code null} when not measurable or not run.
+     */
+    public Boolean withinTwoX() {
+        if (directionMatches == null || Double.isNaN(magnitudeRatio) || Double.isInfinite(magnitudeRatio)) {
+            return null;
+        }
+        return magnitudeRatio >= 0.5 && magnitudeRatio <= 2;
+    }
 
     /** "matches", "differs" or "not run". */
     public String verdict() {
@@ -33,6 +62,7 @@ public record SeedResult(String id, String title, String published, Map<String, 
 
     public SeedResult {
         Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(clock, "clock");
         publishedFigures = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(publishedFigures));
         measuredFigures = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(measuredFigures));
         points = List.copyOf(points);

@@ -15,6 +15,10 @@ import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.engine.GuestEngine;
 import io.kickplug.guest.engine.GuestMachine;
 import io.kickplug.guest.engine.MachineConfig;
+import io.kickplug.guest.engine.SynchronousNotify;
+import io.kickplug.guest.engine.VirtualTime;
+import io.kickplug.api.iothread.IoThreadFactory;
+import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.guest.fio.DirectionStats;
 import io.kickplug.guest.fio.FioReport;
 import io.kickplug.guest.fio.FioRunner;
@@ -81,12 +85,28 @@ public final class SeedsBench {
      * @param runtimeNanos each measured point's runtime
      * @param json where to write the JSON result, or {@code null} for a new file in the temporary directory
      */
-    public record Options(long runtimeNanos, Path json) {
+    public record Options(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
+            Path html) {
+
+        public static final String AUTO = "auto";
+        public static final String REAL = "real";
+        public static final String VIRTUAL = "virtual";
+        public static final long DEFAULT_SEED = 1;
 
         public Options {
             if (runtimeNanos <= 0) {
                 throw new IllegalArgumentException("--runtime must be positive");
             }
+            Objects.requireNonNull(clock, "clock");
+            if (!List.of(AUTO, REAL, VIRTUAL).contains(clock)) {
+                throw new IllegalArgumentException("--clock must be auto, real or virtual: " + clock);
+            }
+            Objects.requireNonNull(charging, "charging");
+        }
+
+        /** Real or virtual time as each seed's vCPU count and the host's free cores say; measured charging. */
+        public Options(long runtimeNanos, Path json) {
+            this(runtimeNanos, json, AUTO, VirtualTime.Charging.MEASURED, DEFAULT_SEED, null);
         }
 
         /**
@@ -98,26 +118,49 @@ public final class SeedsBench {
         public static Options parse(List<String> args) {
             long runtime = DEFAULT_RUNTIME_NANOS;
             Path json = null;
-            for (Map.Entry<String, String> option : OptionArgs.parse(args, "--runtime S or --json FILE").entrySet()) {
+            Path html = null;
+            String clock = AUTO;
+            VirtualTime.Charging charging = VirtualTime.Charging.MEASURED;
+            long seed = DEFAULT_SEED;
+            for (Map.Entry<String, String> option : OptionArgs.parse(args,
+                    "--runtime S, --json FILE, --html FILE, --clock auto|real|virtual, --charging measured|model or "
+                            + "--seed N").entrySet()) {
                 String name = option.getKey();
-                String value = option.getValue();
+                String value = option.getValue() == null ? "" : option.getValue().trim();
                 switch (name) {
                     case "--runtime" -> runtime = runtime(value);
-                    case "--json" -> {
-                        if (value == null || value.isBlank()) {
-                            throw new IllegalArgumentException("--json needs a file name");
+                    case "--json" -> json = file("--json", value);
+                    case "--html" -> html = file("--html", value);
+                    case "--clock" -> {
+                        if (!List.of(AUTO, REAL, VIRTUAL).contains(value)) {
+                            throw new IllegalArgumentException("--clock must be auto, real or virtual: '" + value + "'");
                         }
+                        clock = value;
+                    }
+                    case "--charging" -> charging = VirtualTime.Charging.parse(value);
+                    case "--seed" -> {
                         try {
-                            json = Path.of(value.trim());
-                        } catch (InvalidPathException e) {
-                            throw new IllegalArgumentException("invalid --json '" + value + "': " + e.getReason());
+                            seed = Long.parseLong(value);
+                        } catch (NumberFormatException e) {
+                            throw new IllegalArgumentException("--seed must be an integer: '" + value + "'");
                         }
                     }
                     default -> throw new IllegalArgumentException("unknown option " + name
-                            + " (expected --runtime or --json)");
+                            + " (expected --runtime, --json, --html, --clock, --charging or --seed)");
                 }
             }
-            return new Options(runtime, json);
+            return new Options(runtime, json, clock, charging, seed, html);
+        }
+
+        private static Path file(String option, String value) {
+            if (value.isBlank()) {
+                throw new IllegalArgumentException(option + " needs a file name");
+            }
+            try {
+                return Path.of(value);
+            } catch (InvalidPathException e) {
+                throw new IllegalArgumentException("invalid " + option + " '" + value + "': " + e.getReason());
+            }
         }
 
         /** "3", "0.2" (seconds), or fio's "200ms", "1s". At most an hour. */
@@ -158,6 +201,23 @@ public final class SeedsBench {
     private final GuestEngine engine;
     private final LockStats lockStats;
     private final NotificationControl notifications;
+    /** Points measured per run (warm-ups not counted): 000 8, 001 2, 002 6, 003 2, 004 3. */
+    static final int TOTAL_POINTS = 21;
+    private Options options = new Options(DEFAULT_RUNTIME_NANOS, null);
+    private double freeCores;
+    private Progress progress = new Progress(TOTAL_POINTS);
+    /** The clock and id of the seed running now. */
+    private Clock clock;
+    private String seedId = "";
+
+    /** The runtime's I/O threads, for ioeventfd off in real threads ({@link SynchronousNotify}); may be null. */
+    private IoThreadFactory ioThreads;
+
+    /** With the runtime's I/O thread factory: seed 000 also runs ioeventfd off in real threads. */
+    public SeedsBench withIoThreads(IoThreadFactory factory) {
+        this.ioThreads = factory;
+        return this;
+    }
 
     public SeedsBench(DiskManager disks, VirtqueueFactory virtqueues, GuestEngine engine, LockStats lockStats,
             NotificationControl notifications) {
@@ -173,12 +233,18 @@ public final class SeedsBench {
         String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
         List<SeedResult> seeds = new ArrayList<>();
         HostLoad.Sample before = HostLoad.sample();
+        options = o;
+        freeCores = freeCores();
+        progress = new Progress(TOTAL_POINTS);
         seeds.add(seed000(o.runtimeNanos()));
         seeds.add(seed001(o.runtimeNanos()));
         seeds.add(seed002(o.runtimeNanos()));
         seeds.add(seed003(o.runtimeNanos()));
         seeds.add(seed004(o.runtimeNanos()));
         HostLoad load = HostLoad.between(before, HostLoad.sample());
+        if (o.html() != null) {
+            writeFile(o.html(), SeedsHtml.write(seeds, o.runtimeNanos(), load, started));
+        }
         String text = SeedsJson.write(seeds, o.runtimeNanos(), load, started);
         Path json = o.json() != null ? o.json() : defaultJson();
         try {
@@ -200,70 +266,121 @@ public final class SeedsBench {
 
     // ---------------------------------------------------------------------------------------------- 000
 
+    /**
+     * Seed 000 as the seed ran it: virtio-mmio, one virtqueue, EVENT_IDX, 4 vCPUs, its fio job file; with
+     * ioeventfd off (2014's KVM/arm: a QueueNotify exit ran the queue's handler in the VMM before the vCPU
+     * resumed) at exits of 1, 10 and 50 us, and with ioeventfd on (today's default) at 50 us. The verdict is
+     * taken with ioeventfd off at the largest exit. ioeventfd off needs virtual time.
+     */
     SeedResult seed000(long runtime) {
+        int vcpus = KickBench.VCPUS;
+        Clock clock = clockFor(vcpus, 1);
         List<Long> exits = SEED000_EXIT_US.stream().map(us -> us * 1000).toList();
-        KickBench.Result r = new KickBench(disks, virtqueues, engine, lockStats)
-                .run(new KickBench.Options(runtime, exits, MEMORY_DISK_BYTES, TransportKind.MMIO));
-        List<SeedResult.Point> points = new ArrayList<>();
-        TreeMap<Long, Double> ratios = new TreeMap<>();
-        Map<String, Double> measured = new LinkedHashMap<>();
-        StringBuilder line = new StringBuilder("IOPS outside-lock / under-lock");
-        for (long exit : exits) {
-            for (String policy : KickBench.POLICIES) {
-                KickBench.Run run = r.runs().stream()
-                        .filter(x -> x.exitNanos() == exit && x.policy().equals(policy)).findFirst().orElseThrow();
-                Map<String, String> params = params(KickBench.VCPUS, 4, 64, "4k", "randread", "libaio",
-                        r.disk().numQueues(), r.disk().ioThreads(), exit, r.injectNanos(), "memory", runtime);
-                params.put("kick", policy);
-                params.put("event-idx", r.eventIdx() ? "on" : "off");
-                Map<String, Double> f = new LinkedHashMap<>();
-                f.put("IOPS", run.iops());
-                f.put("notifies/req", run.notifiesPerRequest());
-                f.put("irqs/req", run.interruptsPerRequest());
-                points.add(new SeedResult.Point(policy + " exit " + exit / 1000 + "us", params, f));
-                measured.put(policy + "_iops_exit_" + exit / 1000 + "us", run.iops());
-            }
-            double ratio = r.ratio(exit);
-            ratios.put(exit, ratio);
-            measured.put("ratio_exit_" + exit / 1000 + "us", ratio);
-            line.append(String.format(Locale.ROOT, "%s %s at exit %d us", exit == exits.get(0) ? ":" : ",",
-                    SeedsFormat.ratio(ratio), exit / 1000));
-        }
         long last = exits.get(exits.size() - 1);
-        line.append(String.format(Locale.ROOT, " (published 2.43; %.0f -> %.0f IOPS at exit %d us)",
-                measured.get("under-lock_iops_exit_" + last / 1000 + "us"),
-                measured.get("outside-lock_iops_exit_" + last / 1000 + "us"), last / 1000));
+        DiskSpec spec = DiskSpec.memory(freeName("000"), MEMORY_DISK_BYTES).withTransport(TransportKind.MMIO)
+                .withQueues(KickBench.QUEUES, DiskSpec.DEFAULT_QUEUE_SIZE);
+        MachineConfig base = machine(spec.name(), vcpus);
+        List<SeedResult.Point> points = new ArrayList<>();
+        Map<String, Double> measured = new LinkedHashMap<>();
+        List<String> notes = new ArrayList<>();
+        TreeMap<Long, Double> ratios = new TreeMap<>();
+        List<Boolean> ioeventfds = clock.virtual() || ioThreads != null ? List.of(false, true) : List.of(true);
+        if (!clock.virtual() && ioThreads == null) {
+            notes.add("ioeventfd off (the seed's configuration) needs the runtime's I/O thread service in real threads");
+        }
+        for (String policy : KickBench.POLICIES) {
+            point(spec, base.withLatencies(exits.get(0), base.injectLatencyNs()).withKickPolicy(policy),
+                    KickBench.jobs(Math.min(runtime, MAX_WARMUP_NANOS)), n -> { }, clock.withIoeventfd(ioeventfds.get(0)));
+        }
+        StringBuilder line = new StringBuilder();
+        for (boolean ioeventfd : ioeventfds) {
+            List<Long> exitsHere = ioeventfd && ioeventfds.size() > 1 ? List.of(last) : exits;
+            String tag = "ioeventfd " + (ioeventfd ? "on" : "off");
+            line.append(line.length() == 0 ? "" : "; ").append(tag).append(": IOPS outside-lock / under-lock");
+            for (long exit : exitsHere) {
+                Map<String, Measured> byPolicy = new LinkedHashMap<>();
+                for (String policy : KickBench.POLICIES) {
+                    MachineConfig config = base.withLatencies(exit, base.injectLatencyNs()).withKickPolicy(policy);
+                    String label = policy + " exit " + exit / 1000 + "us " + tag;
+                    Measured m = point(spec, config, KickBench.jobs(runtime), n -> { }, clock.withIoeventfd(ioeventfd),
+                            "000", label);
+                    byPolicy.put(policy, m);
+                    LockStatRow vq = m.lock(spec.name() + " vq0");
+                    Map<String, String> params = params(vcpus, 4, 64, "4k", "randread", "libaio", 1, 1, exit,
+                            config.injectLatencyNs(), "memory", runtime);
+                    params.put("kick", policy);
+                    params.put("event-idx", (m.features() & VirtioFeatures.RING_EVENT_IDX) != 0 ? "on" : "off");
+                    params.put("transport", "mmio");
+                    params.put("ioeventfd", ioeventfd ? "on" : "off");
+                    Map<String, Double> f = new LinkedHashMap<>();
+                    f.put("IOPS", m.iops());
+                    f.put("notifies/req", m.notifiesPerRequest());
+                    f.put("irqs/req", m.interruptsPerRequest());
+                    f.put("hold-max-us", vq == null ? Double.NaN : vq.holdtimeMaxNs() / 1e3);
+                    f.put("wait-total-us", vq == null ? Double.NaN : vq.waittimeTotalNs() / 1e3);
+                    points.add(new SeedResult.Point(label, params, f));
+                    measured.put(policy + "_iops_exit_" + exit / 1000 + "us_ioeventfd_" + (ioeventfd ? "on" : "off"),
+                            m.iops());
+                }
+                double ratio = SeedVerdicts.ratio(byPolicy.get("under-lock").iops(), byPolicy.get("outside-lock").iops());
+                measured.put("ratio_exit_" + exit / 1000 + "us_ioeventfd_" + (ioeventfd ? "on" : "off"), ratio);
+                if (ioeventfd == ioeventfds.get(0)) {
+                    ratios.put(exit, ratio);
+                }
+                line.append(String.format(Locale.ROOT, "%s %s at exit %d us", exit == exitsHere.get(0) ? ":" : ",",
+                        SeedsFormat.ratio(ratio), exit / 1000));
+            }
+        }
+        String verdictTag = "ioeventfd_" + (ioeventfds.get(0) ? "on" : "off");
+        double ratio = ratios.get(last);
+        line.append(String.format(Locale.ROOT, " (published 2.43; %.0f -> %.0f IOPS at exit %d us, %s)",
+                measured.get("under-lock_iops_exit_" + last / 1000 + "us_" + verdictTag),
+                measured.get("outside-lock_iops_exit_" + last / 1000 + "us_" + verdictTag), last / 1000,
+                verdictTag.replace('_', ' ')));
+        measured.put("ratio", ratio);
         return new SeedResult("000", "kick under vs outside the vq lock (Linux e8edca6f, 2014)",
                 "14K -> 34K IOPS, ratio 2.43 (arm64 qemu-kvm, 4 vCPUs, fio randread 4k iodepth 64 numjobs 4 libaio,"
                         + " EVENT_IDX on)",
                 figures("under_iops", 14_000, "outside_iops", 34_000, "ratio", 34.0 / 14.0),
-                "IOPS outside-lock / under-lock > 1 at the largest exit cost (" + last / 1000 + " us)", points,
-                line.toString(), measured, SeedVerdicts.seed000(ratios), List.of());
+                "IOPS outside-lock / under-lock > 1 at the largest exit cost (" + last / 1000 + " us), "
+                        + verdictTag.replace('_', ' '), points, line.toString(), measured,
+                SeedVerdicts.seed000(ratios), notes)
+                .with((ratio - 1) / (34.0 / 14.0 - 1), clock.describe());
     }
 
     // ---------------------------------------------------------------------------------------------- 001
 
     SeedResult seed001(long runtime) {
         int vcpus = 4;
+        // The seed's host (qemu-kvm-0.12.4, 2010) handled a virtio-blk notify in the vCPU thread: ioeventfd for
+        // virtio-blk came to QEMU later (0.14, 2011), so in virtual time the seed runs with ioeventfd off.
+        clock = clockFor(vcpus, 1).withIoeventfd(false);
+        if (clock.virtual() && clock.charging() == VirtualTime.Charging.MEASURED) {
+            // The seed's figures are maxima of lock hold and wait times: one JVM event inside a measured critical
+            // section (a page fault on fresh heap, a deoptimization) sets them, which a kernel spinlock holder
+            // never pays. Model charging leaves inside the vq lock only what the guest and the exit do there.
+            clock = clock.withCharging(VirtualTime.Charging.MODEL, "model charging for lock maxima");
+        }
+        seedId = "001";
         String jobs = jobFile("seed001", "read", "psync", 1, 4, null, runtime);
         DiskSpec spec = DiskSpec.memory(freeName("001"), MEMORY_DISK_BYTES);
         List<SeedResult.Point> points = new ArrayList<>();
         Map<String, LockStatRow> rows = new LinkedHashMap<>();
         MachineConfig base = machine(spec.name(), vcpus).withLatencies(SEED001_EXIT_NS,
                 MachineConfig.DEFAULT_INJECT_LATENCY_NS);
-        boolean first = true;
+        for (String policy : KickBench.POLICIES) {
+            // Both policies warm up: a first use (class loading, compilation) inside the lock would be its max hold.
+            warmUp(spec, base.withKickPolicy(policy), "seed001", "read", "psync", 1, 4, null, runtime);
+        }
         for (String policy : KickBench.POLICIES) {
             MachineConfig config = base.withKickPolicy(policy);
-            if (first) {
-                warmUp(spec, config, "seed001", "read", "psync", 1, 4, null, runtime);
-                first = false;
-            }
-            Measured m = point(spec, config, jobs, name -> { });
+            Measured m = point(spec, config, jobs, name -> { }, policy);
             LockStatRow vq = m.lock(spec.name() + " vq0");
             rows.put(policy, vq);
             Map<String, String> params = params(vcpus, 4, 1, "4k", "read (dd)", "psync", 1, 1, config.exitLatencyNs(),
                     config.injectLatencyNs(), "memory", runtime);
             params.put("kick", policy);
+            params.put("ioeventfd", clock.virtual() ? "off" : "on");
             Map<String, Double> f = new LinkedHashMap<>();
             f.put("IOPS", m.iops());
             f.put("hold-max-us", vq.holdtimeMaxNs() / 1e3);
@@ -299,7 +416,8 @@ public final class SeedsBench {
                         "contentions_outside", 11550),
                 "outside-lock lowers both the vq lock's max hold time and its total wait time", points, line,
                 measured, SeedVerdicts.seed001(under.holdtimeMaxNs(), outside.holdtimeMaxNs(),
-                        under.waittimeTotalNs(), outside.waittimeTotalNs()), List.of());
+                        under.waittimeTotalNs(), outside.waittimeTotalNs()), List.of())
+                .with(holdPct / -93.0, clock.describe());
     }
 
     // ---------------------------------------------------------------------------------------------- 002
@@ -307,6 +425,8 @@ public final class SeedsBench {
     SeedResult seed002(long runtime) {
         int vcpus = 8;
         int queues = 8;
+        clock = clockFor(vcpus, 1);
+        seedId = "002";
         DiskSpec spec = nullDisk(freeName("002"), queues, 1, TrackedLockKind.MUTEX);
         MachineConfig config = machine(spec.name(), vcpus);
         List<SeedResult.Point> points = new ArrayList<>();
@@ -319,7 +439,7 @@ public final class SeedsBench {
             String jobs = jobFile("seed002", "randread", "libaio", iodepth, 8, null, runtime);
             for (String strategy : STRATEGIES) {
                 Measured m = point(spec, config, jobs, name -> notifications.setStrategy(name, strategy,
-                        NotificationControl.ALL_QUEUES));
+                        NotificationControl.ALL_QUEUES), strategy + " iodepth " + iodepth);
                 boolean ran = m.strategiesUsed().equals(Set.of(strategy));
                 if (!ran) {
                     allBound = false;
@@ -344,17 +464,20 @@ public final class SeedsBench {
         double vsBh64 = SeedVerdicts.percent(iops.get("bh@64"), iops.get("defer-call@64"));
         double vsImm64 = SeedVerdicts.percent(iops.get("immediate@64"), iops.get("defer-call@64"));
         double vsBh1 = SeedVerdicts.percent(iops.get("bh@1"), iops.get("defer-call@1"));
+        double vsImm1 = SeedVerdicts.percent(iops.get("immediate@1"), iops.get("defer-call@1"));
         Map<String, Double> measured = new LinkedHashMap<>();
         measured.put("defer_call_vs_bh_iodepth64_pct", vsBh64);
         measured.put("defer_call_vs_immediate_iodepth64_pct", vsImm64);
         measured.put("defer_call_vs_bh_iodepth1_pct", vsBh1);
+        measured.put("defer_call_vs_immediate_iodepth1_pct", vsImm1);
         for (String s : STRATEGIES) {
             measured.put(s + "_iops_iodepth64", iops.get(s + "@64"));
             measured.put(s + "_irqs_per_req_iodepth64", irqs.get(s + "@64"));
         }
-        String line = String.format(Locale.ROOT, "defer-call vs bh: %s IOPS at iodepth 64 (vs immediate %s), %s at"
-                + " iodepth 1; irqs/req at iodepth 64: immediate %.4f, bh %.4f, defer-call %.4f",
-                SeedsFormat.percent(vsBh64), SeedsFormat.percent(vsImm64), SeedsFormat.percent(vsBh1),
+        String line = String.format(Locale.ROOT, "defer-call vs immediate: %s IOPS at iodepth 64 (vs bh %s), %s at"
+                + " iodepth 1 (vs bh %s); irqs/req at iodepth 64: immediate %.4f, bh %.4f, defer-call %.4f",
+                SeedsFormat.percent(vsImm64), SeedsFormat.percent(vsBh64), SeedsFormat.percent(vsImm1),
+                SeedsFormat.percent(vsBh1),
                 irqs.get("immediate@64"), irqs.get("bh@64"), irqs.get("defer-call@64"));
         if (!allBound) {
             // The queues fell back to immediate: the figures compare immediate with immediate.
@@ -363,23 +486,28 @@ public final class SeedsBench {
         return new SeedResult("002", "completion notification immediate vs bh vs defer-call (QEMU, 2023)",
                 "+9% IOPS for defer-call at randread 4k iodepth 64 numjobs 8, one IOThread, 8 vCPUs; ~-1% at iodepth 1"
                         + " (called noise)",
-                figures("defer_call_vs_bh_iodepth64_pct", 9, "defer_call_vs_bh_iodepth1_pct", -1),
-                "defer-call IOPS > bh IOPS at iodepth 64", points, line, measured,
-                allBound ? SeedVerdicts.seed002(iops.get("bh@64"), iops.get("defer-call@64")) : null, notes);
+                figures("defer_call_vs_immediate_iodepth64_pct", 9, "defer_call_vs_immediate_iodepth1_pct", -1),
+                "defer-call IOPS > immediate IOPS at iodepth 64 (the seed's baseline, no completion batching; bh, "
+                        + "the mechanism the series removed, beside it)", points, line, measured,
+                allBound ? SeedVerdicts.seed002(iops.get("immediate@64"), iops.get("defer-call@64")) : null, notes)
+                .with(vsImm64 / 9.0, clock.describe());
     }
 
     // ---------------------------------------------------------------------------------------------- 003
 
     SeedResult seed003(long runtime) {
         int vcpus = 4;
+        clock = clockFor(vcpus, 1);
+        seedId = "003";
         DiskSpec spec = nullDisk(freeName("003"), 1, 1, TrackedLockKind.MUTEX);
         MachineConfig config = machine(spec.name(), vcpus).withPollQueues(0);
         List<SeedResult.Point> points = new ArrayList<>();
         Map<Boolean, Measured> runs = new LinkedHashMap<>();
         warmUp(spec, config, "seed003", "randread", "io_uring", 1, 1, false, runtime);
+        warmUp(spec, config, "seed003", "randread", "io_uring", 1, 1, true, runtime);
         for (boolean hipri : List.of(false, true)) {
             String jobs = jobFile("seed003", "randread", "io_uring", 1, 1, hipri, runtime);
-            Measured m = point(spec, config, jobs, name -> { });
+            Measured m = point(spec, config, jobs, name -> { }, "hipri=" + (hipri ? 1 : 0));
             runs.put(hipri, m);
             Map<String, String> params = params(vcpus, 1, 1, "4k", "randread", "io_uring", 1, 1,
                     config.exitLatencyNs(), config.injectLatencyNs(), "null", runtime);
@@ -410,7 +538,7 @@ public final class SeedsBench {
         return new SeedResult("003", "interrupt vs polled completion, hipri=0 vs hipri=1 (Linux virtio_blk poll, 2021)",
                 "~+20% IOPS (io_uring, numjobs 1, single vq, hipri=1 vs 0, NVMe-backed)",
                 figures("iops_change_pct", 20), "hipri=1 IOPS > hipri=0 IOPS", points, line, measured,
-                SeedVerdicts.seed003(irq.iops(), poll.iops()), List.of());
+                SeedVerdicts.seed003(irq.iops(), poll.iops()), List.of()).with(pct / 20.0, clock.describe());
     }
 
     // ---------------------------------------------------------------------------------------------- 004
@@ -419,6 +547,8 @@ public final class SeedsBench {
         int vcpus = 8;
         int queues = 8;
         int ioThreads = 4;
+        clock = clockFor(vcpus, ioThreads);
+        seedId = "004";
         List<SeedResult.Point> points = new ArrayList<>();
         Map<TrackedLockKind, Double> iops = new LinkedHashMap<>();
         String name = freeName("004");
@@ -431,7 +561,7 @@ public final class SeedsBench {
                 warmUp(spec, config, "seed004", "randread", "libaio", 64, 8, null, runtime);
                 first = false;
             }
-            Measured m = point(spec, config, jobs, n -> { });
+            Measured m = point(spec, config, jobs, n -> { }, kind.label());
             iops.put(kind, m.iops());
             LockStatRow tracked = m.lock(name + " tracked-" + kind.label());
             Map<String, String> params = params(vcpus, 8, 64, "4k", "randread", "libaio", queues, ioThreads,
@@ -462,14 +592,19 @@ public final class SeedsBench {
                 figures("yielding_iops", 254_000, "mutex_iops", 517_000, "mutex_vs_yielding_ratio", 517.0 / 254.0),
                 "mutex IOPS > yielding IOPS", points, line, measured, SeedVerdicts.seed004(yielding, mutex),
                 List.of("driven through the guest engine (8 vCPU threads running fio jobs, where TrackedLockBench "
-                        + "runs its own randread jobs)"));
+                        + "runs its own randread jobs)")).with((SeedVerdicts.ratio(yielding, mutex) - 1) / (517.0 / 254.0 - 1),
+                clock.describe());
     }
 
     // ---------------------------------------------------------------------------------------------- runs
 
     /** What one point measured. */
     record Measured(JobResult all, double iops, long requests, long interruptsSent, long interruptsSuppressed,
-            Set<String> strategiesUsed, List<LockStatRow> locks) {
+            Set<String> strategiesUsed, List<LockStatRow> locks, long availNotifications, long features) {
+
+        double notifiesPerRequest() {
+            return requests == 0 ? Double.NaN : (double) availNotifications / requests;
+        }
 
         double interruptsPerRequest() {
             return requests == 0 ? Double.NaN : (double) interruptsSent / requests;
@@ -498,36 +633,110 @@ public final class SeedsBench {
     }
 
     /**
-     * Attaches {@code spec}, lets {@code setup} configure it, boots a machine, runs the jobs and detaches the
-     * disk. The lock statistics are reset before the run; the device's counters are taken after the boot
-     * and after the run.
+     * How a seed runs: in real threads, or in virtual time ({@link VirtualTime}) with the charging and seed of the
+     * options and the disk's ioeventfd property.
+     *
+     * @param reason why, for the report
      */
-    private Measured point(DiskSpec spec, MachineConfig config, String jobFile, Consumer<String> setup) {
-        List<JobSpec> jobs = JobFileParser.parse(jobFile);
-        disks.attach(spec);
+    record Clock(boolean virtual, VirtualTime.Charging charging, long seed, boolean ioeventfd, String reason) {
+
+        Clock withIoeventfd(boolean on) {
+            return new Clock(virtual, charging, seed, on, reason);
+        }
+
+        Clock withCharging(VirtualTime.Charging c, String why) {
+            return new Clock(virtual, c, seed, ioeventfd, reason + "; " + why);
+        }
+
+        String describe() {
+            return virtual ? "virtual time (" + charging.label() + " charging, seed " + seed + "; " + reason + ")"
+                    : "real threads (" + reason + ")";
+        }
+    }
+
+    /** Virtual time when asked, or (auto) when the seed's vCPUs and I/O threads outnumber the host's free cores. */
+    Clock clockFor(int vcpus, int ioThreads) {
+        Options o = options;
+        String free = String.format(Locale.ROOT, "%.1f", freeCores);
+        return switch (o.clock()) {
+            case Options.VIRTUAL -> new Clock(true, o.charging(), o.seed(), true, "--clock virtual");
+            case Options.REAL -> new Clock(false, o.charging(), o.seed(), true, "--clock real");
+            default -> vcpus > freeCores
+                    ? new Clock(true, o.charging(), o.seed(), true, vcpus + " vCPUs > " + free + " free host cores")
+                    : new Clock(false, o.charging(), o.seed(), true, vcpus + " vCPUs <= " + free + " free host cores");
+        };
+    }
+
+    /** Host cores not busy with other work: processors minus the 1-minute load average (0 when unknown). */
+    static double freeCores() {
+        int cpus = Runtime.getRuntime().availableProcessors();
+        try {
+            String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+            return Math.max(0, cpus - Double.parseDouble(f[0]));
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    /** One point with the seed's clock: {@code label} names it in the progress line (null: a warm-up). */
+    private Measured point(DiskSpec spec, MachineConfig config, String jobFile, Consumer<String> setup, String label) {
+        return point(spec, config, JobFileParser.parse(jobFile), setup, clock, seedId, label);
+    }
+
+    private Measured point(DiskSpec spec, MachineConfig config, List<JobSpec> jobs, Consumer<String> setup,
+            Clock how) {
+        return point(spec, config, jobs, setup, how, "000", null);
+    }
+
+    /**
+     * Attaches {@code spec} (with virtual-time I/O threads when {@code how} says so), lets {@code setup} configure
+     * it, boots a machine, runs the jobs and detaches the disk. The lock statistics are reset before the run; the
+     * device's counters are taken after the boot and after the run.
+     */
+    private Measured point(DiskSpec spec, MachineConfig config, List<JobSpec> jobs, Consumer<String> setup,
+            Clock how, String seed, String label) {
+        if (label != null) {
+            progress.begin(seed, label);
+        }
+        VirtualTime time = how.virtual() ? new VirtualTime(how.seed(), how.charging(), VirtualTime.Costs.DEFAULTS,
+                how.ioeventfd()) : null;
+        if (time == null && !how.ioeventfd() && ioThreads != null) {
+            disks.attach(spec, new SynchronousNotify(ioThreads)); // ioeventfd off in real threads
+        } else if (time == null) {
+            disks.attach(spec);
+        } else {
+            disks.attach(spec, time);
+            String name = spec.name();
+            time.deviceWork(() -> notifications.counters(name).stream().mapToLong(QueueCounters::requests).sum());
+        }
         try {
             setup.accept(spec.name());
             FioReport report;
             List<QueueCounters> before;
             List<QueueCounters> after;
-            try (GuestMachine machine = engine.boot(disks.port(spec.name()), virtqueues, config)) {
+            List<LockStatRow> locks;
+            long features;
+            try (GuestMachine machine = time == null ? engine.boot(disks.port(spec.name()), virtqueues, config)
+                    : engine.boot(disks.port(spec.name()), virtqueues, config, time)) {
+                features = machine.features();
                 lockStats.reset();
                 before = notifications.counters(spec.name());
                 report = FioRunner.run(machine, spec.name(), jobs);
                 after = notifications.counters(spec.name());
+                // Before the machine closes: in virtual time the close lets every thread run freely.
+                locks = lockStats.rows().stream().filter(r -> r.name().startsWith(spec.name() + " ")).toList();
             }
             if (report.failed()) {
                 throw new IllegalStateException("benchmark run on " + spec.name() + " failed: "
                         + String.join("; ", report.errorLines()));
             }
-            List<LockStatRow> locks = lockStats.rows().stream().filter(r -> r.name().startsWith(spec.name() + " "))
-                    .toList();
             JobResult all = JobResult.merge(report.jobs());
             long ios = all.read().ios() + all.write().ios();
             double iops = all.runtimeNanos() == 0 ? 0 : ios * 1e9 / all.runtimeNanos();
             long requests = 0;
             long sent = 0;
             long suppressed = 0;
+            long avail = 0;
             Set<String> used = new HashSet<>();
             for (int q = 0; q < after.size(); q++) {
                 QueueCounters a = after.get(q);
@@ -536,13 +745,51 @@ public final class SeedsBench {
                 requests += r;
                 sent += a.interruptsSent() - (b == null ? 0 : b.interruptsSent());
                 suppressed += a.interruptsSuppressed() - (b == null ? 0 : b.interruptsSuppressed());
+                avail += a.availNotifications() - (b == null ? 0 : b.availNotifications());
                 if (r > 0) {
                     used.add(a.strategy());
                 }
             }
-            return new Measured(all, iops, requests, sent, suppressed, Set.copyOf(used), locks);
+            return new Measured(all, iops, requests, sent, suppressed, Set.copyOf(used), locks, avail, features);
         } finally {
             disks.detach(spec.name());
+            if (label != null) {
+                progress.end();
+            }
+        }
+    }
+
+    /** A progress line per point on stderr: seed, point, elapsed, remaining (estimated from the points so far). */
+    static final class Progress {
+        private final int total;
+        private final long start = System.nanoTime();
+        private int done;
+
+        Progress(int total) {
+            this.total = total;
+        }
+
+        void begin(String seed, String label) {
+            long elapsed = System.nanoTime() - start;
+            String remaining = done == 0 ? "?" : Math.round(elapsed / 1e9 / done * Math.max(0, total - done)) + "s";
+            System.err.printf(Locale.ROOT, "kp:bench seeds: seed %s point %d/%d (%s), elapsed %ds, remaining ~%s%n",
+                    seed, done + 1, total, label, Math.round(elapsed / 1e9), remaining);
+        }
+
+        void end() {
+            done++;
+        }
+    }
+
+    private static void writeFile(Path file, String text) {
+        try {
+            Path parent = file.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            Files.writeString(file, text, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
         }
     }
 
@@ -550,7 +797,7 @@ public final class SeedsBench {
     private void warmUp(DiskSpec spec, MachineConfig config, String name, String rw, String engineName, int iodepth,
             int numjobs, Boolean hipri, long runtime) {
         point(spec, config, jobFile(name, rw, engineName, iodepth, numjobs, hipri,
-                Math.min(runtime, MAX_WARMUP_NANOS)), n -> { });
+                Math.min(runtime, MAX_WARMUP_NANOS)), n -> { }, null);
     }
 
     /** The engine's defaults with the vCPUs given, the default latencies and outside-lock kicks. */

@@ -28,6 +28,7 @@ public final class SeedsFormat {
         for (SeedResult s : seeds) {
             out.append(String.format(Locale.ROOT, "%nseed %s: %s%n", s.id(), s.title()));
             out.append("  published: ").append(s.published()).append('\n');
+            out.append("  clock:     ").append(s.clock()).append('\n');
             int width = s.points().stream().mapToInt(p -> p.label().length()).max().orElse(0);
             for (SeedResult.Point p : s.points()) {
                 out.append(String.format(Locale.ROOT, "  %-" + Math.max(1, width) + "s | %s | %s%n", p.label(),
@@ -37,19 +38,36 @@ public final class SeedsFormat {
             out.append("  direction: ").append(s.directionMatches() == null ? "not run"
                     : s.directionMatches() ? "matches" : "DOES NOT match").append(" (")
                     .append(s.rule()).append(")\n");
+            out.append("  magnitude: ").append(magnitude(s)).append('\n');
             for (String note : s.notes()) {
                 out.append("  note: ").append(note).append('\n');
             }
         }
         out.append(String.format(Locale.ROOT, "%nsummary%n"));
         for (SeedResult s : seeds) {
-            out.append(String.format(Locale.ROOT, "  seed %s  %-8s  %s%n", s.id(),
-                    s.verdict(), s.measured()));
+            out.append(String.format(Locale.ROOT, "  seed %s  %-8s  %-22s  %s%n", s.id(),
+                    s.verdict(), magnitudeShort(s), s.measured()));
         }
         if (jsonPath != null) {
             out.append("JSON: ").append(jsonPath).append('\n');
         }
         return out.toString();
+    }
+
+    /** "1.23x the published effect, within 2x" or "n/a (not measurable)". */
+    static String magnitude(SeedResult s) {
+        Boolean within = s.withinTwoX();
+        if (within == null) {
+            return "n/a";
+        }
+        return String.format(Locale.ROOT, "%.2fx the published effect, %s", s.magnitudeRatio(),
+                within ? "within 2x" : "NOT within 2x");
+    }
+
+    static String magnitudeShort(SeedResult s) {
+        Boolean within = s.withinTwoX();
+        return within == null ? "magnitude n/a" : String.format(Locale.ROOT, "%.2fx %s", s.magnitudeRatio(),
+                within ? "within 2x" : "off >2x");
     }
 
     /** "vcpus 4, numjobs 4, iodepth 64, ...". */

@@ -51,6 +51,9 @@ public final class SeedsJson {
             out.append("      \"rule\": ").append(string(s.rule())).append(",\n");
             out.append("      \"direction_matches\": ").append(s.directionMatches()).append(",\n"); // null: not run
             out.append("      \"verdict\": ").append(string(s.verdict())).append(",\n");
+            out.append("      \"magnitude_ratio\": ").append(number(s.magnitudeRatio())).append(",\n");
+            out.append("      \"within_2x\": ").append(s.withinTwoX()).append(",\n"); // null: not measurable
+            out.append("      \"clock\": ").append(string(s.clock())).append(",\n");
             out.append("      \"notes\": [");
             for (int n = 0; n < s.notes().size(); n++) {
                 out.append(n == 0 ? "" : ", ").append(string(s.notes().get(n)));

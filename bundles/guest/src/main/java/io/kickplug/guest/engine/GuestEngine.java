@@ -30,4 +30,13 @@ public interface GuestEngine {
     default GuestMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config, DeviceSource source) {
         return boot(port, factory, config);
     }
+
+    /**
+     * As {@link #boot(GuestPort, VirtqueueFactory, MachineConfig)}, with the vCPUs in virtual time {@code time}:
+     * the device behind {@code port} must run on I/O threads of the same time (its disk attached with
+     * {@code time} as I/O thread factory). Closing the machine ends the virtual time ({@link VirtualTime#shutdown}).
+     */
+    default GuestMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config, VirtualTime time) {
+        throw new UnsupportedOperationException("this guest engine has no virtual time");
+    }
 }

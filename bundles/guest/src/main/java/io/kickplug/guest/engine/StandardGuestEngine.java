@@ -98,6 +98,15 @@ public final class StandardGuestEngine implements GuestEngine {
                 recoveries::add);
     }
 
+    @Override
+    public GuestMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config, VirtualTime time) {
+        Objects.requireNonNull(port, "port");
+        Objects.requireNonNull(factory, "factory");
+        Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(time, "time");
+        return VcpuMachine.boot(port, factory, config, policies.get(config.kickPolicy()), locks, null, null, time);
+    }
+
     /** The device removals and returns the machines booted here went through (the latest 1000). */
     public List<DeviceRecovery> recoveries(long sinceNanos) {
         synchronized (recoveries) {

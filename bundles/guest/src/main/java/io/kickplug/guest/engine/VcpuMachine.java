@@ -92,10 +92,13 @@ final class VcpuMachine implements GuestMachine {
     private boolean closed;
     /** The machine's hold on its memory while its vCPUs may touch it (issue 18); closed by {@link #close}. */
     private final MemoryLease memoryLease;
+    /** The virtual time the vCPUs run in (with the disk's I/O threads), or {@code null}: real time. */
+    final VirtualTime time;
 
     private VcpuMachine(GuestPort port, VirtqueueFactory factory, MachineConfig config, KickPolicy policy,
-            LockRegistry locks, DeviceSource source, Consumer<DeviceRecovery> recoveries) {
+            LockRegistry locks, DeviceSource source, Consumer<DeviceRecovery> recoveries, VirtualTime time) {
         this.config = config;
+        this.time = time;
         this.policy = policy;
         this.cost = new CostModel(config);
         this.port = port;
@@ -108,6 +111,14 @@ final class VcpuMachine implements GuestMachine {
         } catch (ReleasedMemoryException e) {
             throw new GuestDriverException("the guest memory of " + config.name() + " was already released: "
                     + e.getMessage(), e);
+        }
+        if (time != null) {
+            // In virtual time the vCPUs are charged the CPU time of their code: the first touch of each page of
+            // guest memory (a page fault, a huge page zeroed) is taken here, before the driver boots, not inside a
+            // measured critical section. Zeroes, as the memory already reads.
+            for (io.kickplug.api.memory.MemoryRegion r : port.memory().regions()) {
+                port.memory().fill(r.guestAddress(), r.size(), (byte) 0);
+            }
         }
         try {
             this.driver = VirtioBlkDriver.boot(config.name(), port, factory, driverConfig, connect(0), locks);
@@ -127,8 +138,21 @@ final class VcpuMachine implements GuestMachine {
      */
     static VcpuMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config, KickPolicy policy,
             LockRegistry locks, DeviceSource source, Consumer<DeviceRecovery> recoveries) {
+        return boot(port, factory, config, policy, locks, source, recoveries, null);
+    }
+
+    /**
+     * As above, in {@code time} (virtual time, {@code null} for real time): the vCPUs are actors of that time, as
+     * the disk's I/O threads must be (attached with {@code time} as their I/O thread factory). No device removal
+     * is survived in virtual time ({@code source} must be null).
+     */
+    static VcpuMachine boot(GuestPort port, VirtqueueFactory factory, MachineConfig config, KickPolicy policy,
+            LockRegistry locks, DeviceSource source, Consumer<DeviceRecovery> recoveries, VirtualTime time) {
         Objects.requireNonNull(policy, "policy");
-        VcpuMachine machine = new VcpuMachine(port, factory, config, policy, locks, source, recoveries);
+        if (time != null && source != null) {
+            throw new IllegalArgumentException("a machine in virtual time does not survive device removal");
+        }
+        VcpuMachine machine = new VcpuMachine(port, factory, config, policy, locks, source, recoveries, time);
         machine.startVcpus();
         synchronized (machine) {
             machine.started = true;
@@ -230,11 +254,22 @@ final class VcpuMachine implements GuestMachine {
                 cpuBefore[v.id] = cpuTime(v.thread);
                 before[v.id] = v.counters();
             }
-            long start = System.nanoTime();
+            if (time != null) {
+                time.awaitIdle(timeout.toNanos()); // the boot's work on the I/O threads is done
+            }
+            long start = time == null ? System.nanoTime() : time.latestClock();
             run = r;
-            vcpus.forEach(v -> LockSupport.unpark(v.thread));
+            if (time == null) {
+                vcpus.forEach(v -> LockSupport.unpark(v.thread));
+            } else {
+                // Every vCPU starts the run at the same virtual time, the latest any actor reached.
+                time.wakeAll(vcpus.stream().map(v -> v.actor).toList(), start);
+            }
             await(r, timeout);
-            long elapsed = System.nanoTime() - start;
+            if (time != null) {
+                time.awaitIdle(timeout.toNanos()); // the last completions and decisions are in the counters
+            }
+            long elapsed = (time == null ? System.nanoTime() : time.latestClock()) - start;
             List<VcpuStats> stats = new ArrayList<>();
             for (VcpuThread v : vcpus) {
                 long cpu = cpuTime(v.thread);
@@ -367,6 +402,9 @@ final class VcpuMachine implements GuestMachine {
             }
         }
         // Outside the monitor from here: a vCPU or the recovery thread may need it (deviceGone) on its way out.
+        if (time != null) {
+            time.shutdown(); // every actor runs freely now: the vCPUs end, the device can be reset
+        }
         for (VcpuThread v : vcpus) {
             LockSupport.unpark(v.thread);
         }

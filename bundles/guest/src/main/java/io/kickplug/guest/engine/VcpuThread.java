@@ -65,6 +65,11 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
     private volatile long interrupts;
     private volatile long completions;
     private volatile long requests;
+    /** Under virtual time: the time and this vCPU's actor in it; both null in real time. */
+    final VirtualTime time;
+    final VirtualTime.Actor actor;
+    /** The queue this vCPU waits on for room (a tag, descriptors), woken by the vCPU that collects from it. */
+    volatile RequestQueue waitingOn;
 
     VcpuThread(VcpuMachine machine, int id, RequestQueue queue, RequestQueue pollQueue) {
         this.machine = machine;
@@ -74,6 +79,8 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
         this.queue = queue;
         this.pollQueue = pollQueue;
         this.kickQueue = queue;
+        this.time = machine.time;
+        this.actor = time == null ? null : time.register("vcpu" + id);
         this.thread = new Thread(this, "vcpu" + id + "-" + config.name());
         thread.setDaemon(true);
     }
@@ -93,11 +100,59 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
             irqCause.getAndAccumulate(cause, (a, b) -> a | b);
         }
         irq.set(true);
-        LockSupport.unpark(thread);
+        wake();
+    }
+
+    /** Wakes this vCPU (LockSupport's unpark, or a wake at the caller's virtual time). */
+    void wake() {
+        if (actor == null) {
+            LockSupport.unpark(thread);
+        } else {
+            time.wakeNow(actor);
+        }
+    }
+
+    /** Now: System.nanoTime, or this vCPU's virtual clock. */
+    private long now() {
+        return actor == null ? System.nanoTime() : time.now(actor);
+    }
+
+    /**
+     * An idle vCPU waits for an interrupt, an IPI or a new run: parks for at most {@code nanos}; in virtual time
+     * blocks until woken, with that timeout only while it has I/O in flight (its progress deadline).
+     */
+    private void idle(long nanos) {
+        if (actor == null) {
+            LockSupport.parkNanos(this, nanos);
+        } else {
+            time.block(actor, inFlight > 0 ? nanos : VirtualTime.NEVER);
+        }
+    }
+
+    /** One turn of a vCPU spinning on the used ring for a polled completion. */
+    private void spin() {
+        if (actor == null) {
+            Thread.onSpinWait();
+        } else {
+            time.advance(actor, time.costs().pollNs());
+        }
     }
 
     @Override
     public void run() {
+        if (actor != null) {
+            time.enter(actor);
+        }
+        try {
+            runLoop();
+        } finally {
+            if (actor != null) {
+                time.retire(actor);
+            }
+        }
+    }
+
+    private void runLoop() {
         try {
             while (!machine.stopped && machine.broken == null) {
                 machine.recovery.safePoint(this);
@@ -116,10 +171,12 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
                 if (!work && !irq.get() && remote.isEmpty() && machine.run == seen) {
                     checkProgress();
                     if (hipriInFlight > 0) {
-                        Thread.onSpinWait(); // polling: the vCPU spins on the used ring, as io_uring iopoll
+                        spin(); // polling: the vCPU spins on the used ring, as io_uring iopoll
                     } else {
-                        LockSupport.parkNanos(this, IDLE_PARK_NANOS);
+                        idle(IDLE_PARK_NANOS);
                     }
+                } else if (actor != null) {
+                    time.yieldTurn(actor); // the vCPUs and I/O threads due earlier run first
                 }
             }
         } catch (Throwable t) {
@@ -129,7 +186,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
 
     /** After a recovery parked this vCPU: its deadlines start again. */
     void resumed() {
-        lastProgress = System.nanoTime();
+        lastProgress = now();
     }
 
     private void startRun(JobRun.Run r) {
@@ -137,7 +194,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
         for (GuestJob job : r.perVcpu.get(id)) {
             jobs.add(new JobRun(job));
         }
-        lastProgress = System.nanoTime();
+        lastProgress = now();
         if (jobs.isEmpty()) {
             r.vcpuDone();
             return;
@@ -197,13 +254,13 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
     }
 
     private void checkProgress() {
-        if (inFlight == 0 || System.nanoTime() - lastProgress < config.timeout().toNanos()) {
+        if (inFlight == 0 || now() - lastProgress < config.timeout().toNanos()) {
             return;
         }
         int status = driver.deviceStatus();
         if (driver.needsReset() && machine.survivesRemoval()) {
             machine.deviceGone(machine.generation); // as in handleInterrupt: wait for the disk to come back
-            lastProgress = System.nanoTime();
+            lastProgress = now();
             return;
         }
         if (driver.needsReset()) {
@@ -255,7 +312,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
             return true;
         }
         interrupts++;
-        injectNanos += machine.cost.inject();
+        injectNanos += inject();
         for (RequestQueue q : affine) {
             if (q.hasUsed()) {
                 List<RequestSlot> done = new ArrayList<>();
@@ -282,7 +339,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
 
     /** Frees the slots of collected requests and hands their completions to the submitting vCPUs. */
     private void route(RequestQueue q, List<RequestSlot> done) {
-        long now = System.nanoTime();
+        long now = now();
         machine.recovery.noteFirstCompletion(done.size(), now);
         List<VcpuThread> wake = new ArrayList<>();
         for (RequestSlot s : done) {
@@ -300,8 +357,16 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
         }
         completions += done.size();
         q.drained();
+        if (actor != null) {
+            // drained() unparks the host threads waiting for room; in virtual time they are woken here.
+            for (VcpuThread v : machine.vcpus) {
+                if (v.waitingOn == q && !wake.contains(v)) {
+                    wake.add(v);
+                }
+            }
+        }
         for (VcpuThread v : wake) {
-            LockSupport.unpark(v.thread);
+            v.wake();
         }
     }
 
@@ -311,7 +376,10 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
         Completion c;
         while ((c = local.poll()) != null || (c = remote.poll()) != null) {
             any = true;
-            lastProgress = System.nanoTime();
+            lastProgress = now();
+            if (actor != null) {
+                time.charge(actor, time.costs().guestCompleteNs());
+            }
             if (c.hipri()) {
                 hipriInFlight--;
             }
@@ -382,7 +450,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
             count(io);
             if (!driver.hasFlush()) {
                 // Linux: without VIRTIO_BLK_F_FLUSH there is no volatile cache, a flush completes at once.
-                local.add(new Completion(io, VirtioBlk.S_OK, System.nanoTime(), false));
+                local.add(new Completion(io, VirtioBlk.S_OK, now(), false));
                 return;
             }
             queueRequest(io, op, 0, List.of(), hipri);
@@ -406,7 +474,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
     private void count(IoRequest io) {
         inFlight++;
         io.job.inFlight++;
-        lastProgress = inFlight == 1 ? System.nanoTime() : lastProgress;
+        lastProgress = inFlight == 1 ? now() : lastProgress;
     }
 
     private void checkData(IoOp op, long offset, int length, GuestBuffer buf) {
@@ -450,6 +518,9 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
             s = got[0];
         }
         s.prepare(op.requestType(), sector, data, hipri, io);
+        if (actor != null) {
+            time.charge(actor, time.costs().guestSubmitNs());
+        }
         List<RequestSlot> p = q == queue ? plug : pollPlug;
         p.add(s);
         requests++;
@@ -463,12 +534,13 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
      * hipri completions meanwhile (their callbacks run later, from the loop). Bounded by the machine's timeout.
      */
     private void awaitQueue(RequestQueue q, BooleanSupplier ready, String what) {
-        long deadline = System.nanoTime() + config.timeout().toNanos();
+        long deadline = now() + config.timeout().toNanos();
         while (!ready.getAsBoolean()) {
             q.addWaiter(thread);
+            waitingOn = q;
             try {
                 if (machine.recovery.safePoint(this)) {
-                    deadline = System.nanoTime() + config.timeout().toNanos(); // the device was away
+                    deadline = now() + config.timeout().toNanos(); // the device was away
                 }
                 if (ready.getAsBoolean()) {
                     return;
@@ -479,7 +551,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
                 if (machine.broken != null || machine.stopped) {
                     machine.checkUsable();
                 }
-                long left = deadline - System.nanoTime();
+                long left = deadline - now();
                 if (left <= 0) {
                     throw new GuestDriverException("vcpu " + id + " waited " + config.timeout().toMillis()
                             + " ms for " + what + " on queue " + q.index() + " (" + inFlight
@@ -487,11 +559,12 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
                             + ")");
                 }
                 if (hipriInFlight > 0) {
-                    Thread.onSpinWait();
+                    spin();
                 } else {
-                    LockSupport.parkNanos(this, Math.min(left, IDLE_PARK_NANOS));
+                    idle(Math.min(left, IDLE_PARK_NANOS));
                 }
             } finally {
+                waitingOn = null;
                 q.removeWaiter(thread);
             }
         }
@@ -541,6 +614,9 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
                 kickQueue = q;
                 q.lock().lock(id);
             }
+            if (actor != null) {
+                time.charge(actor, time.costs().vqAddNs()); // virtqueue_add, under the lock (model charging)
+            }
             if (s.hipri()) {
                 hipriInFlight++;
             }
@@ -587,10 +663,40 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
 
     @Override
     public void notifyDevice() {
-        long t0 = System.nanoTime();
-        driver.notify(kickQueue.index());
+        long t0 = now();
+        // The exit: with ioeventfd off the device's queue handler runs during it (VirtualIoThread in virtual
+        // time, SynchronousNotify in real time).
+        if (actor != null) {
+            actor.inExit = true;
+        } else {
+            SynchronousNotify.exit(true);
+        }
+        try {
+            driver.notify(kickQueue.index());
+        } finally {
+            if (actor != null) {
+                actor.inExit = false;
+            } else {
+                SynchronousNotify.exit(false);
+            }
+        }
         notifies++;
-        exitNanos += machine.cost.exitFrom(t0);
+        if (actor == null) {
+            exitNanos += machine.cost.exitFrom(t0);
+        } else {
+            time.advance(actor, config.exitLatencyNs());
+            exitNanos += now() - t0;
+        }
+    }
+
+    /** The injection cost of one interrupt that found used buffers: spun out, or charged in virtual time. */
+    private long inject() {
+        if (actor == null) {
+            return machine.cost.inject();
+        }
+        long t0 = now();
+        time.advance(actor, config.injectLatencyNs());
+        return now() - t0;
     }
 
     @Override
@@ -605,7 +711,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
 
     @Override
     public long nowNanos() {
-        return System.nanoTime();
+        return now();
     }
 
     private void onThisThread() {

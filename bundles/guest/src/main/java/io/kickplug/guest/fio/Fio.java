@@ -53,6 +53,9 @@ public final class Fio {
             report = FioRunner.run(machine, disk, invocation.jobs(), deviceCpu);
         }
         String output = format(report, invocation.format());
+        if (invocation.html() != null) {
+            FioHtml.writeFile(java.nio.file.Path.of(invocation.html()), report);
+        }
         if (report.failed()) {
             throw new FioFailedException(report, output);
         }

@@ -2,6 +2,7 @@ package io.kickplug.guest.fio;
 
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.transport.GuestPort;
+import io.kickplug.api.virtio.RingSelector;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.engine.DeviceSource;
 import io.kickplug.guest.engine.GuestEngine;
@@ -42,8 +43,14 @@ public final class FioCommand {
             policyOption = ReferencePolicyOption.GREEDY)
     private volatile DiskManager disks;
     @Reference(name = "virtqueueFactory", cardinality = ReferenceCardinality.OPTIONAL,
-            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY,
+            target = "(!(" + VirtqueueFactory.RING_PROPERTY + "=packed))")
     private volatile VirtqueueFactory virtqueues;
+    /** The packed ring bundle's factory, when it is there (the guest then accepts VIRTIO_F_RING_PACKED). */
+    @Reference(name = "packedVirtqueueFactory", cardinality = ReferenceCardinality.OPTIONAL,
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY,
+            target = "(" + VirtqueueFactory.RING_PROPERTY + "=packed)")
+    private volatile VirtqueueFactory packedVirtqueues;
     private final GuestEngine engine;
     private final Set<String> busy = ConcurrentHashMap.newKeySet();
 
@@ -120,7 +127,7 @@ public final class FioCommand {
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
-        return rings;
+        return RingSelector.of(rings, packedVirtqueues);
     }
 
     /**

@@ -14,8 +14,10 @@ import java.util.Locale;
  * given as one argument without a leading "--", and then no job options may be given on the command line.
  *
  * @param jobFile the job file path, or {@code null}
+ * @param html where {@code --html=FILE} asks for the HTML report (latency percentiles, IOPS over time), or
+ *     {@code null}
  */
-public record FioInvocation(List<JobSpec> jobs, OutputFormat format, String jobFile) {
+public record FioInvocation(List<JobSpec> jobs, OutputFormat format, String jobFile, String html) {
 
     public enum OutputFormat {
         NORMAL, JSON
@@ -25,10 +27,15 @@ public record FioInvocation(List<JobSpec> jobs, OutputFormat format, String jobF
         jobs = List.copyOf(jobs);
     }
 
+    public FioInvocation(List<JobSpec> jobs, OutputFormat format, String jobFile) {
+        this(jobs, format, jobFile, null);
+    }
+
     /** Parses the arguments after the disk name; {@code readFile} turns a job file path into its text. */
     public static FioInvocation parse(List<String> args, java.util.function.Function<String, String> readFile) {
         OutputFormat format = OutputFormat.NORMAL;
         String jobFile = null;
+        String html = null;
         JobOptions global = new JobOptions();
         List<JobOptions> jobs = new ArrayList<>();
         boolean anyJobOption = false;
@@ -56,6 +63,13 @@ public record FioInvocation(List<JobSpec> jobs, OutputFormat format, String jobF
                 };
                 continue;
             }
+            if (key.equals("html")) {
+                if (value == null || value.isBlank()) {
+                    throw new FioOptionException("--html needs a file: --html=FILE");
+                }
+                html = value.trim();
+                continue;
+            }
             anyJobOption = true;
             if (key.equals("name")) {
                 jobs.add(global.copy().set("name", value));
@@ -70,7 +84,7 @@ public record FioInvocation(List<JobSpec> jobs, OutputFormat format, String jobF
                 throw new FioOptionException("job options on the command line cannot be combined with job file '"
                         + jobFile + "'; put them in the file");
             }
-            return new FioInvocation(JobFileParser.parse(readFile.apply(jobFile)), format, jobFile);
+            return new FioInvocation(JobFileParser.parse(readFile.apply(jobFile)), format, jobFile, html);
         }
         if (!anyJobOption) {
             throw new FioOptionException("no job: give a job file or job options such as --rw=randread --bs=4k");
@@ -82,6 +96,6 @@ public record FioInvocation(List<JobSpec> jobs, OutputFormat format, String jobF
         for (JobOptions job : jobs) {
             specs.addAll(job.expand("fio", specs.size()));
         }
-        return new FioInvocation(specs, format, null);
+        return new FioInvocation(specs, format, null, html);
     }
 }

@@ -302,6 +302,7 @@ public final class FioJob implements GuestJob {
             long slat = spec.ioengine().async() ? submitted - s.issued : -1;
             long clat = spec.ioengine().async() ? completed - submitted : completed - s.issued;
             d.record(s.length, slat, clat, completed - s.issued);
+            result.timeline().record(completed - Math.max(statsStart, startNanos));
         }
         free.push(s);
     }

@@ -19,6 +19,7 @@ public final class JobResult {
     private int jobs;
     private final DirectionStats read = new DirectionStats();
     private final DirectionStats write = new DirectionStats();
+    private final IopsTimeline timeline = new IopsTimeline();
     private long runtimeNanos;
     private long summedRuntimeNanos;
     private long usrNanos;
@@ -40,6 +41,7 @@ public final class JobResult {
             sum.jobs += p.jobs;
             sum.read.add(p.read);
             sum.write.add(p.write);
+            sum.timeline.add(p.timeline);
             sum.runtimeNanos = Math.max(sum.runtimeNanos, p.runtimeNanos);
             sum.summedRuntimeNanos += p.summedRuntimeNanos;
             sum.usrNanos += p.usrNanos;
@@ -62,6 +64,11 @@ public final class JobResult {
 
     public int jobs() {
         return jobs;
+    }
+
+    /** Completions over time (both directions), for the IOPS-over-time curve. */
+    public IopsTimeline timeline() {
+        return timeline;
     }
 
     public DirectionStats read() {

@@ -37,7 +37,13 @@ public final class SpinLock {
     private final AtomicInteger spinning = new AtomicInteger();
 
     public SpinLock(LockClass stats) {
-        this(stats, System::nanoTime);
+        this(stats, SpinLock::threadClock);
+    }
+
+    /** The current thread's clock: virtual time on a vCPU of a virtual-time machine, else System.nanoTime. */
+    private static long threadClock() {
+        LockWaits w = LockWaits.current();
+        return w == null ? System.nanoTime() : w.now();
     }
 
     /** With another clock, for tests that script time. */
@@ -64,8 +70,16 @@ public final class SpinLock {
         int last = lastCpu;
         stats.contended(last != NO_CPU && last != cpu);
         spinning.incrementAndGet();
+        LockWaits virtual = LockWaits.current();
         try {
-            for (int i = 0;; i++) {
+            // In virtual time the waiter waits until the holder releases, at the holder's (virtual) release time.
+            while (virtual != null) {
+                if (owner.get() == null && owner.compareAndSet(null, me)) {
+                    break;
+                }
+                virtual.await(this);
+            }
+            for (int i = 0; virtual == null; i++) {
                 if (owner.get() == null && owner.compareAndSet(null, me)) {
                     break;
                 }
@@ -95,6 +109,10 @@ public final class SpinLock {
         }
         stats.released(Math.max(0, clock.getAsLong() - acquiredAt));
         owner.set(null);
+        LockWaits virtual = LockWaits.current();
+        if (virtual != null) {
+            virtual.released(this);
+        }
     }
 
     public boolean isHeldByCurrentThread() {

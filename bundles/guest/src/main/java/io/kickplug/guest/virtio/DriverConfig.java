@@ -19,9 +19,12 @@ import java.time.Duration;
 public record DriverConfig(long supportedFeatures, int maxQueues, int slotsPerQueue, int maxRequestBytes,
         int pollQueues, Duration timeout) {
 
-    /** What the driver understands: VERSION_1, INDIRECT_DESC, EVENT_IDX, SEG_MAX, BLK_SIZE, FLUSH, MQ, RO. */
+    /**
+     * What the driver understands: VERSION_1, INDIRECT_DESC, EVENT_IDX, RING_PACKED (when its rings can be
+     * packed), SEG_MAX, BLK_SIZE, FLUSH, MQ, RO.
+     */
     public static final long SUPPORTED_FEATURES = VirtioFeatures.VERSION_1 | VirtioFeatures.RING_INDIRECT_DESC
-            | VirtioFeatures.RING_EVENT_IDX | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE | VirtioBlk.F_FLUSH
+            | VirtioFeatures.RING_EVENT_IDX | VirtioFeatures.RING_PACKED | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE | VirtioBlk.F_FLUSH
             | VirtioBlk.F_MQ | VirtioBlk.F_RO;
 
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);

@@ -20,7 +20,8 @@ import java.util.concurrent.locks.LockSupport;
 public final class RequestQueue {
     final int index;
     final GuestMemory memory;
-    final QueueLayout layout;
+    /** Where the rings are; new ones when a re-probe swaps the ring format (under the re-probe, no I/O). */
+    volatile QueueLayout layout;
     final long indirectArea;
     final int maxIndirect;
     /** Chains of more than one buffer go indirect (VIRTIO_F_INDIRECT_DESC negotiated). */

@@ -8,6 +8,7 @@ import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.api.virtio.DriverQueue;
 import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.driver.GuestDriverException;
@@ -39,7 +40,8 @@ public final class VirtioBlkDriver implements AutoCloseable {
     private final DriverConfig config;
     private final GuestMemory memory;
     private final GuestRam ram;
-    private final long features;
+    /** Negotiated features; only VIRTIO_F_RING_PACKED may change, at a re-probe that swaps the ring format. */
+    private long features;
     private final boolean indirect;
     private volatile GuestPort port;
     private volatile VirtioTransportDriver transport;
@@ -56,7 +58,7 @@ public final class VirtioBlkDriver implements AutoCloseable {
     private volatile GuestDriverException broken;
     private boolean closed;
 
-    private VirtioBlkDriver(String name, GuestPort port, DriverConfig config) {
+    private VirtioBlkDriver(String name, GuestPort port, DriverConfig config, VirtqueueFactory rings) {
         this.name = name;
         this.port = port;
         this.config = config;
@@ -65,7 +67,7 @@ public final class VirtioBlkDriver implements AutoCloseable {
         this.transport = VirtioTransportDriver.forPort(port);
         this.init = new VirtioInit(transport, config.timeout());
         this.configReads = new ConfigReads(transport);
-        this.features = init.negotiate(DeviceIds.BLOCK, config.supportedFeatures());
+        this.features = init.negotiate(DeviceIds.BLOCK, supported(config, rings));
         this.indirect = (features & VirtioFeatures.RING_INDIRECT_DESC) != 0;
     }
 
@@ -82,7 +84,7 @@ public final class VirtioBlkDriver implements AutoCloseable {
             GuestInterrupts interrupts, LockRegistry locks) {
         Objects.requireNonNull(rings, "rings");
         Objects.requireNonNull(interrupts, "interrupts");
-        VirtioBlkDriver driver = new VirtioBlkDriver(name, port, config);
+        VirtioBlkDriver driver = new VirtioBlkDriver(name, port, config, rings);
         try {
             driver.setUp(rings, interrupts, locks);
             return driver;
@@ -94,6 +96,17 @@ public final class VirtioBlkDriver implements AutoCloseable {
             }
             throw new GuestDriverException("virtio-blk initialization failed: " + e.getMessage(), e);
         }
+    }
+
+    /** The features to accept: the configured ones, less the packed ring when {@code rings} cannot make one. */
+    private static long supported(DriverConfig config, VirtqueueFactory rings) {
+        long f = config.supportedFeatures();
+        return rings.supports(RingFormat.PACKED) ? f : f & ~VirtioFeatures.RING_PACKED;
+    }
+
+    /** The ring format the negotiated features chose (section 2.8: VIRTIO_F_RING_PACKED). */
+    public RingFormat ring() {
+        return RingFormat.of(features);
     }
 
     /** Step 7 of section 3.1.1: device-specific set-up, then DRIVER_OK. */
@@ -134,7 +147,7 @@ public final class VirtioBlkDriver implements AutoCloseable {
         List<QueueLayout> layouts = new ArrayList<>();
         for (int q = 0; q < sizes.size(); q++) {
             int size = sizes.get(q);
-            QueueLayout layout = QueueLayout.contiguous(size, ram.allocate(QueueLayout.contiguousBytes(size), 16));
+            QueueLayout layout = ring().layout(size, ram.allocate(ring().bytes(size), 16));
             int maxIndirect = indirect ? segMax + 2 : 0;
             long indirectArea = indirect ? ram.allocate((long) size * maxIndirect * 16, 16) : -1;
             DriverQueue ring = rings.createDriverQueue(memory, layout, features, indirectArea, maxIndirect);
@@ -389,8 +402,9 @@ public final class VirtioBlkDriver implements AutoCloseable {
         }
         VirtioTransportDriver t = VirtioTransportDriver.forPort(next);
         VirtioInit i = new VirtioInit(t, config.timeout());
-        long f = i.negotiate(DeviceIds.BLOCK, config.supportedFeatures());
-        if (f != features) {
+        long f = i.negotiate(DeviceIds.BLOCK, supported(config, rings));
+        // The ring format may change (kp:ring: the device now offers the other one); nothing else may.
+        if ((f & ~VirtioFeatures.RING_PACKED) != (features & ~VirtioFeatures.RING_PACKED)) {
             i.fail();
             throw new NotTheSameDevice("the device of " + name + " came back with features 0x"
                     + Long.toHexString(f) + " instead of 0x" + Long.toHexString(features));
@@ -409,6 +423,14 @@ public final class VirtioBlkDriver implements AutoCloseable {
         configReads = new ConfigReads(t);
         readCapacity();
         next.connectInterrupts(interrupts);
+        if (RingFormat.of(f) != ring()) {
+            // New rings of the other format, in new guest memory (the old ring memory is not used again).
+            features = f;
+            for (RequestQueue q : queues) {
+                int size = q.layout.size();
+                q.layout = ring().layout(size, ram.allocate(ring().bytes(size), 16));
+            }
+        }
         List<QueueLayout> layouts = new ArrayList<>();
         for (RequestQueue q : queues) {
             q.ring = rings.createDriverQueue(memory, q.layout, features, q.indirectArea, q.maxIndirect);

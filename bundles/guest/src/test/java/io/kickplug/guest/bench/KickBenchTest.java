@@ -21,6 +21,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code kp:bench kick} through Gogo's parser on the real stack, with short runs: what it prints and that it
@@ -42,11 +43,11 @@ class KickBenchTest {
             engine.locks().reset();
         }
     };
-    private GogoShell shell;
+    @RegisterExtension
+    final GogoShell shell = new GogoShell();
 
     @BeforeEach
     void setUp() {
-        shell = new GogoShell();
         NotificationControl notifications = registry;
         shell.add("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats,
                 notifications), "bench");
@@ -54,7 +55,6 @@ class KickBenchTest {
 
     @AfterEach
     void tearDown() {
-        shell.close();
         registry.close();
     }
 

@@ -23,11 +23,12 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code kp:bench seeds --runtime 0.2} end to end through Gogo's parser on the real device, transport and
+ * {@code kp:bench seeds --runtime 0.02 --clock virtual --charging model} end to end through Gogo's parser on the real device, transport and
  * guest engine: every seed's lines are there, the JSON file parses back, the temporary disks are gone. No
  * figure is asserted (the host is shared and noisy).
  *
@@ -56,7 +57,8 @@ class SeedsBenchTest {
     private final NotifierRegistry notifiers = new NotifierRegistry();
     private final DiskRegistry registry = InProcessHost.registry(notifiers);
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
-    private GogoShell shell;
+    @RegisterExtension
+    final GogoShell shell = new GogoShell();
     private SeedsBench bench;
 
     @BeforeEach
@@ -80,22 +82,23 @@ class SeedsBenchTest {
         };
         NotificationControl notifications = registry;
         bench = new SeedsBench(disks, new VirtqueueFactoryComponent(), engine, lockStats, notifications);
-        shell = new GogoShell();
         shell.add("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats,
                 notifications), "bench");
     }
 
     @AfterEach
     void tearDown() {
-        shell.close();
         registry.close();
     }
 
     @Test
-    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    @Timeout(value = 400, unit = TimeUnit.SECONDS)
     void everySeedReportsItsPointsBesideThePublishedFigureAndTheJsonParsesBack(@TempDir Path dir) throws Exception {
         Path json = dir.resolve("sub/seeds.json");
-        String out = (String) shell.run("kp:bench seeds --runtime 0.2 --json " + json);
+        Path html = dir.resolve("seeds.html");
+        // Virtual time charged by the model only: the same figures on any host, and fast.
+        String out = (String) shell.run("kp:bench seeds --runtime 0.02 --clock virtual --charging model --json " + json
+                + " --html " + html);
         for (String id : List.of("000", "001", "002", "003", "004")) {
             assertTrue(out.contains("\nseed " + id + ": "), id + "\n" + out);
         }
@@ -105,15 +108,19 @@ class SeedsBenchTest {
         // Points: 000 two policies at three exit costs, 001 two, 002 three strategies at two depths, 003 two,
         // 004 three lock kinds; each states its parameters.
         List<String> points = out.lines().filter(l -> l.contains(" | vcpus ")).toList();
-        assertEquals(6 + 2 + 6 + 2 + 3, points.size(), out);
+        assertEquals(8 + 2 + 6 + 2 + 3, points.size(), out);
         for (String p : points) {
             for (String param : List.of("numjobs ", "iodepth ", "bs 4k", "rw ", "queues ", "iothreads ", "exit ",
-                    "inject ", "backend ", "runtime 0.200s")) {
+                    "inject ", "backend ", "runtime 0.020s")) {
                 assertTrue(p.contains(param), param + " missing in: " + p);
             }
             assertTrue(p.contains("| IOPS "), p);
         }
-        assertTrue(out.contains("  under-lock exit 50us "), out);
+        assertTrue(out.contains("  under-lock exit 50us ioeventfd off "), out);
+        assertTrue(out.contains("  outside-lock exit 50us ioeventfd on "), out);
+        assertEquals(5, out.lines().filter(l -> l.startsWith("  clock:     virtual time (model charging, seed 1; "
+                + "--clock virtual)")).count(), out);
+        assertTrue(Files.readString(html).contains("<svg "), "the HTML report was written");
         assertTrue(out.contains("  defer-call iodepth 64 "), out);
         assertTrue(out.contains("  hipri=1 "), out);
         assertTrue(out.contains("  sharded "), out);
@@ -151,9 +158,11 @@ class SeedsBenchTest {
             assertTrue(s.get("direction_matches").isBoolean(), s.toString());
             assertEquals(s.get("direction_matches").asBoolean() ? "matches" : "differs", s.get("verdict").asText());
             assertTrue(s.get("published_figures").size() > 0, s.toString());
+            assertTrue(s.get("magnitude_ratio").isNumber(), s.toString());
+            assertTrue(s.get("within_2x").isBoolean(), s.toString());
             assertTrue(s.get("measured_figures").size() > 0, s.toString());
             for (JsonNode p : s.get("points")) {
-                assertEquals("0.200s", p.get("params").get("runtime").asText());
+                assertEquals("0.020s", p.get("params").get("runtime").asText());
                 assertTrue(p.get("figures").get("IOPS").asDouble() > 0, "every point completed requests: " + p);
             }
         }

@@ -72,8 +72,22 @@ class SeedsReportTest {
         assertEquals("--json needs a value", parseError("--json"));
         assertEquals("--json needs a file name", parseError("--json", " "));
         assertEquals("--runtime is given twice", parseError("--runtime", "1", "--runtime", "2"));
-        assertEquals("unknown option --iodepth (expected --runtime or --json)", parseError("--iodepth", "4"));
-        assertEquals("unexpected argument 'fast' (expected --runtime S or --json FILE)", parseError("fast"));
+        assertEquals("unknown option --iodepth (expected --runtime, --json, --html, --clock, --charging or --seed)",
+                parseError("--iodepth", "4"));
+        assertEquals("unexpected argument 'fast' (expected --runtime S, --json FILE, --html FILE, --clock "
+                + "auto|real|virtual, --charging measured|model or --seed N)", parseError("fast"));
+        SeedsBench.Options o = SeedsBench.Options.parse(List.of("--clock", "virtual", "--charging=model", "--seed",
+                "7", "--html", "r.html"));
+        assertEquals("virtual", o.clock());
+        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MODEL, o.charging());
+        assertEquals(7, o.seed());
+        assertEquals(Path.of("r.html"), o.html());
+        assertEquals("auto", SeedsBench.Options.parse(List.of()).clock());
+        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, SeedsBench.Options.parse(List.of())
+                .charging());
+        assertEquals("--clock must be auto, real or virtual: 'fast'", parseError("--clock", "fast"));
+        assertEquals("unknown charging 'cpu' (expected measured or model)", parseError("--charging", "cpu"));
+        assertEquals("--seed must be an integer: 'x'", parseError("--seed", "x"));
     }
 
     private static String parseError(String... args) {
@@ -111,7 +125,7 @@ class SeedsReportTest {
         measured.put("ratio", figure);
         return new SeedResult(id, "title " + id, "14K -> 34K IOPS", Map.of("ratio", 2.43), "rule " + id,
                 List.of(new SeedResult.Point("under-lock", params, f)), "ratio 1.10", measured, matches,
-                List.of("a \"quoted\"\nnote\twith\\ escapes"));
+                List.of("a \"quoted\"\nnote\twith\\ escapes")).with(figure / 2.43, "virtual time (x)");
     }
 
     @Test
@@ -120,14 +134,17 @@ class SeedsReportTest {
                 200_000_000L, 2, "/tmp/x.json");
         assertTrue(out.startsWith("kp:bench seeds: the five source experiments, 0.200s per point; host CPUs 2; host load"
                 + " not measured (2 cores for up to 8 vCPUs; compare directions, not sizes)\n"), out);
-        assertTrue(out.contains("\nseed 000: title 000\n  published: 14K -> 34K IOPS\n"), out);
+        assertTrue(out.contains("\nseed 000: title 000\n  published: 14K -> 34K IOPS\n  clock:     virtual time (x)\n"),
+                out);
         assertTrue(out.contains("  under-lock | vcpus 4, numjobs 4, iodepth 64, bs 4k, rw randread, ioengine libaio,"
                 + " queues 1, iothreads 1, exit 10us, inject 2us, backend memory, runtime 3s, kick under-lock"
                 + " | IOPS 12345, irqs/req 0.1235, hold-max-us 1.10\n"), out);
-        assertTrue(out.contains("  measured:  ratio 1.10\n  direction: matches (rule 000)\n"), out);
+        assertTrue(out.contains("  measured:  ratio 1.10\n  direction: matches (rule 000)\n  magnitude: 0.45x the published "
+                + "effect, NOT within 2x\n"), out);
         assertTrue(out.contains("hold-max-us n/a"), out);
         assertTrue(out.contains("  direction: DOES NOT match (rule 004)\n"), out);
-        assertTrue(out.contains("\nsummary\n  seed 000  matches   ratio 1.10\n  seed 004  differs   ratio 1.10\n"), out);
+        assertTrue(out.contains("\nsummary\n  seed 000  matches   0.45x off >2x           ratio 1.10\n"
+                + "  seed 004  differs   magnitude n/a           ratio 1.10\n"), out);
         assertTrue(out.endsWith("JSON: /tmp/x.json\n"), out);
         assertEquals("+9.0%", SeedsFormat.percent(9));
         assertEquals("-93.3%", SeedsFormat.percent(-93.28));
@@ -145,7 +162,7 @@ class SeedsReportTest {
                 + " 3.50 -> 3.90 (1 min) (a shared host (other processes used 0.70 cores); 2 cores for up to 8 vCPUs;"
                 + " compare directions, not sizes)\n"), shared);
         assertTrue(shared.contains("  direction: not run (rule 002)\n"), shared);
-        assertTrue(shared.contains("\n  seed 002  not run   ratio 1.10\n"), shared);
+        assertTrue(shared.contains("\n  seed 002  not run   magnitude n/a           ratio 1.10\n"), shared);
         String idle = SeedsFormat.format(List.of(), 1_000_000_000L, new HostLoad(16, 8.1, 8.0, 0.5, 7.0), null);
         assertTrue(idle.contains("other processes 0.10 (/proc/stat); load average 0.50 -> 7.00 (1 min) (no other load"
                 + " measured (under 0.25 cores); sizes comparable between runs on this host)\n"), idle);
@@ -194,8 +211,40 @@ class SeedsReportTest {
         assertEquals(12345.4, point.get("figures").get("IOPS").asDouble(), 1e-9);
         assertEquals(0.123456, point.get("figures").get("irqs/req").asDouble(), 1e-12);
         assertEquals(3, point.get("figures").size());
+        assertEquals(1.1 / 2.43, s0.get("magnitude_ratio").asDouble(), 1e-12);
+        assertFalse(s0.get("within_2x").asBoolean(), "0.45x is off by more than 2x");
+        assertTrue(seeds.get(1).get("magnitude_ratio").isNull());
+        assertTrue(seeds.get(1).get("within_2x").isNull());
+        assertEquals("virtual time (x)", s0.get("clock").asText());
         // No seeds at all is still a document.
         assertEquals(0, new ObjectMapper().readTree(SeedsJson.write(List.of(), 1, 1, "t")).get("seeds").size());
+    }
+
+    /** Within 2x: same direction and between half and twice the published effect, bounds included. */
+    @Test
+    void withinTwoXNeedsTheDirectionAndAFactorOfTwo() {
+        assertTrue(sample("000", true, 2.43 * 2).withinTwoX());
+        assertTrue(sample("000", true, 2.43 / 2).withinTwoX());
+        assertFalse(sample("000", true, 2.43 * 2.01).withinTwoX());
+        assertFalse(sample("000", true, -2.43).withinTwoX(), "the opposite direction is never within 2x");
+        assertNull(sample("000", null, 2.43).withinTwoX(), "not run");
+    }
+
+    /** The HTML page is one self-contained document: inline SVG bars, no script, no external reference. */
+    @Test
+    void theHtmlReportIsSelfContainedWithBarsPerSeed() {
+        String html = SeedsHtml.write(List.of(sample("000", true, 1.1), sample("001", true, -80)), 200_000_000L,
+                new HostLoad(2, 1.9, 1.2, 3.5, 3.9), "t<0>");
+        assertTrue(html.startsWith("<!DOCTYPE html>"), html);
+        assertTrue(html.endsWith("</html>\n"), html);
+        assertEquals(4, html.split("<svg ", -1).length - 1, "published vs measured and IOPS bars per seed");
+        assertFalse(html.contains("<script"), html);
+        assertFalse(html.contains("src="), html);
+        assertFalse(html.replace("http://www.w3.org/2000/svg", "").contains("http"), "nothing fetched");
+        assertTrue(html.contains("Started t&lt;0&gt;"), "text is escaped");
+        assertTrue(html.contains(">1.43</text>"), "the published gain (2.43x - 1): " + html);
+        assertTrue(html.contains(">-80.00</text>") || html.contains(">-80.0</text>") || html.contains("-80.00"), html);
+        assertTrue(html.contains("<td class=\"ok\">matches</td>"), html);
     }
 
     @Test

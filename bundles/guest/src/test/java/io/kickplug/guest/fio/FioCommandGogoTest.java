@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** kp:fio through Gogo's own parser and argument coercion, on a real attached memory disk. */
@@ -23,19 +24,18 @@ class FioCommandGogoTest {
 
     private final DiskRegistry registry = InProcessHost.registry();
     private final DiskManager disks = registry;
-    private GogoShell shell;
+    @RegisterExtension
+    final GogoShell shell = new GogoShell();
 
     @BeforeEach
     void setUp() {
         registry.attach(DiskSpec.memory("d1", 4L << 20));
-        shell = new GogoShell();
         shell.add("kp", new FioCommand(disks, new VirtqueueFactoryComponent(),
                 StandardGuestEngine.standalone()), "fio");
     }
 
     @AfterEach
     void tearDown() {
-        shell.close();
         registry.close();
     }
 

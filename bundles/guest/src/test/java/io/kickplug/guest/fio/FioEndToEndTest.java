@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kickplug.blk.testkit.ForwardingBackend;
 import io.kickplug.api.blk.BackendFactory;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.BlockBackend;
@@ -56,48 +57,14 @@ class FioEndToEndTest {
         public BlockBackend open(BackendSpec spec) throws IOException {
             BlockBackend real = inner.open(spec);
             backend = real;
-            return new BlockBackend() {
-                @Override
-                public String kind() {
-                    return real.kind();
-                }
-
-                @Override
-                public long size() {
-                    return real.size();
-                }
-
-                @Override
-                public boolean readOnly() {
-                    return real.readOnly();
-                }
-
-                @Override
-                public boolean blocking() {
-                    return real.blocking();
-                }
-
+            // Forwards everything; a read of the victim offset first corrupts one byte behind the device's back.
+            return new ForwardingBackend(real) {
                 @Override
                 public void read(long offset, ByteBuffer[] dst) throws IOException {
                     if (offset == victim && armed.compareAndSet(true, false)) {
                         flipByte(offset + 100);
                     }
-                    real.read(offset, dst);
-                }
-
-                @Override
-                public void write(long offset, ByteBuffer[] src) throws IOException {
-                    real.write(offset, src);
-                }
-
-                @Override
-                public void flush() throws IOException {
-                    real.flush();
-                }
-
-                @Override
-                public void close() throws IOException {
-                    real.close();
+                    super.read(offset, dst);
                 }
             };
         }

@@ -5,12 +5,15 @@ import java.io.ByteArrayOutputStream;
 import org.apache.felix.gogo.runtime.CommandProcessorImpl;
 import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
 import org.apache.felix.service.command.CommandSession;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Gogo's own parser and argument coercion in a test, without a framework: register command objects, then
- * {@link #run} lines as a user types them. Close it after the test.
+ * {@link #run} lines as a user types them. As a JUnit extension ({@code @RegisterExtension final GogoShell shell =
+ * new GogoShell();}) it closes itself after each test; otherwise close it after the test.
  */
-public final class GogoShell implements AutoCloseable {
+public final class GogoShell implements AutoCloseable, AfterEachCallback {
 
     private final ThreadIOImpl threadIo = new ThreadIOImpl();
     private final CommandProcessorImpl processor;
@@ -41,6 +44,11 @@ public final class GogoShell implements AutoCloseable {
     /** What the commands printed so far. */
     public String output() {
         return out.toString();
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        close();
     }
 
     @Override

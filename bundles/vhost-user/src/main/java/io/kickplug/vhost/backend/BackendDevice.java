@@ -6,7 +6,9 @@ import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.GuestFaultException;
+import io.kickplug.api.virtio.KickDescriptors;
 import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.api.virtio.VirtqueueFactory;
@@ -41,18 +43,30 @@ import java.util.concurrent.atomic.AtomicLong;
  * is wrapped in an {@link InflightQueue} that records taken and used heads, and a start first recovers the
  * area as libvhost-user does, resubmitting heads an earlier back-end took and never used.
  *
- * <p>Threading: the mutators run on the connection's message thread only; kicks arrive on the
- * {@link KickPoller} thread; {@link #usedBuffer} and {@link #deviceError} on I/O threads.
+ * <p>Kicks (issue 12): a device that waits on kick descriptors itself ({@link VirtioDevice#waitsOnKickDescriptors()},
+ * Kickplug's block device on its event-loop I/O threads) gets the running queues' kick descriptors with each
+ * activation, and its I/O threads poll them with {@link JunixDescriptorPoller}: one wake-up per kick, as in
+ * QEMU's AioContext. The device holds them only between activation and reset, so a kick descriptor is
+ * replaced or closed only while the device is stopped. Any other device gets kicks from a {@link KickPoller}
+ * thread through {@link VirtioDevice#queueNotify(int)}.
+ *
+ * <p>Threading: the mutators run on the connection's message thread only; kicks arrive on the device's I/O
+ * threads (or the {@link KickPoller} thread); {@link #usedBuffer} and {@link #deviceError} on I/O threads.
  */
 final class BackendDevice implements DeviceSignals, Closeable {
 
     private static final Logger LOG = System.getLogger(BackendDevice.class.getName());
+    /** The debug log shows this many kicks and calls of each queue after each start, then every 10,000th. */
+    private static final long DEBUG_EVENTS = 200;
 
     private final String name;
     private final VirtioDevice device;
     private final VirtqueueFactory queueFactory;
     private final GuestMemoryFactory memoryFactory;
+    /** Reads the kicks when the device does not wait on them itself; {@code null} otherwise. */
     private final KickPoller poller;
+    /** Kicks the device's I/O threads read (when {@link #poller} is {@code null}). */
+    private final AtomicLong kicksRead = new AtomicLong();
     private final Vring[] rings;
     private final MemoryTable memoryTable = new MemoryTable();
     private GuestMemory memory;
@@ -90,16 +104,26 @@ final class BackendDevice implements DeviceSignals, Closeable {
             rings[i] = new Vring(i);
         }
         this.runningQueues = new boolean[rings.length];
-        this.poller = new KickPoller("kickplug-vhost-" + name + "-kick", this::kicked);
+        this.poller = device.waitsOnKickDescriptors() ? null
+                : new KickPoller("kickplug-vhost-" + name + "-kick", this::kicked);
     }
 
     int queueCount() {
         return rings.length;
     }
 
-    /** Virtio features offered: the device's plus VHOST_USER_F_PROTOCOL_FEATURES. */
+    /**
+     * Virtio features offered: the device's plus VHOST_USER_F_PROTOCOL_FEATURES, and VIRTIO_F_RING_PACKED when the
+     * packed ring bundle is there (the front-end decides: QEMU's {@code packed=on} property).
+     */
     long offeredFeatures() {
-        return device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES;
+        return device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES
+                | (queueFactory.supports(RingFormat.PACKED) ? VirtioFeatures.RING_PACKED : 0);
+    }
+
+    /** Whether the front-end acked VIRTIO_F_RING_PACKED: the rings are packed (VIRTIO 1.2 section 2.8). */
+    boolean packed() {
+        return (ackedFeatures & VirtioFeatures.RING_PACKED) != 0;
     }
 
     // Features.
@@ -194,12 +218,20 @@ final class BackendDevice implements DeviceSignals, Closeable {
         reconcile();
     }
 
-    /** SET_VRING_BASE with a checked 16-bit index. */
+    /**
+     * SET_VRING_BASE, checked by the caller. Split: the 16-bit available index; the used index is read from the
+     * used ring at start. Packed (vhost-user.rst): bits 0-14 the next descriptor, bit 15 the avail wrap counter,
+     * bits 16-30 the next used descriptor, bit 31 the used wrap counter; a front-end that sends only the low
+     * half (upper half 0) means the used position equals the available one.
+     */
     void setRingBase(int index, int base) {
         Vring r = rings[index];
         stopIfRunning(r);
-        r.nextAvail = base;
+        r.nextAvail = base & 0xffff;
         r.nextUsed = -1;
+        if (packed()) {
+            r.nextUsed = (base >>> 16) != 0 ? base >>> 16 : base & 0xffff;
+        }
         reconcile();
     }
 
@@ -210,15 +242,29 @@ final class BackendDevice implements DeviceSignals, Closeable {
             throw new Refused("queue " + r.index + " addresses given before any memory region");
         }
         int size = r.num > 0 ? r.num : device.maxQueueSize();
-        checkRingPart(r, "descriptor table", desc, QueueLayout.descTableBytes(size));
-        checkRingPart(r, "available ring", avail, QueueLayout.availRingBytes(size));
-        checkRingPart(r, "used ring", used, QueueLayout.usedRingBytes(size));
+        checkRingPart(r, "descriptor table", desc, descBytes(size));
+        checkRingPart(r, packed() ? "driver event suppression" : "available ring", avail, availBytes(size));
+        checkRingPart(r, packed() ? "device event suppression" : "used ring", used, usedBytes(size));
         stopIfRunning(r);
         r.descUser = desc;
         r.availUser = avail;
         r.usedUser = used;
         r.addressesSet = true;
         reconcile();
+    }
+
+    // Sizes of the three ring parts in the acked format (sections 2.7 and 2.8: for a packed ring the descriptor
+    // ring and the two 4-byte event suppression structures; SET_VRING_ADDR carries them in the same fields).
+    private long descBytes(int size) {
+        return packed() ? 16L * size : QueueLayout.descTableBytes(size);
+    }
+
+    private long availBytes(int size) {
+        return packed() ? RingFormat.EVENT_SUPPRESSION_BYTES : QueueLayout.availRingBytes(size);
+    }
+
+    private long usedBytes(int size) {
+        return packed() ? RingFormat.EVENT_SUPPRESSION_BYTES : QueueLayout.usedRingBytes(size);
     }
 
     private void checkRingPart(Vring r, String what, long uva, long length) throws Refused {
@@ -232,9 +278,15 @@ final class BackendDevice implements DeviceSignals, Closeable {
     void setKick(int index, FileDescriptor fd) {
         Vring r = rings[index];
         FileDescriptor old = r.kick;
+        if (poller == null && old != null) {
+            // The device's I/O threads watch the old descriptor while it runs: stop it before closing that one.
+            stopIfRunning(r);
+        }
         r.kick = fd;
-        // register() returns once the poll thread uses the new descriptor, so the old one may be closed.
-        poller.register(r.index, fd);
+        if (poller != null) {
+            // register() returns once the poll thread uses the new descriptor, so the old one may be closed.
+            poller.register(r.index, fd);
+        }
         if (old != null) {
             Fds.close(old);
         }
@@ -250,14 +302,43 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
     }
 
-    /** SET_VRING_CALL; a null {@code fd} is NOFD: the driver polls this queue. */
+    /**
+     * SET_VRING_CALL; a null {@code fd} is NOFD: the driver polls this queue.
+     *
+     * <p>No notification is lost to the replacement. An I/O thread that signals the old descriptor after it
+     * closed here finds the new one ({@link #usedBuffer}). And when the old one was signalled at all, the new one
+     * is signalled once too, as the front-end may not have passed those on: QEMU connects with its
+     * <em>masked</em> notifier as each ring's call descriptor (vhost_virtqueue_init) and later sends the guest's
+     * notifier without looking at what reached the masked one; upstream's vhost_user_blk_start does so only
+     * after it started the rings, so a completion in between (a request pending at a reconnect, or one a stop
+     * completed) would never interrupt the guest, and with EVENT_IDX no later completion would either
+     * ({@code used_event} stays behind). (QEMU 7.2.22 as packaged here sends the guest's notifier before the
+     * rings start; BackendCrashIT's debug log shows the order.) libvhost-user signals every new call descriptor
+     * for the same reason ("in case of I/O hang after reconnecting"); a spurious notification is harmless: the
+     * driver reads the used ring and finds nothing new.
+     */
     void setCall(int index, FileDescriptor fd) {
         Vring r = rings[index];
         EventFd old = r.call;
-        r.call = fd == null ? null : new EventFd("call of queue " + r.index, fd);
+        EventFd fresh = fd == null ? null : new EventFd("call of queue " + r.index, fd);
+        // Published before the old one closes: an I/O thread whose signal finds the old one closed then
+        // finds this one (usedBuffer).
+        r.call = fresh;
         r.callNoFd = fd == null;
+        if (LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + index + " call " + (fd == null ? "NOFD" : "set")
+                    + (r.view != null ? " while running" : "") + (old != null ? ", replacing one signalled "
+                    + old.signals() + " times" : "") + "; " + ringState(r));
+        }
         if (old != null) {
-            old.close();
+            old.close(); // serialised with signal(): the count below is final
+            if (fresh != null && old.signals() > 0) {
+                LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": queue " + index + " new call descriptor signalled"
+                        + " once for the " + old.signals() + " notifications of the one it replaces");
+                if (fresh.signal()) {
+                    interrupts.incrementAndGet();
+                }
+            }
         }
     }
 
@@ -285,7 +366,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
         r.started = false;
         if (r.kick != null) {
-            poller.unregister(r.index);
+            unregisterKick(r);
             Fds.close(r.kick);
             r.kick = null;
         }
@@ -295,9 +376,10 @@ final class BackendDevice implements DeviceSignals, Closeable {
         if (call != null) {
             call.close();
         }
-        int nextAvail = r.nextAvail;
+        // Packed: the used position and its wrap counter in the upper half, as SET_VRING_BASE takes them back.
+        int base = packed() && r.nextUsed >= 0 ? r.nextAvail | r.nextUsed << 16 : r.nextAvail;
         reconcile();
-        return nextAvail;
+        return base;
     }
 
     // Inflight I/O tracking.
@@ -339,17 +421,30 @@ final class BackendDevice implements DeviceSignals, Closeable {
             return;
         }
         runningQueues = new boolean[rings.length];
+        int[] usedBefore = LOG.isLoggable(Level.DEBUG) ? publishedUsed() : null;
+        boolean clean;
         try {
             device.reset();
             // A reset that gave up waiting leaves a request that may still write guest memory.
-            resetsClean &= device.quiescent();
+            clean = device.quiescent();
         } catch (RuntimeException e) {
-            resetsClean = false;
+            clean = false;
             LOG.log(Level.ERROR, "vhost-user " + name + ": device reset failed", e);
         }
+        resetsClean &= clean;
         running = false;
         for (Vring r : rings) {
             if (r.view != null) {
+                if (clean) {
+                    notifyCompletedByStop(r);
+                }
+                if (LOG.isLoggable(Level.DEBUG)) {
+                    LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + r.index + " stopped at available index "
+                            + r.view.nextAvail() + ", used index " + r.view.nextUsed() + " after " + r.kicksSinceStart
+                            + " kicks and " + r.callsSinceStart + " calls" + (usedBefore[r.index] < 0 ? ""
+                            : ", the reset completed " + ((r.view.nextUsed() - usedBefore[r.index]) & 0xffff)
+                            + " requests") + "; " + ringState(r));
+                }
                 r.nextAvail = r.view.nextAvail();
                 r.nextUsed = r.view.nextUsed();
                 if (r.view instanceof InflightQueue iq && iq.resubmitPending() > 0) {
@@ -359,6 +454,34 @@ final class BackendDevice implements DeviceSignals, Closeable {
                 }
                 r.view = null;
             }
+        }
+    }
+
+    /**
+     * Makes the notification decision the device reset skipped. The reset completes the requests in flight
+     * into the used ring, but a stopping queue takes no more notification decisions (its channel closes before
+     * the reset waits for them), which is right for a virtio reset: the driver reset the device and expects
+     * nothing. A vhost-user stop is none: the guest's driver keeps running (the front-end stops the rings to
+     * change the memory table, to enable another queue, or because this back-end's export ends at a bundle
+     * update and QEMU reconnects to the next one) and waits for an interrupt for each request it handed over.
+     * Without one, a driver whose requests on the queue were all among those completed by the stop waits for
+     * ever, as nothing is left to complete after the restart (issue 11: BackendCrashIT's guest stalled after
+     * {@code felix:update io.kickplug.blk}). So notify now, as VIRTIO 1.2 section 2.7.7.2 says (EVENT_IDX: the
+     * used index passed {@code used_event}; else unless NO_INTERRUPT), on the call descriptor the front-end
+     * still watches. Only after a reset that left no I/O thread in the queue, which is then confined to this
+     * (the message) thread; the reset's wait for the requests orders their pushes before this.
+     */
+    private void notifyCompletedByStop(Vring r) {
+        try {
+            if (r.view.needsNotification()) {
+                LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": queue " + r.index
+                        + " notifies the requests its stop completed");
+                usedBuffer(r.index);
+            }
+        } catch (GuestFaultException e) {
+            // A ring broken by the guest: the next start refuses it and signals the error descriptor.
+            LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": queue " + r.index + " not notified after its stop: "
+                    + e.getMessage());
         }
     }
 
@@ -406,6 +529,14 @@ final class BackendDevice implements DeviceSignals, Closeable {
             }
             try {
                 r.view = createView(r, features);
+                r.kicksSinceStart.set(0);
+                r.callsSinceStart.set(0);
+                if (LOG.isLoggable(Level.DEBUG)) {
+                    LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + r.index + " starts at available index "
+                            + r.view.nextAvail() + ", used index " + r.view.nextUsed() + " (features 0x"
+                            + Long.toHexString(features) + ", call " + (r.callNoFd ? "NOFD" : r.call == null ? "none"
+                            : "set") + "); " + ringState(r));
+                }
                 views.set(r.index, r.view);
                 runningNow[r.index] = true;
             } catch (Refused | GuestFaultException e) {
@@ -418,6 +549,17 @@ final class BackendDevice implements DeviceSignals, Closeable {
             return;
         }
         List<DeviceQueue> list = Collections.unmodifiableList(views);
+        KickDescriptors kicks = null;
+        if (poller == null) {
+            List<FileDescriptor> fds = new ArrayList<>(Collections.nCopies(rings.length, (FileDescriptor) null));
+            for (Vring r : rings) {
+                if (runningNow[r.index]) {
+                    fds.set(r.index, r.kick);
+                }
+            }
+            kicks = new KickDescriptors(Collections.unmodifiableList(fds), JunixDescriptorPoller.INSTANCE,
+                    q -> kicksRead.incrementAndGet());
+        }
         // Publish the running set before activating: a kick that arrives from now on reaches the device.
         // Published after activate(), a kick landing between the activation's look at every queue and the
         // publication was dropped, and a request the driver added after that look waited forever (issue 13:
@@ -425,7 +567,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         // device before activate() sets its queues is harmless: the activation looks at every queue after it.
         runningQueues = runningNow;
         try {
-            device.activate(new DeviceActivation(features, memory, list, this));
+            device.activate(new DeviceActivation(features, memory, list, this, kicks));
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "vhost-user " + name + ": device activation failed", e);
             try {
@@ -446,11 +588,24 @@ final class BackendDevice implements DeviceSignals, Closeable {
     }
 
     private DeviceQueue createView(Vring r, long features) throws Refused {
-        long desc = translate(r.descUser, "descriptor table", QueueLayout.descTableBytes(r.num));
-        long avail = translate(r.availUser, "available ring", QueueLayout.availRingBytes(r.num));
-        long used = translate(r.usedUser, "used ring", QueueLayout.usedRingBytes(r.num));
+        long desc = translate(r.descUser, "descriptor table", descBytes(r.num));
+        long avail = translate(r.availUser, "available ring", availBytes(r.num));
+        long used = translate(r.usedUser, "used ring", usedBytes(r.num));
         QueueLayout layout = new QueueLayout(r.num, desc, avail, used);
+        r.availGpa = avail;
+        r.usedGpa = used;
         int nextUsed = r.nextUsed;
+        if ((features & VirtioFeatures.RING_PACKED) != 0) {
+            // The packed ring keeps no index in memory: both positions come from SET_VRING_BASE (or the last
+            // stop). The inflight area's packed layout (libvhost-user's DescStatePacked) is not kept: requests
+            // in flight when a back-end dies are not resubmitted on a packed ring.
+            if (inflight != null) {
+                LOG.log(Level.INFO, "vhost-user " + name + ": queue " + r.index + " is packed; inflight I/O "
+                        + "tracking covers split rings only");
+            }
+            return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail,
+                    nextUsed >= 0 ? nextUsed : r.nextAvail);
+        }
         InflightRegion area = inflight;
         if (area != null && r.index < area.queueCount()) {
             if (r.num > area.queueSize()) {
@@ -458,7 +613,10 @@ final class BackendDevice implements DeviceSignals, Closeable {
                         + area.queueSize());
             }
             int usedIdx = memory.readU16(used + 2) & 0xffff;
-            InflightQueue.Recovery rec = InflightQueue.recover(area.queue(r.index), usedIdx, r.num);
+            int num = r.num;
+            // The head of used entry i: its id, the first 32-bit field of the used element (section 2.7.8).
+            InflightQueue.Recovery rec = InflightQueue.recover(area.queue(r.index), usedIdx, num,
+                    i -> memory.readU32(used + 4 + 8L * (i % num)));
             if (!rec.fresh() && rec.nextAvail() != r.nextAvail) {
                 LOG.log(Level.INFO, "vhost-user " + name + ": queue " + r.index + " continues at available index "
                         + rec.nextAvail() + " (used " + usedIdx + " + " + rec.resubmit().size()
@@ -492,6 +650,42 @@ final class BackendDevice implements DeviceSignals, Closeable {
                     uva, length));
         }
         return gpa;
+    }
+
+    /**
+     * The ring's indices in guest memory, for the debug log: avail flags/idx/used_event, used flags/idx/avail_event.
+     * Plain reads from the message thread while an I/O thread may write: a snapshot, not a synchronised view.
+     */
+    private String ringState(Vring r) {
+        GuestMemory m = memory;
+        if (m == null || r.availGpa < 0 || r.num == 0) {
+            return "ring not mapped";
+        }
+        try {
+            int n = r.num;
+            return String.format("avail flags %d idx %d used_event %d; used flags %d idx %d avail_event %d",
+                    m.readU16(r.availGpa) & 0xffff, m.readU16(r.availGpa + 2) & 0xffff,
+                    m.readU16(r.availGpa + 4 + 2L * n) & 0xffff, m.readU16(r.usedGpa) & 0xffff,
+                    m.readU16(r.usedGpa + 2) & 0xffff, m.readU16(r.usedGpa + 4 + 8L * n) & 0xffff);
+        } catch (RuntimeException e) {
+            return "ring not readable: " + e.getMessage();
+        }
+    }
+
+    /** Per running ring, used.idx as guest memory holds it now (a snapshot for the debug log), else -1. */
+    private int[] publishedUsed() {
+        int[] out = new int[rings.length];
+        for (Vring r : rings) {
+            out[r.index] = -1;
+            if (r.view != null && memory != null && r.usedGpa >= 0) {
+                try {
+                    out[r.index] = memory.readU16(r.usedGpa + 2) & 0xffff;
+                } catch (RuntimeException e) {
+                    // leave -1
+                }
+            }
+        }
+        return out;
     }
 
     private static String describe(boolean[] set) {
@@ -539,9 +733,16 @@ final class BackendDevice implements DeviceSignals, Closeable {
         MappingRelease.release(name, resetsClean && !running, regions, area);
     }
 
+    /** The kick poller (if any) stops watching the ring's kick; the device's I/O threads do once it is reset. */
+    private void unregisterKick(Vring r) {
+        if (poller != null) {
+            poller.unregister(r.index);
+        }
+    }
+
     private void closeRing(Vring r) {
         if (r.kick != null) {
-            poller.unregister(r.index);
+            unregisterKick(r);
             Fds.close(r.kick);
             r.kick = null;
         }
@@ -563,6 +764,13 @@ final class BackendDevice implements DeviceSignals, Closeable {
         // runningQueues is published (volatile) before the device is activated (start()), so a kick that
         // passes this check after the activation looked at the rings reaches the device.
         boolean[] q = runningQueues;
+        if (LOG.isLoggable(Level.DEBUG) && queue < rings.length) {
+            long n = rings[queue].kicksSinceStart.incrementAndGet();
+            if (n <= DEBUG_EVENTS || n % 10_000 == 0) {
+                LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + queue + " kick " + n + (queue < q.length
+                        && q[queue] ? "" : " (queue not running)") + (needsReset ? " (needs reset)" : ""));
+            }
+        }
         if (!needsReset && queue < q.length && q[queue]) {
             device.queueNotify(queue);
         }
@@ -577,8 +785,21 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
         EventFd call = rings[queueIndex].call;
         // A queue set up with NOFD (a Linux poll queue) is never notified: the driver polls its used ring.
-        if (call != null && call.signal()) {
+        boolean sent = call != null && call.signal();
+        if (!sent && call != null && call.isClosed()) {
+            // SET_VRING_CALL replaced it meanwhile (the new one was published before this one closed).
+            EventFd now = rings[queueIndex].call;
+            sent = now != null && now != call && now.signal();
+        }
+        if (sent) {
             interrupts.incrementAndGet();
+        }
+        if (LOG.isLoggable(Level.DEBUG)) {
+            long n = rings[queueIndex].callsSinceStart.incrementAndGet();
+            if (n <= DEBUG_EVENTS || n % 10_000 == 0) {
+                LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + queueIndex + " call " + n
+                        + (sent ? "" : call == null ? " not sent (no call descriptor)" : " not sent (closed)"));
+            }
         }
     }
 
@@ -647,7 +868,9 @@ final class BackendDevice implements DeviceSignals, Closeable {
             for (Vring r : rings) {
                 closeRing(r);
             }
-            poller.close();
+            if (poller != null) {
+                poller.close();
+            }
             BackendChannel c = backendChannel;
             backendChannel = null;
             if (c != null) {
@@ -671,7 +894,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
             }
         }
         return new SessionStatus(owner, ackedFeatures, protocolFeatures, memoryRegions, memoryBytes,
-                runningCount, nofd.toString(), messages, refusals, poller.kicksSeen(), interrupts.get(),
+                runningCount, nofd.toString(), messages, refusals, poller != null ? poller.kicksSeen() : kicksRead.get(), interrupts.get(),
                 activations.get(), needsReset, lastRefusal);
     }
 }

@@ -55,6 +55,10 @@ final class EventFd {
         return signals;
     }
 
+    synchronized boolean isClosed() {
+        return closed;
+    }
+
     synchronized void close() {
         if (!closed) {
             closed = true;

@@ -14,6 +14,13 @@ import java.util.List;
  * vu_queue_inflight_get / _pre_put / _post_put) and, after a back-end restart, first hands out the chains the
  * previous back-end took and never used, oldest first (vu_check_queue_inflights). Confined to the queue's
  * I/O thread like the queue it wraps.
+ *
+ * <p>Batches (issue 12): {@link #pushUsedBatched} writes the used element and leaves the head marked in flight;
+ * {@link #publishUsed} publishes the ring's used index once (release), then clears the batch's flags and records
+ * the used index in the area. A back-end that dies between the two finds the area's used index behind the
+ * ring's: {@link #recover} then reads the heads of the published but unrecorded entries from the used ring and
+ * clears them, so nothing the driver already got is resubmitted (libvhost-user, which publishes per element,
+ * needs only the last head for that).
  */
 final class InflightQueue implements DeviceQueue {
 
@@ -25,9 +32,13 @@ final class InflightQueue implements DeviceQueue {
     private final ByteBuffer area;
     private final ArrayDeque<Integer> resubmit;
     private long counter;
+    /** Heads pushed with their used index not published yet; I/O thread only. */
+    private final int[] pending;
+    private int pendingCount;
 
     InflightQueue(DeviceQueue queue, ByteBuffer area, Recovery recovery) {
         this.queue = queue;
+        this.pending = new int[queue.size()];
         this.area = area;
         this.resubmit = new ArrayDeque<>(recovery.resubmit());
         this.counter = recovery.nextCounter();
@@ -43,6 +54,15 @@ final class InflightQueue implements DeviceQueue {
      * @param usedIdx the used ring's index in guest memory
      */
     static Recovery recover(ByteBuffer area, int usedIdx, int queueSize) {
+        return recover(area, usedIdx, queueSize, null);
+    }
+
+    /**
+     * As {@link #recover(ByteBuffer, int, int)}; {@code usedHead} reads the head of the used ring's entry at a
+     * used index (modulo the queue size is the caller's): every entry between the area's used index and the
+     * ring's was published by a batch the area did not record, and its head is no longer in flight.
+     */
+    static Recovery recover(ByteBuffer area, int usedIdx, int queueSize, java.util.function.IntUnaryOperator usedHead) {
         if ((area.getShort(InflightRegion.OFF_VERSION) & 0xffff) == 0) {
             area.putShort(InflightRegion.OFF_VERSION, (short) InflightRegion.VERSION);
             area.putShort(InflightRegion.OFF_USED_IDX, (short) usedIdx);
@@ -51,10 +71,20 @@ final class InflightQueue implements DeviceQueue {
             }
             return new Recovery(usedIdx, usedIdx, List.of(), 0, true);
         }
-        if ((area.getShort(InflightRegion.OFF_USED_IDX) & 0xffff) != usedIdx) {
+        int recorded = area.getShort(InflightRegion.OFF_USED_IDX) & 0xffff;
+        if (recorded != usedIdx) {
             int last = area.getShort(InflightRegion.OFF_LAST_BATCH_HEAD) & 0xffff;
             if (last < queueSize) {
                 area.put(desc(last), (byte) 0);
+            }
+            int unrecorded = (usedIdx - recorded) & 0xffff;
+            if (usedHead != null && unrecorded <= queueSize) {
+                for (int i = 0; i < unrecorded; i++) {
+                    int head = usedHead.applyAsInt((recorded + i) & 0xffff);
+                    if (head >= 0 && head < queueSize) {
+                        area.put(desc(head), (byte) 0);
+                    }
+                }
             }
             VarHandle.storeStoreFence();
             area.putShort(InflightRegion.OFF_USED_IDX, (short) usedIdx);
@@ -126,16 +156,37 @@ final class InflightQueue implements DeviceQueue {
 
     @Override
     public void pushUsed(int head, int writtenBytes) {
+        pushUsedBatched(head, writtenBytes);
+        publishUsed();
+    }
+
+    @Override
+    public void pushUsedBatched(int head, int writtenBytes) {
         area.putShort(InflightRegion.OFF_LAST_BATCH_HEAD, (short) head);
+        // Store-store: the area names the head before the used element can carry it (libvhost-user's pre_put).
         VarHandle.storeStoreFence();
-        queue.pushUsed(head, writtenBytes);
-        area.put(desc(head), (byte) 0);
+        queue.pushUsedBatched(head, writtenBytes);
+        pending[pendingCount++] = head;
+    }
+
+    @Override
+    public void publishUsed() {
+        if (pendingCount == 0) {
+            return;
+        }
+        queue.publishUsed(); // the ring's used index, a release store
+        for (int i = 0; i < pendingCount; i++) {
+            area.put(desc(pending[i]), (byte) 0);
+        }
+        pendingCount = 0;
+        // Store-store: the flags are cleared before the area records the used index that covers them.
         VarHandle.storeStoreFence();
         area.putShort(InflightRegion.OFF_USED_IDX, (short) queue.nextUsed());
     }
 
     @Override
     public boolean needsNotification() {
+        publishUsed(); // the wrapped queue would publish the used index without recording it here
         return queue.needsNotification();
     }
 

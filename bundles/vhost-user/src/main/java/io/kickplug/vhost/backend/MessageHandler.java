@@ -82,6 +82,10 @@ public final class MessageHandler implements Closeable {
      */
     public void handle(Message m) throws IOException {
         messages.incrementAndGet();
+        if (LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, "vhost-user " + name + ": <- " + describe(m.request(), m.payload(), m.fds().length)
+                    + (m.needReply() ? " (need reply)" : ""));
+        }
         byte[] reply;
         replyArea = null;
         try {
@@ -94,6 +98,10 @@ public final class MessageHandler implements Closeable {
             LOG.log(Level.ERROR, "vhost-user " + name + ": " + m.name() + " failed", e);
             refuse(m, "internal error: " + e);
             return;
+        }
+        if (LOG.isLoggable(Level.DEBUG) && (reply != null || (m.needReply() && replyAck()))) {
+            LOG.log(Level.DEBUG, "vhost-user " + name + ": -> " + (reply != null
+                    ? describe(m.request(), reply, replyArea != null ? 1 : 0) : m.name() + " ack 0"));
         }
         if (reply != null && replyArea != null) {
             try {
@@ -110,6 +118,46 @@ public final class MessageHandler implements Closeable {
         } else if (m.needReply() && replyAck()) {
             replier.reply(m.request(), Message.u64(0), null);
         }
+    }
+
+    /** One message for the debug log: its name, the fields that matter for the rings, else the payload in hex. */
+    static String describe(int request, byte[] payload, int fds) {
+        ByteBuffer b = ByteBuffer.wrap(payload).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        StringBuilder s = new StringBuilder(VhostUser.name(request));
+        try {
+            switch (request) {
+                case VhostUser.SET_VRING_NUM, VhostUser.SET_VRING_BASE, VhostUser.GET_VRING_BASE,
+                        VhostUser.SET_VRING_ENABLE -> {
+                    s.append(" queue ").append(b.getInt(0));
+                    if (payload.length >= 8) {
+                        s.append(" num ").append(Integer.toUnsignedString(b.getInt(4)));
+                    }
+                }
+                case VhostUser.SET_VRING_KICK, VhostUser.SET_VRING_CALL, VhostUser.SET_VRING_ERR -> {
+                    long v = b.getLong(0);
+                    s.append(" queue ").append(v & VhostUser.VRING_IDX_MASK)
+                            .append((v & VhostUser.VRING_NOFD_MASK) != 0 ? " NOFD" : "");
+                }
+                case VhostUser.SET_VRING_ADDR -> s.append(String.format(" queue %d flags 0x%x desc 0x%x used 0x%x avail 0x%x",
+                        b.getInt(0), b.getInt(4), b.getLong(8), b.getLong(16), b.getLong(24)));
+                case VhostUser.GET_FEATURES, VhostUser.SET_FEATURES, VhostUser.GET_PROTOCOL_FEATURES,
+                        VhostUser.SET_PROTOCOL_FEATURES, VhostUser.GET_QUEUE_NUM, VhostUser.GET_MAX_MEM_SLOTS -> {
+                    if (payload.length >= 8) {
+                        s.append(String.format(" 0x%x", b.getLong(0)));
+                    }
+                }
+                default -> {
+                    s.append(" [").append(payload.length).append(" bytes");
+                    for (int i = 0; i < Math.min(payload.length, 48); i++) {
+                        s.append(i == 0 ? ": " : "").append(String.format("%02x", payload[i]));
+                    }
+                    s.append(payload.length > 48 ? "...]" : "]");
+                }
+            }
+        } catch (IndexOutOfBoundsException e) {
+            s.append(" (").append(payload.length).append(" bytes, short)");
+        }
+        return s.append(fds > 0 ? " +" + fds + " fd" : "").toString();
     }
 
     private void refuse(Message m, String why) throws IOException {
@@ -226,10 +274,12 @@ public final class MessageHandler implements Closeable {
                 ByteBuffer b = m.body();
                 int r = ring(b.getInt());
                 int base = b.getInt();
-                if (base < 0 || base > 0xffff) {
+                if (!dev.packed() && (base < 0 || base > 0xffff)) {
                     throw new Refused("queue " + r + " base " + Integer.toUnsignedString(base)
                             + " is not a 16-bit ring index");
                 }
+                // Packed: two positions with their wrap counters (bits 0-15 available, 16-31 used); the device
+                // view refuses a position outside the ring when the queue starts.
                 dev.setRingBase(r, base);
                 return null;
             }

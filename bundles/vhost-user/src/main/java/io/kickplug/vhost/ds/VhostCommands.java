@@ -1,8 +1,10 @@
 package io.kickplug.vhost.ds;
 
 import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.guest.OptionArgs;
 import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.transport.ExportStatus;
+import io.kickplug.api.virtio.RingSelector;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.vhost.server.StatusTable;
 import io.kickplug.vhost.server.VhostExports;
@@ -11,6 +13,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Hashtable;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.apache.felix.service.command.CommandSession;
 import org.apache.felix.service.command.Function;
 import org.osgi.framework.BundleContext;
@@ -21,6 +25,7 @@ import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
  * The vhost-user exports and their Gogo commands: {@code kp:vhost <disk> --socket PATH [--queues N]},
@@ -54,11 +59,16 @@ public final class VhostCommands implements Function {
 
     @Activate
     public VhostCommands(BundleContext context, @Reference(name = "diskManager") DiskManager disks,
-            @Reference(name = "virtqueueFactory") VirtqueueFactory queues,
+            @Reference(name = "virtqueueFactory", target = "(!(" + VirtqueueFactory.RING_PROPERTY + "=packed))")
+            VirtqueueFactory queues,
+            @Reference(name = "packedVirtqueueFactory", target = "(" + VirtqueueFactory.RING_PROPERTY + "=packed)",
+                    cardinality = ReferenceCardinality.OPTIONAL, policyOption = ReferencePolicyOption.GREEDY)
+            VirtqueueFactory packedQueues,
             @Reference(name = "guestMemoryFactory") GuestMemoryFactory memory,
             @Reference(name = "configurationAdmin", cardinality = ReferenceCardinality.OPTIONAL)
             ConfigurationAdmin configAdmin) {
-        this.exports = new VhostExports(disks, queues, memory);
+        // Front-ends that ask for the packed ring (QEMU packed=on) get it when its bundle is there.
+        this.exports = new VhostExports(disks, RingSelector.of(queues, packedQueues), memory);
         this.configAdmin = configAdmin;
         register(context, "vhost-stop", (session, args) -> {
             String out = stop(exports, strings(args));
@@ -206,83 +216,71 @@ public final class VhostCommands implements Function {
         return out;
     }
 
-    /** {@code kp:vhost <disk> --socket PATH [--queues N]}. */
     /** Something told about each export made (its configuration is saved). */
     interface Saver {
         void saved(String disk, String socket, int queues);
     }
 
+    /** {@code kp:vhost <disk> --socket PATH [--queues N] [--json]}. */
     static String vhost(VhostExports exports, List<String> args) {
         return vhost(exports, args, (d, s, q) -> { });
     }
 
     static String vhost(VhostExports exports, List<String> args, Saver saver) {
-        String disk = null;
+        OptionArgs.Parsed parsed = OptionArgs.parse(args, USAGE, Set.of("--json"));
         String socket = null;
         int queues = 1;
         boolean json = false;
-        for (int i = 0; i < args.size(); i++) {
-            String a = args.get(i);
-            switch (a) {
-                case "--socket" -> socket = value(args, ++i, a);
-                case "--json" -> json = true;
+        for (Map.Entry<String, String> option : parsed.options().entrySet()) {
+            String value = option.getValue();
+            switch (option.getKey()) {
+                case "--socket" -> socket = value;
+                case "--json" -> json = Boolean.parseBoolean(value);
                 case "--queues" -> {
-                    String v = value(args, ++i, a);
                     try {
-                        queues = Integer.parseInt(v);
+                        queues = Integer.parseInt(value);
                     } catch (NumberFormatException e) {
-                        throw new IllegalArgumentException("--queues " + v + " is not a number; " + USAGE);
+                        throw new IllegalArgumentException("--queues " + value + " is not a number; " + USAGE);
                     }
                 }
-                default -> {
-                    if (a.startsWith("-")) {
-                        throw new IllegalArgumentException("unknown option " + a + "; " + USAGE);
-                    }
-                    if (disk != null) {
-                        throw new IllegalArgumentException("one disk per export; " + USAGE);
-                    }
-                    disk = a;
-                }
+                default -> throw new IllegalArgumentException("unknown option " + option.getKey() + "; " + USAGE);
             }
         }
-        if (disk == null || socket == null) {
+        if (parsed.operands().size() > 1) {
+            throw new IllegalArgumentException("one disk per export; " + USAGE);
+        }
+        if (parsed.operands().isEmpty() || socket == null) {
             throw new IllegalArgumentException(USAGE);
         }
+        String disk = parsed.operands().get(0);
         exports.export(disk, Path.of(socket), queues);
         saver.saved(disk, socket, queues);
-        String name = disk;
         List<io.kickplug.vhost.server.VhostUserServer.Status> status = exports.list().stream()
-                .filter(s -> s.name().equals(name)).toList();
+                .filter(s -> s.name().equals(disk)).toList();
         return json ? StatusTable.json(status) : StatusTable.format(status);
     }
 
-    private static String value(List<String> args, int i, String option) {
-        if (i >= args.size()) {
-            throw new IllegalArgumentException(option + " needs a value; " + USAGE);
+    /** The operand and whether {@code --json} is set, for the commands that take one disk or none. */
+    private static OptionArgs.Parsed jsonAndOperands(List<String> args, String usage, int operands) {
+        OptionArgs.Parsed parsed = OptionArgs.parse(args, usage, Set.of("--json"));
+        if (parsed.operands().size() != operands || !parsed.options().keySet().stream().allMatch("--json"::equals)) {
+            throw new IllegalArgumentException(usage);
         }
-        return args.get(i);
+        return parsed;
     }
 
     /** {@code kp:vhost-list [--json]}. */
     static String list(VhostExports exports, List<String> args) {
-        if (args.equals(List.of("--json"))) {
-            return StatusTable.json(exports.list());
-        }
-        if (!args.isEmpty()) {
-            throw new IllegalArgumentException("usage: kp:vhost-list [--json]");
-        }
-        return StatusTable.format(exports.list());
+        OptionArgs.Parsed parsed = jsonAndOperands(args, "usage: kp:vhost-list [--json]", 0);
+        return parsed.options().isEmpty() ? StatusTable.format(exports.list()) : StatusTable.json(exports.list());
     }
 
-    /** {@code kp:vhost-stop <disk>}. */
+    /** {@code kp:vhost-stop [--json] <disk>}. */
     static String stop(VhostExports exports, List<String> args) {
-        boolean json = args.size() == 2 && args.get(0).equals("--json");
-        List<String> rest = json ? args.subList(1, 2) : args;
-        if (rest.size() != 1 || rest.get(0).startsWith("-")) {
-            throw new IllegalArgumentException("usage: kp:vhost-stop [--json] <disk>");
-        }
-        exports.stop(rest.get(0));
-        return json ? "{\"stopped\":" + StatusTable.quote(rest.get(0)) + "}"
-                : "stopped the vhost-user export of " + rest.get(0);
+        OptionArgs.Parsed parsed = jsonAndOperands(args, "usage: kp:vhost-stop [--json] <disk>", 1);
+        String disk = parsed.operands().get(0);
+        exports.stop(disk);
+        return parsed.options().isEmpty() ? "stopped the vhost-user export of " + disk
+                : "{\"stopped\":" + StatusTable.quote(disk) + "}";
     }
 }

@@ -35,4 +35,24 @@ public final class KickplugPoll {
         System.arraycopy(pollFd.rops, 0, ready, 0, fds.length);
         return n;
     }
+
+    /** A fixed descriptor set polled again and again without allocating (an I/O thread's wait). */
+    public static final class Set {
+        private final AFSelector.PollFd pollFd;
+
+        public Set(FileDescriptor[] fds) {
+            int[] ops = new int[fds.length];
+            java.util.Arrays.fill(ops, READ);
+            this.pollFd = new AFSelector.PollFd(fds.clone(), ops);
+        }
+
+        /** Like {@link KickplugPoll#poll}; the result per descriptor is {@link #ready(int)}. */
+        public int poll(int timeoutMillis) throws IOException {
+            return NativeUnixSocket.poll(pollFd, timeoutMillis);
+        }
+
+        public int ready(int i) {
+            return pollFd.rops[i];
+        }
+    }
 }

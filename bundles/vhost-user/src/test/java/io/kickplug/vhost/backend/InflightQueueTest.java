@@ -62,4 +62,24 @@ class InflightQueueTest {
         assertEquals(0, a.get(InflightQueue.desc(4)));
         assertEquals(10, a.getShort(InflightRegion.OFF_USED_IDX));
     }
+
+    @Test
+    void aWholeBatchPublishedButNotRecordedIsFinishedFromTheUsedRing() {
+        // Batched publication (issue 12): three completions went out with one used.idx store, and the back-end
+        // died before clearing their flags. Their heads are read from the used ring: none is resubmitted.
+        ByteBuffer a = area();
+        a.putShort(InflightRegion.OFF_VERSION, (short) 1);
+        a.putShort(InflightRegion.OFF_USED_IDX, (short) 0xffff);
+        a.putShort(InflightRegion.OFF_LAST_BATCH_HEAD, (short) 6);
+        inflight(a, 5, 1);
+        inflight(a, 2, 2);
+        inflight(a, 6, 3);
+        inflight(a, 0, 4); // taken, not completed
+        int[] usedRing = {2, 6, 0, 0, 0, 0, 0, 5}; // entries at used index 0xffff (slot 7), 0, 1
+        InflightQueue.Recovery r = InflightQueue.recover(a, 2, SIZE, i -> usedRing[i % SIZE]);
+        assertEquals(List.of(0), r.resubmit());
+        assertEquals(3, r.nextAvail());
+        assertEquals(0, a.get(InflightQueue.desc(5)));
+        assertEquals(0, a.get(InflightQueue.desc(2)));
+    }
 }

@@ -27,13 +27,19 @@ public final class ExportedDisk implements AutoCloseable {
 
     public ExportedDisk(String name, BlockBackend backend, int numQueues, int ioThreads, Path socket)
             throws IOException {
+        this(name, backend, numQueues, ioThreads, socket, new VirtqueueFactoryComponent());
+    }
+
+    /** With the given rings (both formats: {@code RingSelector.of(split, packed)}, as in the runtime). */
+    public ExportedDisk(String name, BlockBackend backend, int numQueues, int ioThreads, Path socket,
+            io.kickplug.api.virtio.VirtqueueFactory rings) throws IOException {
         this.backend = backend;
         for (int i = 0; i < ioThreads; i++) {
             threads.add(new EventLoopThread("test-" + name + "-io" + i));
         }
         this.device = new VirtioBlkDevice(BlkDeviceSpec.of(name, backend, false, numQueues, 256,
                 name.getBytes(StandardCharsets.US_ASCII), threads));
-        this.server = new VhostUserServer(name, socket, device, new VirtqueueFactoryComponent(),
+        this.server = new VhostUserServer(name, socket, device, rings,
                 new GuestMemoryFactoryComponent());
     }
 

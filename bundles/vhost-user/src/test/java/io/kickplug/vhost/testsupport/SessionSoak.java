@@ -3,7 +3,7 @@ package io.kickplug.vhost.testsupport;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.vhost.protocol.VhostUser;
-import io.kickplug.vhost.testsupport.FrontendClient.Queue;
+import io.kickplug.vhost.frontend.FrontendClient.Queue;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryUsage;
 import java.nio.file.Path;

@@ -3,11 +3,10 @@ package io.kickplug.virtio.queue;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.memory.GuestMemoryException;
 import io.kickplug.api.virtio.DescriptorChain;
-import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.GuestFaultException;
 import io.kickplug.api.virtio.QueueLayout;
-import io.kickplug.api.virtio.VirtioFeatures;
-import java.util.BitSet;
+import io.kickplug.virtio.chain.PooledChain;
+import io.kickplug.virtio.chain.QueueBase;
 
 /**
  * The device's view of a split virtqueue (VIRTIO 1.2 section 2.7), after rust-vmm's virtio-queue and
@@ -17,17 +16,12 @@ import java.util.BitSet;
  *
  * <p>Confined to one thread at a time (the I/O thread serving the queue).
  */
-public final class SplitDeviceQueue implements DeviceQueue {
+public final class SplitDeviceQueue extends QueueBase {
 
-    private final GuestMemory memory;
-    private final int index;
-    private final int size;
     private final int mask;
     private final long desc;
     private final long avail;
     private final long used;
-    private final boolean eventIdx;
-    private final boolean indirectAllowed;
 
     /** last_avail_idx: free-running 16-bit index of the next avail entry to take. */
     private int nextAvail;
@@ -41,16 +35,13 @@ public final class SplitDeviceQueue implements DeviceQueue {
     private int signalledUsed;
     private boolean signalledUsedValid;
     private int pushedSinceCheck;
-    private boolean broken;
-    /** Heads popped and not yet pushed. */
-    private final BitSet inFlight;
 
     /**
      * One chain object per descriptor head, made on the head's first pop and refilled on each later one: no
      * allocation per request. Safe because a head is popped again only after it was pushed (the in-flight
      * check below, section 2.7.13), so a chain is never refilled while its request is in flight.
      */
-    private final SplitChain[] chains;
+    private final PooledChain[] chains;
 
     /**
      * Creates the view and validates the queue configuration the driver wrote.
@@ -59,9 +50,7 @@ public final class SplitDeviceQueue implements DeviceQueue {
      *     parts or ring parts outside guest memory (section 2.7)
      */
     public SplitDeviceQueue(GuestMemory memory, int index, QueueLayout layout, long features) {
-        this.memory = memory;
-        this.index = index;
-        this.size = layout.size();
+        super(memory, index, layout.size(), features);
         // Section 2.7: Queue Size is a power of 2, at most 32768 for split virtqueues.
         if (!QueueLayout.isValidSize(size)) {
             throw new GuestFaultException("2.7", "queue " + index + " size " + size
@@ -77,13 +66,10 @@ public final class SplitDeviceQueue implements DeviceQueue {
                     "queue %d ring parts misaligned: desc 0x%x (16), avail 0x%x (2), used 0x%x (4)", index, desc,
                     avail, used));
         }
-        checkPart("descriptor table", desc, QueueLayout.descTableBytes(size));
-        checkPart("available ring", avail, QueueLayout.availRingBytes(size));
-        checkPart("used ring", used, QueueLayout.usedRingBytes(size));
-        this.eventIdx = (features & VirtioFeatures.RING_EVENT_IDX) != 0;
-        this.indirectAllowed = (features & VirtioFeatures.RING_INDIRECT_DESC) != 0;
-        this.inFlight = new BitSet(size);
-        this.chains = new SplitChain[size];
+        checkPart("2.7", "descriptor table", desc, QueueLayout.descTableBytes(size));
+        checkPart("2.7", "available ring", avail, QueueLayout.availRingBytes(size));
+        checkPart("2.7", "used ring", used, QueueLayout.usedRingBytes(size));
+        this.chains = new PooledChain[size];
         // The device starts at the indices the driver left (0 after a reset; section 2.7.6 / 2.7.8).
         this.nextAvail = 0;
         this.shadowAvail = 0;
@@ -99,38 +85,6 @@ public final class SplitDeviceQueue implements DeviceQueue {
         this.nextUsed = nextUsedIdx & 0xffff;
         this.publishedUsed = this.nextUsed;
         this.signalledUsedValid = false;
-    }
-
-    private void checkPart(String what, long address, long length) {
-        if (!memory.isValidRange(address, length)) {
-            throw new GuestFaultException("2.7", String.format("queue %d %s at 0x%x (+%d) is outside guest memory",
-                    index, what, address, length));
-        }
-    }
-
-    private GuestFaultException fault(String section, String message) {
-        broken = true;
-        return new GuestFaultException(section, "queue " + index + ": " + message);
-    }
-
-    @Override
-    public int index() {
-        return index;
-    }
-
-    @Override
-    public int size() {
-        return size;
-    }
-
-    @Override
-    public boolean eventIdx() {
-        return eventIdx;
-    }
-
-    @Override
-    public boolean isBroken() {
-        return broken;
     }
 
     @Override
@@ -195,12 +149,15 @@ public final class SplitDeviceQueue implements DeviceQueue {
                 // descriptors of an available buffer belong to the device until it is used).
                 throw fault("2.7.13", "descriptor " + head + " made available again while in use by the device");
             }
-            SplitChain chain = walk(head);
+            PooledChain chain = walk(head);
             nextAvail = (nextAvail + 1) & 0xffff;
             inFlight.set(head);
             return chain;
         } catch (GuestMemoryException e) {
             throw fault("2.7.5", "ring access outside guest memory: " + e.getMessage());
+        } catch (GuestFaultException e) {
+            broken = true; // a buffer rule PooledChain.add checks
+            throw e;
         }
     }
 
@@ -217,31 +174,30 @@ public final class SplitDeviceQueue implements DeviceQueue {
             throw fault("2.7.13", "resubmitted descriptor " + head + " is already in use by the device");
         }
         try {
-            SplitChain chain = walk(head);
+            PooledChain chain = walk(head);
             inFlight.set(head);
             return chain;
         } catch (GuestMemoryException e) {
             throw fault("2.7.5", "ring access outside guest memory: " + e.getMessage());
+        } catch (GuestFaultException e) {
+            broken = true;
+            throw e;
         }
     }
 
     /** Follows a chain from {@code head}, validating every descriptor (sections 2.7.4, 2.7.5, 2.7.5.3). */
-    private SplitChain walk(int head) {
-        SplitChain chain = chains[head];
+    private PooledChain walk(int head) {
+        PooledChain chain = chains[head];
         if (chain == null) {
-            chain = new SplitChain(memory);
+            chain = new PooledChain(memory, index, PooledChain.Rules.SPLIT);
             chains[head] = chain;
         }
+        chain.begin();
         long table = desc;
         int tableSize = size;
         boolean indirect = false;
         int i = head;
         int ttl = size;
-        int count = 0;
-        int readable = 0;
-        boolean seenWritable = false;
-        long readableBytes = 0;
-        long writableBytes = 0;
         while (true) {
             // Loop guard: a chain has at most queue-size descriptors, an indirect table at most its own
             // entries (section 2.7.5.2: no loops, chain no longer than the queue size).
@@ -264,53 +220,16 @@ public final class SplitDeviceQueue implements DeviceQueue {
                 if ((flags & Ring.DESC_F_NEXT) != 0) {
                     throw fault("2.7.5.3.1", "descriptor has both INDIRECT and NEXT");
                 }
-                long tableLen = len & 0xffffffffL;
-                if (tableLen == 0 || tableLen % Ring.DESC_SIZE != 0) {
-                    throw fault("2.7.5.3.1", "indirect table length " + tableLen
-                            + " is not a non-zero multiple of 16");
-                }
-                if (tableLen / Ring.DESC_SIZE > QueueLayout.MAX_SIZE) {
-                    throw fault("2.7.5.3.1", "indirect table of " + tableLen / Ring.DESC_SIZE
-                            + " descriptors is longer than the device allows (32768)");
-                }
-                if (!memory.isValidRange(addr, tableLen)) {
-                    throw fault("2.7.5.3", String.format("indirect table at 0x%x (+%d) is outside guest memory",
-                            addr, tableLen));
-                }
+                tableSize = indirectTableSize(addr, len);
                 // Section 2.7.5.3.2: the WRITE flag of the descriptor pointing to the table is ignored.
                 table = addr;
-                tableSize = (int) (tableLen / Ring.DESC_SIZE);
                 ttl = tableSize;
                 indirect = true;
                 i = 0;
                 continue;
             }
-            boolean writable = (flags & Ring.DESC_F_WRITE) != 0;
-            if (writable) {
-                seenWritable = true;
-            } else if (seenWritable) {
-                // Section 2.7.4.2: device-writable descriptors come after all device-readable ones.
-                throw fault("2.7.4.2", "device-readable descriptor after a device-writable one in chain " + head);
-            }
-            long ulen = len & 0xffffffffL;
-            if (!memory.isValidRange(addr, ulen)) {
-                throw fault("2.7.5", String.format("buffer at 0x%x (+%d) in chain %d is outside guest memory", addr,
-                        ulen, head));
-            }
-            if (writable) {
-                writableBytes += ulen;
-            } else {
-                readableBytes += ulen;
-                readable++;
-            }
-            // Section 2.7.5.2: a chain is at most 2^32 bytes in total.
-            if (readableBytes + writableBytes > (1L << 32)) {
-                throw fault("2.7.5.2", "descriptor chain " + head + " is longer than 2^32 bytes");
-            }
-            chain.ensure(count);
-            chain.addr[count] = addr;
-            chain.len[count] = len;
-            count++;
+            // Readable before writable (2.7.4.2), inside guest memory (2.7.5), at most 2^32 bytes (2.7.5.2).
+            chain.add(addr, len, (flags & Ring.DESC_F_WRITE) != 0, head);
             if ((flags & Ring.DESC_F_NEXT) == 0) {
                 break;
             }
@@ -320,23 +239,30 @@ public final class SplitDeviceQueue implements DeviceQueue {
             }
             i = next;
         }
-        return chain.reuse(head, count, readable, readableBytes, writableBytes);
+        return chain.finish(head, 1);
     }
 
-    @Override
-    public void pushUsed(int head, int writtenBytes) {
-        pushUsedBatched(head, writtenBytes);
-        publishUsed();
+    /** Entries of the indirect table at {@code addr} of {@code len} bytes, checked (section 2.7.5.3). */
+    private int indirectTableSize(long addr, int len) {
+        long tableLen = len & 0xffffffffL;
+        if (tableLen == 0 || tableLen % Ring.DESC_SIZE != 0) {
+            throw fault("2.7.5.3.1", "indirect table length " + tableLen + " is not a non-zero multiple of 16");
+        }
+        if (tableLen / Ring.DESC_SIZE > QueueLayout.MAX_SIZE) {
+            throw fault("2.7.5.3.1", "indirect table of " + tableLen / Ring.DESC_SIZE
+                    + " descriptors is longer than the device allows (32768)");
+        }
+        if (!memory.isValidRange(addr, tableLen)) {
+            throw fault("2.7.5.3", String.format("indirect table at 0x%x (+%d) is outside guest memory", addr,
+                    tableLen));
+        }
+        return (int) (tableLen / Ring.DESC_SIZE);
     }
 
     /** The element now, the index at {@link #publishUsed()} (or the next decision): one release store per batch. */
     @Override
     public void pushUsedBatched(int head, int writtenBytes) {
-        if (head < 0 || head >= size || !inFlight.get(head)) {
-            // A device bug, not a guest fault: every head is pushed exactly once.
-            throw new IllegalStateException("queue " + index + ": head " + head + " is not in flight");
-        }
-        inFlight.clear(head);
+        land(head);
         if (broken) {
             return;
         }

@@ -6,6 +6,7 @@ import io.kickplug.api.virtio.DriverQueue;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.virtio.chain.DriverChains;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -115,25 +116,7 @@ public final class SplitDriverQueue implements DriverQueue {
     @Override
     public boolean add(List<BufferSpec> buffers, boolean indirect, Object token) {
         int n = buffers.size();
-        if (n == 0) {
-            throw new IllegalArgumentException("a chain needs at least one buffer");
-        }
-        if (token == null) {
-            throw new IllegalArgumentException("token must not be null");
-        }
-        boolean seenWritable = false;
-        for (BufferSpec b : buffers) {
-            if (b.deviceWritable()) {
-                seenWritable = true;
-            } else if (seenWritable) {
-                throw new IllegalArgumentException("readable buffers must come before writable ones (2.7.4.2)");
-            }
-        }
-        boolean useIndirect = indirect && indirectAllowed && n > 1 && n <= maxIndirect;
-        if (indirect && !useIndirect && (!indirectAllowed || n > maxIndirect)) {
-            throw new IllegalArgumentException(!indirectAllowed ? "indirect descriptors were not negotiated"
-                    : "chain of " + n + " buffers exceeds the indirect table size " + maxIndirect);
-        }
+        boolean useIndirect = DriverChains.check(buffers, token, indirect, indirectAllowed, maxIndirect, "2.7.4.2");
         int needed = useIndirect ? 1 : n;
         if (numFree < needed) {
             return false;

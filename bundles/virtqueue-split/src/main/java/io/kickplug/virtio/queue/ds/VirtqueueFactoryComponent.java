@@ -10,7 +10,7 @@ import io.kickplug.virtio.queue.SplitDriverQueue;
 import org.osgi.service.component.annotations.Component;
 
 /** Driver views of split virtqueues for simulated guests, device views for out-of-bundle transports. */
-@Component(service = VirtqueueFactory.class)
+@Component(service = VirtqueueFactory.class, property = VirtqueueFactory.RING_PROPERTY + "=split")
 public final class VirtqueueFactoryComponent implements VirtqueueFactory {
 
     @Override

@@ -1,0 +1,369 @@
+package io.kickplug.benchmarks.vhost;
+
+import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.virtio.UsedBuffer;
+import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.vhost.frontend.FrontendClient;
+import io.kickplug.vhost.protocol.VhostUser;
+import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
+import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
+import org.newsclub.net.unix.KickplugPoll;
+
+/**
+ * Issue 12's side-by-side vhost-user benchmark: one front-end ({@link FrontendClient}: the protocol tests' client,
+ * one queue, 4 KiB random reads at a fixed queue depth, EVENT_IDX, call-descriptor notifications) drives
+ * Kickplug's vhost-user-blk export (a separate {@code java -jar kickplug.jar --daemon} process) and, when
+ * qemu-storage-daemon is installed, QSD's vhost-user-blk export, in the same run and interleaved point by point.
+ * Per point: IOPS, latency percentiles (HdrHistogram, submit to harvest) and the backend process's CPU per I/O
+ * (utime + stime from /proc/PID/stat over the measured window); the median of the runs, and Kickplug/QSD ratios.
+ *
+ * <pre>
+ * java -cp benchmarks/target/benchmarks.jar io.kickplug.benchmarks.vhost.VhostBench \
+ *     [--jar distribution/target/kickplug.jar] [--qsd /usr/bin/qemu-storage-daemon] [--runs 3] [--runtime 5]
+ *     [--warmup 2] [--depths 1,32,64] [--backends null,file] [--java-opts "-XX:+UseSerialGC"]
+ * </pre>
+ *
+ * Backends: {@code null} (Kickplug {@code --backend null}, read-zeroes off by default; QSD {@code null-co} with
+ * {@code read-zeroes=off}) and {@code file} (a raw 256 MiB file written before measuring, so in the page cache;
+ * QSD's {@code file} driver with {@code aio=threads}, its default).
+ */
+public final class VhostBench {
+
+    private static final long DISK_BYTES = 256L << 20;
+    private static final int QUEUE_SIZE = 256;
+    private static final int BLOCK = 4096;
+    private static final long CLOCK_TICK_NS = 10_000_000L; // CLK_TCK 100 on Linux x86
+
+    private final Map<String, String> opts;
+    private final Path dir;
+    private final Path ram;
+
+    private VhostBench(Map<String, String> opts) throws IOException {
+        this.opts = opts;
+        this.dir = Files.createTempDirectory("kp-vhostbench");
+        // Guest RAM in tmpfs, as QEMU's memfd; the disk image on the ordinary file system (in its page cache).
+        this.ram = Files.createTempDirectory(Path.of("/dev/shm"), "kp-vhostbench");
+    }
+
+    /** One measured point. */
+    record Point(double iops, double cpuUsPerIo, long p50ns, long p99ns, long p999ns) {
+    }
+
+    /** A backend server process with its vhost-user socket. */
+    private static final class Server implements AutoCloseable {
+        final String name;
+        final Process process;
+        final Path socket;
+        FrontendClient client;
+        FrontendClient.Queue queue;
+
+        Server(String name, Process process, Path socket) {
+            this.name = name;
+            this.process = process;
+            this.socket = socket;
+        }
+
+        long cpuTicks() throws IOException {
+            String stat = Files.readString(Path.of("/proc/" + process.pid() + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime (fields 14 and 15)
+        }
+
+        @Override
+        public void close() {
+            try {
+                if (client != null) {
+                    client.close();
+                }
+            } catch (IOException e) {
+                // the process goes anyway
+            }
+            process.destroy();
+            try {
+                if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> o = new LinkedHashMap<>();
+        o.put("jar", "distribution/target/kickplug.jar");
+        o.put("qsd", "/usr/bin/qemu-storage-daemon");
+        o.put("runs", "3");
+        o.put("runtime", "5");
+        o.put("warmup", "2");
+        o.put("depths", "1,32,64");
+        o.put("backends", "null,file");
+        o.put("java-opts", "-XX:+UseSerialGC");
+        for (int i = 0; i < args.length; i++) {
+            if (!args[i].startsWith("--") || i + 1 >= args.length || !o.containsKey(args[i].substring(2))) {
+                System.err.println("usage: VhostBench [--name value]... with names " + o.keySet());
+                System.exit(2);
+            }
+            o.put(args[i].substring(2), args[++i]);
+        }
+        new VhostBench(o).run();
+    }
+
+    private void run() throws Exception {
+        int runs = Integer.parseInt(opts.get("runs"));
+        int[] depths = Arrays.stream(opts.get("depths").split(",")).mapToInt(Integer::parseInt).toArray();
+        boolean qsd = Files.isExecutable(Path.of(opts.get("qsd")));
+        if (!qsd) {
+            System.out.println("qemu-storage-daemon not found at " + opts.get("qsd") + ": Kickplug only");
+        }
+        Path image = dir.resolve("disk.img");
+        StringBuilder table = new StringBuilder();
+        table.append(String.format(Locale.ROOT, "%-5s %-3s %-9s %10s %9s %9s %9s %9s%n", "disk", "QD", "backend",
+                "IOPS", "CPU/IO us", "p50 us", "p99 us", "p99.9 us"));
+        for (String backend : opts.get("backends").split(",")) {
+            if (backend.equals("file")) {
+                writeImage(image); // written, not sparse: its pages are then in the page cache
+            }
+            List<Server> servers = new ArrayList<>();
+            try {
+                servers.add(startKickplug(backend, image));
+                if (qsd) {
+                    servers.add(startQsd(backend, image));
+                }
+                for (Server s : servers) {
+                    connect(s);
+                }
+                Map<String, List<Point>> results = new LinkedHashMap<>();
+                for (int r = 0; r < runs; r++) {
+                    for (int depth : depths) {
+                        for (Server s : servers) {
+                            Point p = measure(s, depth);
+                            results.computeIfAbsent(s.name + "@" + depth, k -> new ArrayList<>()).add(p);
+                            System.out.printf(Locale.ROOT, "run %d %s %s QD%d: %.0f IOPS, %.2f us CPU/IO, p50 %.1f us,"
+                                    + " p99 %.1f us%n", r + 1, backend, s.name, depth, p.iops(), p.cpuUsPerIo(),
+                                    p.p50ns() / 1e3, p.p99ns() / 1e3);
+                        }
+                    }
+                }
+                for (int depth : depths) {
+                    Point k = median(results.get("kickplug@" + depth));
+                    row(table, backend, depth, "kickplug", k);
+                    if (qsd) {
+                        Point q = median(results.get("qsd@" + depth));
+                        row(table, backend, depth, "qsd", q);
+                        table.append(String.format(Locale.ROOT, "%-5s %-3d %-9s %9.2fx %8.2fx %8.2fx %8.2fx %8.2fx%n",
+                                backend, depth, "kp/qsd", k.iops() / q.iops(), k.cpuUsPerIo() / q.cpuUsPerIo(),
+                                (double) k.p50ns() / q.p50ns(), (double) k.p99ns() / q.p99ns(),
+                                (double) k.p999ns() / q.p999ns()));
+                    }
+                }
+            } finally {
+                servers.forEach(Server::close);
+            }
+        }
+        System.out.println();
+        System.out.println("Medians of " + runs + " runs, " + opts.get("runtime") + " s per point after "
+                + opts.get("warmup") + " s of warm-up; 4 KiB random reads, one queue; CPU/IO = backend process CPU"
+                + " (utime+stime) per I/O:");
+        System.out.print(table);
+        deleteTree(dir);
+        deleteTree(ram);
+    }
+
+    private static void row(StringBuilder table, String backend, int depth, String server, Point p) {
+        table.append(String.format(Locale.ROOT, "%-5s %-3d %-9s %10.0f %9.2f %9.1f %9.1f %9.1f%n", backend, depth,
+                server, p.iops(), p.cpuUsPerIo(), p.p50ns() / 1e3, p.p99ns() / 1e3, p.p999ns() / 1e3));
+    }
+
+    /** The run with the median CPU per I/O, with its own IOPS and latencies (per-column medians would mix runs). */
+    private static Point median(List<Point> points) {
+        List<Point> sorted = new ArrayList<>(points);
+        sorted.sort((a, b) -> Double.compare(a.cpuUsPerIo(), b.cpuUsPerIo()));
+        return sorted.get(sorted.size() / 2);
+    }
+
+    private Server startKickplug(String backend, Path image) throws Exception {
+        Path socket = dir.resolve("kp-" + backend + ".sock");
+        Path script = dir.resolve("serve-" + backend + ".gosh");
+        String attach = backend.equals("null") ? "kp:attach --backend null d0 1G"
+                : "kp:attach --backend file --file " + image + " d0";
+        Files.writeString(script, attach + "\nkp:vhost d0 --socket " + socket + "\n");
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        for (String f : opts.get("java-opts").trim().split("\\s+")) {
+            if (!f.isEmpty()) {
+                cmd.add(f);
+            }
+        }
+        cmd.addAll(List.of("-jar", opts.get("jar"), "--cache", dir.resolve("cache-" + backend).toString(),
+                "--daemon", "-f", script.toString()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("kickplug-" + backend + ".log").toFile()).start();
+        return awaitSocket(new Server("kickplug", p, socket));
+    }
+
+    private Server startQsd(String backend, Path image) throws Exception {
+        Path socket = dir.resolve("qsd-" + backend + ".sock");
+        String blockdev = backend.equals("null")
+                ? "driver=null-co,node-name=n0,size=" + DISK_BYTES + ",read-zeroes=off"
+                : "driver=file,node-name=n0,filename=" + image + ",aio=threads,cache.direct=off";
+        Process p = new ProcessBuilder(opts.get("qsd"), "--blockdev", blockdev, "--export",
+                "type=vhost-user-blk,id=e0,node-name=n0,writable=on,num-queues=1,addr.type=unix,addr.path=" + socket)
+                .redirectErrorStream(true).redirectOutput(dir.resolve("qsd-" + backend + ".log").toFile()).start();
+        return awaitSocket(new Server("qsd", p, socket));
+    }
+
+    private static Server awaitSocket(Server s) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.exists(s.socket)) {
+            if (!s.process.isAlive() || System.nanoTime() > deadline) {
+                s.close();
+                throw new IOException(s.name + " did not create " + s.socket);
+            }
+            Thread.sleep(50);
+        }
+        return s;
+    }
+
+    private void connect(Server s) throws IOException {
+        // 64 KiB per request slot from 1 MiB on (FrontendClient's layout): QD 64 needs 5 MiB.
+        FrontendClient c = new FrontendClient(s.socket, ram.resolve("ram-" + s.name), 16L << 20,
+                new VirtqueueFactoryComponent(), new GuestMemoryFactoryComponent());
+        s.client = c;
+        c.callReaders(false);
+        // No inflight area, no back-end channel: what the measured path needs, on both servers alike.
+        c.negotiate(VirtioFeatures.RING_EVENT_IDX | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE,
+                VhostUser.PROTOCOL_F_REPLY_ACK | VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS);
+        s.queue = c.startQueue(0, 0, false, QUEUE_SIZE, 0);
+        s.queue.callSource().configureBlocking(false);
+    }
+
+    private Point measure(Server s, int depth) throws Exception {
+        long warmup = TimeUnit.SECONDS.toNanos(Long.parseLong(opts.get("warmup")));
+        long runtime = TimeUnit.SECONDS.toNanos(Long.parseLong(opts.get("runtime")));
+        FrontendClient c = s.client;
+        FrontendClient.Queue q = s.queue;
+        Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+        SplittableRandom random = new SplittableRandom(depth);
+        long sectors = DISK_BYTES / 512;
+        long[] started = new long[depth];
+        KickplugPoll.Set callWait = new KickplugPoll.Set(new java.io.FileDescriptor[] {
+            q.callSource().getFileDescriptor()});
+        ByteBuffer callBuf = ByteBuffer.allocate(64);
+        q.driver.disableCallbacks();
+        for (int slot = 0; slot < depth; slot++) {
+            started[slot] = System.nanoTime();
+            add(c, q, slot, random.nextLong(sectors / 8) * 8);
+        }
+        if (q.driver.kickPrepare()) {
+            q.kick();
+        }
+        long begin = System.nanoTime();
+        long measureStart = begin + warmup;
+        long end = measureStart + runtime;
+        boolean measuring = false;
+        long ios = 0;
+        long ticksStart = 0;
+        long now = begin;
+        while (true) {
+            int harvested = 0;
+            UsedBuffer u;
+            while ((u = q.driver.getUsed()) != null) {
+                int slot = (Integer) u.token();
+                now = System.nanoTime();
+                if (c.status(slot) != VirtioBlk.S_OK) {
+                    throw new IOException(s.name + ": request failed with status " + c.status(slot));
+                }
+                if (measuring) {
+                    latency.recordValue(Math.min(now - started[slot], latency.getHighestTrackableValue()));
+                    ios++;
+                }
+                harvested++;
+                if (now < end) {
+                    started[slot] = now;
+                    add(c, q, slot, random.nextLong(sectors / 8) * 8);
+                }
+            }
+            if (harvested > 0 && q.driver.kickPrepare()) {
+                q.kick();
+            }
+            now = System.nanoTime();
+            if (!measuring && now >= measureStart) {
+                measuring = true;
+                ticksStart = s.cpuTicks();
+                measureStart = now;
+            }
+            if (now >= end) {
+                break;
+            }
+            if (harvested == 0) {
+                // Sleep until the device's call notification, re-checking after enabling (Linux's virtqueue_enable_cb).
+                if (!q.driver.enableCallbacks()) {
+                    q.driver.disableCallbacks();
+                    continue;
+                }
+                if (callWait.poll(10_000) == 0) {
+                    throw new IOException(s.name + ": no completion within 10 s at QD" + depth);
+                }
+                callBuf.clear();
+                q.callSource().read(callBuf);
+                q.driver.disableCallbacks();
+            }
+        }
+        long ticks = s.cpuTicks() - ticksStart;
+        double seconds = (now - measureStart) / 1e9;
+        // Let the requests still in flight come back (none is resubmitted after the end).
+        long drainDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        int outstanding = q.driver.inFlight();
+        while (outstanding > 0 && System.nanoTime() < drainDeadline) {
+            if (q.driver.getUsed() != null) {
+                outstanding--;
+            } else {
+                q.driver.enableCallbacks();
+                callWait.poll(100);
+                callBuf.clear();
+                q.callSource().read(callBuf);
+            }
+        }
+        if (q.driver.inFlight() > 0) {
+            throw new IOException(s.name + ": " + q.driver.inFlight() + " requests did not complete");
+        }
+        return new Point(ios / seconds, ios == 0 ? 0 : ticks * (double) CLOCK_TICK_NS / 1e3 / ios,
+                latency.getValueAtPercentile(50), latency.getValueAtPercentile(99),
+                latency.getValueAtPercentile(99.9));
+    }
+
+    private static void add(FrontendClient c, FrontendClient.Queue q, int slot, long sector) throws IOException {
+        c.submitNoKick(q, slot, VirtioBlk.T_IN, sector, BLOCK);
+    }
+
+    private static void writeImage(Path image) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
+            byte[] chunk = new byte[1 << 20];
+            Arrays.fill(chunk, (byte) 0x5a);
+            for (long pos = 0; pos < DISK_BYTES; pos += chunk.length) {
+                f.write(chunk);
+            }
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (var paths = Files.walk(root)) {
+            paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+}

@@ -1,0 +1,164 @@
+package io.kickplug.blk.backend;
+
+import io.kickplug.api.blk.AsyncBlockBackend;
+import io.kickplug.api.blk.BackendIo;
+import io.kickplug.api.blk.BlockBackend;
+import java.io.IOException;
+
+/**
+ * Puts a synchronous {@link BlockBackend} behind the asynchronous contract the device uses: a non-blocking one
+ * (memory, null) runs inline in {@link AsyncBlockBackend#submit} on the I/O thread, a blocking one (file, null
+ * with a latency) on a {@link WorkerPoolBackend}. An {@link AsyncBlockBackend} is returned as it is.
+ */
+public final class SyncBackends {
+
+    private SyncBackends() {
+    }
+
+    /**
+     * The asynchronous view of {@code backend}. Closing the view releases only what the view made (worker
+     * threads), never the backend itself, whose owner closes it.
+     *
+     * @param name the disk's name, for thread names
+     * @param workers the most worker threads a blocking backend gets
+     */
+    public static AsyncBlockBackend async(BlockBackend backend, String name, int workers) {
+        if (backend instanceof AsyncBlockBackend) {
+            return new Unowned((AsyncBlockBackend) backend);
+        }
+        if (backend.blocking()) {
+            return new WorkerPoolBackend(backend, name, workers);
+        }
+        return new Inline(backend);
+    }
+
+    /** Runs one operation synchronously on the calling thread; returns its error or {@code null}. */
+    static IOException perform(BlockBackend backend, BackendIo io) {
+        try {
+            switch (io.op()) {
+                case READ:
+                    backend.read(io.offset(), io.buffers());
+                    break;
+                case WRITE:
+                    backend.write(io.offset(), io.buffers());
+                    if (io.fua()) {
+                        backend.flush();
+                    }
+                    break;
+                case FLUSH:
+                    backend.flush();
+                    break;
+                case DISCARD:
+                    backend.discard(io.offset(), io.length());
+                    break;
+                case WRITE_ZEROES:
+                    backend.writeZeroes(io.offset(), io.length(), io.mayUnmap());
+                    if (io.fua()) {
+                        backend.flush();
+                    }
+                    break;
+                default:
+                    return new IOException("unknown operation " + io.op());
+            }
+            return null;
+        } catch (IOException e) {
+            return e;
+        } catch (RuntimeException e) {
+            return new IOException(e.toString(), e);
+        }
+    }
+
+    /** Delegates the synchronous part of the contract to a backend. */
+    abstract static class Delegating implements AsyncBlockBackend {
+
+        final BlockBackend backend;
+
+        Delegating(BlockBackend backend) {
+            this.backend = backend;
+        }
+
+        @Override
+        public String kind() {
+            return backend.kind();
+        }
+
+        @Override
+        public long size() {
+            return backend.size();
+        }
+
+        @Override
+        public boolean readOnly() {
+            return backend.readOnly();
+        }
+
+        @Override
+        public boolean supportsDiscard() {
+            return backend.supportsDiscard();
+        }
+
+        @Override
+        public boolean supportsWriteZeroes() {
+            return backend.supportsWriteZeroes();
+        }
+
+        @Override
+        public void resize(long newSize) throws IOException {
+            backend.resize(newSize);
+        }
+
+        /** The backend this view serves. */
+        public BlockBackend backend() {
+            return backend;
+        }
+    }
+
+    /** A non-blocking backend: every operation runs and completes inside {@link #submit}. */
+    static final class Inline extends Delegating {
+
+        Inline(BlockBackend backend) {
+            super(backend);
+        }
+
+        @Override
+        public void submit(BackendIo io) {
+            io.complete(perform(backend, io));
+        }
+
+        @Override
+        public void close() {
+            // the view holds nothing; the backend's owner closes it
+        }
+    }
+
+    /** An asynchronous backend, seen through a view whose close leaves it open. */
+    static final class Unowned extends Delegating {
+
+        private final AsyncBlockBackend async;
+
+        Unowned(AsyncBlockBackend backend) {
+            super(backend);
+            this.async = backend;
+        }
+
+        @Override
+        public void submit(BackendIo io) {
+            async.submit(io);
+        }
+
+        @Override
+        public void unplug() {
+            async.unplug();
+        }
+
+        @Override
+        public boolean supportsFua() {
+            return async.supportsFua();
+        }
+
+        @Override
+        public void close() {
+            // the backend's owner closes it
+        }
+    }
+}

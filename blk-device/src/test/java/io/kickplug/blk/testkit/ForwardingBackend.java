@@ -1,0 +1,88 @@
+package io.kickplug.blk.testkit;
+
+import io.kickplug.api.blk.BlockBackend;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * A backend that passes every call to another one: test backends (gated, counting, jittering) extend it and
+ * override only the calls they change.
+ */
+public abstract class ForwardingBackend implements BlockBackend {
+
+    protected final BlockBackend inner;
+
+    protected ForwardingBackend(BlockBackend inner) {
+        this.inner = inner;
+    }
+
+    /** The backend the calls go to (a test fills it or checks it directly). */
+    public BlockBackend inner() {
+        return inner;
+    }
+
+    @Override
+    public String kind() {
+        return inner.kind();
+    }
+
+    @Override
+    public long size() {
+        return inner.size();
+    }
+
+    @Override
+    public boolean readOnly() {
+        return inner.readOnly();
+    }
+
+    @Override
+    public boolean blocking() {
+        return inner.blocking();
+    }
+
+    @Override
+    public void read(long offset, ByteBuffer[] dst) throws IOException {
+        inner.read(offset, dst);
+    }
+
+    @Override
+    public void write(long offset, ByteBuffer[] src) throws IOException {
+        inner.write(offset, src);
+    }
+
+    @Override
+    public void flush() throws IOException {
+        inner.flush();
+    }
+
+    @Override
+    public boolean supportsDiscard() {
+        return inner.supportsDiscard();
+    }
+
+    @Override
+    public void discard(long offset, long length) throws IOException {
+        inner.discard(offset, length);
+    }
+
+    @Override
+    public boolean supportsWriteZeroes() {
+        return inner.supportsWriteZeroes();
+    }
+
+    @Override
+    public void writeZeroes(long offset, long length, boolean mayUnmap) throws IOException {
+        inner.writeZeroes(offset, length, mayUnmap);
+    }
+
+    @Override
+    public void resize(long newSize) throws IOException {
+        inner.resize(newSize);
+    }
+
+    @Override
+    public void close() throws IOException {
+        inner.close();
+    }
+}

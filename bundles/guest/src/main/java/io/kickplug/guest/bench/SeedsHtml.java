@@ -1,0 +1,152 @@
+package io.kickplug.guest.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The HTML report of {@code kp:bench seeds --html FILE}: one self-contained page (inline CSS and SVG, no script,
+ * nothing fetched from the network). Per seed: the verdict, the clock it ran in, a bar chart of the published
+ * effect beside the measured one (the measure of {@link SeedResult#magnitudeRatio}), a bar chart of every
+ * point's IOPS, and the points' parameters and figures as a table.
+ */
+public final class SeedsHtml {
+
+    /** The published effect per seed, in the measure its magnitude ratio uses, and that measure's unit. */
+    private static final Map<String, double[]> PUBLISHED = Map.of("000", new double[] {34.0 / 14.0 - 1},
+            "001", new double[] {-93}, "002", new double[] {9}, "003", new double[] {20},
+            "004", new double[] {517.0 / 254.0 - 1});
+    private static final Map<String, String> MEASURE = Map.of("000", "IOPS gain outside-lock over under-lock (ratio - 1)",
+            "001", "max hold time change, %", "002", "IOPS change defer-call vs immediate at iodepth 64, %",
+            "003", "IOPS change hipri=1 vs hipri=0, %", "004", "IOPS gain mutex over yielding (ratio - 1)");
+
+    private SeedsHtml() {
+    }
+
+    public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String started) {
+        StringBuilder h = new StringBuilder();
+        h.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kp:bench seeds</title>\n");
+        h.append("<style>body{font-family:sans-serif;margin:2em;max-width:70em;color:#222}"
+                + "table{border-collapse:collapse;font-size:85%}td,th{border:1px solid #ccc;padding:2px 6px;"
+                + "text-align:left}.ok{color:#060}.bad{color:#a00}.na{color:#666}svg{display:block;margin:.5em 0}"
+                + "</style>\n</head><body>\n");
+        h.append("<h1>kp:bench seeds</h1>\n<p>Started ").append(esc(started)).append(", ")
+                .append(esc(SeedsFormat.seconds(runtimeNanos))).append(" per point; ").append(esc(load.describe()))
+                .append("</p>\n");
+        h.append("<table><tr><th>seed</th><th>direction</th><th>magnitude (measured / published)</th>"
+                + "<th>within 2x</th><th>clock</th></tr>\n");
+        for (SeedResult s : seeds) {
+            Boolean w = s.withinTwoX();
+            h.append("<tr><td><a href=\"#seed").append(esc(s.id())).append("\">").append(esc(s.id())).append("</a></td>")
+                    .append("<td class=\"").append(cls(s.directionMatches())).append("\">").append(esc(s.verdict()))
+                    .append("</td><td>").append(Double.isNaN(s.magnitudeRatio()) ? "n/a"
+                            : String.format(Locale.ROOT, "%.2f", s.magnitudeRatio()))
+                    .append("</td><td class=\"").append(cls(w)).append("\">")
+                    .append(w == null ? "n/a" : w ? "yes" : "no").append("</td><td>").append(esc(s.clock()))
+                    .append("</td></tr>\n");
+        }
+        h.append("</table>\n");
+        for (SeedResult s : seeds) {
+            h.append("<h2 id=\"seed").append(esc(s.id())).append("\">seed ").append(esc(s.id())).append(": ")
+                    .append(esc(s.title())).append("</h2>\n");
+            h.append("<p><b>published:</b> ").append(esc(s.published())).append("<br><b>measured:</b> ")
+                    .append(esc(s.measured())).append("<br><b>direction:</b> <span class=\"")
+                    .append(cls(s.directionMatches())).append("\">").append(esc(s.verdict())).append("</span> (")
+                    .append(esc(s.rule())).append(")<br><b>magnitude:</b> ").append(esc(SeedsFormat.magnitude(s)))
+                    .append("<br><b>clock:</b> ").append(esc(s.clock())).append("</p>\n");
+            double[] pub = PUBLISHED.get(s.id());
+            if (pub != null && !Double.isNaN(s.magnitudeRatio())) {
+                List<String> labels = List.of("published", "measured");
+                List<Double> values = List.of(pub[0], pub[0] * s.magnitudeRatio());
+                h.append("<p>").append(esc(MEASURE.get(s.id()))).append("</p>\n");
+                h.append(bars(labels, values, "%.2f"));
+            }
+            List<String> labels = new ArrayList<>();
+            List<Double> iops = new ArrayList<>();
+            for (SeedResult.Point p : s.points()) {
+                Double v = p.figures().get("IOPS");
+                if (v != null && !v.isNaN()) {
+                    labels.add(p.label());
+                    iops.add(v);
+                }
+            }
+            if (!iops.isEmpty()) {
+                h.append("<p>IOPS per point</p>\n").append(bars(labels, iops, "%.0f"));
+            }
+            h.append("<table><tr><th>point</th><th>parameters</th><th>figures</th></tr>\n");
+            for (SeedResult.Point p : s.points()) {
+                h.append("<tr><td>").append(esc(p.label())).append("</td><td>").append(esc(SeedsFormat.params(p.params())))
+                        .append("</td><td>").append(esc(SeedsFormat.figures(p.figures()))).append("</td></tr>\n");
+            }
+            h.append("</table>\n");
+            for (String note : s.notes()) {
+                h.append("<p class=\"na\">note: ").append(esc(note)).append("</p>\n");
+            }
+        }
+        h.append("</body></html>\n");
+        return h.toString();
+    }
+
+    /**
+     * Horizontal bars, one per value, scaled to the largest magnitude; negative values grow left of the axis.
+     */
+    static String bars(List<String> labels, List<Double> values, String format) {
+        int rowH = 22;
+        int labelW = 260;
+        int barW = 420;
+        double max = 0;
+        boolean negative = false;
+        for (double v : values) {
+            max = Math.max(max, Math.abs(v));
+            negative |= v < 0;
+        }
+        if (max == 0) {
+            max = 1;
+        }
+        int axis = labelW + (negative ? barW / 2 : 0);
+        double scale = (negative ? barW / 2.0 : barW) / max;
+        int height = rowH * values.size() + 4;
+        StringBuilder svg = new StringBuilder();
+        svg.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                + "role=\"img\">%n", labelW + barW + 90, height));
+        for (int i = 0; i < values.size(); i++) {
+            double v = values.get(i);
+            int y = i * rowH + 2;
+            int w = (int) Math.round(Math.abs(v) * scale);
+            int x = v < 0 ? axis - w : axis;
+            String color = labels.get(i).equals("published") ? "#888" : "#3a6ea5";
+            svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s</text>",
+                    labelW - 6, y + 14, esc(labels.get(i))));
+            svg.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>",
+                    x, y, Math.max(1, w), rowH - 6, color));
+            svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"12\">%s</text>%n",
+                    (v < 0 ? axis : x + w) + 4, y + 14, esc(String.format(Locale.ROOT, format, v))));
+        }
+        svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" stroke=\"#000\"/>%n", axis,
+                axis, height));
+        return svg.append("</svg>\n").toString();
+    }
+
+    private static String cls(Boolean b) {
+        return b == null ? "na" : b ? "ok" : "bad";
+    }
+
+    /** Text for HTML: &lt; &gt; &amp; &quot; escaped. */
+    public static String esc(String s) {
+        if (s == null) {
+            return "";
+        }
+        StringBuilder out = new StringBuilder(s.length());
+        for (char c : s.toCharArray()) {
+            switch (c) {
+                case '<' -> out.append("&lt;");
+                case '>' -> out.append("&gt;");
+                case '&' -> out.append("&amp;");
+                case '"' -> out.append("&quot;");
+                default -> out.append(c);
+            }
+        }
+        return out.toString();
+    }
+}

@@ -1,0 +1,523 @@
+package io.kickplug.guest.engine;
+
+import io.kickplug.api.iothread.IoThread;
+import io.kickplug.api.iothread.IoThreadFactory;
+import io.kickplug.guest.lock.LockWaits;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
+
+/**
+ * Virtual time for one simulated machine and its disk ({@code kp:guest --clock virtual}): the vCPU threads and
+ * the device's I/O threads are real threads running the real driver and device code, but only one of them runs
+ * at a time, and which one is decided by their virtual clocks, not by the host's scheduler. The result does not
+ * depend on how many host cores there are or how busy they are.
+ *
+ * <p><b>Actors and the baton.</b> Each vCPU and each I/O thread is an {@link Actor} with its own clock. Exactly
+ * one actor holds the baton and runs; at a scheduling point (a charge, a wait, the end of a loop iteration) it
+ * passes the baton to the actor with the earliest wake-up time, ties broken by a random generator seeded with
+ * {@link #seed()}; the others are parked. So every interaction between the threads happens in the same order for
+ * the same seed, and a lock held across a charged cost (the vq lock across an exit) is seen held by the actors
+ * that run in that interval: they wait in virtual time ({@link LockWaits}) until its holder releases it.
+ *
+ * <p><b>What time costs.</b> An actor's clock advances by (a) the CPU time its thread spent on the code it ran
+ * since its last scheduling point ({@link Charging#MEASURED}; not with {@link Charging#MODEL}, which charges
+ * the modelled software costs of {@link Costs} instead), and (b) the modelled hardware costs: a VM exit and an
+ * interrupt injection ({@link MachineConfig}), the wake-up of an I/O thread by an ioeventfd, and the device's
+ * service time ({@link Costs}). With {@link Charging#MODEL} nothing depends on the host: the same experiment with
+ * the same seed gives the same counters (the determinism test).
+ *
+ * <p><b>ioeventfd.</b> With ioeventfd on (QEMU's default) a notify wakes the queue's I/O thread, which serves
+ * the queue on its own clock after {@link Costs#ioeventfdWakeNs}. With it off, the notify exits to the VMM, which
+ * runs the queue's handler during the exit, on the notifying vCPU: the device pops and submits what is available
+ * and the vCPU resumes after that (the world switch of seed 000 on 2014's KVM/arm, which could not bind an
+ * ioeventfd to an MMIO address). The device is one at a time (QEMU's BQL): an exit that finds it busy waits.
+ *
+ * <p>Also the {@link IoThreadFactory} of the disk: its I/O threads are {@link VirtualIoThread}s of this time.
+ * After {@link #shutdown()} every actor runs freely on the host's scheduler (detach, reset).
+ */
+public final class VirtualTime implements IoThreadFactory {
+
+    /** How the code that ran is charged. */
+    public enum Charging {
+        /** The thread's CPU time of the code it ran, plus the hardware model. */
+        MEASURED,
+        /** Only the model: fixed software costs per request ({@link Costs}); deterministic. */
+        MODEL;
+
+        public String label() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+
+        public static Charging parse(String s) {
+            for (Charging c : values()) {
+                if (c.label().equals(s)) {
+                    return c;
+                }
+            }
+            throw new IllegalArgumentException("unknown charging '" + s + "' (expected measured or model)");
+        }
+    }
+
+    /**
+     * The modelled costs besides exit and injection (those are the machine's, {@link MachineConfig}); README
+     * "Virtual time" gives the source of each default.
+     *
+     * @param ioeventfdWakeNs from a notify to the moment a sleeping I/O thread runs (eventfd signal, wake-up of
+     *     a thread blocked in ppoll on another core)
+     * @param guestSubmitNs {@link Charging#MODEL} only: guest CPU per request submitted (fio, block layer, driver)
+     * @param vqAddNs {@link Charging#MODEL} only: guest CPU of adding one chain to the ring, under the vq lock
+     * @param guestCompleteNs {@link Charging#MODEL} only: guest CPU per request completed (handler, callback)
+     * @param deviceRequestNs {@link Charging#MODEL} only: device CPU per request (pop, parse, submit, push)
+     * @param pollNs one poll of the used ring by a vCPU that spins for a hipri completion
+     */
+    public record Costs(long ioeventfdWakeNs, long guestSubmitNs, long vqAddNs, long guestCompleteNs,
+            long deviceRequestNs, long pollNs) {
+
+        public static final Costs DEFAULTS = new Costs(5_000, 1_500, 200, 1_000, 2_500, 200);
+
+        public Costs {
+            if (ioeventfdWakeNs < 0 || vqAddNs < 0 || guestSubmitNs < 0 || guestCompleteNs < 0 || deviceRequestNs < 0
+                    || pollNs <= 0) {
+                throw new IllegalArgumentException("costs must not be negative (poll positive): " + this);
+            }
+        }
+    }
+
+    static final long NEVER = Long.MAX_VALUE;
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    private static final ThreadLocal<Actor> CURRENT = new ThreadLocal<>();
+    /**
+     * What one reading of the thread's CPU clock costs (median of back-to-back readings, taken once): a charge
+     * spans one reading, which is the simulation's own work, not the guest's or the device's, so it is taken off.
+     */
+    static final long CPU_CLOCK_COST_NS = calibrateCpuClock();
+
+    private final long seed;
+    private final Charging charging;
+    private final Costs costs;
+    private final boolean ioeventfd;
+    private final SplittableRandom random;
+    private final List<Actor> actors = new ArrayList<>();
+    private final Map<Object, List<Actor>> lockWaiters = new HashMap<>();
+    private volatile Actor running;
+    private volatile boolean shutdown;
+    private long switches;
+    private final List<VirtualIoThread> ioThreads = new ArrayList<>();
+    /** Requests the device completed so far (used-ring entries), for the model's device cost; set at boot. */
+    private volatile LongSupplier deviceWork = () -> 0;
+
+    /**
+     * @param seed breaks ties between actors due at the same virtual time
+     * @param ioeventfd QEMU's ioeventfd property of the disk's transport: off runs a queue's handler during the
+     *     notifying vCPU's exit
+     */
+    public VirtualTime(long seed, Charging charging, Costs costs, boolean ioeventfd) {
+        this.seed = seed;
+        this.charging = Objects.requireNonNull(charging, "charging");
+        this.costs = Objects.requireNonNull(costs, "costs");
+        this.ioeventfd = ioeventfd;
+        this.random = new SplittableRandom(seed);
+    }
+
+    public long seed() {
+        return seed;
+    }
+
+    public Charging charging() {
+        return charging;
+    }
+
+    public Costs costs() {
+        return costs;
+    }
+
+    public boolean ioeventfd() {
+        return ioeventfd;
+    }
+
+    /** Baton hand-offs so far (a measure of the simulation's own work). */
+    public synchronized long switches() {
+        return switches;
+    }
+
+    /** The latest clock of any actor: how far the machine's virtual time got. */
+    public synchronized long latestClock() {
+        long t = 0;
+        for (Actor a : actors) {
+            t = Math.max(t, a.clock);
+        }
+        return t;
+    }
+
+    /** Where the device's completed-request count comes from (the model's per-request device cost). */
+    public void deviceWork(LongSupplier work) {
+        this.deviceWork = Objects.requireNonNull(work, "work");
+    }
+
+    /** The device's completed requests so far when the model charges them ({@link Charging#MODEL}), else 0. */
+    long deviceWork() {
+        return charging == Charging.MODEL ? deviceWork.getAsLong() : 0;
+    }
+
+    @Override
+    public IoThread start(String name) {
+        VirtualIoThread t = new VirtualIoThread(this, name);
+        synchronized (this) {
+            ioThreads.add(t);
+        }
+        t.startThread();
+        return t;
+    }
+
+    /** Lets every actor run freely on the host's scheduler from now on (the end of the experiment). */
+    public void shutdown() {
+        List<Actor> all;
+        synchronized (this) {
+            shutdown = true;
+            running = null;
+            all = new ArrayList<>(actors);
+        }
+        for (Actor a : all) {
+            if (a.thread != null) {
+                LockSupport.unpark(a.thread);
+            }
+        }
+    }
+
+    public boolean isShutdown() {
+        return shutdown;
+    }
+
+    /**
+     * Waits (from outside, on the host's clock) until no actor runs or is due: the machine is quiescent. A run
+     * starts and ends there, so what the host thread does around it (boot, reading counters) never overlaps an
+     * actor and the same seed replays the same schedule.
+     *
+     * @return false when it gave up after {@code timeoutNanos}
+     */
+    public synchronized boolean awaitIdle(long timeoutNanos) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (running != null && !shutdown) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            try {
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // Actors ---------------------------------------------------------------------------------------------
+
+    /** A thread under this virtual time: a vCPU or an I/O thread. */
+    final class Actor implements LockWaits {
+        final String name;
+        final int index;
+        volatile Thread thread;
+        long clock;
+        /** When it may run next; {@link #NEVER} while blocked without a deadline; meaningful while not running. */
+        long wakeAt = NEVER;
+        /** A wake that came while it was running (LockSupport's permit): its next block returns at once. */
+        long permit = NEVER;
+        boolean blocked = true;
+        boolean retired;
+        long cpuMark;
+        /** In a notify's exit (ioeventfd off: a queue handler runs here). */
+        boolean inExit;
+
+        Actor(String name, int index) {
+            this.name = name;
+            this.index = index;
+        }
+
+        @Override
+        public long now() {
+            return VirtualTime.this.now(this);
+        }
+
+        @Override
+        public void await(Object lock) {
+            synchronized (VirtualTime.this) {
+                lockWaiters.computeIfAbsent(lock, k -> new ArrayList<>()).add(this);
+            }
+            block(this, NEVER);
+        }
+
+        @Override
+        public void released(Object lock) {
+            List<Actor> waiting;
+            synchronized (VirtualTime.this) {
+                waiting = lockWaiters.remove(lock);
+            }
+            if (waiting != null) {
+                for (Actor w : waiting) {
+                    wake(w, clock);
+                }
+            }
+        }
+
+        VirtualTime time() {
+            return VirtualTime.this;
+        }
+
+        @Override
+        public String toString() {
+            return name + "@" + clock;
+        }
+    }
+
+    /** A new actor, blocked until woken; call {@link #enter} on its thread. */
+    synchronized Actor register(String name) {
+        Actor a = new Actor(name, actors.size());
+        a.clock = latestClockLocked();
+        actors.add(a);
+        return a;
+    }
+
+    private long latestClockLocked() {
+        long t = 0;
+        for (Actor a : actors) {
+            t = Math.max(t, a.clock);
+        }
+        return t;
+    }
+
+    /** Binds {@code a} to the current thread and waits for its first turn. */
+    void enter(Actor a) {
+        a.thread = Thread.currentThread();
+        CURRENT.set(a);
+        LockWaits.install(a);
+        awaitTurn(a);
+    }
+
+    /** The current thread's actor, or {@code null} (not under virtual time, or another time). */
+    Actor current() {
+        Actor a = CURRENT.get();
+        return a != null && !a.retired && a.time() == this ? a : null;
+    }
+
+    /** The actor leaves (its thread ends): it is never scheduled again; passes the baton if it held it. */
+    void retire(Actor a) {
+        synchronized (this) {
+            a.retired = true;
+            a.blocked = true;
+            a.wakeAt = NEVER;
+            if (running == a && !shutdown) {
+                dispatchLocked();
+            }
+        }
+        if (Thread.currentThread() == a.thread) {
+            CURRENT.remove();
+            LockWaits.install(null);
+        }
+    }
+
+    long now(Actor a) {
+        if (charging == Charging.MEASURED && running == a && Thread.currentThread() == a.thread) {
+            return a.clock + Math.max(0, cpu() - a.cpuMark);
+        }
+        return a.clock;
+    }
+
+    /** Charges {@code nanos} of modelled cost to the running actor {@code a}, then lets earlier actors run. */
+    void advance(Actor a, long nanos) {
+        if (shutdown) {
+            return;
+        }
+        chargeCpu(a);
+        a.clock += nanos;
+        reschedule(a, a.clock);
+    }
+
+    /** The model's software cost: charged only with {@link Charging#MODEL} (MEASURED measures it instead). */
+    void charge(Actor a, long modelNanos) {
+        if (charging == Charging.MODEL && modelNanos > 0) {
+            advance(a, modelNanos);
+        }
+    }
+
+    /** A scheduling point without a cost of its own: the CPU time so far is charged, earlier actors run. */
+    void yieldTurn(Actor a) {
+        if (shutdown) {
+            return;
+        }
+        chargeCpu(a);
+        reschedule(a, a.clock);
+    }
+
+    /**
+     * Blocks the running actor until it is woken, or until {@code timeoutNanos} of virtual time passed
+     * ({@link #NEVER}: no timeout). After {@link #shutdown()}, parks on the host for at most a millisecond.
+     */
+    void block(Actor a, long timeoutNanos) {
+        if (shutdown) {
+            LockSupport.parkNanos(this, Math.min(timeoutNanos, TimeUnit.MILLISECONDS.toNanos(1)));
+            return;
+        }
+        chargeCpu(a);
+        reschedule(a, timeoutNanos == NEVER ? NEVER : a.clock + timeoutNanos);
+    }
+
+    /** Wakes {@code b} at virtual time {@code at} (not before its own clock); from any thread. */
+    void wake(Actor b, long at) {
+        Thread t = null;
+        synchronized (this) {
+            if (shutdown || b.retired) {
+                t = b.thread;
+            } else if (b.blocked) {
+                b.wakeAt = Math.min(b.wakeAt, Math.max(at, b.clock));
+                if (running == null) {
+                    t = dispatchLocked();
+                }
+            } else {
+                b.permit = Math.min(b.permit, at);
+            }
+        }
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    /** Wakes every actor of {@code all} at {@code at} in one step (a run starts: no actor runs before all are due). */
+    void wakeAll(List<Actor> all, long at) {
+        Thread t = null;
+        synchronized (this) {
+            for (Actor b : all) {
+                if (!shutdown && !b.retired && b.blocked) {
+                    b.wakeAt = Math.min(b.wakeAt, Math.max(at, b.clock));
+                }
+            }
+            if (!shutdown && running == null) {
+                t = dispatchLocked();
+            }
+        }
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    /** Wakes {@code b} at the current thread's virtual time (its own clock when called from outside). */
+    void wakeNow(Actor b) {
+        Actor me = current();
+        wake(b, me == null ? b.clock : now(me));
+    }
+
+    /** Keeps {@code device} busy until {@code until}: an exit ran its handler (ioeventfd off). */
+    synchronized void occupy(Actor device, long until) {
+        device.clock = Math.max(device.clock, until);
+        if (device.blocked && device.wakeAt != NEVER) {
+            device.wakeAt = Math.max(device.wakeAt, device.clock);
+        }
+    }
+
+    /** Whether the current thread is a vCPU in a notify's exit. */
+    boolean inExit() {
+        Actor a = current();
+        return a != null && a.inExit;
+    }
+
+    private void chargeCpu(Actor a) {
+        if (charging == Charging.MEASURED) {
+            long c = cpu();
+            a.clock += Math.max(0, c - a.cpuMark - CPU_CLOCK_COST_NS);
+            a.cpuMark = c;
+        }
+    }
+
+    private static long cpu() {
+        return THREADS.getCurrentThreadCpuTime();
+    }
+
+    private static long calibrateCpuClock() {
+        if (!THREADS.isCurrentThreadCpuTimeSupported()) {
+            return 0;
+        }
+        long[] d = new long[2001];
+        for (int i = 0; i < d.length; i++) {
+            long a = cpu();
+            d[i] = cpu() - a;
+        }
+        java.util.Arrays.sort(d);
+        return Math.max(0, d[d.length / 2]);
+    }
+
+    /** {@code a} gives up the baton until {@code wakeAt}, and gets it back when it is the earliest. */
+    private void reschedule(Actor a, long wakeAt) {
+        Thread next;
+        synchronized (this) {
+            if (running != a) {
+                return; // not its turn (a stray call): nothing to hand over
+            }
+            if (a.permit != NEVER) {
+                wakeAt = Math.min(wakeAt, Math.max(a.permit, a.clock));
+                a.permit = NEVER;
+            }
+            a.blocked = true;
+            a.wakeAt = wakeAt;
+            next = dispatchLocked();
+        }
+        if (next != null && next != Thread.currentThread()) {
+            LockSupport.unpark(next);
+        }
+        awaitTurn(a);
+    }
+
+    /** Gives the baton to the earliest actor (ties: seeded random); returns its thread, or null when idle. */
+    private Thread dispatchLocked() {
+        long best = NEVER;
+        int ties = 0;
+        for (Actor c : actors) {
+            if (c.retired || !c.blocked || c.wakeAt == NEVER) {
+                continue;
+            }
+            if (c.wakeAt < best) {
+                best = c.wakeAt;
+                ties = 1;
+            } else if (c.wakeAt == best) {
+                ties++;
+            }
+        }
+        if (ties == 0) {
+            running = null;
+            notifyAll(); // awaitIdle
+            return null;
+        }
+        int pick = ties == 1 ? 0 : random.nextInt(ties);
+        Actor next = null;
+        for (Actor c : actors) {
+            if (!c.retired && c.blocked && c.wakeAt == best && pick-- == 0) {
+                next = c;
+                break;
+            }
+        }
+        next.clock = Math.max(next.clock, next.wakeAt);
+        next.wakeAt = NEVER;
+        next.blocked = false;
+        switches++;
+        running = next;
+        return next.thread;
+    }
+
+    private void awaitTurn(Actor a) {
+        while (running != a && !shutdown) {
+            LockSupport.park(this);
+        }
+        if (charging == Charging.MEASURED) {
+            a.cpuMark = cpu();
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package io.kickplug.shell;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.TrackedLockKind;
+import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.RingFormat;
+import io.kickplug.blk.testkit.StubDiskManager;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** {@code kp:ring NAME split|packed}: arguments, output, and the call it makes. */
+class RingCommandTest {
+    private final List<String> calls = new ArrayList<>();
+    private final RingCommand command = new RingCommand(new StubDiskManager() {
+        @Override
+        public DiskInfo setRing(String name, RingFormat format) {
+            calls.add(name + "=" + format.id());
+            return new DiskInfo(name, 1 << 20, "memory", false, TransportKind.MMIO, 1, 256, 1, 15, 0, 0, null,
+                    List.of(), TrackedLockKind.MUTEX, format);
+        }
+    });
+
+    @Test
+    void swapsAndSaysSo() {
+        assertEquals("d1: packed rings from now on (the device was reset)", command.run(List.of("d1", "packed")));
+        assertEquals("{\"disk\":\"d1\",\"ring\":\"split\"}", command.run(List.of("--json", "d1", "SPLIT")));
+        assertEquals(List.of("d1=packed", "d1=split"), calls);
+    }
+
+    @Test
+    void badArgumentsSayTheUsage() {
+        assertEquals(RingCommand.USAGE, assertThrows(IllegalArgumentException.class,
+                () -> command.run(List.of("d1"))).getMessage());
+        assertEquals("ring format must be split or packed: ring; " + RingCommand.USAGE,
+                assertThrows(IllegalArgumentException.class, () -> command.run(List.of("d1", "ring"))).getMessage());
+        assertTrue(calls.isEmpty());
+    }
+}

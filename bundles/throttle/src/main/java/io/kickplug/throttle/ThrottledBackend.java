@@ -1,0 +1,213 @@
+package io.kickplug.throttle;
+
+import io.kickplug.api.blk.AsyncBlockBackend;
+import io.kickplug.api.blk.BackendIo;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One disk's backend behind its throttle group. Reads and writes ask the group; one that must wait is queued, and
+ * every later one queues behind it (first come, first served, as QEMU does per direction), until the timer lets
+ * the head through; flushes, discards and write-zeroes pass (the device orders a flush after the writes it waits
+ * for, queued ones included). Counts the requests it delayed and for how long. After the bundle stopped
+ * ({@link #passThrough()}) everything passes at once.
+ */
+final class ThrottledBackend implements AsyncBlockBackend {
+
+    private final String disk;
+    private final AsyncBlockBackend inner;
+    private final ScheduledExecutorService timer;
+    private volatile ThrottleGroup group;
+    private final ArrayDeque<BackendIo> queue = new ArrayDeque<>();
+    private final ArrayDeque<Long> queuedAt = new ArrayDeque<>();
+    private ScheduledFuture<?> armed;
+    private volatile boolean passThrough;
+    private long delayed;
+    private long delayedNanos;
+
+    ThrottledBackend(String disk, AsyncBlockBackend inner, ThrottleGroup group, ScheduledExecutorService timer) {
+        this.disk = disk;
+        this.inner = inner;
+        this.group = group;
+        this.timer = timer;
+        group.join(this);
+    }
+
+    String disk() {
+        return disk;
+    }
+
+    ThrottleGroup group() {
+        return group;
+    }
+
+    /** Moves to another group; waiting requests are looked at again under its limits. */
+    void moveTo(ThrottleGroup g) {
+        ThrottleGroup old = group;
+        if (old == g) {
+            return;
+        }
+        old.leave(this);
+        group = g;
+        g.join(this);
+        release();
+    }
+
+    @Override
+    public void submit(BackendIo io) {
+        BackendIo.Op op = io.op();
+        if (!passThrough && (op == BackendIo.Op.READ || op == BackendIo.Op.WRITE)) {
+            synchronized (this) {
+                if (!queue.isEmpty()) {
+                    enqueue(io);
+                    return;
+                }
+                long wait = group.admit(op == BackendIo.Op.WRITE, io.length());
+                if (wait > 0) {
+                    enqueue(io);
+                    arm(wait);
+                    return;
+                }
+            }
+        }
+        inner.submit(io);
+    }
+
+    private void enqueue(BackendIo io) {
+        queue.add(io);
+        queuedAt.add(System.nanoTime());
+    }
+
+    private void arm(long waitNanos) {
+        if (armed == null || armed.isDone()) {
+            try {
+                armed = timer.schedule(this::release, waitNanos, TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException stopped) {
+                passThrough = true; // the bundle is stopping: let everything through
+                timerGone();
+            }
+        }
+    }
+
+    private void timerGone() {
+        Thread t = new Thread(this::release, "kickplug-throttle-release");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** Lets through the queued requests the group admits now, in order; re-arms for the rest. Any thread. */
+    void release() {
+        int n = 0;
+        BackendIo[] out = null;
+        synchronized (this) {
+            armed = null;
+            while (!queue.isEmpty()) {
+                BackendIo head = queue.peek();
+                if (!passThrough) {
+                    long wait = group.admit(head.op() == BackendIo.Op.WRITE, head.length());
+                    if (wait > 0) {
+                        arm(wait);
+                        break;
+                    }
+                }
+                queue.poll();
+                long since = queuedAt.poll();
+                delayed++;
+                delayedNanos += System.nanoTime() - since;
+                if (out == null) {
+                    out = new BackendIo[Math.max(4, queue.size() + 1)];
+                }
+                if (n == out.length) {
+                    out = java.util.Arrays.copyOf(out, n * 2);
+                }
+                out[n++] = head;
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            inner.submit(out[i]);
+        }
+        if (n > 0) {
+            inner.unplug();
+        }
+    }
+
+    /** The bundle stops: no more throttling for this disk; what waits goes now. */
+    void passThrough() {
+        passThrough = true;
+        release();
+    }
+
+    synchronized long delayedRequests() {
+        return delayed;
+    }
+
+    synchronized long delayedNanos() {
+        return delayedNanos;
+    }
+
+    synchronized int waiting() {
+        return queue.size();
+    }
+
+    @Override
+    public void unplug() {
+        inner.unplug();
+    }
+
+    @Override
+    public String kind() {
+        return inner.kind();
+    }
+
+    @Override
+    public long size() {
+        return inner.size();
+    }
+
+    @Override
+    public boolean readOnly() {
+        return inner.readOnly();
+    }
+
+    @Override
+    public boolean supportsDiscard() {
+        return inner.supportsDiscard();
+    }
+
+    @Override
+    public boolean supportsWriteZeroes() {
+        return inner.supportsWriteZeroes();
+    }
+
+    @Override
+    public boolean supportsFua() {
+        return inner.supportsFua();
+    }
+
+    @Override
+    public void resize(long newSize) throws IOException {
+        inner.resize(newSize);
+    }
+
+    /** Fails what still waits (a device closes only after its requests completed), leaves the group, closes inner. */
+    @Override
+    public void close() throws IOException {
+        BackendIo[] left;
+        synchronized (this) {
+            if (armed != null) {
+                armed.cancel(false);
+            }
+            left = queue.toArray(new BackendIo[0]);
+            queue.clear();
+            queuedAt.clear();
+        }
+        group.leave(this);
+        for (BackendIo io : left) {
+            io.complete(new IOException("disk " + disk + " closed while the request waited for its throttle group"));
+        }
+        inner.close();
+    }
+}

@@ -1,0 +1,141 @@
+package io.kickplug.throttle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.kickplug.api.blk.AsyncBlockBackend;
+import io.kickplug.api.blk.BackendIo;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The wrapper: queues in order, releases on a limit change without a reset, counts, passes through at stop. */
+class ThrottledBackendTest {
+
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+    private final AtomicLong now = new AtomicLong();
+    private final Throttles throttles = new Throttles(now::get, timer);
+
+    @AfterEach
+    void tearDown() {
+        timer.shutdownNow();
+    }
+
+    /** Records what reaches it, in order; completes at once. */
+    static final class Recording implements AsyncBlockBackend {
+        final List<Long> offsets = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void submit(BackendIo io) {
+            offsets.add(io.offset());
+            io.complete(null);
+        }
+
+        @Override
+        public String kind() {
+            return "rec";
+        }
+
+        @Override
+        public long size() {
+            return 1 << 20;
+        }
+
+        @Override
+        public boolean readOnly() {
+            return false;
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    static BackendIo read(long offset) {
+        return new BackendIo() {
+            @Override
+            public Op op() {
+                return Op.READ;
+            }
+
+            @Override
+            public long offset() {
+                return offset;
+            }
+
+            @Override
+            public long length() {
+                return 512;
+            }
+
+            @Override
+            public ByteBuffer[] buffers() {
+                return new ByteBuffer[0];
+            }
+
+            @Override
+            public boolean fua() {
+                return false;
+            }
+
+            @Override
+            public boolean mayUnmap() {
+                return false;
+            }
+
+            @Override
+            public void complete(IOException error) {
+            }
+        };
+    }
+
+    private static void await(java.util.function.BooleanSupplier c, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!c.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, what);
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void requestsWaitInOrderAndALimitChangeAppliesWithoutAReset() throws Exception {
+        Recording inner = new Recording();
+        AsyncBlockBackend disk = throttles.wrap("d0", inner);
+        throttles.configure("d0", List.of("--iops", "10")); // the fake clock stands still: 2 pass, the rest wait
+        for (int i = 0; i < 6; i++) {
+            disk.submit(read(i * 512L));
+        }
+        assertEquals(List.of(0L, 512L), inner.offsets);
+        assertEquals(4L, throttles.stats("d0").get("throttle_waiting"));
+        String text = throttles.configure("d0", List.of("--clear"));
+        await(() -> inner.offsets.size() == 6, "released by the limit change");
+        assertEquals(List.of(0L, 512L, 1024L, 1536L, 2048L, 2560L), inner.offsets, "in submission order");
+        assertEquals(4L, throttles.stats("d0").get("throttle_delayed_requests"));
+        assertTrue(text.contains("throttle group d0"), text);
+    }
+
+    @Test
+    void aSharedGroupLimitsTheDisksTogetherAndStopPassesEverythingThrough() throws Exception {
+        Recording a = new Recording();
+        Recording b = new Recording();
+        AsyncBlockBackend da = throttles.wrap("a", a);
+        AsyncBlockBackend db = throttles.wrap("b", b);
+        throttles.configure("a", List.of("--group", "g"));
+        throttles.configure("b", List.of("--group=g", "--iops=10"));
+        da.submit(read(0));
+        db.submit(read(0));
+        da.submit(read(512));
+        db.submit(read(512));
+        assertEquals(2, a.offsets.size() + b.offsets.size(), "two disks share one bucket of 1 request (+1)");
+        throttles.passThroughAll();
+        await(() -> a.offsets.size() + b.offsets.size() == 4, "all released at stop");
+        db.submit(read(1024));
+        assertEquals(3, b.offsets.size(), "passes at once after the stop");
+    }
+}

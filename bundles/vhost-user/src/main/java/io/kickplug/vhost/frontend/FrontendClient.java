@@ -1,0 +1,500 @@
+package io.kickplug.vhost.frontend;
+
+import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.memory.GuestMemoryFactory;
+import io.kickplug.api.memory.MemoryRegion;
+import io.kickplug.api.virtio.BufferSpec;
+import io.kickplug.api.virtio.DriverQueue;
+import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.UsedBuffer;
+import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.api.virtio.VirtqueueFactory;
+import io.kickplug.vhost.backend.Unmapper;
+import io.kickplug.vhost.protocol.Message;
+import io.kickplug.vhost.protocol.MessageChannel;
+import io.kickplug.vhost.protocol.ProtocolException;
+import io.kickplug.vhost.protocol.VhostUser;
+import java.io.FileDescriptor;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.newsclub.net.unix.AFPipe;
+import org.newsclub.net.unix.AFUNIXSocket;
+import org.newsclub.net.unix.AFUNIXSocketAddress;
+
+/**
+ * A vhost-user front-end: it plays QEMU and the Linux driver at once, for the protocol tests and for
+ * {@code VhostBench} (the benchmarks module), which drives Kickplug's and qemu-storage-daemon's exports with it. Guest memory is a regular
+ * file mapped shared (Java 17 cannot create a memfd; the backend maps any descriptor that /proc/self/fd can
+ * reopen). Kick and call descriptors are pipes instead of eventfds (Java cannot create eventfds either): the
+ * backend polls the kick pipe's read end and writes 8 bytes to the call pipe's write end, as it would with an
+ * eventfd. Rings are laid out with the driver view of the given {@link VirtqueueFactory}.
+ */
+public class FrontendClient implements AutoCloseable {
+
+    /** Where the client pretends guest memory is mapped in its own address space. */
+    public static final long USER_BASE = 0x7f12_0000_0000L;
+    public static final long MEMORY_BYTES = 4L << 20;
+    /** Guest physical layout: queue q's rings at q * RING_STRIDE, data buffers from DATA_BASE. */
+    static final long RING_STRIDE = 64 << 10;
+    static final long DATA_BASE = 1L << 20;
+    public static final int QUEUE_SIZE = 64;
+
+    private final VirtqueueFactory queueFactory;
+    /** Whether each queue with a call descriptor gets a thread that reads it ({@link Queue#awaitInterrupt}). */
+    private boolean callReaders = true;
+    public AFUNIXSocket socket;
+    public MessageChannel channel;
+    private final Path memoryFile;
+    private final RandomAccessFile memoryRaf;
+    /** The client's own mapping of guest memory, unmapped at {@link #close}. */
+    private final MappedByteBuffer memoryMap;
+    /** Size of guest memory, one region at guest address 0. */
+    public final long memoryBytes;
+    public final GuestMemory memory;
+    private final List<Queue> queues = new ArrayList<>();
+    private long features;
+    /** False after {@link #negotiate(long, long)} left REPLY_ACK out: {@link #sendAck} then sends plainly. */
+    private boolean replyAck = true;
+
+    /** One driver queue with its kick and call pipes. */
+    public final class Queue {
+        public final int index;
+        public DriverQueue driver;
+        final AFPipe kick = AFPipe.open();
+        AFPipe call = AFPipe.open();
+        final Semaphore interrupts = new Semaphore(0);
+        /** Ring size and guest-physical base of the rings; -1: at {@code index * RING_STRIDE}. */
+        int size = QUEUE_SIZE;
+        long base = -1;
+        /** Every notification read from the call pipe, whether a waiter consumed it or not. */
+        private int received;
+        Thread callReader;
+
+        Queue(int index) throws IOException {
+            this.index = index;
+        }
+
+        long ringBase() {
+            return base >= 0 ? base : index * RING_STRIDE;
+        }
+
+        void startCallReader() {
+            AFPipe pipe = call;
+            callReader = new Thread(() -> {
+                ByteBuffer b = ByteBuffer.allocate(8);
+                try {
+                    while (true) {
+                        b.clear();
+                        if (pipe.source().read(b) < 0) {
+                            return;
+                        }
+                        interrupts.release();
+                        synchronized (this) {
+                            received++;
+                            notifyAll();
+                        }
+                    }
+                } catch (IOException e) {
+                    // pipe closed
+                }
+            }, "test-call-reader-" + index);
+            callReader.setDaemon(true);
+            callReader.start();
+        }
+
+        /** The call pipe's read end, for a caller that reads notifications itself ({@link #callReaders}). */
+        public AFPipe.SourceChannel callSource() {
+            return call.source();
+        }
+
+        public void kick() throws IOException {
+            ByteBuffer one = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(1).flip();
+            kick.sink().write(one);
+        }
+
+        /** Waits for a used-buffer notification (the backend wrote the call pipe). */
+        public boolean awaitInterrupt(long timeout, TimeUnit unit) throws InterruptedException {
+            return interrupts.tryAcquire(timeout, unit);
+        }
+
+        /** Waits until {@code n} notifications in all arrived on the call pipe. */
+        public synchronized boolean awaitReceived(int n, long timeoutMillis) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+            while (received < n) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+            return true;
+        }
+
+        public synchronized int received() {
+            return received;
+        }
+
+        public int interruptsPending() {
+            return interrupts.availablePermits();
+        }
+    }
+
+    /**
+     * A client whose guest memory is {@code memoryBytes} (at least {@link #MEMORY_BYTES}, a multiple of 4 KiB)
+     * in {@code memoryFile}, which is deleted at {@link #close}. A file in /dev/shm behaves like QEMU's memfd.
+     */
+    public FrontendClient(Path socketPath, Path memoryFile, long memoryBytes, VirtqueueFactory queueFactory,
+            GuestMemoryFactory memoryFactory) throws IOException {
+        if (memoryBytes < MEMORY_BYTES || memoryBytes > Integer.MAX_VALUE || memoryBytes % 4096 != 0) {
+            throw new IllegalArgumentException("guest memory of " + memoryBytes + " bytes");
+        }
+        this.queueFactory = queueFactory;
+        this.memoryFile = memoryFile;
+        this.memoryBytes = memoryBytes;
+        Files.deleteIfExists(memoryFile);
+        this.memoryRaf = new RandomAccessFile(memoryFile.toFile(), "rw");
+        memoryRaf.setLength(memoryBytes);
+        this.memoryMap = memoryRaf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, memoryBytes);
+        this.memory = memoryFactory.wrap(List.of(new MemoryRegion(0, memoryBytes)),
+                List.of(List.of(memoryMap)));
+        connect(socketPath);
+    }
+
+    private void connect(Path socketPath) throws IOException {
+        this.socket = AFUNIXSocket.newInstance();
+        socket.connect(AFUNIXSocketAddress.of(socketPath.toFile()));
+        socket.setSoTimeout(10_000);
+        this.channel = new MessageChannel(socket);
+    }
+
+    /**
+     * Drops the connection, keeping guest memory and the driver queues as they are: what QEMU does when its
+     * back-end goes away. {@link #reconnect} connects again; the caller then negotiates again and restarts the
+     * queues with {@link #restartQueue}.
+     */
+    public void disconnect() throws IOException {
+        socket.close();
+    }
+
+    /** Connects again after {@link #disconnect}. */
+    public void reconnect(Path socketPath) throws IOException {
+        connect(socketPath);
+    }
+
+    /** The memory file's descriptor, to pass as a region. */
+    public FileDescriptor memoryFd() throws IOException {
+        return memoryRaf.getFD();
+    }
+
+    // Raw protocol.
+
+    public void send(int request, int flags, byte[] payload, FileDescriptor... fds) throws IOException {
+        channel.send(request, VhostUser.VERSION | flags, payload, fds);
+    }
+
+    public Message receive() throws IOException {
+        try {
+            Message m = channel.read();
+            if (m == null) {
+                throw new IOException("backend closed the connection");
+            }
+            return m;
+        } catch (ProtocolException e) {
+            throw new IOException(e);
+        }
+    }
+
+    /** Sends with NEED_REPLY and returns the REPLY_ACK status (0: success). */
+    public long sendAck(int request, byte[] payload, FileDescriptor... fds) throws IOException {
+        if (!replyAck) {
+            // Nothing answers: a request that needs a reply anyway (GET_*) orders what follows.
+            send(request, 0, payload, fds);
+            return 0;
+        }
+        send(request, VhostUser.FLAG_NEED_REPLY, payload, fds);
+        Message r = receive();
+        if (r.request() != request || r.size() != 8) {
+            throw new IOException("unexpected reply " + r.name() + " of " + r.size() + " bytes to "
+                    + VhostUser.name(request));
+        }
+        return r.body().getLong();
+    }
+
+    /** Sends a request that always answers and returns the reply. */
+    public Message call(int request, byte[] payload) throws IOException {
+        send(request, 0, payload);
+        Message r = receive();
+        if (r.request() != request) {
+            throw new IOException("reply to " + r.name() + " while waiting for " + VhostUser.name(request));
+        }
+        return r;
+    }
+
+    public long getU64(int request) throws IOException {
+        Message r = call(request, new byte[0]);
+        return r.body().getLong();
+    }
+
+    public static byte[] region(long gpa, long size, long uva, long offset) {
+        return Message.payload(40).putLong(0).putLong(gpa).putLong(size).putLong(uva).putLong(offset).array();
+    }
+
+    public static byte[] vringAddr(int index, long desc, long used, long avail) {
+        return Message.payload(40).putInt(index).putInt(0).putLong(desc).putLong(used).putLong(avail).putLong(0)
+                .array();
+    }
+
+    // A whole front-end.
+
+    /**
+     * Negotiates like QEMU 7.2: features (device's minus MQ-independent extras as given), protocol features
+     * (REPLY_ACK, MQ, CONFIG, CONFIGURE_MEM_SLOTS, RESET_DEVICE as offered), owner, memory with ADD_MEM_REG.
+     */
+    public void negotiate(long wantFeatures) throws IOException {
+        negotiate(wantFeatures, -1L);
+    }
+
+    /** {@link #negotiate(long)} acking only the offered protocol features that are also in {@code protocolMask}. */
+    public void negotiate(long wantFeatures, long protocolMask) throws IOException {
+        long offered = getU64(VhostUser.GET_FEATURES);
+        long protocol = getU64(VhostUser.GET_PROTOCOL_FEATURES) & protocolMask;
+        send(VhostUser.SET_PROTOCOL_FEATURES, 0, Message.u64(protocol));
+        replyAck = (protocol & VhostUser.PROTOCOL_F_REPLY_ACK) != 0;
+        check(sendAck(VhostUser.SET_OWNER, new byte[0]), "SET_OWNER");
+        features = offered & (wantFeatures | VhostUser.F_PROTOCOL_FEATURES | VirtioFeatures.VERSION_1);
+        check(sendAck(VhostUser.SET_FEATURES, Message.u64(features)), "SET_FEATURES");
+        if ((protocol & VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS) != 0) {
+            check(sendAck(VhostUser.ADD_MEM_REG, region(0, memoryBytes, USER_BASE, 0), memoryFd()), "ADD_MEM_REG");
+        } else {
+            // One region in a table: u32 count, u32 padding, then the region without ADD_MEM_REG's padding word.
+            byte[] table = Message.payload(8 + 32).putInt(1).putInt(0).putLong(0).putLong(memoryBytes)
+                    .putLong(USER_BASE).putLong(0).array();
+            check(sendAck(VhostUser.SET_MEM_TABLE, table, memoryFd()), "SET_MEM_TABLE");
+        }
+    }
+
+    /** Whether queues started from now on get a call-reading thread (default); off, the caller reads them. */
+    public void callReaders(boolean on) {
+        this.callReaders = on;
+    }
+
+    /** The driver view of a queue, resuming at available index {@code base}. */
+    protected DriverQueue newDriverQueue(GuestMemory guestMemory, QueueLayout layout, long driverFeatures, int base) {
+        if (base != 0) {
+            throw new UnsupportedOperationException("resuming a driver queue needs the split driver view");
+        }
+        return queueFactory.createDriverQueue(guestMemory, layout, driverFeatures, -1, 0);
+    }
+
+    /** Sets up and starts queue {@code index} like QEMU: NUM, BASE, ADDR, KICK, CALL (or NOFD), ENABLE. */
+    public Queue startQueue(int index, int base, boolean noCallFd) throws IOException {
+        return startQueue(index, base, noCallFd, QUEUE_SIZE, -1);
+    }
+
+    /** {@link #startQueue(int, int, boolean)} with a ring of {@code size} entries at guest address {@code ringBase}. */
+    public Queue startQueue(int index, int base, boolean noCallFd, int size, long ringBase) throws IOException {
+        Queue q = queues.stream().filter(x -> x.index == index).findFirst().orElse(null);
+        if (q == null) {
+            q = new Queue(index);
+            queues.add(q);
+        }
+        q.size = size;
+        q.base = ringBase;
+        QueueLayout layout = QueueLayout.contiguous(q.size, q.ringBase());
+        q.driver = newDriverQueue(memory, layout, features, base);
+        return restartQueue(index, base, noCallFd);
+    }
+
+    /** Sends queue {@code index}'s setup again (NUM, BASE, ADDR, KICK, CALL, ENABLE), keeping its driver state. */
+    public Queue restartQueue(int index, int base, boolean noCallFd) throws IOException {
+        Queue q = queue(index);
+        QueueLayout layout = QueueLayout.contiguous(q.size, q.ringBase());
+        check(sendAck(VhostUser.SET_VRING_NUM, Message.vringState(index, q.size)), "SET_VRING_NUM");
+        check(sendAck(VhostUser.SET_VRING_BASE, Message.vringState(index, base)), "SET_VRING_BASE");
+        check(sendAck(VhostUser.SET_VRING_ADDR, vringAddr(index, USER_BASE + layout.descTable(),
+                USER_BASE + layout.usedRing(), USER_BASE + layout.availRing())), "SET_VRING_ADDR");
+        check(sendAck(VhostUser.SET_VRING_KICK, Message.u64(index), q.kick.source().getFileDescriptor()),
+                "SET_VRING_KICK");
+        if (noCallFd) {
+            check(sendAck(VhostUser.SET_VRING_CALL, Message.u64(index | VhostUser.VRING_NOFD_MASK)), "SET_VRING_CALL");
+        } else {
+            if (q.callReader != null) {
+                q.call = AFPipe.open();
+            }
+            check(sendAck(VhostUser.SET_VRING_CALL, Message.u64(index), q.call.sink().getFileDescriptor()),
+                    "SET_VRING_CALL");
+            if (callReaders) {
+                q.startCallReader();
+            }
+        }
+        check(sendAck(VhostUser.SET_VRING_ENABLE, Message.vringState(index, 1)), "SET_VRING_ENABLE");
+        return q;
+    }
+
+    /**
+     * Starts queue {@code index} as QEMU 7.2 starts a vhost-user-blk ring: NUM, BASE 0, ADDR, KICK and ENABLE,
+     * leaving the call descriptor as it was (QEMU's masked notifier, set when it connected:
+     * vhost_virtqueue_init). {@link #unmask} then sends the guest's notifier, as vhost_user_blk_start does
+     * after vhost_dev_start.
+     */
+    public Queue startQueueMasked(int index) throws IOException {
+        Queue q = queues.stream().filter(x -> x.index == index).findFirst().orElse(null);
+        if (q == null) {
+            q = new Queue(index);
+            queues.add(q);
+        }
+        QueueLayout layout = QueueLayout.contiguous(q.size, q.ringBase());
+        q.driver = newDriverQueue(memory, layout, features, 0);
+        check(sendAck(VhostUser.SET_VRING_NUM, Message.vringState(index, q.size)), "SET_VRING_NUM");
+        check(sendAck(VhostUser.SET_VRING_BASE, Message.vringState(index, 0)), "SET_VRING_BASE");
+        check(sendAck(VhostUser.SET_VRING_ADDR, vringAddr(index, USER_BASE + layout.descTable(),
+                USER_BASE + layout.usedRing(), USER_BASE + layout.availRing())), "SET_VRING_ADDR");
+        check(sendAck(VhostUser.SET_VRING_KICK, Message.u64(index), q.kick.source().getFileDescriptor()),
+                "SET_VRING_KICK");
+        check(sendAck(VhostUser.SET_VRING_ENABLE, Message.vringState(index, 1)), "SET_VRING_ENABLE");
+        return q;
+    }
+
+    /** SET_VRING_CALL with queue {@code q}'s own call pipe, whose notifications {@link Queue#received} counts. */
+    public void unmask(Queue q) throws IOException {
+        if (q.callReader != null) {
+            q.call = AFPipe.open();
+        }
+        check(sendAck(VhostUser.SET_VRING_CALL, Message.u64(q.index), q.call.sink().getFileDescriptor()),
+                "SET_VRING_CALL");
+        q.startCallReader();
+    }
+
+    /** GET_VRING_BASE: stops the ring, returns its next available index. */
+    public int stopQueue(int index) throws IOException {
+        Message r = call(VhostUser.GET_VRING_BASE, Message.vringState(index, 0));
+        ByteBuffer b = r.body();
+        if (r.size() != 8 || b.getInt() != index) {
+            throw new IOException("bad GET_VRING_BASE reply of " + r.size() + " bytes");
+        }
+        return b.getInt();
+    }
+
+    /** Queue {@code index}'s ring layout in guest memory. */
+    public QueueLayout layout(int index) {
+        return QueueLayout.contiguous(QUEUE_SIZE, index * RING_STRIDE);
+    }
+
+    public Queue queue(int index) {
+        return queues.stream().filter(x -> x.index == index).findFirst().orElseThrow();
+    }
+
+    private static void check(long status, String what) throws IOException {
+        if (status != 0) {
+            throw new IOException(what + " was refused (status " + status + ")");
+        }
+    }
+
+    // virtio-blk requests.
+
+    /**
+     * Adds one virtio-blk request (header, data, status) to queue {@code q} and kicks. Data lives at
+     * {@code DATA_BASE + slot * 64 KiB}.
+     */
+    public void submit(Queue q, int slot, int type, long sector, int dataBytes) throws IOException {
+        submitNoKick(q, slot, type, sector, dataBytes);
+        if (q.driver.kickPrepare()) {
+            q.kick();
+        }
+    }
+
+    /** Adds one request like {@link #submit} without the kick decision: the caller batches them. */
+    public void submitNoKick(Queue q, int slot, int type, long sector, int dataBytes) throws IOException {
+        long base = DATA_BASE + slot * (64L << 10);
+        memory.writeU32(base, type);
+        memory.writeU32(base + 4, 0);
+        memory.writeU64(base + 8, sector);
+        long data = base + 512;
+        long status = base + 16;
+        memory.writeU8(status, (byte) 0xff);
+        List<BufferSpec> chain = new ArrayList<>();
+        chain.add(BufferSpec.readable(base, VirtioBlk.HEADER_SIZE));
+        if (dataBytes > 0) {
+            chain.add(type == VirtioBlk.T_IN ? BufferSpec.writable(data, dataBytes)
+                    : BufferSpec.readable(data, dataBytes));
+        }
+        chain.add(BufferSpec.writable(status, 1));
+        if (!q.driver.add(chain, false, slot)) {
+            throw new IOException("queue " + q.index + " is full");
+        }
+    }
+
+    public long dataAddress(int slot) {
+        return DATA_BASE + slot * (64L << 10) + 512;
+    }
+
+    public int status(int slot) {
+        return memory.readU8(DATA_BASE + slot * (64L << 10) + 16) & 0xff;
+    }
+
+    /** Waits until queue {@code q} returns a used buffer, with interrupts or by polling the used ring. */
+    public UsedBuffer awaitUsed(Queue q, boolean byInterrupt, long timeoutMillis) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (System.nanoTime() < deadline) {
+            UsedBuffer u = q.driver.getUsed();
+            if (u != null) {
+                return u;
+            }
+            if (byInterrupt) {
+                q.awaitInterrupt(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())),
+                        TimeUnit.MILLISECONDS);
+            } else {
+                Thread.onSpinWait(); // a poll queue: the driver polls the used ring (no interrupt comes)
+            }
+        }
+        throw new AssertionError("no used buffer on queue " + q.index + " within " + timeoutMillis + " ms");
+    }
+
+    /** Writes {@code pattern} to sector {@code sector} and reads it back through queue {@code q}. */
+    public void writeReadVerify(Queue q, long sector, byte pattern, boolean byInterrupt) throws Exception {
+        byte[] data = new byte[4096];
+        java.util.Arrays.fill(data, pattern);
+        memory.write(dataAddress(0), data, 0, data.length);
+        submit(q, 0, VirtioBlk.T_OUT, sector, data.length);
+        awaitUsed(q, byInterrupt, 10_000);
+        if (status(0) != VirtioBlk.S_OK) {
+            throw new AssertionError("write status " + status(0));
+        }
+        memory.fill(dataAddress(1), data.length, (byte) 0);
+        submit(q, 1, VirtioBlk.T_IN, sector, data.length);
+        awaitUsed(q, byInterrupt, 10_000);
+        if (status(1) != VirtioBlk.S_OK) {
+            throw new AssertionError("read status " + status(1));
+        }
+        byte[] back = new byte[data.length];
+        memory.read(dataAddress(1), back, 0, back.length);
+        if (!java.util.Arrays.equals(data, back)) {
+            throw new AssertionError("read back differs from what was written at sector " + sector);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+        for (Queue q : queues) {
+            q.kick.close();
+            q.call.close();
+        }
+        memoryRaf.close();
+        Files.deleteIfExists(memoryFile);
+        // Unmapped now rather than by the GC, so that tests can count the back-end's mappings alone. Nothing
+        // touches the client's memory after close (its call readers only read pipes).
+        Unmapper.unmap(memoryMap);
+    }
+}

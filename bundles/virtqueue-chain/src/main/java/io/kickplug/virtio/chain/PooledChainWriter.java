@@ -1,0 +1,57 @@
+package io.kickplug.virtio.chain;
+
+import io.kickplug.api.virtio.ChainWriter;
+import java.nio.ByteBuffer;
+
+/**
+ * Writes only the chain's device-writable buffers (section 2.7.5.1: never a device-readable one). A pooled
+ * writer (its chain's own) keeps one pooled cursor for its first {@link #splitAt} per chain (a virtio-blk
+ * request's status byte); further splits make fresh cursors.
+ */
+final class PooledChainWriter extends PooledCursor<PooledChainWriter> implements ChainWriter {
+
+    PooledChainWriter(Segments s, boolean pooled) {
+        super(s, pooled);
+    }
+
+    @Override
+    boolean writable() {
+        return true;
+    }
+
+    @Override
+    PooledChainWriter create(Segments segments, boolean pooled) {
+        return new PooledChainWriter(segments, pooled);
+    }
+
+    @Override
+    public void write(byte[] src, int offset, int length) {
+        java.util.Objects.checkFromIndexSize(offset, length, src.length);
+        s.write(src, offset, length);
+    }
+
+    @Override
+    public void writeU8(int value) {
+        s.writeU8(value);
+    }
+
+    @Override
+    public void writeZeroes(long length) {
+        s.fill(length, (byte) 0);
+    }
+
+    @Override
+    public void skip(long length) {
+        s.skip(length, true);
+    }
+
+    @Override
+    public ByteBuffer[] views(long length) {
+        return s.views(length, true);
+    }
+
+    @Override
+    public ChainWriter splitAt(long offset) {
+        return split(offset);
+    }
+}

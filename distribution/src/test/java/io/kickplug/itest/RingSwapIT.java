@@ -1,0 +1,115 @@
+package io.kickplug.itest;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
+import static org.ops4j.pax.exam.CoreOptions.cleanCaches;
+import static org.ops4j.pax.exam.CoreOptions.composite;
+import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
+import static org.ops4j.pax.exam.CoreOptions.junitBundles;
+import static org.ops4j.pax.exam.CoreOptions.options;
+import static org.ops4j.pax.exam.CoreOptions.systemProperty;
+import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
+
+import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.guest.DeviceRecoveries;
+import io.kickplug.api.guest.DeviceRecovery;
+import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.RingFormat;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import javax.inject.Inject;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceReference;
+
+/**
+ * Issue 14's acceptance: fio with verify runs on two disks (virtio-mmio and virtio-pci, two queues each) while
+ * {@code kp:ring}'s operation ({@link DiskManager#setRing}) flips each disk between split and packed rings
+ * {@value #SWAPS_EACH} times ({@code kickplug.ring.swaps}). Each flip resets the device; the simulated guest
+ * re-probes, negotiates the other format and resubmits. Every fio pass completes exactly the I/Os it submitted
+ * and verifies; every recovery succeeds; the last format is the one the disk reports.
+ */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+public class RingSwapIT {
+
+    private static final int SWAPS_EACH = Integer.getInteger("kickplug.ring.swaps", 10);
+    private static final List<String> DISKS = List.of("rm", "rp");
+
+    @Inject
+    private BundleContext context;
+
+    @Inject
+    private DiskManager disks;
+
+    @Configuration
+    public Option[] configuration() {
+        return options(
+                composite(DistributionBundles.options()),
+                frameworkProperty("gosh.args").value("--nointeractive"),
+                systemProperty("org.ops4j.pax.logging.DefaultServiceLog.level").value("WARN"),
+                systemProperty("kickplug.ring.swaps").value(String.valueOf(SWAPS_EACH)),
+                workingDirectory("target/paxexam"),
+                cleanCaches(true),
+                junitBundles());
+    }
+
+    @Test
+    public void ringFormatSwappedUnderFioVerifyLosesNothing() throws Exception {
+        disks.attach(spec("rm", TransportKind.MMIO));
+        disks.attach(spec("rp", TransportKind.PCI));
+        long start = System.nanoTime();
+        FioLoad load = new FioLoad(context, DISKS);
+        RingFormat ring = RingFormat.SPLIT;
+        int swaps = 0;
+        for (int i = 0; i < SWAPS_EACH; i++) {
+            ring = ring == RingFormat.SPLIT ? RingFormat.PACKED : RingFormat.SPLIT;
+            for (String disk : DISKS) {
+                load.assertRunning(swaps + " swaps");
+                assertEquals(ring, disks.setRing(disk, ring).ring());
+                swaps++;
+                // Let the guest run on the new rings before the next swap.
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+            }
+        }
+        load.finishAndCheck();
+        List<DeviceRecovery> recoveries = service(DeviceRecoveries.class).since(start);
+        long longest = 0;
+        int resubmitted = 0;
+        for (DeviceRecovery r : recoveries) {
+            assertNull("recovery of " + r.disk() + " failed", r.error());
+            longest = Math.max(longest, r.pauseNanos());
+            resubmitted += r.resubmitted();
+        }
+        assertTrue("the guests went through recoveries: " + recoveries.size(), recoveries.size() >= 2);
+        System.out.printf("RingSwapIT: %d ring swaps, %d fio passes, %d guest recoveries, %d requests resubmitted, "
+                + "longest pause %.1f ms%n", swaps, load.outputs.size(), recoveries.size(), resubmitted, longest / 1e6);
+        for (String disk : DISKS) {
+            DiskInfo info = disks.info(disk);
+            assertEquals(ring, info.ring());
+            assertEquals(0, info.requestsInFlight());
+            disks.detach(disk);
+        }
+    }
+
+    private static DiskSpec spec(String name, TransportKind transport) {
+        return new DiskSpec(name, new BackendSpec("memory", null, 16L << 20, false), transport, 2,
+                DiskSpec.DEFAULT_QUEUE_SIZE, 1, null, DiskSpec.DEFAULT_GUEST_MEMORY);
+    }
+
+    private <T> T service(Class<T> type) {
+        ServiceReference<T> ref = context.getServiceReference(type);
+        return ref == null ? null : context.getService(ref);
+    }
+}
