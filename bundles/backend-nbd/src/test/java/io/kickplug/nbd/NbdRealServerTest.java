@@ -207,7 +207,10 @@ class NbdRealServerTest {
             backend.unplug();
             if (round == 10) {
                 server.kill();
-                Thread.sleep(300);
+                // The client has seen the connections drop before the server is back (requests then wait for
+                // the reconnect and are resubmitted).
+                io.kickplug.virtio.testkit.Await.await(() -> backend.liveConnections() == 0,
+                        java.time.Duration.ofSeconds(30), "the client to notice the killed server");
                 server.start();
             }
             for (TestIo w : batch) {

@@ -51,19 +51,17 @@ final class NbdServer implements AutoCloseable {
     NbdServer start() throws IOException, InterruptedException {
         Files.deleteIfExists(socket);
         process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (System.nanoTime() < deadline) {
-            if (!process.isAlive()) {
-                throw new IOException(command.get(0) + " exited with " + process.exitValue() + ": "
-                        + Files.readString(log));
-            }
-            if (Files.exists(socket) && connectable()) {
-                return this;
-            }
-            Thread.sleep(20);
+        try {
+            io.kickplug.virtio.testkit.Await.await(() -> !process.isAlive() || (Files.exists(socket) && connectable()),
+                    java.time.Duration.ofSeconds(20), command.get(0) + " to listen on " + socket);
+        } catch (AssertionError e) {
+            close();
+            throw new IOException(command.get(0) + " did not listen on " + socket + " in 20 s");
         }
-        close();
-        throw new IOException(command.get(0) + " did not listen on " + socket + " in 20 s");
+        if (!process.isAlive()) {
+            throw new IOException(command.get(0) + " exited with " + process.exitValue() + ": " + Files.readString(log));
+        }
+        return this;
     }
 
     private boolean connectable() {

@@ -95,12 +95,8 @@ class ThrottledBackendTest {
         };
     }
 
-    private static void await(java.util.function.BooleanSupplier c, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (!c.getAsBoolean()) {
-            assertTrue(System.nanoTime() < deadline, what);
-            Thread.sleep(5);
-        }
+    private static void await(java.util.function.BooleanSupplier c, String what) {
+        io.kickplug.virtio.testkit.Await.await(c, what);
     }
 
     @Test

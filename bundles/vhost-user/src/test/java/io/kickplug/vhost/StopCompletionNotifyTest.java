@@ -156,24 +156,26 @@ class StopCompletionNotifyTest {
      * Waits until the session thread waits in the device reset for the requests in flight (BlkStats.awaitIdle):
      * the reset has closed the queues' notification channels by then.
      */
-    private static void awaitResetWaitingForRequests(String sessionThread) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
-        while (System.nanoTime() < deadline) {
-            for (var e : Thread.getAllStackTraces().entrySet()) {
-                Thread t = e.getKey();
-                if (!t.getName().equals(sessionThread) || t.getState() != Thread.State.TIMED_WAITING) {
-                    continue;
-                }
-                for (StackTraceElement f : e.getValue()) {
-                    if (f.getClassName().endsWith(".BlkStats") && f.getMethodName().equals("awaitIdle")) {
-                        return;
-                    }
+    private static void awaitResetWaitingForRequests(String sessionThread) {
+        io.kickplug.virtio.testkit.Await.await(() -> resetWaitsForRequests(sessionThread),
+                java.time.Duration.ofMillis(TIMEOUT_MS),
+                "the session thread " + sessionThread + " to wait in the device reset");
+    }
+
+    /** Whether {@code sessionThread} is in a timed wait inside BlkStats.awaitIdle now. */
+    private static boolean resetWaitsForRequests(String sessionThread) {
+        for (var e : Thread.getAllStackTraces().entrySet()) {
+            Thread t = e.getKey();
+            if (!t.getName().equals(sessionThread) || t.getState() != Thread.State.TIMED_WAITING) {
+                continue;
+            }
+            for (StackTraceElement f : e.getValue()) {
+                if (f.getClassName().endsWith(".BlkStats") && f.getMethodName().equals("awaitIdle")) {
+                    return true;
                 }
             }
-            // Another thread's state has nothing to wait on: look again shortly.
-            Thread.sleep(1);
         }
-        throw new AssertionError("the session thread " + sessionThread + " never waited in the device reset");
+        return false;
     }
 
     /** A blocking backend whose writes wait until {@link #open}; reads and flushes pass. */
