@@ -77,8 +77,6 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
     /** An exported device and its strategy-change listener. */
     private record Export(VirtioBlkDevice device, NotifierRegistry.Listener listener) {
     }
-    /** How long {@link #setStrategy} waits for the queues to switch before it answers. */
-    private static final long SWITCH_WAIT_MILLIS = 2000;
 
     /**
      * @param backendFactories the backend factories available at the moment of the call
@@ -354,54 +352,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
      */
     @Override
     public List<QueueCounters> setStrategy(String name, String strategy, int queue) {
-        VirtioBlkDevice device = device(name);
-        // The disk's exported devices (vhost-user) follow the same configuration, queue by queue; a queue
-        // index only an export has (an export with more queues than the disk) configures that export.
-        List<VirtioBlkDevice> exported = exportedDevices(name);
-        int queues = device.queueCount();
-        for (VirtioBlkDevice e : exported) {
-            queues = Math.max(queues, e.queueCount());
-        }
-        if (queue >= queues) {
-            throw new DiskException("disk '" + name + "' has queues 0.." + (queues - 1) + ", not " + queue);
-        }
-        // Checks the name before anything changes.
-        NotifierRegistry.checkName(strategy);
-        List<CountDownLatch> latches = new ArrayList<>();
-        if (queue < device.queueCount()) {
-            latches.addAll(device.setStrategy(strategy, queue));
-        }
-        List<QueueCounters> exportedRows = new ArrayList<>();
-        for (VirtioBlkDevice e : exported) {
-            if (queue < e.queueCount()) {
-                latches.addAll(e.setStrategy(strategy, queue));
-            }
-        }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SWITCH_WAIT_MILLIS);
-        try {
-            for (CountDownLatch latch : latches) {
-                if (!latch.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                    break; // the counters will show the queue still on its old strategy
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        LOG.log(Level.INFO, "disk " + name + (queue < 0 ? "" : " queue " + queue) + ": completion notifier "
-                + strategy.trim());
-        List<QueueCounters> all = device.queueCounters();
-        if (queue < 0) {
-            return all;
-        }
-        if (queue < all.size()) {
-            return List.of(all.get(queue));
-        }
-        for (VirtioBlkDevice e : exported) {
-            if (queue < e.queueCount()) {
-                exportedRows.add(e.queueCounters().get(queue));
-            }
-        }
-        return exportedRows;
+        return StrategySwitch.apply(name, device(name), exportedDevices(name), strategy, queue);
     }
 
     private synchronized List<VirtioBlkDevice> exportedDevices(String name) {
