@@ -83,7 +83,7 @@ public final class BenchCommand {
                 yield exclusive(() -> KickBench.format(new KickBench(disks, virtqueues, engine, lockStats).run(o)));
             }
             case "seeds" -> {
-                SeedsBench.Options o = SeedsBench.Options.parse(options);
+                SeedsOptions o = SeedsOptions.parse(options);
                 yield exclusive(() -> new SeedsBench(disks, virtqueues, engine, lockStats, notifications)
                         .withIoThreads(ioThreads).run(o).format());
             }

@@ -44,6 +44,11 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import static io.kickplug.guest.bench.SeedJobs.figures;
+import static io.kickplug.guest.bench.SeedJobs.jobFile;
+import static io.kickplug.guest.bench.SeedJobs.nullDisk;
+import static io.kickplug.guest.bench.SeedJobs.params;
+import static io.kickplug.guest.bench.SeedJobs.writeFile;
 
 /**
  * {@code kp:bench seeds}: the five source experiments of {@code shared/seeds/} side by side, each run once, in
@@ -81,104 +86,6 @@ public final class SeedsBench {
     public static final List<TrackedLockKind> LOCK_KINDS = List.of(TrackedLockKind.YIELDING, TrackedLockKind.MUTEX,
             TrackedLockKind.SHARDED);
 
-    /**
-     * @param runtimeNanos each measured point's runtime
-     * @param json where to write the JSON result, or {@code null} for a new file in the temporary directory
-     */
-    public record Options(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
-            Path html) {
-
-        public static final String AUTO = "auto";
-        public static final String REAL = "real";
-        public static final String VIRTUAL = "virtual";
-        public static final long DEFAULT_SEED = 1;
-
-        public Options {
-            if (runtimeNanos <= 0) {
-                throw new IllegalArgumentException("--runtime must be positive");
-            }
-            Objects.requireNonNull(clock, "clock");
-            if (!List.of(AUTO, REAL, VIRTUAL).contains(clock)) {
-                throw new IllegalArgumentException("--clock must be auto, real or virtual: " + clock);
-            }
-            Objects.requireNonNull(charging, "charging");
-        }
-
-        /** Real or virtual time as each seed's vCPU count and the host's free cores say; measured charging. */
-        public Options(long runtimeNanos, Path json) {
-            this(runtimeNanos, json, AUTO, VirtualTime.Charging.MEASURED, DEFAULT_SEED, null);
-        }
-
-        /**
-         * Parses {@code [--runtime S] [--json FILE]}, each as "--name value" or "--name=value"; the runtime in
-         * seconds (decimals allowed: 0.2) or with fio's suffixes (200ms).
-         *
-         * @throws IllegalArgumentException with one line naming the bad argument
-         */
-        public static Options parse(List<String> args) {
-            long runtime = DEFAULT_RUNTIME_NANOS;
-            Path json = null;
-            Path html = null;
-            String clock = AUTO;
-            VirtualTime.Charging charging = VirtualTime.Charging.MEASURED;
-            long seed = DEFAULT_SEED;
-            for (Map.Entry<String, String> option : OptionArgs.parse(args,
-                    "--runtime S, --json FILE, --html FILE, --clock auto|real|virtual, --charging measured|model or "
-                            + "--seed N").entrySet()) {
-                String name = option.getKey();
-                String value = option.getValue() == null ? "" : option.getValue().trim();
-                switch (name) {
-                    case "--runtime" -> runtime = runtime(value);
-                    case "--json" -> json = file("--json", value);
-                    case "--html" -> html = file("--html", value);
-                    case "--clock" -> {
-                        if (!List.of(AUTO, REAL, VIRTUAL).contains(value)) {
-                            throw new IllegalArgumentException("--clock must be auto, real or virtual: '" + value + "'");
-                        }
-                        clock = value;
-                    }
-                    case "--charging" -> charging = VirtualTime.Charging.parse(value);
-                    case "--seed" -> {
-                        try {
-                            seed = Long.parseLong(value);
-                        } catch (NumberFormatException e) {
-                            throw new IllegalArgumentException("--seed must be an integer: '" + value + "'");
-                        }
-                    }
-                    default -> throw new IllegalArgumentException("unknown option " + name
-                            + " (expected --runtime, --json, --html, --clock, --charging or --seed)");
-                }
-            }
-            return new Options(runtime, json, clock, charging, seed, html);
-        }
-
-        private static Path file(String option, String value) {
-            if (value.isBlank()) {
-                throw new IllegalArgumentException(option + " needs a file name");
-            }
-            try {
-                return Path.of(value);
-            } catch (InvalidPathException e) {
-                throw new IllegalArgumentException("invalid " + option + " '" + value + "': " + e.getReason());
-            }
-        }
-
-        /** "3", "0.2" (seconds), or fio's "200ms", "1s". At most an hour. */
-        static long runtime(String value) {
-            String v = value == null ? "" : value.trim();
-            long nanos;
-            if (v.matches("\\d{1,6}\\.\\d{1,9}")) {
-                nanos = Math.round(Double.parseDouble(v) * 1e9);
-            } else {
-                nanos = FioValues.timeNanos("--runtime", v);
-            }
-            if (nanos <= 0 || nanos > 3_600_000_000_000L) {
-                throw new IllegalArgumentException("--runtime must be positive and at most 1h: " + value);
-            }
-            return nanos;
-        }
-    }
-
     /** The whole run: every seed, when it started, where the JSON went, and the JSON itself. */
     public record Report(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String started, Path json,
             String jsonText) {
@@ -203,11 +110,11 @@ public final class SeedsBench {
     private final NotificationControl notifications;
     /** Points measured per run (warm-ups not counted): 000 8, 001 2, 002 6, 003 2, 004 3. */
     static final int TOTAL_POINTS = 21;
-    private Options options = new Options(DEFAULT_RUNTIME_NANOS, null);
+    private SeedsOptions options = new SeedsOptions(DEFAULT_RUNTIME_NANOS, null);
     private double freeCores;
-    private Progress progress = new Progress(TOTAL_POINTS);
+    private SeedProgress progress = new SeedProgress(TOTAL_POINTS);
     /** The clock and id of the seed running now. */
-    private Clock clock;
+    private SeedClock clock;
     private String seedId = "";
 
     /** The runtime's I/O threads, for ioeventfd off in real threads ({@link SynchronousNotify}); may be null. */
@@ -229,13 +136,13 @@ public final class SeedsBench {
     }
 
     /** Runs the five seeds, writes the JSON file. */
-    public Report run(Options o) {
+    public Report run(SeedsOptions o) {
         String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
         List<SeedResult> seeds = new ArrayList<>();
         HostLoad.Sample before = HostLoad.sample();
         options = o;
-        freeCores = freeCores();
-        progress = new Progress(TOTAL_POINTS);
+        freeCores = SeedClock.freeCores();
+        progress = new SeedProgress(TOTAL_POINTS);
         seeds.add(seed000(o.runtimeNanos()));
         seeds.add(seed001(o.runtimeNanos()));
         seeds.add(seed002(o.runtimeNanos()));
@@ -274,7 +181,7 @@ public final class SeedsBench {
      */
     SeedResult seed000(long runtime) {
         int vcpus = KickBench.VCPUS;
-        Clock clock = clockFor(vcpus, 1);
+        SeedClock clock = clockFor(vcpus, 1);
         List<Long> exits = SEED000_EXIT_US.stream().map(us -> us * 1000).toList();
         long last = exits.get(exits.size() - 1);
         DiskSpec spec = DiskSpec.memory(freeName("000"), MEMORY_DISK_BYTES).withTransport(TransportKind.MMIO)
@@ -298,11 +205,11 @@ public final class SeedsBench {
             String tag = "ioeventfd " + (ioeventfd ? "on" : "off");
             line.append(line.length() == 0 ? "" : "; ").append(tag).append(": IOPS outside-lock / under-lock");
             for (long exit : exitsHere) {
-                Map<String, Measured> byPolicy = new LinkedHashMap<>();
+                Map<String, SeedPoint> byPolicy = new LinkedHashMap<>();
                 for (String policy : KickBench.POLICIES) {
                     MachineConfig config = base.withLatencies(exit, base.injectLatencyNs()).withKickPolicy(policy);
                     String label = policy + " exit " + exit / 1000 + "us " + tag;
-                    Measured m = point(spec, config, KickBench.jobs(runtime), n -> { }, clock.withIoeventfd(ioeventfd),
+                    SeedPoint m = point(spec, config, KickBench.jobs(runtime), n -> { }, clock.withIoeventfd(ioeventfd),
                             "000", label);
                     byPolicy.put(policy, m);
                     LockStatRow vq = m.lock(spec.name() + " vq0");
@@ -374,7 +281,7 @@ public final class SeedsBench {
         }
         for (String policy : KickBench.POLICIES) {
             MachineConfig config = base.withKickPolicy(policy);
-            Measured m = point(spec, config, jobs, name -> { }, policy);
+            SeedPoint m = point(spec, config, jobs, name -> { }, policy);
             LockStatRow vq = m.lock(spec.name() + " vq0");
             rows.put(policy, vq);
             Map<String, String> params = params(vcpus, 4, 1, "4k", "read (dd)", "psync", 1, 1, config.exitLatencyNs(),
@@ -438,7 +345,7 @@ public final class SeedsBench {
         for (int iodepth : List.of(64, 1)) {
             String jobs = jobFile("seed002", "randread", "libaio", iodepth, 8, null, runtime);
             for (String strategy : STRATEGIES) {
-                Measured m = point(spec, config, jobs, name -> notifications.setStrategy(name, strategy,
+                SeedPoint m = point(spec, config, jobs, name -> notifications.setStrategy(name, strategy,
                         NotificationControl.ALL_QUEUES), strategy + " iodepth " + iodepth);
                 boolean ran = m.strategiesUsed().equals(Set.of(strategy));
                 if (!ran) {
@@ -502,12 +409,12 @@ public final class SeedsBench {
         DiskSpec spec = nullDisk(freeName("003"), 1, 1, TrackedLockKind.MUTEX);
         MachineConfig config = machine(spec.name(), vcpus).withPollQueues(0);
         List<SeedResult.Point> points = new ArrayList<>();
-        Map<Boolean, Measured> runs = new LinkedHashMap<>();
+        Map<Boolean, SeedPoint> runs = new LinkedHashMap<>();
         warmUp(spec, config, "seed003", "randread", "io_uring", 1, 1, false, runtime);
         warmUp(spec, config, "seed003", "randread", "io_uring", 1, 1, true, runtime);
         for (boolean hipri : List.of(false, true)) {
             String jobs = jobFile("seed003", "randread", "io_uring", 1, 1, hipri, runtime);
-            Measured m = point(spec, config, jobs, name -> { }, "hipri=" + (hipri ? 1 : 0));
+            SeedPoint m = point(spec, config, jobs, name -> { }, "hipri=" + (hipri ? 1 : 0));
             runs.put(hipri, m);
             Map<String, String> params = params(vcpus, 1, 1, "4k", "randread", "io_uring", 1, 1,
                     config.exitLatencyNs(), config.injectLatencyNs(), "null", runtime);
@@ -521,8 +428,8 @@ public final class SeedsBench {
             f.put("irqs/req", m.interruptsPerRequest());
             points.add(new SeedResult.Point("hipri=" + (hipri ? 1 : 0), params, f));
         }
-        Measured irq = runs.get(false);
-        Measured poll = runs.get(true);
+        SeedPoint irq = runs.get(false);
+        SeedPoint poll = runs.get(true);
         double pct = SeedVerdicts.percent(irq.iops(), poll.iops());
         Map<String, Double> measured = new LinkedHashMap<>();
         measured.put("iops_change_pct", pct);
@@ -561,7 +468,7 @@ public final class SeedsBench {
                 warmUp(spec, config, "seed004", "randread", "libaio", 64, 8, null, runtime);
                 first = false;
             }
-            Measured m = point(spec, config, jobs, n -> { }, kind.label());
+            SeedPoint m = point(spec, config, jobs, n -> { }, kind.label());
             iops.put(kind, m.iops());
             LockStatRow tracked = m.lock(name + " tracked-" + kind.label());
             Map<String, String> params = params(vcpus, 8, 64, "4k", "randread", "libaio", queues, ioThreads,
@@ -598,93 +505,26 @@ public final class SeedsBench {
 
     // ---------------------------------------------------------------------------------------------- runs
 
-    /** What one point measured. */
-    record Measured(JobResult all, double iops, long requests, long interruptsSent, long interruptsSuppressed,
-            Set<String> strategiesUsed, List<LockStatRow> locks, long availNotifications, long features) {
-
-        double notifiesPerRequest() {
-            return requests == 0 ? Double.NaN : (double) availNotifications / requests;
-        }
-
-        double interruptsPerRequest() {
-            return requests == 0 ? Double.NaN : (double) interruptsSent / requests;
-        }
-
-        double suppressedPerRequest() {
-            return requests == 0 ? Double.NaN : (double) interruptsSuppressed / requests;
-        }
-
-        DirectionStats stats() {
-            return all.read().ios() >= all.write().ios() ? all.read() : all.write();
-        }
-
-        double latMeanUs() {
-            return stats().lat().count() == 0 ? Double.NaN : stats().lat().mean() / 1e3;
-        }
-
-        double latP99Us() {
-            return stats().lat().count() == 0 ? Double.NaN : stats().lat().percentile(99) / 1e3;
-        }
-
-        /** The lock class named {@code name}, or {@code null}. */
-        LockStatRow lock(String name) {
-            return locks.stream().filter(r -> r.name().equals(name)).findFirst().orElse(null);
-        }
-    }
-
-    /**
-     * How a seed runs: in real threads, or in virtual time ({@link VirtualTime}) with the charging and seed of the
-     * options and the disk's ioeventfd property.
-     *
-     * @param reason why, for the report
-     */
-    record Clock(boolean virtual, VirtualTime.Charging charging, long seed, boolean ioeventfd, String reason) {
-
-        Clock withIoeventfd(boolean on) {
-            return new Clock(virtual, charging, seed, on, reason);
-        }
-
-        Clock withCharging(VirtualTime.Charging c, String why) {
-            return new Clock(virtual, c, seed, ioeventfd, reason + "; " + why);
-        }
-
-        String describe() {
-            return virtual ? "virtual time (" + charging.label() + " charging, seed " + seed + "; " + reason + ")"
-                    : "real threads (" + reason + ")";
-        }
-    }
-
     /** Virtual time when asked, or (auto) when the seed's vCPUs and I/O threads outnumber the host's free cores. */
-    Clock clockFor(int vcpus, int ioThreads) {
-        Options o = options;
+    SeedClock clockFor(int vcpus, int ioThreads) {
+        SeedsOptions o = options;
         String free = String.format(Locale.ROOT, "%.1f", freeCores);
         return switch (o.clock()) {
-            case Options.VIRTUAL -> new Clock(true, o.charging(), o.seed(), true, "--clock virtual");
-            case Options.REAL -> new Clock(false, o.charging(), o.seed(), true, "--clock real");
+            case SeedsOptions.VIRTUAL -> new SeedClock(true, o.charging(), o.seed(), true, "--clock virtual");
+            case SeedsOptions.REAL -> new SeedClock(false, o.charging(), o.seed(), true, "--clock real");
             default -> vcpus > freeCores
-                    ? new Clock(true, o.charging(), o.seed(), true, vcpus + " vCPUs > " + free + " free host cores")
-                    : new Clock(false, o.charging(), o.seed(), true, vcpus + " vCPUs <= " + free + " free host cores");
+                    ? new SeedClock(true, o.charging(), o.seed(), true, vcpus + " vCPUs > " + free + " free host cores")
+                    : new SeedClock(false, o.charging(), o.seed(), true, vcpus + " vCPUs <= " + free + " free host cores");
         };
     }
 
-    /** Host cores not busy with other work: processors minus the 1-minute load average (0 when unknown). */
-    static double freeCores() {
-        int cpus = Runtime.getRuntime().availableProcessors();
-        try {
-            String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
-            return Math.max(0, cpus - Double.parseDouble(f[0]));
-        } catch (IOException | RuntimeException e) {
-            return 0;
-        }
-    }
-
     /** One point with the seed's clock: {@code label} names it in the progress line (null: a warm-up). */
-    private Measured point(DiskSpec spec, MachineConfig config, String jobFile, Consumer<String> setup, String label) {
+    private SeedPoint point(DiskSpec spec, MachineConfig config, String jobFile, Consumer<String> setup, String label) {
         return point(spec, config, JobFileParser.parse(jobFile), setup, clock, seedId, label);
     }
 
-    private Measured point(DiskSpec spec, MachineConfig config, List<JobSpec> jobs, Consumer<String> setup,
-            Clock how) {
+    private SeedPoint point(DiskSpec spec, MachineConfig config, List<JobSpec> jobs, Consumer<String> setup,
+            SeedClock how) {
         return point(spec, config, jobs, setup, how, "000", null);
     }
 
@@ -693,8 +533,8 @@ public final class SeedsBench {
      * it, boots a machine, runs the jobs and detaches the disk. The lock statistics are reset before the run; the
      * device's counters are taken after the boot and after the run.
      */
-    private Measured point(DiskSpec spec, MachineConfig config, List<JobSpec> jobs, Consumer<String> setup,
-            Clock how, String seed, String label) {
+    private SeedPoint point(DiskSpec spec, MachineConfig config, List<JobSpec> jobs, Consumer<String> setup,
+            SeedClock how, String seed, String label) {
         if (label != null) {
             progress.begin(seed, label);
         }
@@ -750,46 +590,12 @@ public final class SeedsBench {
                     used.add(a.strategy());
                 }
             }
-            return new Measured(all, iops, requests, sent, suppressed, Set.copyOf(used), locks, avail, features);
+            return new SeedPoint(all, iops, requests, sent, suppressed, Set.copyOf(used), locks, avail, features);
         } finally {
             disks.detach(spec.name());
             if (label != null) {
                 progress.end();
             }
-        }
-    }
-
-    /** A progress line per point on stderr: seed, point, elapsed, remaining (estimated from the points so far). */
-    static final class Progress {
-        private final int total;
-        private final long start = System.nanoTime();
-        private int done;
-
-        Progress(int total) {
-            this.total = total;
-        }
-
-        void begin(String seed, String label) {
-            long elapsed = System.nanoTime() - start;
-            String remaining = done == 0 ? "?" : Math.round(elapsed / 1e9 / done * Math.max(0, total - done)) + "s";
-            System.err.printf(Locale.ROOT, "kp:bench seeds: seed %s point %d/%d (%s), elapsed %ds, remaining ~%s%n",
-                    seed, done + 1, total, label, Math.round(elapsed / 1e9), remaining);
-        }
-
-        void end() {
-            done++;
-        }
-    }
-
-    private static void writeFile(Path file, String text) {
-        try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Files.writeString(file, text, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
         }
     }
 
@@ -805,59 +611,6 @@ public final class SeedsBench {
         return engine.defaults(name).withVcpus(vcpus).withLatencies(MachineConfig.DEFAULT_EXIT_LATENCY_NS,
                 MachineConfig.DEFAULT_INJECT_LATENCY_NS).withKickPolicy(MachineConfig.DEFAULT_KICK_POLICY)
                 .withPollQueues(0);
-    }
-
-    private static DiskSpec nullDisk(String name, int queues, int ioThreads, TrackedLockKind kind) {
-        return DiskSpec.memory(name, NULL_DISK_BYTES).withBackend(new BackendSpec("null", null, NULL_DISK_BYTES, false))
-                .withQueues(queues, DiskSpec.DEFAULT_QUEUE_SIZE).withIoThreads(ioThreads, List.of())
-                .withTrackedLock(kind);
-    }
-
-    /** A fio job file: direct 4k I/O, group reporting, time-based for {@code runtime}. */
-    static String jobFile(String name, String rw, String ioengine, int iodepth, int numjobs, Boolean hipri,
-            long runtime) {
-        StringBuilder t = new StringBuilder("[global]\ndirect=1\nbs=4k\n");
-        t.append("ioengine=").append(ioengine).append('\n');
-        t.append("iodepth=").append(iodepth).append('\n');
-        t.append("numjobs=").append(numjobs).append('\n');
-        t.append("group_reporting=1\n");
-        if (hipri != null) {
-            t.append("hipri=").append(hipri ? 1 : 0).append('\n');
-        }
-        t.append("runtime=").append(Math.max(1, runtime / 1000)).append("us\ntime_based\n");
-        t.append('[').append(name).append("]\nrw=").append(rw).append('\n');
-        return t.toString();
-    }
-
-    /** The parameters every point states, in print order. */
-    static Map<String, String> params(int vcpus, int numjobs, int iodepth, String bs, String rw, String ioengine,
-            int queues, int ioThreads, long exitNs, long injectNs, String backend, long runtime) {
-        Map<String, String> p = new LinkedHashMap<>();
-        p.put("vcpus", Integer.toString(vcpus));
-        p.put("numjobs", Integer.toString(numjobs));
-        p.put("iodepth", Integer.toString(iodepth));
-        p.put("bs", bs);
-        p.put("rw", rw);
-        p.put("ioengine", ioengine);
-        p.put("queues", Integer.toString(queues));
-        p.put("iothreads", Integer.toString(ioThreads));
-        p.put("exit", micros(exitNs) + "us");
-        p.put("inject", micros(injectNs) + "us");
-        p.put("backend", backend);
-        p.put("runtime", SeedsFormat.seconds(runtime));
-        return p;
-    }
-
-    private static String micros(long nanos) {
-        return nanos % 1000 == 0 ? Long.toString(nanos / 1000) : String.format(Locale.ROOT, "%.3f", nanos / 1e3);
-    }
-
-    private static Map<String, Double> figures(Object... pairs) {
-        Map<String, Double> m = new LinkedHashMap<>();
-        for (int i = 0; i < pairs.length; i += 2) {
-            m.put((String) pairs[i], ((Number) pairs[i + 1]).doubleValue());
-        }
-        return m;
     }
 
     private String freeName(String seed) {

@@ -59,12 +59,12 @@ class SeedsReportTest {
 
     @Test
     void optionsTakeDecimalSecondsFioTimesAndAJsonPath() {
-        assertEquals(SeedsBench.DEFAULT_RUNTIME_NANOS, SeedsBench.Options.parse(List.of()).runtimeNanos());
-        assertEquals(200_000_000L, SeedsBench.Options.parse(List.of("--runtime", "0.2")).runtimeNanos());
-        assertEquals(200_000_000L, SeedsBench.Options.parse(List.of("--runtime=200ms")).runtimeNanos());
-        assertEquals(5_000_000_000L, SeedsBench.Options.parse(List.of("--runtime", "5")).runtimeNanos());
-        assertEquals(Path.of("out/r.json"), SeedsBench.Options.parse(List.of("--json", "out/r.json")).json());
-        assertNull(SeedsBench.Options.parse(List.of()).json());
+        assertEquals(SeedsBench.DEFAULT_RUNTIME_NANOS, SeedsOptions.parse(List.of()).runtimeNanos());
+        assertEquals(200_000_000L, SeedsOptions.parse(List.of("--runtime", "0.2")).runtimeNanos());
+        assertEquals(200_000_000L, SeedsOptions.parse(List.of("--runtime=200ms")).runtimeNanos());
+        assertEquals(5_000_000_000L, SeedsOptions.parse(List.of("--runtime", "5")).runtimeNanos());
+        assertEquals(Path.of("out/r.json"), SeedsOptions.parse(List.of("--json", "out/r.json")).json());
+        assertNull(SeedsOptions.parse(List.of()).json());
         assertEquals("--runtime must be positive and at most 1h: 0", parseError("--runtime", "0"));
         assertEquals("--runtime must be positive and at most 1h: 0.0", parseError("--runtime", "0.0"));
         assertEquals("--runtime must be positive and at most 1h: 2h", parseError("--runtime", "2h"));
@@ -76,14 +76,14 @@ class SeedsReportTest {
                 parseError("--iodepth", "4"));
         assertEquals("unexpected argument 'fast' (expected --runtime S, --json FILE, --html FILE, --clock "
                 + "auto|real|virtual, --charging measured|model or --seed N)", parseError("fast"));
-        SeedsBench.Options o = SeedsBench.Options.parse(List.of("--clock", "virtual", "--charging=model", "--seed",
+        SeedsOptions o = SeedsOptions.parse(List.of("--clock", "virtual", "--charging=model", "--seed",
                 "7", "--html", "r.html"));
         assertEquals("virtual", o.clock());
         assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MODEL, o.charging());
         assertEquals(7, o.seed());
         assertEquals(Path.of("r.html"), o.html());
-        assertEquals("auto", SeedsBench.Options.parse(List.of()).clock());
-        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, SeedsBench.Options.parse(List.of())
+        assertEquals("auto", SeedsOptions.parse(List.of()).clock());
+        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, SeedsOptions.parse(List.of())
                 .charging());
         assertEquals("--clock must be auto, real or virtual: 'fast'", parseError("--clock", "fast"));
         assertEquals("unknown charging 'cpu' (expected measured or model)", parseError("--charging", "cpu"));
@@ -91,13 +91,13 @@ class SeedsReportTest {
     }
 
     private static String parseError(String... args) {
-        return assertThrows(IllegalArgumentException.class, () -> SeedsBench.Options.parse(List.of(args)))
+        return assertThrows(IllegalArgumentException.class, () -> SeedsOptions.parse(List.of(args)))
                 .getMessage();
     }
 
     @Test
     void jobFilesAreTimeBasedWithTheSeedsParameters() {
-        String text = SeedsBench.jobFile("seed003", "randread", "io_uring", 1, 1, true, 200_000_000L);
+        String text = SeedJobs.jobFile("seed003", "randread", "io_uring", 1, 1, true, 200_000_000L);
         var jobs = io.kickplug.guest.fio.JobFileParser.parse(text);
         assertEquals(1, jobs.size());
         var j = jobs.get(0);
@@ -110,11 +110,11 @@ class SeedsReportTest {
         assertTrue(j.timeBased());
         assertNull(j.filename(), "no filename: the disk under test");
         assertEquals(8, io.kickplug.guest.fio.JobFileParser.parse(
-                SeedsBench.jobFile("seed002", "randread", "libaio", 64, 8, null, 1_000_000_000L)).size());
+                SeedJobs.jobFile("seed002", "randread", "libaio", 64, 8, null, 1_000_000_000L)).size());
     }
 
     private static SeedResult sample(String id, Boolean matches, double figure) {
-        Map<String, String> params = SeedsBench.params(4, 4, 64, "4k", "randread", "libaio", 1, 1, 10_000, 2_000,
+        Map<String, String> params = SeedJobs.params(4, 4, 64, "4k", "randread", "libaio", 1, 1, 10_000, 2_000,
                 "memory", 3_000_000_000L);
         params.put("kick", "under-lock");
         Map<String, Double> f = new LinkedHashMap<>();

@@ -1,0 +1,41 @@
+package io.kickplug.guest.bench;
+
+import io.kickplug.api.lockstat.LockStatRow;
+import io.kickplug.guest.fio.DirectionStats;
+import io.kickplug.guest.fio.JobResult;
+import java.util.List;
+import java.util.Set;
+
+/** What one point measured. */
+record SeedPoint(JobResult all, double iops, long requests, long interruptsSent, long interruptsSuppressed,
+        Set<String> strategiesUsed, List<LockStatRow> locks, long availNotifications, long features) {
+
+    double notifiesPerRequest() {
+        return requests == 0 ? Double.NaN : (double) availNotifications / requests;
+    }
+
+    double interruptsPerRequest() {
+        return requests == 0 ? Double.NaN : (double) interruptsSent / requests;
+    }
+
+    double suppressedPerRequest() {
+        return requests == 0 ? Double.NaN : (double) interruptsSuppressed / requests;
+    }
+
+    DirectionStats stats() {
+        return all.read().ios() >= all.write().ios() ? all.read() : all.write();
+    }
+
+    double latMeanUs() {
+        return stats().lat().count() == 0 ? Double.NaN : stats().lat().mean() / 1e3;
+    }
+
+    double latP99Us() {
+        return stats().lat().count() == 0 ? Double.NaN : stats().lat().percentile(99) / 1e3;
+    }
+
+    /** The lock class named {@code name}, or {@code null}. */
+    LockStatRow lock(String name) {
+        return locks.stream().filter(r -> r.name().equals(name)).findFirst().orElse(null);
+    }
+}

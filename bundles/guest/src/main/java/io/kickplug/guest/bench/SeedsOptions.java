@@ -1,0 +1,149 @@
+package io.kickplug.guest.bench;
+
+import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.TrackedLockKind;
+import io.kickplug.api.guest.OptionArgs;
+import io.kickplug.api.lockstat.LockStatRow;
+import io.kickplug.api.lockstat.LockStats;
+import io.kickplug.api.notify.CompletionNotifier;
+import io.kickplug.api.notify.NotificationControl;
+import io.kickplug.api.notify.QueueCounters;
+import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.VirtqueueFactory;
+import io.kickplug.guest.engine.GuestEngine;
+import io.kickplug.guest.engine.GuestMachine;
+import io.kickplug.guest.engine.MachineConfig;
+import io.kickplug.guest.engine.SynchronousNotify;
+import io.kickplug.guest.engine.VirtualTime;
+import io.kickplug.api.iothread.IoThreadFactory;
+import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.guest.fio.DirectionStats;
+import io.kickplug.guest.fio.FioReport;
+import io.kickplug.guest.fio.FioRunner;
+import io.kickplug.guest.fio.FioValues;
+import io.kickplug.guest.fio.JobFileParser;
+import io.kickplug.guest.fio.JobResult;
+import io.kickplug.guest.fio.JobSpec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import static io.kickplug.guest.bench.SeedJobs.figures;
+import static io.kickplug.guest.bench.SeedJobs.jobFile;
+import static io.kickplug.guest.bench.SeedJobs.nullDisk;
+import static io.kickplug.guest.bench.SeedJobs.params;
+import static io.kickplug.guest.bench.SeedJobs.writeFile;
+
+/**
+ * @param runtimeNanos each measured point's runtime
+ * @param json where to write the JSON result, or {@code null} for a new file in the temporary directory
+ */
+public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
+        Path html) {
+
+    public static final String AUTO = "auto";
+    public static final String REAL = "real";
+    public static final String VIRTUAL = "virtual";
+    public static final long DEFAULT_SEED = 1;
+
+    public SeedsOptions {
+        if (runtimeNanos <= 0) {
+            throw new IllegalArgumentException("--runtime must be positive");
+        }
+        Objects.requireNonNull(clock, "clock");
+        if (!List.of(AUTO, REAL, VIRTUAL).contains(clock)) {
+            throw new IllegalArgumentException("--clock must be auto, real or virtual: " + clock);
+        }
+        Objects.requireNonNull(charging, "charging");
+    }
+
+    /** Real or virtual time as each seed's vCPU count and the host's free cores say; measured charging. */
+    public SeedsOptions(long runtimeNanos, Path json) {
+        this(runtimeNanos, json, AUTO, VirtualTime.Charging.MEASURED, DEFAULT_SEED, null);
+    }
+
+    /**
+     * Parses {@code [--runtime S] [--json FILE]}, each as "--name value" or "--name=value"; the runtime in
+     * seconds (decimals allowed: 0.2) or with fio's suffixes (200ms).
+     *
+     * @throws IllegalArgumentException with one line naming the bad argument
+     */
+    public static SeedsOptions parse(List<String> args) {
+        long runtime = SeedsBench.DEFAULT_RUNTIME_NANOS;
+        Path json = null;
+        Path html = null;
+        String clock = AUTO;
+        VirtualTime.Charging charging = VirtualTime.Charging.MEASURED;
+        long seed = DEFAULT_SEED;
+        for (Map.Entry<String, String> option : OptionArgs.parse(args,
+                "--runtime S, --json FILE, --html FILE, --clock auto|real|virtual, --charging measured|model or "
+                        + "--seed N").entrySet()) {
+            String name = option.getKey();
+            String value = option.getValue() == null ? "" : option.getValue().trim();
+            switch (name) {
+                case "--runtime" -> runtime = runtime(value);
+                case "--json" -> json = file("--json", value);
+                case "--html" -> html = file("--html", value);
+                case "--clock" -> {
+                    if (!List.of(AUTO, REAL, VIRTUAL).contains(value)) {
+                        throw new IllegalArgumentException("--clock must be auto, real or virtual: '" + value + "'");
+                    }
+                    clock = value;
+                }
+                case "--charging" -> charging = VirtualTime.Charging.parse(value);
+                case "--seed" -> {
+                    try {
+                        seed = Long.parseLong(value);
+                    } catch (NumberFormatException e) {
+                        throw new IllegalArgumentException("--seed must be an integer: '" + value + "'");
+                    }
+                }
+                default -> throw new IllegalArgumentException("unknown option " + name
+                        + " (expected --runtime, --json, --html, --clock, --charging or --seed)");
+            }
+        }
+        return new SeedsOptions(runtime, json, clock, charging, seed, html);
+    }
+
+    private static Path file(String option, String value) {
+        if (value.isBlank()) {
+            throw new IllegalArgumentException(option + " needs a file name");
+        }
+        try {
+            return Path.of(value);
+        } catch (InvalidPathException e) {
+            throw new IllegalArgumentException("invalid " + option + " '" + value + "': " + e.getReason());
+        }
+    }
+
+    /** "3", "0.2" (seconds), or fio's "200ms", "1s". At most an hour. */
+    static long runtime(String value) {
+        String v = value == null ? "" : value.trim();
+        long nanos;
+        if (v.matches("\\d{1,6}\\.\\d{1,9}")) {
+            nanos = Math.round(Double.parseDouble(v) * 1e9);
+        } else {
+            nanos = FioValues.timeNanos("--runtime", v);
+        }
+        if (nanos <= 0 || nanos > 3_600_000_000_000L) {
+            throw new IllegalArgumentException("--runtime must be positive and at most 1h: " + value);
+        }
+        return nanos;
+    }
+}
