@@ -18,7 +18,7 @@ import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.GatedBackend;
 import io.kickplug.blk.fake.RecordingBackend;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.fake.PatternIo;
 import io.kickplug.blk.fake.DiscardSegments;
 import io.kickplug.virtio.testkit.Await;
@@ -101,7 +101,7 @@ class VirtioBlkDeviceAsyncTest {
         };
     }
 
-    private MmioBlkGuest start(BlockBackend backend, int queues, int ioThreads, List<List<Integer>> mapping,
+    private RawRingGuest start(BlockBackend backend, int queues, int ioThreads, List<List<Integer>> mapping,
             TrackedLockKind lock, int workers) {
         for (int i = 0; i < ioThreads; i++) {
             rig.threads.add(recording("io" + i));
@@ -117,7 +117,7 @@ class VirtioBlkDeviceAsyncTest {
     }
 
     /** A write of {@code sectors} sectors of {@code fill} at {@code sector}; returns the status address. */
-    private static long write(MmioBlkGuest guest, int q, long sector, int sectors, byte fill, Object token) {
+    private static long write(RawRingGuest guest, int q, long sector, int sectors, byte fill, Object token) {
         byte[] data = new byte[sectors * 512];
         java.util.Arrays.fill(data, fill);
         long status = guest.alloc(1, 1);
@@ -127,14 +127,14 @@ class VirtioBlkDeviceAsyncTest {
         return status;
     }
 
-    private static long request(MmioBlkGuest guest, int q, int type, long sector, Object token) {
+    private static long request(RawRingGuest guest, int q, int type, long sector, Object token) {
         long status = guest.alloc(1, 1);
         guest.memory().fill(status, 1, (byte) 0xFF);
         guest.submit(q, List.of(readable(guest.header(type, sector), 16), writable(status, 1)), false, token);
         return status;
     }
 
-    private static long writeZeroes(MmioBlkGuest guest, int q, long sector, int sectors, Object token) {
+    private static long writeZeroes(RawRingGuest guest, int q, long sector, int sectors, Object token) {
         long status = guest.alloc(1, 1);
         guest.memory().fill(status, 1, (byte) 0xFF);
         byte[] segment = DiscardSegments.one(sector, sectors, 0);
@@ -146,7 +146,7 @@ class VirtioBlkDeviceAsyncTest {
     @Test
     void blockingBackendRequestsCompleteOutOfOrderExactlyOnceWithTheirStatus() throws Exception {
         GatedBackend backend = new GatedBackend(new MemoryBackend(DISK, false));
-        MmioBlkGuest guest = start(backend, 1, 1, List.of(), TrackedLockKind.MUTEX, 4);
+        RawRingGuest guest = start(backend, 1, 1, List.of(), TrackedLockKind.MUTEX, 4);
         long[] status = new long[4];
         for (int i = 0; i < 4; i++) {
             backend.close(i * 8L);
@@ -188,7 +188,7 @@ class VirtioBlkDeviceAsyncTest {
                 super.write(offset, src);
             }
         });
-        MmioBlkGuest guest = start(backend, 1, 1, List.of(), TrackedLockKind.MUTEX, 2);
+        RawRingGuest guest = start(backend, 1, 1, List.of(), TrackedLockKind.MUTEX, 2);
         long bad = write(guest, 0, 0, 1, (byte) 1, "bad");
         long good = write(guest, 0, 8, 1, (byte) 1, "good");
         guest.awaitUsed(0, TIMEOUT);
@@ -202,7 +202,7 @@ class VirtioBlkDeviceAsyncTest {
     @Test
     void resetWaitsForInFlightRequestsAndTheyCompleteWithTheirTrueStatus() throws Exception {
         GatedBackend backend = new GatedBackend(new MemoryBackend(DISK, false));
-        MmioBlkGuest guest = start(backend, 2, 2, List.of(), TrackedLockKind.MUTEX, 4);
+        RawRingGuest guest = start(backend, 2, 2, List.of(), TrackedLockKind.MUTEX, 4);
         backend.close(0);
         backend.close(16);
         long s0 = write(guest, 0, 0, 8, (byte) 5, "a");
@@ -235,7 +235,7 @@ class VirtioBlkDeviceAsyncTest {
     @EnumSource(TrackedLockKind.class)
     void flushWaitsForEarlierWritesButNotLaterOnes(TrackedLockKind lock) throws Exception {
         GatedBackend backend = new GatedBackend(new MemoryBackend(DISK, false));
-        MmioBlkGuest guest = start(backend, 2, 2, List.of(), lock, 4);
+        RawRingGuest guest = start(backend, 2, 2, List.of(), lock, 4);
         backend.close(0);
         long w = write(guest, 0, 0, 8, (byte) 1, "early");
         backend.awaitEntered(1);
@@ -259,7 +259,7 @@ class VirtioBlkDeviceAsyncTest {
     void writeZeroesAndOverlappingWritesAreSerialisedBothWaysButDisjointOnesAreNot(TrackedLockKind lock)
             throws Exception {
         GatedBackend backend = new GatedBackend(new MemoryBackend(DISK, false));
-        MmioBlkGuest guest = start(backend, 2, 2, List.of(), lock, 4);
+        RawRingGuest guest = start(backend, 2, 2, List.of(), lock, 4);
         // A write in flight, then an overlapping WRITE_ZEROES: it waits for the write.
         backend.close(0);
         write(guest, 0, 0, 8, (byte) 7, "write");
@@ -295,7 +295,7 @@ class VirtioBlkDeviceAsyncTest {
 
     @Test
     void eachQueueIsServedByTheThreadTheMappingNames() throws Exception {
-        MmioBlkGuest guest = start(new MemoryBackend(DISK, false), 4, 2, List.of(List.of(0, 3), List.of(1, 2)),
+        RawRingGuest guest = start(new MemoryBackend(DISK, false), 4, 2, List.of(List.of(0, 3), List.of(1, 2)),
                 TrackedLockKind.SHARDED, 2);
         for (int q = 0; q < 4; q++) {
             request(guest, q, VirtioBlk.T_FLUSH, 0, "f" + q);
@@ -337,7 +337,7 @@ class VirtioBlkDeviceAsyncTest {
     void patternOverFourQueuesOnTwoIoThreads(boolean workerPool) throws Exception {
         BlockBackend memory = new MemoryBackend(DISK, false);
         RecordingBackend recording = new RecordingBackend(workerPool ? new GatedBackend(memory) : memory);
-        MmioBlkGuest guest = start(recording, 4, 2, List.of(), TrackedLockKind.MUTEX, 4);
+        RawRingGuest guest = start(recording, 4, 2, List.of(), TrackedLockKind.MUTEX, 4);
         int blocks = (int) (DISK / 4096);
         PatternIo.write(guest, 4, blocks, 4096, 8, 77);
         assertEquals(List.of(), PatternIo.verify(guest, 4, blocks, 4096, 8, 77));
@@ -356,7 +356,7 @@ class VirtioBlkDeviceAsyncTest {
      */
     @Test
     void switchingTheTrackedLockWhileIoRunsLosesNothing() throws Exception {
-        MmioBlkGuest guest = start(new GatedBackend(new MemoryBackend(DISK, false)), 4, 2, List.of(),
+        RawRingGuest guest = start(new GatedBackend(new MemoryBackend(DISK, false)), 4, 2, List.of(),
                 TrackedLockKind.YIELDING, 4);
         int blocks = (int) (DISK / 4096);
         TrackedLockKind[] kinds = {TrackedLockKind.MUTEX, TrackedLockKind.SHARDED, TrackedLockKind.YIELDING};

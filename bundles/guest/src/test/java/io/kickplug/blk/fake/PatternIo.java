@@ -5,13 +5,14 @@ import static io.kickplug.api.virtio.BufferSpec.writable;
 
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.UsedBuffer;
+import io.kickplug.guest.virtio.RawRingGuest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 
 /**
- * Writes a pattern over a disk through several queues of an {@link MmioBlkGuest}, each queue with several
+ * Writes a pattern over a disk through several queues of an {@link RawRingGuest}, each queue with several
  * requests in flight, then reads it back and compares.
  */
 public final class PatternIo {
@@ -29,13 +30,13 @@ public final class PatternIo {
     }
 
     /** Writes blocks {@code 0..blocks-1}; request i goes to queue {@code i % queues}. */
-    public static void write(MmioBlkGuest guest, int queues, int blocks, int blockSize, int depth, long seed)
+    public static void write(RawRingGuest guest, int queues, int blocks, int blockSize, int depth, long seed)
             throws InterruptedException {
         run(guest, queues, blocks, blockSize, depth, seed, true);
     }
 
     /** Reads blocks back; returns the numbers of the blocks that differ from the pattern. */
-    public static List<Integer> verify(MmioBlkGuest guest, int queues, int blocks, int blockSize, int depth, long seed)
+    public static List<Integer> verify(RawRingGuest guest, int queues, int blocks, int blockSize, int depth, long seed)
             throws InterruptedException {
         return run(guest, queues, blocks, blockSize, depth, seed, false);
     }
@@ -43,7 +44,7 @@ public final class PatternIo {
     private record Pending(int block, long data, long status) {
     }
 
-    private static List<Integer> run(MmioBlkGuest guest, int queues, int blocks, int blockSize, int depth, long seed,
+    private static List<Integer> run(RawRingGuest guest, int queues, int blocks, int blockSize, int depth, long seed,
             boolean write) throws InterruptedException {
         List<Integer> bad = new ArrayList<>();
         long sectorsPerBlock = blockSize / VirtioBlk.SECTOR_SIZE;

@@ -14,7 +14,7 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.DiscardSegments;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.fake.PatternIo;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
@@ -168,18 +168,18 @@ class AsyncBackendDeviceTest {
         }
     }
 
-    private MmioBlkGuest start(boolean fua, int queues) {
+    private RawRingGuest start(boolean fua, int queues) {
         backend = new Remote(fua);
         threads.add(new EventLoopThread("io0"));
         device = new VirtioBlkDevice(BlkDeviceSpec.of("remote", backend, false, queues, 256,
                 "remote".getBytes(StandardCharsets.US_ASCII), threads));
         transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
-        return new MmioBlkGuest(transport.port()).init(-1L, queues, 64);
+        return new RawRingGuest(transport.port()).init(-1L, queues, 64);
     }
 
     @Test
     void anAsynchronousBackendIsUsedAsItIsAndItsCompletionsReachTheRing() throws Exception {
-        MmioBlkGuest guest = start(false, 4);
+        RawRingGuest guest = start(false, 4);
         int blocks = (int) (DISK / 4096);
         PatternIo.write(guest, 4, blocks, 4096, 16, 5);
         assertEquals(java.util.Set.of("io0"), backend.submitters, "submitted on the I/O thread, no worker pool");
@@ -191,10 +191,10 @@ class AsyncBackendDeviceTest {
 
     @Test
     void aFailedOperationIsAnIoErrorForItsRequestOnly() throws Exception {
-        MmioBlkGuest guest = start(false, 1);
+        RawRingGuest guest = start(false, 1);
         backend.failOffset = 4096;
-        MmioBlkGuest.Completed bad = guest.request(0, VirtioBlk.T_OUT, 8, new byte[4096], 0, TIMEOUT);
-        MmioBlkGuest.Completed good = guest.request(0, VirtioBlk.T_OUT, 16, new byte[4096], 0, TIMEOUT);
+        RawRingGuest.Completed bad = guest.request(0, VirtioBlk.T_OUT, 8, new byte[4096], 0, TIMEOUT);
+        RawRingGuest.Completed good = guest.request(0, VirtioBlk.T_OUT, 16, new byte[4096], 0, TIMEOUT);
         assertEquals(VirtioBlk.S_IOERR, bad.status());
         assertEquals(VirtioBlk.S_OK, good.status());
     }
@@ -202,7 +202,7 @@ class AsyncBackendDeviceTest {
     // VIRTIO 1.2 section 5.2.6.2: in writethrough mode a completed write is stable.
     @Test
     void writethroughUsesFuaWhenTheBackendOffersIt() throws Exception {
-        MmioBlkGuest guest = start(true, 1);
+        RawRingGuest guest = start(true, 1);
         guest.writeConfig(VirtioBlk.CFG_WRITEBACK, 1, 0);
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_OUT, 8, new byte[512], 0, TIMEOUT).status());
         assertEquals(List.of("WRITE+fua@4096"), backend.ops);
@@ -210,7 +210,7 @@ class AsyncBackendDeviceTest {
 
     @Test
     void writethroughWithoutFuaIsAWriteThenAFlush() throws Exception {
-        MmioBlkGuest guest = start(false, 1);
+        RawRingGuest guest = start(false, 1);
         guest.writeConfig(VirtioBlk.CFG_WRITEBACK, 1, 0);
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_OUT, 8, new byte[512], 0, TIMEOUT).status());
         assertEquals(List.of("WRITE@4096", "FLUSH@0"), backend.ops);
@@ -218,7 +218,7 @@ class AsyncBackendDeviceTest {
 
     @Test
     void writeZeroesOfSeveralSegmentsIsOneOperationPerSegmentAndOneCompletion() throws Exception {
-        MmioBlkGuest guest = start(false, 1);
+        RawRingGuest guest = start(false, 1);
         byte[] segments = DiscardSegments.of(3).add(8, 8, 0).add(64, 0, 0).add(128, 8, 1).bytes();
         long status = guest.alloc(1, 1);
         guest.memory().fill(status, 1, (byte) 0xFF);

@@ -10,7 +10,7 @@ import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.BufferSpec;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.testkit.InProcessHost;
 import java.time.Duration;
 import java.util.List;
@@ -30,7 +30,7 @@ class DeviceLockStatsTest {
         registry.close();
     }
 
-    private static void writes(MmioBlkGuest guest, int n) throws InterruptedException {
+    private static void writes(RawRingGuest guest, int n) throws InterruptedException {
         for (int i = 0; i < n; i++) {
             guest.submit(0, List.of(BufferSpec.readable(guest.header(VirtioBlk.T_OUT, i), 16),
                     BufferSpec.readable(guest.alloc(512, 16), 512), BufferSpec.writable(guest.alloc(1, 1), 1)),
@@ -48,7 +48,7 @@ class DeviceLockStatsTest {
         registry.attach(new DiskSpec("d", new BackendSpec("memory", null, 1 << 20, false), TransportKind.MMIO, 1, 64,
                 1, null, DiskSpec.DEFAULT_GUEST_MEMORY));
         assertEquals(List.of("d tracked-mutex"), List.copyOf(rows().keySet()), "the lock in use, before any I/O");
-        MmioBlkGuest guest = new MmioBlkGuest(registry.port("d")).init(-1L, 1, 16);
+        RawRingGuest guest = new RawRingGuest(registry.port("d")).init(-1L, 1, 16);
         writes(guest, 5);
         LockStatRow mutex = rows().get("d tracked-mutex");
         // Each request takes the lock to register and again to end.

@@ -17,7 +17,7 @@ import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.notify.NotifierRegistry;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.api.transport.MmioRegisters;
@@ -41,7 +41,7 @@ class CompletionNotifierDeviceTest {
     @RegisterExtension
     final DeviceRig rig = new DeviceRig();
     private final NotifierRegistry notifiers = new NotifierRegistry();
-    private MmioBlkGuest guest;
+    private RawRingGuest guest;
 
     private void start(long features) {
         rig.threads.add(new EventLoopThread("notify-io"));

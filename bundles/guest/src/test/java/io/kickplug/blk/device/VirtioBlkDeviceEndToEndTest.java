@@ -14,7 +14,7 @@ import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.fake.RecordingBackend;
 import io.kickplug.virtio.testkit.Await;
 import io.kickplug.virtio.iothread.EventLoopThread;
@@ -46,7 +46,7 @@ class VirtioBlkDeviceEndToEndTest {
     @RegisterExtension
     final DeviceRig rig = new DeviceRig();
 
-    private MmioBlkGuest start(BlockBackend backend, boolean readOnly, int queues, int ioThreads, long features,
+    private RawRingGuest start(BlockBackend backend, boolean readOnly, int queues, int ioThreads, long features,
             int queueSize) {
         for (int i = 0; i < ioThreads; i++) {
             rig.threads.add(new EventLoopThread("test-io" + i));
@@ -65,7 +65,7 @@ class VirtioBlkDeviceEndToEndTest {
     @Test
     void writeThenReadWithThreeDescriptorChains() throws Exception {
         MemoryBackend backend = new MemoryBackend(DISK, false);
-        MmioBlkGuest guest = start(backend, false, 1, 1, ALL, 64);
+        RawRingGuest guest = start(backend, false, 1, 1, ALL, 64);
         assertEquals(DISK / 512, guest.config(VirtioBlk.CFG_CAPACITY, 8));
         byte[] data = random(4096, 1);
 
@@ -97,7 +97,7 @@ class VirtioBlkDeviceEndToEndTest {
     // Section 2.7.4: the device accepts any framing, including indirect tables (2.7.5.3).
     @Test
     void twoDescriptorAndIndirectLayouts() throws Exception {
-        MmioBlkGuest guest = start(new MemoryBackend(DISK, false), false, 1, 1, ALL, 64);
+        RawRingGuest guest = start(new MemoryBackend(DISK, false), false, 1, 1, ALL, 64);
         assertTrue((guest.features() & VirtioFeatures.RING_INDIRECT_DESC) != 0);
         byte[] data = random(1024, 2);
         // Header and data in one readable buffer.
@@ -121,7 +121,7 @@ class VirtioBlkDeviceEndToEndTest {
 
     @Test
     void getIdAndUnsupportedThroughTheRing() throws Exception {
-        MmioBlkGuest guest = start(new MemoryBackend(DISK, false), false, 1, 1, ALL, 16);
+        RawRingGuest guest = start(new MemoryBackend(DISK, false), false, 1, 1, ALL, 16);
         long id = guest.alloc(21, 1);
         guest.submit(0, List.of(readable(guest.header(VirtioBlk.T_GET_ID, 0), 16), writable(id, 21)), false, "id");
         assertEquals(21, guest.awaitUsed(0, TIMEOUT).writtenBytes());
@@ -139,7 +139,7 @@ class VirtioBlkDeviceEndToEndTest {
     @Test
     void readOnlyDiskRefusesWrites() throws Exception {
         RecordingBackend backend = new RecordingBackend(new MemoryBackend(DISK, false));
-        MmioBlkGuest guest = start(backend, true, 1, 1, ALL, 16);
+        RawRingGuest guest = start(backend, true, 1, 1, ALL, 16);
         assertTrue((guest.features() & VirtioBlk.F_RO) != 0);
         long status = guest.alloc(1, 1);
         guest.submit(0, List.of(readable(guest.header(VirtioBlk.T_OUT, 0), 16), readable(guest.put(random(512, 3)), 512),
@@ -151,7 +151,7 @@ class VirtioBlkDeviceEndToEndTest {
 
     @Test
     void severalQueuesOnSeveralThreads() throws Exception {
-        MmioBlkGuest guest = start(new MemoryBackend(DISK, false), false, 4, 2, ALL, 32);
+        RawRingGuest guest = start(new MemoryBackend(DISK, false), false, 4, 2, ALL, 32);
         assertTrue((guest.features() & VirtioBlk.F_MQ) != 0);
         assertEquals(4, guest.config(VirtioBlk.CFG_NUM_QUEUES, 2));
         for (int q = 0; q < 4; q++) {
@@ -173,7 +173,7 @@ class VirtioBlkDeviceEndToEndTest {
 
     @Test
     void manyRequestsInOneBatchWithoutEventIdx() throws Exception {
-        MmioBlkGuest guest = start(new MemoryBackend(DISK, false), false, 1, 1,
+        RawRingGuest guest = start(new MemoryBackend(DISK, false), false, 1, 1,
                 ALL & ~VirtioFeatures.RING_EVENT_IDX, 64);
         int n = 20; // 60 of the 64 descriptors
         long[] statuses = new long[n];
@@ -195,7 +195,7 @@ class VirtioBlkDeviceEndToEndTest {
     // Section 2.1.2: a malformed request sets DEVICE_NEEDS_RESET and sends a configuration interrupt.
     @Test
     void malformedRequestNeedsReset() throws Exception {
-        MmioBlkGuest guest = start(new MemoryBackend(DISK, false), false, 1, 1, ALL, 16);
+        RawRingGuest guest = start(new MemoryBackend(DISK, false), false, 1, 1, ALL, 16);
         // The queue's worker says when it stops the queue (its log, through the JUL bridge of System.Logger).
         Logger workerLog = Logger.getLogger(QueueWorker.class.getName());
         List<String> logged = new CopyOnWriteArrayList<>();
@@ -254,7 +254,7 @@ class VirtioBlkDeviceEndToEndTest {
                 super.read(offset, dst);
             }
         };
-        MmioBlkGuest guest = start(slow, false, 1, 1, ALL, 16);
+        RawRingGuest guest = start(slow, false, 1, 1, ALL, 16);
         long buffer = guest.alloc(513, 16);
         guest.submit(0, List.of(readable(guest.header(VirtioBlk.T_IN, 0), 16), writable(buffer, 513)), false, "r");
         assertTrue(entered.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));

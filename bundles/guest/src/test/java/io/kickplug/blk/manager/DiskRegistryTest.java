@@ -25,7 +25,7 @@ import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.blk.backend.MemoryBackendFactory;
 import io.kickplug.blk.backend.NullBackendFactory;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.fake.RecordingBackend;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.IoThreadFactoryComponent;
@@ -313,7 +313,7 @@ class DiskRegistryTest {
     void attachedDiskServesAGuest() throws Exception {
         registry.attach(spec("g", "memory", 1 << 20, 1, 64, 1, null));
         GuestPort port = registry.port("g");
-        MmioBlkGuest guest = new MmioBlkGuest(port).init(-1L, 1, 16);
+        RawRingGuest guest = new RawRingGuest(port).init(-1L, 1, 16);
         assertEquals(DeviceStatus.ACKNOWLEDGE | DeviceStatus.DRIVER | DeviceStatus.FEATURES_OK | DeviceStatus.DRIVER_OK,
                 registry.info("g").deviceStatus());
         long id = guest.alloc(21, 1);

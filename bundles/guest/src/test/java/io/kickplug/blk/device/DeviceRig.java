@@ -1,7 +1,7 @@
 package io.kickplug.blk.device;
 
 import io.kickplug.api.iothread.IoThread;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.transport.MmioTransport;
@@ -32,9 +32,9 @@ final class DeviceRig implements AfterEachCallback {
      * Puts the device behind virtio-mmio over {@code memoryBytes} of guest memory and initialises it from a guest
      * that accepts {@code features} (section 3.1.1) with {@code queues} queues of {@code queueSize}.
      */
-    MmioBlkGuest guest(long memoryBytes, long features, int queues, int queueSize) {
+    RawRingGuest guest(long memoryBytes, long features, int queues, int queueSize) {
         transport = new MmioTransport(device, OffHeapGuestMemory.allocate(memoryBytes), new VirtqueueFactoryComponent());
-        return new MmioBlkGuest(transport.port()).init(features, queues, queueSize);
+        return new RawRingGuest(transport.port()).init(features, queues, queueSize);
     }
 
     @Override

@@ -15,7 +15,7 @@ import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.backend.NullBackend;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.fake.RecordingBackend;
 import io.kickplug.blk.request.BlkLimits;
 import io.kickplug.virtio.transport.MmioTransport;
@@ -215,13 +215,13 @@ class VirtioBlkDeviceConfigTest {
             assertEquals(0, device.queueCounters().get(0).requests() + device.queueCounters().get(1).requests());
 
             transport = new MmioTransport(device, OffHeapGuestMemory.allocate(4 << 20), new VirtqueueFactoryComponent());
-            MmioBlkGuest guest = new MmioBlkGuest(transport.port()).init(-1L, 2, 64);
+            RawRingGuest guest = new RawRingGuest(transport.port()).init(-1L, 2, 64);
             assertEquals(0, guest.status() & DeviceStatus.DEVICE_NEEDS_RESET);
             byte[] data = new byte[4096];
             java.util.Arrays.fill(data, (byte) 0x3c);
             Duration timeout = Duration.ofSeconds(10);
             assertEquals(VirtioBlk.S_OK, guest.request(1, VirtioBlk.T_OUT, 8, data, 0, timeout).status());
-            MmioBlkGuest.Completed read = guest.request(1, VirtioBlk.T_IN, 8, null, 4096, timeout);
+            RawRingGuest.Completed read = guest.request(1, VirtioBlk.T_IN, 8, null, 4096, timeout);
             assertEquals(VirtioBlk.S_OK, read.status());
             assertArrayEquals(data, java.util.Arrays.copyOf(read.data(), 4096));
             assertTrue(thread.uses.get() > 0, "activation registered the queues with the I/O thread");

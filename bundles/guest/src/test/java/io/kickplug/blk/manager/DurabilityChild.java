@@ -2,7 +2,7 @@ package io.kickplug.blk.manager;
 
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.VirtioBlk;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.testkit.InProcessHost;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -36,7 +36,7 @@ public final class DurabilityChild {
         String image = args[0];
         DiskRegistry registry = InProcessHost.registry();
         registry.attach(DiskSpec.file("durable", image, false).withQueues(1, 64));
-        MmioBlkGuest guest = new MmioBlkGuest(registry.port("durable")).init(-1L, 1, 64);
+        RawRingGuest guest = new RawRingGuest(registry.port("durable")).init(-1L, 1, 64);
         if ((guest.features() & VirtioBlk.F_FLUSH) == 0) {
             throw new IllegalStateException("FLUSH was not negotiated");
         }
@@ -58,7 +58,7 @@ public final class DurabilityChild {
         System.exit(3);
     }
 
-    private static void check(MmioBlkGuest.Completed completed, String what) {
+    private static void check(RawRingGuest.Completed completed, String what) {
         if (completed.status() != VirtioBlk.S_OK) {
             System.out.println("FAILED " + what + " status " + completed.status());
             System.out.flush();

@@ -11,7 +11,7 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.transport.TransportKind;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.fake.PatternIo;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
@@ -41,8 +41,8 @@ class DiskIntegrityTest {
         registry.close();
     }
 
-    private MmioBlkGuest guest(String name) {
-        return new MmioBlkGuest(registry.port(name)).init(-1L, 4, 64);
+    private RawRingGuest guest(String name) {
+        return new RawRingGuest(registry.port(name)).init(-1L, 4, 64);
     }
 
     private static DiskSpec fourQueuesOnTwoThreads(DiskSpec spec, TrackedLockKind lock) {
@@ -53,7 +53,7 @@ class DiskIntegrityTest {
     @Test
     void memoryDiskWithFourQueuesOnTwoIoThreads() throws Exception {
         registry.attach(fourQueuesOnTwoThreads(DiskSpec.memory("m", SIZE), TrackedLockKind.SHARDED));
-        MmioBlkGuest guest = guest("m");
+        RawRingGuest guest = guest("m");
         PatternIo.write(guest, 4, SIZE / BLOCK, BLOCK, 8, 1);
         assertEquals(List.of(), PatternIo.verify(guest, 4, SIZE / BLOCK, BLOCK, 8, 1));
     }
@@ -69,7 +69,7 @@ class DiskIntegrityTest {
         assertEquals(image.toString(), info.path());
         assertEquals(List.of(List.of(0, 2), List.of(1, 3)), info.mapping());
         assertEquals(TrackedLockKind.YIELDING, info.trackedLock());
-        MmioBlkGuest guest = guest("f");
+        RawRingGuest guest = guest("f");
         PatternIo.write(guest, 4, SIZE / BLOCK, BLOCK, 8, 2);
         assertTrue(Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName()
                 .startsWith("kickplug-blk-f-worker")), "the file backend blocks: its calls go to the disk's workers");
@@ -82,7 +82,7 @@ class DiskIntegrityTest {
         assertTrue(java.util.Arrays.equals(PatternIo.block(2, 7, BLOCK), block7));
 
         registry.attach(spec.withTrackedLock(TrackedLockKind.MUTEX));
-        MmioBlkGuest again = guest("f");
+        RawRingGuest again = guest("f");
         assertEquals(List.of(), PatternIo.verify(again, 4, SIZE / BLOCK, BLOCK, 8, 2));
     }
 

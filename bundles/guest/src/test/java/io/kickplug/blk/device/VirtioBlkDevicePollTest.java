@@ -13,7 +13,7 @@ import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -41,7 +41,7 @@ class VirtioBlkDevicePollTest {
 
     @RegisterExtension
     final DeviceRig rig = new DeviceRig();
-    private MmioBlkGuest guest;
+    private RawRingGuest guest;
     private long header;
     private long data;
     private long status;

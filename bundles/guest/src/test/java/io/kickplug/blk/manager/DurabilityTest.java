@@ -8,7 +8,7 @@ import io.kickplug.blk.testkit.InProcessHost;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.blk.backend.StableStorageFiles;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -56,7 +56,7 @@ class DurabilityTest {
         DiskRegistry registry = InProcessHost.registry(() -> List.of(files));
         try {
             registry.attach(DiskSpec.file("stable", image.toString(), false).withQueues(1, 64));
-            MmioBlkGuest guest = new MmioBlkGuest(registry.port("stable")).init(-1L, 1, 64);
+            RawRingGuest guest = new RawRingGuest(registry.port("stable")).init(-1L, 1, 64);
             assertTrue((guest.features() & VirtioBlk.F_FLUSH) != 0, "FLUSH negotiated: the write cache is on");
             Duration timeout = Duration.ofSeconds(20);
             int flushes = 0;

@@ -10,7 +10,7 @@ import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.blk.device.VirtioBlkDevice;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
 import java.io.IOException;
@@ -46,7 +46,7 @@ class DetachReleaseTest {
         }
     }
 
-    private static void writeAndRead(MmioBlkGuest guest, int q) throws InterruptedException {
+    private static void writeAndRead(RawRingGuest guest, int q) throws InterruptedException {
         byte[] data = new byte[4096];
         data[0] = 42;
         assertEquals(VirtioBlk.S_OK, guest.request(q, VirtioBlk.T_OUT, 8, data, 0, Duration.ofSeconds(10)).status());
@@ -82,11 +82,11 @@ class DetachReleaseTest {
     private static void writeAndRead(DiskRegistry registry, Path image, String name) throws Exception {
         registry.attach(DiskSpec.file(name, image.toString(), false).withQueues(2, 64).withIoThreads(2, List.of())
                 .withWorkers(2));
-        writeAndRead(new MmioBlkGuest(registry.port(name)).init(-1L, 2, 64), 1);
+        writeAndRead(new RawRingGuest(registry.port(name)).init(-1L, 2, 64), 1);
         VirtioBlkDevice exported = registry.exportDevice(name, 1);
         TransportInstance transport = new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(TransportKind.MMIO, exported,
                 new GuestMemoryFactoryComponent().allocate(1 << 20));
-        writeAndRead(new MmioBlkGuest(transport.port()).init(-1L, 1, 64), 0);
+        writeAndRead(new RawRingGuest(transport.port()).init(-1L, 1, 64), 0);
         transport.close();
         if (name.equals("warm")) {
             registry.detach(name);

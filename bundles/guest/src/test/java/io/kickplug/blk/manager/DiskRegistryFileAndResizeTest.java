@@ -10,8 +10,8 @@ import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.VirtioBlk;
-import io.kickplug.blk.fake.MmioBlkGuest;
-import io.kickplug.blk.fake.MmioBlkGuest.Completed;
+import io.kickplug.guest.virtio.RawRingGuest;
+import io.kickplug.guest.virtio.RawRingGuest.Completed;
 import io.kickplug.blk.fake.DiscardSegments;
 import io.kickplug.blk.testkit.InProcessHost;
 import java.io.IOException;
@@ -59,8 +59,8 @@ class DiskRegistryFileAndResizeTest {
         return bytes;
     }
 
-    private MmioBlkGuest guest(String name) {
-        return new MmioBlkGuest(registry.port(name)).init(ALL, 1, 64);
+    private RawRingGuest guest(String name) {
+        return new RawRingGuest(registry.port(name)).init(ALL, 1, 64);
     }
 
     // 5.2.6.2: a read-only device fails writes with IOERR and MUST NOT write: bytes and mtime unchanged.
@@ -71,7 +71,7 @@ class DiskRegistryFileAndResizeTest {
         FileTime past = FileTime.fromMillis(1_600_000_000_000L);
         Files.setLastModifiedTime(image, past);
         registry.attach(DiskSpec.file("ro", image.toString(), true));
-        MmioBlkGuest guest = guest("ro");
+        RawRingGuest guest = guest("ro");
         assertTrue((guest.features() & VirtioBlk.F_RO) != 0);
         assertEquals(0, guest.features() & (VirtioBlk.F_DISCARD | VirtioBlk.F_WRITE_ZEROES));
         assertEquals(VirtioBlk.S_IOERR, guest.request(0, VirtioBlk.T_OUT, 0, random(4096, 2), 0, TIMEOUT).status());
@@ -90,7 +90,7 @@ class DiskRegistryFileAndResizeTest {
     void fileDiskKeepsItsDataAcrossDetachAndReattach() throws Exception {
         Path image = Files.write(dir.resolve("rw.img"), new byte[1 << 20]);
         registry.attach(DiskSpec.file("rw", image.toString(), false));
-        MmioBlkGuest guest = guest("rw");
+        RawRingGuest guest = guest("rw");
         byte[] data = random(8192, 3);
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_OUT, 16, data, 0, TIMEOUT).status());
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_FLUSH, 0, null, 0, TIMEOUT).status());
@@ -107,7 +107,7 @@ class DiskRegistryFileAndResizeTest {
         byte[] content = random(1 << 20, 4);
         Path image = Files.write(dir.resolve("wz.img"), content);
         registry.attach(DiskSpec.file("wz", image.toString(), false));
-        MmioBlkGuest guest = guest("wz");
+        RawRingGuest guest = guest("wz");
         assertTrue((guest.features() & VirtioBlk.F_WRITE_ZEROES) != 0);
         byte[] segments = DiscardSegments.of(2).add(2, 4, 1).add(100, 1, 0).bytes();
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_WRITE_ZEROES, 0, segments, 0, TIMEOUT).status());
@@ -139,7 +139,7 @@ class DiskRegistryFileAndResizeTest {
     void resizeNotifiesTheGuest() throws Exception {
         Path image = Files.write(dir.resolve("grow.img"), new byte[1 << 20]);
         registry.attach(DiskSpec.file("grow", image.toString(), false));
-        MmioBlkGuest guest = guest("grow");
+        RawRingGuest guest = guest("grow");
         byte[] data = random(512, 5);
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_OUT, 2047, data, 0, TIMEOUT).status());
         assertEquals(2048, guest.config(VirtioBlk.CFG_CAPACITY, 8));
@@ -184,7 +184,7 @@ class DiskRegistryFileAndResizeTest {
         long size = 1L << 40;
         registry.attach(new DiskSpec("big", new BackendSpec("memory", null, size, false),
                 io.kickplug.api.transport.TransportKind.MMIO, 1, 64, 1, null, 16L << 20));
-        MmioBlkGuest guest = guest("big");
+        RawRingGuest guest = guest("big");
         assertEquals(size / 512, guest.config(VirtioBlk.CFG_CAPACITY, 8));
         byte[] data = random(4096, 6);
         long sector = size / 512 - 8;

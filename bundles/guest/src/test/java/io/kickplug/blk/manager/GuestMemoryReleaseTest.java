@@ -11,7 +11,7 @@ import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.memory.MemoryLease;
 import io.kickplug.api.memory.ReleasedMemoryException;
 import io.kickplug.api.memory.Unmapper;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.testkit.InProcessHost;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -57,7 +57,7 @@ class GuestMemoryReleaseTest {
 
     private void attachAndUse(String disk) throws Exception {
         registry.attach(DiskSpec.memory(disk, 1 << 20).withQueues(1, 64));
-        MmioBlkGuest guest = new MmioBlkGuest(registry.port(disk)).init(-1L, 1, 64);
+        RawRingGuest guest = new RawRingGuest(registry.port(disk)).init(-1L, 1, 64);
         byte[] data = new byte[4096];
         data[0] = 42;
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_OUT, 8, data, 0, Duration.ofSeconds(10)).status());
