@@ -100,6 +100,24 @@ final class BackendBindings {
         return s;
     }
 
+    /**
+     * The disk is being taken down while its backend is away: its held requests fail (logged), so its device's
+     * reset does not wait for them until its timeout.
+     */
+    void failHeld(String disk) {
+        Slot s;
+        synchronized (this) {
+            s = slots.get(disk);
+        }
+        if (s != null) {
+            int n = s.backend.failHeld();
+            if (n > 0) {
+                LOG.log(Level.WARNING, "disk " + disk + ": taken down while its " + s.spec.kind() + " backend's bundle "
+                        + "is stopped; " + n + " held requests fail");
+            }
+        }
+    }
+
     /** The disk was detached (its backend closed). */
     synchronized void forget(String disk) {
         slots.remove(disk);

@@ -192,6 +192,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             throw noSuchDisk(name);
         }
         notifiers.removeListener(disk.listener());
+        bindings.failHeld(name); // a reset would wait in vain for requests held while the backend is away
         List<Throwable> failures = new ArrayList<>();
         for (Export exported : exports.getOrDefault(name, List.of())) {
             notifiers.removeListener(exported.listener());

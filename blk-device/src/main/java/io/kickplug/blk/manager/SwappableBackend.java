@@ -34,6 +34,8 @@ final class SwappableBackend implements AsyncBlockBackend {
     /** The backend now, {@code null} while suspended. Under lock. */
     private AsyncBlockBackend current;
     private boolean closed;
+    /** The disk is being taken down: requests that would be held fail instead. Under lock. */
+    private boolean failing;
     /** Requests submitted to {@link #current} and not completed. Under lock. */
     private int inFlight;
     /** Requests that arrived while suspended, oldest first. Under lock. */
@@ -60,7 +62,7 @@ final class SwappableBackend implements AsyncBlockBackend {
         synchronized (lock) {
             b = current;
             if (b == null) {
-                if (closed) {
+                if (closed || failing) {
                     fail = true;
                 } else {
                     held.add(io);
@@ -193,6 +195,23 @@ final class SwappableBackend implements AsyncBlockBackend {
         } catch (IOException | RuntimeException e) {
             LOG.log(Level.WARNING, "disk " + disk + ": closing a refused backend: " + e);
         }
+    }
+
+    /**
+     * The disk goes (detached, or quiesced by a core bundle's swap) while its backend is away: the held requests
+     * fail now, so the device's reset does not wait for them in vain. Returns how many.
+     */
+    int failHeld() {
+        List<BackendIo> left;
+        synchronized (lock) {
+            failing = true; // and those arriving until the device stopped
+            left = new ArrayList<>(held);
+            held.clear();
+        }
+        for (BackendIo io : left) {
+            io.complete(new IOException("disk " + disk + ": its " + kind + " backend's bundle is stopped"));
+        }
+        return left.size();
     }
 
     /** Closes the backend; held requests fail (the device closes a disk only after its requests completed). */

@@ -354,4 +354,23 @@ class BackendBindingsTest {
         assertNull(io.completions.get(0));
         s.close();
     }
+
+    @Test
+    void aDiskTakenDownWhileItsBackendIsAwayFailsItsHeldRequestsAtOnce() throws Exception {
+        BackendBindings bindings = new BackendBindings();
+        HeldFactory nbd = new HeldFactory();
+        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
+        bindings.factoryGone(nbd);
+        List<Io> held = submit(chain, 3);
+        assertTrue(held.stream().allMatch(io -> io.completions.isEmpty()));
+        // kp:detach or a core bundle's swap: the device's reset must not wait for them until its timeout.
+        bindings.failHeld("n0");
+        assertTrue(held.stream().allMatch(io -> io.completions.size() == 1 && io.completions.get(0) != null));
+        Io late = submit(chain, 1).get(0);
+        assertEquals(1, late.completions.size(), "one arriving before the device stopped fails too");
+        chain.close();
+        disk.close();
+        bindings.forget("n0");
+    }
 }
