@@ -98,10 +98,56 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
             policy = ReferencePolicy.DYNAMIC, unbind = "removeBackendFactory")
     void addBackendFactory(BackendFactory factory) {
         backendFactories.add(factory);
+        backendFactoryArrived(factory);
+        retryWaiting(factory.kind());
     }
 
+    /** Configurations waiting for a backend kind's factory: disk name to kind and retry. */
+    private final Map<String, Map.Entry<String, Runnable>> waiting = new java.util.concurrent.ConcurrentHashMap<>();
+
+    @Override
+    public boolean waitForBackend(DiskSpec spec, Runnable retry) {
+        String kind = spec.backend().kind();
+        if (hasFactory(kind)) {
+            return false;
+        }
+        waiting.put(spec.name(), Map.entry(kind, retry));
+        if (hasFactory(kind)) {
+            retryWaiting(kind); // it arrived meanwhile
+        }
+        return true;
+    }
+
+    @Override
+    public void cancelWait(String name) {
+        waiting.remove(name);
+    }
+
+    private boolean hasFactory(String kind) {
+        return backendFactories.stream().anyMatch(f -> kind.equals(f.kind()));
+    }
+
+    /** Runs the retries of the configurations waiting for {@code kind}, on a thread of their own (not SCR's). */
+    private void retryWaiting(String kind) {
+        List<Runnable> due = new ArrayList<>();
+        waiting.entrySet().removeIf(e -> {
+            if (e.getValue().getKey().equals(kind)) {
+                due.add(e.getValue().getValue());
+                return true;
+            }
+            return false;
+        });
+        if (!due.isEmpty()) {
+            Thread t = new Thread(() -> due.forEach(Runnable::run), "kickplug-attach-waiting-" + kind);
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    /** Disks whose (asynchronous) backend the factory opened hold their requests until one of its kind is back. */
     void removeBackendFactory(BackendFactory factory) {
         backendFactories.remove(factory);
+        backendFactoryGone(factory);
     }
 
     @Reference(name = "backendFilters", cardinality = ReferenceCardinality.MULTIPLE,
@@ -248,6 +294,7 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
     /** Detaches without touching the configuration: the disk's configuration component went away. */
     @Override
     public synchronized void release(String name) {
+        waiting.remove(name);
         if (attached(name)) {
             super.detach(name);
         }

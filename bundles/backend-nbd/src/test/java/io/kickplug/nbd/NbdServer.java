@@ -41,6 +41,20 @@ final class NbdServer implements AutoCloseable {
         return new NbdServer(new ArrayList<>(cmd), socket, dir.resolve("qemu-nbd.log")).start();
     }
 
+    /** As {@link #qemuNbd}, tracing {@code event} (QEMU's trace events) into its log. */
+    static NbdServer qemuNbdTraced(Path dir, Path image, String export, String event)
+            throws IOException, InterruptedException {
+        Path socket = dir.resolve("qemu-nbd.sock");
+        List<String> cmd = List.of("qemu-nbd", "-t", "-e", "8", "-f", "raw", "--cache=writeback", "-k",
+                socket.toString(), "-x", export, "--trace", event, image.toString());
+        return new NbdServer(new ArrayList<>(cmd), socket, dir.resolve("qemu-nbd.log")).start();
+    }
+
+    /** What the server printed so far. */
+    String log() throws IOException {
+        return Files.readString(log);
+    }
+
     /** nbdkit's memory plugin: {@code size} bytes of RAM, any export name. */
     static NbdServer nbdkitMemory(Path dir, String size) throws IOException, InterruptedException {
         Path socket = dir.resolve("nbdkit.sock");
