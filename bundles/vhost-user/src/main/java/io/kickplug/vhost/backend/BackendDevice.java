@@ -491,20 +491,25 @@ final class BackendDevice implements DeviceSignals, Closeable {
         int nextUsed = r.nextUsed;
         if ((features & VirtioFeatures.RING_PACKED) != 0) {
             // The packed ring keeps no index in memory: both positions come from SET_VRING_BASE (or the last
-            // stop). The inflight area's packed layout (libvhost-user's DescStatePacked) is not kept: requests
-            // in flight when a back-end dies are not resubmitted on a packed ring.
-            if (inflight != null) {
-                LOG.log(Level.INFO, "vhost-user " + name + ": queue " + r.index + " is packed; inflight I/O "
-                        + "tracking covers split rings only");
+            // stop), or from the inflight area's packed region, which also resubmits what an earlier back-end
+            // left in flight (PackedInflightQueue).
+            int usedPos = nextUsed >= 0 ? nextUsed : r.nextAvail;
+            InflightRegion area = inflight;
+            if (area != null && r.index < area.queueCount()) {
+                if (!area.packed() || r.num > area.queueSize()) {
+                    throw new Refused("queue " + r.index + " is packed with " + r.num + " entries; the inflight area"
+                            + " is " + (area.packed() ? "for " + area.queueSize() : "split"));
+                }
+                return PackedInflightQueue.start(name, r.index, area.queue(r.index), memory, layout, features,
+                        r.nextAvail, usedPos, queueFactory, resubmitted);
             }
-            return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail,
-                    nextUsed >= 0 ? nextUsed : r.nextAvail);
+            return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail, usedPos);
         }
         InflightRegion area = inflight;
         if (area != null && r.index < area.queueCount()) {
-            if (r.num > area.queueSize()) {
-                throw new Refused("queue " + r.index + " size " + r.num + " exceeds the inflight area's "
-                        + area.queueSize());
+            if (area.packed() || r.num > area.queueSize()) {
+                throw new Refused("queue " + r.index + " size " + r.num + (area.packed() ? " is split; the inflight"
+                        + " area is packed" : " exceeds the inflight area's " + area.queueSize()));
             }
             int usedIdx = memory.readU16(used + 2) & 0xffff;
             int num = r.num;
