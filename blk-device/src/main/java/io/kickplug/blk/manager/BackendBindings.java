@@ -66,12 +66,14 @@ final class BackendBindings {
 
     /** What the device of {@code disk} puts in front of its backend's view: a filter chain of the filters now. */
     UnaryOperator<AsyncBlockBackend> chainFor(String disk) {
+        // Made and registered under this monitor, as rebuildChains works: a filter arriving meanwhile is either
+        // in the list copied here or finds the chain registered.
         return view -> {
-            FilterChain c = new FilterChain(disk, view, List.copyOf(filters), this::closed);
             synchronized (this) {
+                FilterChain c = new FilterChain(disk, view, List.copyOf(filters), this::closed);
                 chains.computeIfAbsent(disk, d -> new ArrayList<>()).add(c);
+                return c;
             }
-            return c;
         };
     }
 
@@ -133,11 +135,10 @@ final class BackendBindings {
         rebuildChains();
     }
 
-    private void rebuildChains() {
+    /** Under this monitor: two filter changes at once are applied in order, the later list last. */
+    private synchronized void rebuildChains() {
         List<FilterChain> all = new ArrayList<>();
-        synchronized (this) {
-            chains.values().forEach(all::addAll);
-        }
+        chains.values().forEach(all::addAll);
         List<BackendFilter> now = List.copyOf(filters);
         for (FilterChain c : all) {
             c.rebuild(now);

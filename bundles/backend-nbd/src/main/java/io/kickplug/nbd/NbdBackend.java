@@ -239,6 +239,15 @@ public final class NbdBackend implements AsyncBlockBackend {
 
     @Override
     public void submit(BackendIo io) {
+        if ((io.op() == BackendIo.Op.READ || io.op() == BackendIo.Op.WRITE) && io.length() > info.maxPayload()
+                && Requests.refusal(io, info, readOnly) == null) {
+            // Longer than the server takes in one command: sent as several (a multiple of the minimum block each).
+            long part = Math.max(info.minBlock(), info.maxPayload() - info.maxPayload() % info.minBlock());
+            for (BackendIo p : SplitIo.parts(io, part)) {
+                submit(p);
+            }
+            return;
+        }
         String refusal = Requests.refusal(io, info, readOnly);
         if (refusal != null) {
             io.complete(new IOException("NBD " + uri + ": " + refusal));

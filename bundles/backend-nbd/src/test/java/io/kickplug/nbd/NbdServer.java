@@ -62,6 +62,18 @@ final class NbdServer implements AutoCloseable {
         return new NbdServer(new ArrayList<>(cmd), socket, dir.resolve("nbdkit.log")).start();
     }
 
+    /**
+     * nbdkit's memory plugin behind its blocksize-policy filter: it announces a maximum payload of
+     * {@code maximum} bytes (NBD_INFO_BLOCK_SIZE) and fails any longer request.
+     */
+    static NbdServer nbdkitMemoryMaxPayload(Path dir, String size, int maximum) throws IOException, InterruptedException {
+        Path socket = dir.resolve("nbdkit-max.sock");
+        List<String> cmd = List.of("nbdkit", "-f", "--exit-with-parent", "-U", socket.toString(),
+                "--filter=blocksize-policy", "memory", size, "blocksize-maximum=" + maximum,
+                "blocksize-error-policy=error");
+        return new NbdServer(new ArrayList<>(cmd), socket, dir.resolve("nbdkit-max.log")).start();
+    }
+
     NbdServer start() throws IOException, InterruptedException {
         Files.deleteIfExists(socket);
         process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
