@@ -263,9 +263,11 @@ public final class MessageHandler implements Closeable {
                 // The front-end owns the ring's size (section 2.7: a power of two up to 32768; QEMU allows
                 // vhost-user-blk queue-size up to 1024), whatever the
                 // disk's in-process queue size is.
-                if (!QueueLayout.isValidSize(num)) {
+                // Section 2.8: a packed ring may have any size from 1 to 32768.
+                if (dev.packed() ? !RingFormat.PACKED.isValidSize(num) : !QueueLayout.isValidSize(num)) {
                     throw new Refused("queue " + r + " size " + Integer.toUnsignedString(num)
-                            + " is not a power of two in 1.." + QueueLayout.MAX_SIZE);
+                            + (dev.packed() ? " is not from 1 to " : " is not a power of two in 1..")
+                            + QueueLayout.MAX_SIZE);
                 }
                 dev.setRingSize(r, num);
                 return null;
