@@ -175,6 +175,29 @@ class PackedInflightReconnectTest {
         assertEquals(0, second.server.status().connection().refusals());
     }
 
+    @Test
+    void anAreaMadeForSplitRingsIsTakenAndAPackedRingThenRunsWithoutTracking() throws Exception {
+        // SeaBIOS drives split rings; a front-end that kept the area it got then hands it back after Linux
+        // negotiated packed ones: refusing it would fail the device's start, so it is mapped in its own layout.
+        first = export("pk3", new Passing(storage), dir.resolve("third.sock"));
+        client = new FrontendClient(first.server.socketPath(), dir.resolve("guest-ram-3"));
+        client.negotiate(WANTED & ~VirtioFeatures.RING_PACKED);
+        Message r = client.call(VhostUser.GET_INFLIGHT_FD, inflight(0, FrontendClient.QUEUE_SIZE));
+        long splitSize = r.body().getLong(0);
+        assertEquals(InflightRegion.totalBytes(1, FrontendClient.QUEUE_SIZE, false), splitSize);
+        areaFile = new RandomAccessFile("/proc/self/fd/" + Fds.number(r.fds()[0]), "rw");
+        Fds.close(r.fds()[0]);
+        client.disconnect();
+        assertTrue(first.server.awaitNoFrontend(10, TimeUnit.SECONDS));
+        client.reconnect(first.server.socketPath());
+        client.negotiate(WANTED);
+        assertEquals(RingFormat.PACKED, client.ringFormat());
+        assertEquals(0, client.sendAck(VhostUser.SET_INFLIGHT_FD, inflight(splitSize, FrontendClient.QUEUE_SIZE),
+                areaFile.getFD()));
+        client.writeReadVerify(client.startQueue(0, client.initialBase(), false), 8, (byte) 0x33, true);
+        assertEquals(0, first.server.status().connection().refusals());
+    }
+
     /** Writes wait while {@code hang} is set, until {@link #release} (the test's end); close leaves the disk open. */
     private static final class HangingWrites extends ForwardingBackend {
         final AtomicBoolean hang = new AtomicBoolean();
