@@ -314,6 +314,8 @@ final class PackedInflightQueue implements DeviceQueue {
             log.log(System.Logger.Level.INFO, "vhost-user " + name + ": packed queue " + index + " resubmits "
                     + rec.resubmit().length + " requests of an earlier back-end: buffers " + rec.ids(area));
         }
+        log.log(System.Logger.Level.DEBUG, () -> "vhost-user " + name + ": packed queue " + index
+                + " tracked in the inflight area (" + (rec.fresh() ? "fresh region" : "recovered region") + ")");
         int avail = rec.fresh() ? nextAvail : rec.nextAvail();
         DeviceQueue q = factory.createDeviceQueue(memory, index, layout, features, avail, rec.nextUsed());
         return new PackedInflightQueue(q, area, memory, layout.descTable(), rec);
