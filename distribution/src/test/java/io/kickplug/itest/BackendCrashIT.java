@@ -48,6 +48,8 @@ import org.junit.jupiter.api.Test;
 class BackendCrashIT {
 
     private static final int KILLS = Integer.getInteger("kickplug.crash.kills", 5);
+    /** SIGKILLs in the packed-ring boot ({@link #packedRingsAcrossSigkillsOfTheDaemon}). */
+    private static final int PACKED_KILLS = Integer.getInteger("kickplug.crash.packed.kills", 3);
     private static final long IMAGE_BYTES = 64L << 20;
     private static final int SUM_MB = 16;
     private static final long STEP_SECONDS = 120;
@@ -115,18 +117,32 @@ class BackendCrashIT {
 
     @Test
     void theGuestFinishesItsVerifiedWritesAcrossRepeatedSigkillsOfTheDaemon() throws Exception {
+        crashes(false, KILLS, Boolean.parseBoolean(System.getProperty("kickplug.crash.swap", "true")));
+    }
+
+    /**
+     * Issue 14: the same with QEMU's {@code packed=on} (the guest's Linux negotiates VIRTIO_F_RING_PACKED): QEMU
+     * gets an inflight area in the packed layout, and each new daemon resubmits from it what its predecessor had
+     * taken (PackedInflightQueue). No bundle updates in this boot.
+     */
+    @Test
+    void packedRingsAcrossSigkillsOfTheDaemon() throws Exception {
+        crashes(true, PACKED_KILLS, false);
+    }
+
+    private void crashes(boolean packed, int kills, boolean swap) throws Exception {
         Daemon first = startDaemon();
         awaitTrue(() -> first.logHas("listening on " + socket), STEP_SECONDS, "the daemon listens", first);
 
         guest = OutputProcess.start("crash-guest", List.of("bash", harness.resolve("realguest.sh").toString(), "run", cache.toString(),
                 socket.toString(), harness.resolve("jobs/crash-verify.fio").toString(), "--queues", "2",
                 "--event-idx", "on", "--sum-mb", Integer.toString(SUM_MB), "--passes", "500", "--reconnect",
-                "1"), java.util.Map.of("RG_MONITOR", monitor.toString()));
+                "1", "--packed", packed ? "on" : "off"), java.util.Map.of("RG_MONITOR", monitor.toString()));
         assertTrue(guest.awaitLine("RG-FIO-BEGIN", STEP_SECONDS), () -> "fio did not start:\n" + guest.text());
 
         Random random = new Random();
         Daemon current = first;
-        for (int kill = 1; kill <= KILLS; kill++) {
+        for (int kill = 1; kill <= kills; kill++) {
             awaitGuestWritesThrough(current);
             // Vary the point of the kill within the write stream.
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(random.nextInt(300)));
@@ -143,7 +159,6 @@ class BackendCrashIT {
         // requests on a queue were all completed by the reset without an interrupt; StopCompletionNotifyTest.)
         // -Dkickplug.crash.swap=false leaves this phase out.
         int swapLogStart = current.logText().length();
-        boolean swap = Boolean.parseBoolean(System.getProperty("kickplug.crash.swap", "true"));
         for (String bsn : swap ? SWAPPED : List.<String>of()) {
             int connects = current.count("front-end connected");
             Daemon d = current;
@@ -173,12 +188,20 @@ class BackendCrashIT {
                 .orElseThrow(() -> new AssertionError(report)).substring("RG-SUM=".length()).trim();
         assertEquals(RealGuestOutput.md5(image, SUM_MB << 20), guestSum,
                 "the image holds what the guest wrote (md5 of the first " + SUM_MB + " MiB)");
-        assertEquals(KILLS + 1, daemons.size());
+        if (packed) {
+            // The guest's virtio features (sysfs, printed at boot): bit 34, VIRTIO_F_RING_PACKED, negotiated.
+            List<String> features = guest.lines("RG-FEATURES ");
+            assertTrue(features.stream().anyMatch(l -> {
+                String bits = l.substring("RG-FEATURES ".length()).trim();
+                return bits.length() > 34 && bits.charAt(34) == '1';
+            }), () -> "the guest did not negotiate the packed ring:\n" + report);
+        }
+        assertEquals(kills + 1, daemons.size());
         for (Daemon d : daemons.subList(1, daemons.size())) {
             assertTrue(d.logHas("front-end connected"), () -> "QEMU reconnected to every new daemon:\n" + report);
         }
         long resubmitted = daemons.stream().mapToLong(Daemon::resubmitted).sum();
-        System.out.println("BackendCrashIT: " + KILLS + " SIGKILLs and " + (swap ? "updates of " + SWAPPED + " ("
+        System.out.println("BackendCrashIT: " + (packed ? "packed rings, " : "") + kills + " SIGKILLs and " + (swap ? "updates of " + SWAPPED + " ("
                 + swapResubmitted + " requests resubmitted after them), " : "no updates, ") + guest.lines("RG-PASS").size()
                 + " fio passes, resubmitted per daemon " + daemons.stream().map(d -> Long.toString(d.resubmitted()))
                         .collect(Collectors.joining(",")) + " (" + resubmitted + " in all); "

@@ -178,6 +178,23 @@ class VhostUserContractTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(RingFormat.class)
+    void queueSizesFollowTheRingFormat(RingFormat format) throws Exception {
+        client.negotiate(wanted(format, true));
+        // Section 2.7: a split ring's size is a power of two; section 2.8: a packed ring's any size up to 32768.
+        long status = client.sendAck(VhostUser.SET_VRING_NUM, Message.vringState(0, 48));
+        assertEquals(format == RingFormat.PACKED, status == 0, "a ring of 48 entries, status " + status);
+        if (format == RingFormat.PACKED) {
+            // 48 entries: 20 write+read pairs of 3 descriptors go round it two and a half times.
+            Queue q = client.startQueue(0, client.initialBase(), false, 48, -1);
+            for (int i = 0; i < 20; i++) {
+                client.writeReadVerify(q, 8L * i, (byte) (0x20 + i), true);
+            }
+        }
+        assertNotEquals(0, client.sendAck(VhostUser.SET_VRING_NUM, Message.vringState(0, 32769)));
+    }
+
     // Notifications (sections 2.7.7 / 2.7.10 and 2.8.10): suppression in both directions.
 
     @ParameterizedTest(name = "{0} EVENT_IDX {1}")

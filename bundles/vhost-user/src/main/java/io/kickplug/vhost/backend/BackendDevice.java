@@ -495,10 +495,13 @@ final class BackendDevice implements DeviceSignals, Closeable {
             // left in flight (PackedInflightQueue).
             int usedPos = nextUsed >= 0 ? nextUsed : r.nextAvail;
             InflightRegion area = inflight;
-            if (area != null && r.index < area.queueCount()) {
-                if (!area.packed() || r.num > area.queueSize()) {
-                    throw new Refused("queue " + r.index + " is packed with " + r.num + " entries; the inflight area"
-                            + " is " + (area.packed() ? "for " + area.queueSize() : "split"));
+            if (area != null && r.index < area.queueCount() && !area.packed()) {
+                LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " is packed but the inflight"
+                        + " area has the split layout (made before the features changed); no inflight tracking");
+            } else if (area != null && r.index < area.queueCount()) {
+                if (r.num > area.queueSize()) {
+                    throw new Refused("queue " + r.index + " size " + r.num + " exceeds the inflight area's "
+                            + area.queueSize());
                 }
                 return PackedInflightQueue.start(name, r.index, area.queue(r.index), memory, layout, features,
                         r.nextAvail, usedPos, queueFactory, resubmitted);
@@ -506,10 +509,13 @@ final class BackendDevice implements DeviceSignals, Closeable {
             return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail, usedPos);
         }
         InflightRegion area = inflight;
-        if (area != null && r.index < area.queueCount()) {
-            if (area.packed() || r.num > area.queueSize()) {
-                throw new Refused("queue " + r.index + " size " + r.num + (area.packed() ? " is split; the inflight"
-                        + " area is packed" : " exceeds the inflight area's " + area.queueSize()));
+        if (area != null && r.index < area.queueCount() && area.packed()) {
+            LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " is split but the inflight area has"
+                    + " the packed layout (made before the features changed); no inflight tracking");
+        } else if (area != null && r.index < area.queueCount()) {
+            if (r.num > area.queueSize()) {
+                throw new Refused("queue " + r.index + " size " + r.num + " exceeds the inflight area's "
+                        + area.queueSize());
             }
             int usedIdx = memory.readU16(used + 2) & 0xffff;
             int num = r.num;

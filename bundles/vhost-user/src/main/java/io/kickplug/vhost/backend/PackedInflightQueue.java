@@ -314,6 +314,8 @@ final class PackedInflightQueue implements DeviceQueue {
             log.log(System.Logger.Level.INFO, "vhost-user " + name + ": packed queue " + index + " resubmits "
                     + rec.resubmit().length + " requests of an earlier back-end: buffers " + rec.ids(area));
         }
+        log.log(System.Logger.Level.DEBUG, () -> "vhost-user " + name + ": packed queue " + index
+                + " tracked in the inflight area (" + (rec.fresh() ? "fresh region" : "recovered region") + ")");
         int avail = rec.fresh() ? nextAvail : rec.nextAvail();
         DeviceQueue q = factory.createDeviceQueue(memory, index, layout, features, avail, rec.nextUsed());
         return new PackedInflightQueue(q, area, memory, layout.descTable(), rec);
@@ -360,6 +362,11 @@ final class PackedInflightQueue implements DeviceQueue {
     /** vhost-user.rst "When receiving available buffers from the driver", packed. */
     private void record(int first, int n, int id) {
         int e = area.u16(PackedInflightArea.OFF_OLD_FREE_HEAD);
+        if (e >= size) {
+            // The front-end shares the area: it may have written anything into it.
+            throw new GuestFaultException("2.8", "queue " + index() + ": the inflight area has no free entry ("
+                    + "old_free_head " + e + ")");
+        }
         area.num(e, 0);
         area.counter(e, counter++);
         area.inflight(e, true);
@@ -423,7 +430,12 @@ final class PackedInflightQueue implements DeviceQueue {
         boolean usedWrap = area.u8(PackedInflightArea.OFF_USED_WRAP) != 0;
         for (int i = 0; i < pendingCount; i++) {
             int e = entryOf[pending[i]];
-            area.next(area.last(e), freeHead);
+            int last = area.last(e);
+            if (last >= size) {
+                throw new GuestFaultException("2.8", "queue " + index() + ": inflight entry " + e + " names entry "
+                        + last + " as its last, outside the area");
+            }
+            area.next(last, freeHead);
             freeHead = e;
             area.u16(PackedInflightArea.OFF_FREE_HEAD, freeHead);
             int used = advance(encode(usedIdx, usedWrap), area.num(e), size);

@@ -41,7 +41,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 class PackedInflightQueueTest {
 
     private static final int SIZE = 8;
-    private static final long FEATURES = VirtioFeatures.VERSION_1 | VirtioFeatures.RING_PACKED;
+    private static final long FEATURES = VirtioFeatures.VERSION_1 | VirtioFeatures.RING_PACKED
+            | VirtioFeatures.RING_INDIRECT_DESC;
+    /** The driver's indirect tables: 4 descriptors per buffer ID. */
+    private static final long INDIRECT = 0x3000;
+    private static final int MAX_INDIRECT = 4;
     private static final VirtqueueFactory PACKED = new PackedVirtqueueFactoryComponent();
     private static final QueueLayout LAYOUT = RingFormat.PACKED.layout(SIZE, 0);
     /** Each request's first (readable) buffer holds its token: 16 bytes at DATA + 16 * token. */
@@ -96,7 +100,7 @@ class PackedInflightQueueTest {
     @Test
     void aFreshRegionIsInitialisedAndTakingAndUsingAChainIsRecorded() throws Exception {
         OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 14);
-        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, -1, 0);
+        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, INDIRECT, MAX_INDIRECT);
         Backend b = new Backend(mem, region(), null);
         PackedInflightArea a = b.area;
         assertEquals(PackedInflightArea.VERSION, a.version());
@@ -132,7 +136,7 @@ class PackedInflightQueueTest {
     @Test
     void chainsInFlightAreResubmittedInTheOrderTheyWereTakenThoughTheRingWasOverwritten() throws Exception {
         OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 14);
-        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, -1, 0);
+        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, INDIRECT, MAX_INDIRECT);
         ByteBuffer region = region();
         Backend b = new Backend(mem, region, null);
         add(driver, mem, 1, 2);
@@ -231,6 +235,11 @@ class PackedInflightQueueTest {
 
     /** Adds request {@code token}: a readable buffer holding the token, then up to two more buffers. */
     private static boolean add(PackedDriverQueue driver, GuestMemory mem, int token, int buffers) {
+        return add(driver, mem, token, buffers, false);
+    }
+
+    /** {@link #add(PackedDriverQueue, GuestMemory, int, int)}, in an indirect table (one ring descriptor) or not. */
+    private static boolean add(PackedDriverQueue driver, GuestMemory mem, int token, int buffers, boolean indirect) {
         long at = DATA + 16L * token;
         mem.writeU32(at, token);
         List<BufferSpec> chain = new ArrayList<>();
@@ -241,7 +250,7 @@ class PackedInflightQueueTest {
         if (buffers > 1) {
             chain.add(BufferSpec.writable(at + 8, 8));
         }
-        return driver.add(chain, false, token);
+        return driver.add(chain, indirect, token);
     }
 
     /** The driver takes every used buffer: each token once, with the token as written length (no mix-up). */
@@ -261,7 +270,7 @@ class PackedInflightQueueTest {
     private static int crashAndRecover(long seed, int limit) throws Exception {
         Random rnd = new Random(seed);
         OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 14);
-        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, -1, 0);
+        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, INDIRECT, MAX_INDIRECT);
         ByteBuffer region = region();
         Steps steps = new Steps(limit);
         Set<Integer> added = new HashSet<>();
@@ -273,7 +282,7 @@ class PackedInflightQueueTest {
             for (int op = 0; op < 60; op++) {
                 switch (rnd.nextInt(4)) {
                     case 0 -> {
-                        if (add(driver, mem, token, 1 + rnd.nextInt(3))) {
+                        if (add(driver, mem, token, 1 + rnd.nextInt(3), rnd.nextInt(4) == 0)) {
                             added.add(token++);
                         }
                     }
@@ -340,11 +349,34 @@ class PackedInflightQueueTest {
     }
 
     @Test
+    void anIndirectChainIsResubmittedWithItsTable() throws Exception {
+        OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 14);
+        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, INDIRECT, MAX_INDIRECT);
+        ByteBuffer region = region();
+        Backend b = new Backend(mem, region, null);
+        add(driver, mem, 5, 3, true);
+        add(driver, mem, 6, 2, false);
+        DescriptorChain indirect = b.queue.pop();
+        DescriptorChain direct = b.queue.pop();
+        assertEquals(3, indirect.bufferCount());
+        assertEquals(1, b.area.num(0), "an indirect chain takes one ring descriptor");
+        assertEquals(PackedInflightQueue.F_INDIRECT, b.area.flags(0) & PackedInflightQueue.F_INDIRECT);
+        b.queue.pushUsed(direct.head(), 6); // its used descriptor overwrites the indirect one's slot
+        assertEquals(new UsedBuffer(6, 6), driver.getUsed());
+        Backend next = new Backend(mem, region, null);
+        DescriptorChain again = next.queue.pop();
+        assertEquals(3, again.bufferCount(), "the table is followed again");
+        assertEquals(5, again.reader().readU32());
+        next.queue.pushUsed(again.head(), 5);
+        assertEquals(new UsedBuffer(5, 5), driver.getUsed());
+    }
+
+    @Test
     void theSameRegionRecoversTheSameWayTwice() throws Exception {
         // A back-end that dies during its recovery leaves the region as it found it, or further on: recovering
         // twice gives the same positions and the same chains.
         OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 14);
-        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, -1, 0);
+        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, INDIRECT, MAX_INDIRECT);
         ByteBuffer region = region();
         Backend b = new Backend(mem, region, null);
         for (int t = 0; t < 3; t++) {
