@@ -46,13 +46,7 @@ class PooledRequestReuseTest {
 
     @AfterEach
     void tearDown() {
-        if (device != null) {
-            device.reset();
-            device.close();
-        }
-        if (ioThread != null) {
-            ioThread.close();
-        }
+        DirectRingDriver.stop(device, ioThread);
     }
 
     private static byte pattern(long block, int i) {
