@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoThread;
@@ -21,11 +21,11 @@ import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.FileBackend;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.GatedBackend;
+import io.kickplug.blk.testkit.ImageFiles;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.queue.SplitDeviceQueue;
 import io.kickplug.virtio.queue.SplitDriverQueue;
-import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -70,16 +70,18 @@ class NoFdEventIdxPatternTest {
 
     @AfterEach
     void tearDown() throws Exception {
-        if (device != null) {
-            device.reset();
-            device.close();
-        }
-        if (ioThread != null) {
-            ioThread.close();
-        }
+        DirectRingDriver.stop(device, ioThread);
         if (backend != null) {
             backend.close();
         }
+    }
+
+    /** Starts {@link #device} on {@code storage}: one queue on its own I/O thread, two workers, a mutex lock. */
+    private void start(String name, BlockBackend storage) {
+        ioThread = new EventLoopThread("pattern-io");
+        device = new VirtioBlkDevice(BlkDeviceSpec.of(name, storage, false, 1, QUEUE_SIZE,
+                name.getBytes(StandardCharsets.US_ASCII), List.of(ioThread))
+                .withMapping(QueueMapping.of(List.of(), 1, 1)).withTrackedLock(TrackedLockKind.MUTEX).withWorkers(2));
     }
 
     /** Activates the device on one queue that continues at the given indices; returns the view. */
@@ -93,15 +95,8 @@ class NoFdEventIdxPatternTest {
 
     @Test
     void aRequestPublishedAroundTheDevicesSleepIsAlwaysCompleted() throws Exception {
-        Path image = dir.resolve("disk.img");
-        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
-            f.setLength(1 << 20);
-        }
-        backend = FileBackend.open(new BackendSpec("file", image.toString(), 0, false));
-        ioThread = new EventLoopThread("pattern-io");
-        device = new VirtioBlkDevice(BlkDeviceSpec.of("pattern", backend, false, 1, QUEUE_SIZE,
-                "pattern".getBytes(StandardCharsets.US_ASCII), List.of(ioThread))
-                .withMapping(QueueMapping.of(List.of(), 1, 1)).withTrackedLock(TrackedLockKind.MUTEX).withWorkers(2));
+        backend = ImageFiles.openSparse(dir.resolve("disk.img"), 1 << 20);
+        start("pattern", backend);
         GuestMemory memory = OffHeapGuestMemory.allocate(4 << 20);
         QueueLayout layout = QueueLayout.contiguous(QUEUE_SIZE, 0);
         SplitDriverQueue driver = new SplitDriverQueue(memory, layout, FEATURES, -1, 0);
@@ -252,10 +247,7 @@ class NoFdEventIdxPatternTest {
     @Test
     void aResetWaitsForTheUsedRingPushOfACompletedRequest() throws Exception {
         GatedBackend gated = new GatedBackend(new MemoryBackend(1 << 20, false));
-        ioThread = new EventLoopThread("pattern-io");
-        device = new VirtioBlkDevice(BlkDeviceSpec.of("reset", gated, false, 1, QUEUE_SIZE,
-                "reset".getBytes(StandardCharsets.US_ASCII), List.of(ioThread))
-                .withMapping(QueueMapping.of(List.of(), 1, 1)).withTrackedLock(TrackedLockKind.MUTEX).withWorkers(2));
+        start("reset", gated);
         GuestMemory memory = OffHeapGuestMemory.allocate(4 << 20);
         QueueLayout layout = QueueLayout.contiguous(QUEUE_SIZE, 0);
         SplitDriverQueue driver = new SplitDriverQueue(memory, layout, FEATURES, -1, 0);
