@@ -59,23 +59,13 @@ class PooledRequestReuseTest {
         final Set<String> threads = ConcurrentHashMap.newKeySet();
 
         ShuffledBackend() {
-            super(new MemoryBackend(2L * READ_BLOCKS * BLOCK, false));
+            super(new MemoryBackend(2L * READ_BLOCKS * BLOCK, false), "shuffled", true);
         }
 
         private static void jitter() {
             for (int n = ThreadLocalRandom.current().nextInt(4); n > 0; n--) {
                 Thread.yield();
             }
-        }
-
-        @Override
-        public String kind() {
-            return "shuffled";
-        }
-
-        @Override
-        public boolean blocking() {
-            return true;
         }
 
         @Override

@@ -17,7 +17,6 @@ public final class HeldWrites extends ForwardingBackend {
     public final AtomicBoolean hold = new AtomicBoolean();
     public final CountDownLatch entered = new CountDownLatch(1);
     public final CountDownLatch release = new CountDownLatch(1);
-    private final boolean blocking;
     private final boolean closeInner;
 
     /**
@@ -26,19 +25,8 @@ public final class HeldWrites extends ForwardingBackend {
      * @param closeInner whether {@link #close} closes the inner backend too (false leaves the disk open)
      */
     public HeldWrites(BlockBackend inner, boolean blocking, boolean closeInner) {
-        super(inner);
-        this.blocking = blocking;
+        super(inner, "held-writes", blocking);
         this.closeInner = closeInner;
-    }
-
-    @Override
-    public String kind() {
-        return "held-writes";
-    }
-
-    @Override
-    public boolean blocking() {
-        return blocking;
     }
 
     @Override
