@@ -27,6 +27,12 @@ class EventLoopDescriptorTest {
         pipe.sink().write(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(1).flip());
     }
 
+    /** Has {@code loop} watch the pipe's read end as queue "q0", counting the handler's runs in {@code handled}. */
+    private static IoSource watch(EventLoopThread loop, AFPipe kick, AtomicInteger handled) throws Exception {
+        return loop.registerDescriptor("q0", kick.source().getFileDescriptor(), JunixDescriptorPoller.INSTANCE, null,
+                handled::incrementAndGet);
+    }
+
     @Test
     void aKickRunsTheHandlerOnTheLoopThreadWhichReadTheDescriptor() throws Exception {
         try (EventLoopThread loop = new EventLoopThread("test-desc-loop"); AFPipe kick = AFPipe.open()) {
@@ -49,8 +55,7 @@ class EventLoopDescriptorTest {
     void tasksAndSignalsWakeALoopThatSleepsInPoll() throws Exception {
         try (EventLoopThread loop = new EventLoopThread("test-desc-wake"); AFPipe kick = AFPipe.open()) {
             AtomicInteger handled = new AtomicInteger();
-            IoSource source = loop.registerDescriptor("q0", kick.source().getFileDescriptor(),
-                    JunixDescriptorPoller.INSTANCE, null, handled::incrementAndGet);
+            IoSource source = watch(loop, kick, handled);
             for (int i = 0; i < 200; i++) {
                 CountDownLatch done = new CountDownLatch(1);
                 loop.execute(done::countDown); // the loop sleeps in poll(2) between these: a wake-up write each
@@ -67,8 +72,7 @@ class EventLoopDescriptorTest {
     void afterCancelTheLoopNoLongerReadsTheDescriptor() throws Exception {
         try (EventLoopThread loop = new EventLoopThread("test-desc-cancel"); AFPipe kick = AFPipe.open()) {
             AtomicInteger handled = new AtomicInteger();
-            IoSource source = loop.registerDescriptor("q0", kick.source().getFileDescriptor(),
-                    JunixDescriptorPoller.INSTANCE, null, handled::incrementAndGet);
+            IoSource source = watch(loop, kick, handled);
             kick(kick);
             Await.await(() -> handled.get() > 0, "the kick ran the handler");
             assertEquals(1, handled.get());
