@@ -199,7 +199,7 @@ class InflightTrackingTest {
         client.memory.write(client.dataAddress(2), fill((byte) 0x5a), 0, 4096);
         client.submit(q, 2, VirtioBlk.T_OUT, 300, 4096);
         int head = availEntry(0, 2);
-        assertTrue(gated.entered.await(10, TimeUnit.SECONDS), "the write reached the disk backend");
+        assertTrue(gated.awaitHeld(1, 10), "the write reached the disk backend");
         try {
             assertEquals(1, area.get(descOffset(head)), "head " + head + " is in flight while the backend holds it");
             assertEquals(2, area.getLong(descOffset(head) + 8), "third head taken: counter 2");

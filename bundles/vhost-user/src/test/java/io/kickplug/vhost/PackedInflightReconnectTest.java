@@ -138,7 +138,7 @@ class PackedInflightReconnectTest {
             client.submitNoKick(q, 2 + k, VirtioBlk.T_OUT, 64 + 8 * k, 4096);
         }
         q.kick();
-        assertTrue(hanging.entered.await(10, TimeUnit.SECONDS), "a write reached the hanging disk");
+        assertTrue(hanging.awaitHeld(1, 10), "a write reached the hanging disk");
         // The I/O thread hangs in that write: what it took is recorded and it takes nothing more.
         int taken = inFlight(area);
         assertTrue(taken >= 1, "the back-end recorded what it took");

@@ -5,17 +5,19 @@ import io.kickplug.blk.testkit.ForwardingBackend;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A backend whose writes wait while {@link #hold} is set, until {@link #release}, so a request can be held in the
- * back-end. {@link #entered} counts down when the first held write arrives.
+ * back-end; {@link #awaitHeld} waits until a number of writes are held.
  */
 public final class HeldWrites extends ForwardingBackend {
 
     public final AtomicBoolean hold = new AtomicBoolean();
-    public final CountDownLatch entered = new CountDownLatch(1);
+    /** One permit per write that arrived while held. */
+    private final Semaphore held = new Semaphore(0);
     public final CountDownLatch release = new CountDownLatch(1);
     private final boolean closeInner;
 
@@ -29,10 +31,15 @@ public final class HeldWrites extends ForwardingBackend {
         this.closeInner = closeInner;
     }
 
+    /** Whether {@code n} writes arrived while held within {@code seconds}. */
+    public boolean awaitHeld(int n, long seconds) throws InterruptedException {
+        return held.tryAcquire(n, seconds, TimeUnit.SECONDS);
+    }
+
     @Override
     public void write(long offset, ByteBuffer[] src) throws IOException {
         if (hold.get()) {
-            entered.countDown();
+            held.release();
             try {
                 if (!release.await(60, TimeUnit.SECONDS)) {
                     throw new IOException("held write never released");
