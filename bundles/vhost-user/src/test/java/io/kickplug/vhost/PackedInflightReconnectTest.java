@@ -19,6 +19,7 @@ import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.FrontendClient;
+import io.kickplug.vhost.testsupport.HeldWrites;
 import io.kickplug.virtio.packed.ds.PackedVirtqueueFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.io.FileDescriptor;
@@ -32,9 +33,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,7 +53,8 @@ class PackedInflightReconnectTest {
     @TempDir
     Path dir;
     private final MemoryBackend storage = new MemoryBackend(1 << 20, false);
-    private final HangingWrites hanging = new HangingWrites(storage);
+    /** Writes hang on the I/O thread itself once held (a back-end that is gone); close leaves the disk open. */
+    private final HeldWrites hanging = new HeldWrites(storage, false, false);
     private ExportedDisk first;
     private ExportedDisk second;
     private FrontendClient client;
@@ -130,7 +130,7 @@ class PackedInflightReconnectTest {
         assertEquals(0, inFlight(area));
 
         // The disk hangs: three writes are taken and never complete.
-        hanging.hang.set(true);
+        hanging.hold.set(true);
         byte[][] patterns = new byte[3][4096];
         for (int k = 0; k < 3; k++) {
             Arrays.fill(patterns[k], (byte) (0xa1 + k));
@@ -138,7 +138,7 @@ class PackedInflightReconnectTest {
             client.submitNoKick(q, 2 + k, VirtioBlk.T_OUT, 64 + 8 * k, 4096);
         }
         q.kick();
-        assertTrue(hanging.entered.await(10, TimeUnit.SECONDS), "a write reached the hanging disk");
+        assertTrue(hanging.awaitHeld(1, 10), "a write reached the hanging disk");
         // The I/O thread hangs in that write: what it took is recorded and it takes nothing more.
         int taken = inFlight(area);
         assertTrue(taken >= 1, "the back-end recorded what it took");
@@ -196,52 +196,6 @@ class PackedInflightReconnectTest {
                 areaFile.getFD()));
         client.writeReadVerify(client.startQueue(0, client.initialBase(), false), 8, (byte) 0x33, true);
         assertEquals(0, first.server.status().connection().refusals());
-    }
-
-    /** Writes wait while {@code hang} is set, until {@link #release} (the test's end); close leaves the disk open. */
-    private static final class HangingWrites extends ForwardingBackend {
-        final AtomicBoolean hang = new AtomicBoolean();
-        final CountDownLatch entered = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
-
-        HangingWrites(BlockBackend inner) {
-            super(inner);
-        }
-
-        @Override
-        public String kind() {
-            return "hanging";
-        }
-
-        /**
-         * Not blocking: the queue's I/O thread performs the write itself and hangs in it, so the first back-end
-         * takes nothing more from the ring once a write hangs (a back-end that is gone).
-         */
-        @Override
-        public boolean blocking() {
-            return false;
-        }
-
-        @Override
-        public void write(long offset, ByteBuffer[] src) throws IOException {
-            if (hang.get()) {
-                entered.countDown();
-                try {
-                    if (!release.await(60, TimeUnit.SECONDS)) {
-                        throw new IOException("never released");
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException(e);
-                }
-            }
-            super.write(offset, src);
-        }
-
-        @Override
-        public void close() {
-            release.countDown();
-        }
     }
 
     /** The disk as it is; closing the export leaves it open for the test to read. */

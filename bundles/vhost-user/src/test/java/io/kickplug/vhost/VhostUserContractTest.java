@@ -19,6 +19,7 @@ import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.FrontendClient;
+import io.kickplug.vhost.testsupport.Pipes;
 import io.kickplug.virtio.packed.ds.PackedVirtqueueFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.testkit.Await;
@@ -28,7 +29,6 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -367,7 +367,7 @@ class VhostUserContractTest {
                 client.memory.writeU16Release(l.descTable() + 14, (short) 0x80); // AVAIL with wrap counter 1
             }
             q.kick();
-            awaitErrorSignal(err);
+            Pipes.awaitErrorSignal(err);
             Await.await(() -> status().needsReset(), "the connection reports that the device needs a reset");
         }
         aNewSessionStillWorks(format);
@@ -382,7 +382,7 @@ class VhostUserContractTest {
             assertEquals(0x80008000, client.stopQueue(0));
             // Position 100 with wrap counter 1 in a ring of 64 (section 2.8.1: positions are below the size).
             client.restartQueue(0, 0x8000 | 100, false);
-            awaitErrorSignal(err);
+            Pipes.awaitErrorSignal(err);
             assertEquals(0, status().runningQueues());
         }
         aNewSessionStillWorks(RingFormat.PACKED);
@@ -414,17 +414,6 @@ class VhostUserContractTest {
         }
         assertEquals(3, status().refusals());
         client.writeReadVerify(client.startQueue(0, client.initialBase(), false), 0, (byte) 0x73, true);
-    }
-
-    private static void awaitErrorSignal(AFPipe err) throws Exception {
-        CompletableFuture<Integer> signalled = CompletableFuture.supplyAsync(() -> {
-            try {
-                return err.source().read(ByteBuffer.allocate(8));
-            } catch (IOException e) {
-                return -2;
-            }
-        });
-        assertEquals(8, signalled.get(10, TimeUnit.SECONDS), "the error eventfd was written");
     }
 
     /** The broken session ends; the next front-end negotiates the same format and is served. */

@@ -40,7 +40,7 @@ import java.util.List;
  * <p>Confined to the queue's I/O thread like the queue it wraps (recovery: the message thread, before the queue
  * starts).
  */
-final class PackedInflightQueue implements DeviceQueue {
+final class PackedInflightQueue extends ForwardingInflightQueue {
 
     // Ring descriptor (struct pvirtq_desc, section 2.8.13): le64 addr, le32 len, le16 id, le16 flags.
     private static final int DESC_SIZE = 16;
@@ -67,13 +67,10 @@ final class PackedInflightQueue implements DeviceQueue {
         }
     }
 
-    private final DeviceQueue queue;
     private final PackedInflightArea area;
     private final GuestMemory memory;
     private final long ring;
     private final int size;
-    /** Head entries the recovery put back into the ring, in the order the device takes them again. */
-    private final ArrayDeque<Integer> resubmit = new ArrayDeque<>();
     /** Head entry of each buffer ID in flight, -1 when none. */
     private final int[] entryOf;
     private long counter;
@@ -81,8 +78,9 @@ final class PackedInflightQueue implements DeviceQueue {
     private final int[] pending;
     private int pendingCount;
 
+    /** The recovery's head entries go to {@link #resubmit}: the device takes them again first, in order. */
     PackedInflightQueue(DeviceQueue queue, PackedInflightArea area, GuestMemory memory, long ring, Recovery recovery) {
-        this.queue = queue;
+        super(queue, new ArrayDeque<>());
         this.area = area;
         this.memory = memory;
         this.ring = ring;
@@ -322,18 +320,8 @@ final class PackedInflightQueue implements DeviceQueue {
     }
 
     @Override
-    public int index() {
-        return queue.index();
-    }
-
-    @Override
     public int size() {
         return size;
-    }
-
-    @Override
-    public boolean eventIdx() {
-        return queue.eventIdx();
     }
 
     @Override
@@ -469,32 +457,7 @@ final class PackedInflightQueue implements DeviceQueue {
     }
 
     @Override
-    public void disableNotification() {
-        queue.disableNotification();
-    }
-
-    @Override
     public boolean enableNotification() {
         return queue.enableNotification();
-    }
-
-    @Override
-    public int nextAvail() {
-        return queue.nextAvail();
-    }
-
-    @Override
-    public int nextUsed() {
-        return queue.nextUsed();
-    }
-
-    @Override
-    public boolean isBroken() {
-        return queue.isBroken();
-    }
-
-    /** Chains put back by the recovery and not yet taken again. */
-    int resubmitPending() {
-        return resubmit.size();
     }
 }

@@ -93,15 +93,18 @@ class PackedInflightQueueTest {
         }
     }
 
+    /** Each test's guest memory, driver and inflight region (JUnit makes an instance per test). */
+    private final OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 14);
+    private final PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, INDIRECT, MAX_INDIRECT);
+    private final ByteBuffer region = region();
+
     private static ByteBuffer region() {
         return ByteBuffer.allocate((int) PackedInflightArea.queueBytes(SIZE)).order(ByteOrder.LITTLE_ENDIAN);
     }
 
     @Test
     void aFreshRegionIsInitialisedAndTakingAndUsingAChainIsRecorded() throws Exception {
-        OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 14);
-        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, INDIRECT, MAX_INDIRECT);
-        Backend b = new Backend(mem, region(), null);
+        Backend b = new Backend(mem, region, null);
         PackedInflightArea a = b.area;
         assertEquals(PackedInflightArea.VERSION, a.version());
         assertEquals(SIZE, a.descNum());
@@ -135,9 +138,6 @@ class PackedInflightQueueTest {
 
     @Test
     void chainsInFlightAreResubmittedInTheOrderTheyWereTakenThoughTheRingWasOverwritten() throws Exception {
-        OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 14);
-        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, INDIRECT, MAX_INDIRECT);
-        ByteBuffer region = region();
         Backend b = new Backend(mem, region, null);
         add(driver, mem, 1, 2);
         add(driver, mem, 2, 3);
@@ -170,8 +170,6 @@ class PackedInflightQueueTest {
 
     @Test
     void aRegionThatContradictsItselfIsRefused() throws Exception {
-        OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 14);
-        ByteBuffer region = region();
         new Backend(mem, region, null);
         PackedInflightArea a = new PackedInflightArea(region, null);
         a.next(5, 3); // 3 -> 4 -> 5 -> 3: a circle
@@ -350,9 +348,6 @@ class PackedInflightQueueTest {
 
     @Test
     void anIndirectChainIsResubmittedWithItsTable() throws Exception {
-        OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 14);
-        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, INDIRECT, MAX_INDIRECT);
-        ByteBuffer region = region();
         Backend b = new Backend(mem, region, null);
         add(driver, mem, 5, 3, true);
         add(driver, mem, 6, 2, false);
@@ -375,9 +370,6 @@ class PackedInflightQueueTest {
     void theSameRegionRecoversTheSameWayTwice() throws Exception {
         // A back-end that dies during its recovery leaves the region as it found it, or further on: recovering
         // twice gives the same positions and the same chains.
-        OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 14);
-        PackedDriverQueue driver = new PackedDriverQueue(mem, LAYOUT, FEATURES, INDIRECT, MAX_INDIRECT);
-        ByteBuffer region = region();
         Backend b = new Backend(mem, region, null);
         for (int t = 0; t < 3; t++) {
             add(driver, mem, t, 2);
