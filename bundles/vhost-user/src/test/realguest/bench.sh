@@ -13,9 +13,7 @@
 # under TCG absolute numbers are those of an emulated guest; compare the two backends within one run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../../../.." && pwd)
-cache=$root/bundles/vhost-user/target/realguest
-jar=$root/distribution/target/kickplug.jar
+. "$here/bench-lib.sh"
 runtime=10
 queues=2
 while [ $# -gt 0 ]; do
@@ -29,13 +27,7 @@ done
 bash "$here/realguest.sh" prepare "$cache" >/dev/null
 command -v qemu-storage-daemon >/dev/null || { echo "qemu-storage-daemon is missing (package qemu-system-common)" >&2; exit 2; }
 
-work=$(mktemp -d /tmp/kp-bench.XXXXXX)
-backend_pid=""
-cleanup() {
-    [ -z "$backend_pid" ] || kill "$backend_pid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_work kp-bench
 hz=$(getconf CLK_TCK)
 size=$((1 << 30))
 
