@@ -16,3 +16,19 @@ bench_work() {
     backend_pid=""
     trap bench_cleanup EXIT
 }
+
+# serve_gosh SOCKET: writes $work/serve.gosh, Kickplug's export of one null disk of $size bytes with $queues
+# queues over vhost-user at SOCKET.
+serve_gosh() {
+    cat >"$work/serve.gosh" <<GOSH
+kp:attach --queues $queues --iothreads 1 --backend null d0 $size
+kp:vhost d0 --socket $1 --queues $queues
+GOSH
+}
+
+# start_qsd SOCKET LOG: starts qemu-storage-daemon in the background (its pid in $!) with the same export.
+start_qsd() {
+    qemu-storage-daemon --blockdev driver=null-co,node-name=n0,size=$size,read-zeroes=off \
+        --export type=vhost-user-blk,id=e0,node-name=n0,addr.type=unix,addr.path="$1",writable=on,num-queues=$queues \
+        >"$2" 2>&1 &
+}

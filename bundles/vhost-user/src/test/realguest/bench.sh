@@ -38,16 +38,11 @@ start_backend() { # kind socket
     rm -f "$sock"
     case $kind in
         kickplug)
-            cat >"$work/serve.gosh" <<EOF
-kp:attach --queues $queues --iothreads 1 --backend null d0 $size
-kp:vhost d0 --socket $sock --queues $queues
-EOF
+            serve_gosh "$sock"
             java -jar "$jar" --daemon -f "$work/serve.gosh" >"$work/backend.log" 2>&1 &
             ;;
         qsd)
-            qemu-storage-daemon --blockdev driver=null-co,node-name=n0,size=$size,read-zeroes=off \
-                --export type=vhost-user-blk,id=e0,node-name=n0,addr.type=unix,addr.path="$sock",writable=on,num-queues=$queues \
-                >"$work/backend.log" 2>&1 &
+            start_qsd "$sock" "$work/backend.log"
             ;;
     esac
     backend_pid=$!

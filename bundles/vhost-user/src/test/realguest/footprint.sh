@@ -59,10 +59,7 @@ EOF
 measure() { # kind
     local kind=$1 sock=$work/export.sock ready=$work/export.sock
     rm -f "$work"/*.sock
-    cat >"$work/serve.gosh" <<EOF
-kp:attach --queues $queues --iothreads 1 --backend null d0 $size
-kp:vhost d0 --socket $sock --queues $queues
-EOF
+    serve_gosh "$sock"
     local t0
     t0=$(date +%s%N)
     case $kind in
@@ -75,9 +72,7 @@ EOF
             java -jar "$jar" --daemon --control "$ready" -f "$work/serve.gosh" >"$work/$kind.log" 2>&1 &
             ;;
         qsd)
-            qemu-storage-daemon --blockdev driver=null-co,node-name=n0,size=$size,read-zeroes=off \
-                --export type=vhost-user-blk,id=e0,node-name=n0,addr.type=unix,addr.path="$sock",writable=on,num-queues=$queues \
-                >"$work/$kind.log" 2>&1 &
+            start_qsd "$sock" "$work/$kind.log"
             ;;
     esac
     backend_pid=$!
