@@ -32,3 +32,22 @@ start_qsd() {
         --export type=vhost-user-blk,id=e0,node-name=n0,addr.type=unix,addr.path="$1",writable=on,num-queues=$queues \
         >"$2" 2>&1 &
 }
+
+# randread_job IODEPTH NUMJOBS NAME: writes $work/job.fio, fio randread 4k with O_DIRECT on the guest's disk
+# for $runtime seconds.
+randread_job() {
+    cat >"$work/job.fio" <<FIO
+[global]
+filename=/dev/vda
+direct=1
+ioengine=libaio
+bs=4k
+rw=randread
+iodepth=$1
+numjobs=$2
+group_reporting=1
+time_based=1
+runtime=$runtime
+[$3]
+FIO
+}

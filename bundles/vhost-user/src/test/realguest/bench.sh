@@ -63,20 +63,7 @@ run_accel() { # guest-log
 
 run_one() { # kind iodepth numjobs
     local kind=$1 depth=$2 jobs=$3 sock=$work/$1.sock
-    cat >"$work/job.fio" <<EOF
-[global]
-filename=/dev/vda
-direct=1
-ioengine=libaio
-bs=4k
-rw=randread
-iodepth=$depth
-numjobs=$jobs
-group_reporting=1
-time_based=1
-runtime=$runtime
-[randread]
-EOF
+    randread_job "$depth" "$jobs" randread
     start_backend "$kind" "$sock"
     local t0="" t1="" out=$work/guest.log
     : >"$out"

@@ -41,20 +41,7 @@ status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 mb() { awk -v kb="$1" 'BEGIN {printf "%.1f", kb / 1024}'; }
 threads() { ls "/proc/$1/task" | wc -l; }
 
-cat >"$work/job.fio" <<EOF
-[global]
-filename=/dev/vda
-direct=1
-ioengine=libaio
-bs=4k
-rw=randread
-iodepth=64
-numjobs=$queues
-group_reporting=1
-time_based=1
-runtime=$runtime
-[qd64]
-EOF
+randread_job 64 "$queues" qd64
 
 measure() { # kind
     local kind=$1 sock=$work/export.sock ready=$work/export.sock
