@@ -123,6 +123,6 @@ class KickBenchTest {
     }
 
     private String error(String line) {
-        return assertThrows(Exception.class, () -> shell.run(line)).getMessage();
+        return shell.refusal(Exception.class, line);
     }
 }
