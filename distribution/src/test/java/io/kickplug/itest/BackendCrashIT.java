@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.lang.ProcessBuilder.Redirect;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -58,8 +57,7 @@ class BackendCrashIT {
     private static final Pattern RESUBMITS = Pattern.compile("resubmits (\\d+) requests of an earlier back-end");
 
     private Path jar;
-    private Path harness;
-    private Path cache;
+    private RealGuestHarness harness;
     private Path work;
     private Path image;
     private Path socket;
@@ -71,25 +69,12 @@ class BackendCrashIT {
 
     @BeforeEach
     void prepare() throws Exception {
-        jar = Path.of(System.getProperty("kickplug.jar", "target/kickplug.jar")).toAbsolutePath();
-        assertTrue(Files.isRegularFile(jar), "no launcher jar at " + jar);
-        // The real-guest harness and its cache (kernel, initramfs) are the vhost-user module's.
-        Path vhostModule = jar.getParent().getParent().resolveSibling("bundles").resolve("vhost-user");
-        harness = vhostModule.resolve("src/test/realguest");
-        cache = vhostModule.resolve("target/realguest");
-        OutputProcess prep = OutputProcess.start("crash-guest", List.of("bash", harness.resolve("realguest.sh").toString(), "prepare",
-                cache.toString()));
-        prep.finish(1200);
-        if (prep.exitCode != 0 || !prep.has("RG-PREPARED")) {
-            fail("the real-guest harness could not prepare (packages, kernel, initramfs); CI runs as root with apt:\n"
-                    + prep.text());
-        }
+        jar = LauncherJar.built();
+        harness = RealGuestHarness.besideJar(jar);
+        harness.prepare("crash-guest");
         // Short paths: sun_path holds 107 bytes. On disk, not tmpfs: the disk uses O_DIRECT.
         work = Files.createTempDirectory("kp-crash");
-        image = work.resolve("disk.img");
-        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
-            f.setLength(IMAGE_BYTES);
-        }
+        image = RealGuestHarness.sparseImage(work.resolve("disk.img"), IMAGE_BYTES);
         socket = work.resolve("vhost.sock");
         monitor = work.resolve("qemu-mon.sock");
         script = Files.writeString(work.resolve("serve.gosh"), String.join("\n",
@@ -134,10 +119,8 @@ class BackendCrashIT {
         Daemon first = startDaemon();
         awaitTrue(() -> first.logHas("listening on " + socket), STEP_SECONDS, "the daemon listens", first);
 
-        guest = OutputProcess.start("crash-guest", List.of("bash", harness.resolve("realguest.sh").toString(), "run", cache.toString(),
-                socket.toString(), harness.resolve("jobs/crash-verify.fio").toString(), "--queues", "2",
-                "--event-idx", "on", "--sum-mb", Integer.toString(SUM_MB), "--passes", "500", "--reconnect",
-                "1", "--packed", packed ? "on" : "off"), java.util.Map.of("RG_MONITOR", monitor.toString()));
+        guest = OutputProcess.start("crash-guest", harness.crashVerifyRun(socket, SUM_MB, "--reconnect", "1",
+                "--packed", packed ? "on" : "off"), java.util.Map.of("RG_MONITOR", monitor.toString()));
         assertTrue(guest.awaitLine("RG-FIO-BEGIN", STEP_SECONDS), () -> "fio did not start:\n" + guest.text());
 
         Random random = new Random();

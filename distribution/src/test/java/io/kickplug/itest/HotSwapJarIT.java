@@ -42,8 +42,7 @@ class HotSwapJarIT {
 
     @BeforeAll
     static void findJar() {
-        jar = Path.of(System.getProperty("kickplug.jar", "target/kickplug.jar")).toAbsolutePath();
-        assertTrue(Files.isRegularFile(jar), "no launcher jar at " + jar);
+        jar = LauncherJar.built();
     }
 
     record Run(int exit, String out, String err) {

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.kickplug.virtio.testkit.OutputProcess;
 import io.kickplug.virtio.testkit.RealGuestOutput;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.lang.ProcessBuilder.Redirect;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -43,8 +42,7 @@ class NbdRealGuestIT {
     private static final long STEP_SECONDS = 120;
 
     private Path jar;
-    private Path harness;
-    private Path cache;
+    private RealGuestHarness harness;
     private Path work;
     private Path image;
     private Path nbdSocket;
@@ -57,23 +55,11 @@ class NbdRealGuestIT {
 
     @BeforeEach
     void prepare() throws Exception {
-        jar = Path.of(System.getProperty("kickplug.jar", "target/kickplug.jar")).toAbsolutePath();
-        assertTrue(Files.isRegularFile(jar), "no launcher jar at " + jar);
-        Path vhostModule = jar.getParent().getParent().resolveSibling("bundles").resolve("vhost-user");
-        harness = vhostModule.resolve("src/test/realguest");
-        cache = vhostModule.resolve("target/realguest");
-        OutputProcess prep = OutputProcess.start("nbd-guest", List.of("bash",
-                harness.resolve("realguest.sh").toString(), "prepare", cache.toString()));
-        prep.finish(1200);
-        if (prep.exitCode != 0 || !prep.has("RG-PREPARED")) {
-            fail("the real-guest harness could not prepare (packages, kernel, initramfs); CI runs as root with apt:\n"
-                    + prep.text());
-        }
+        jar = LauncherJar.built();
+        harness = RealGuestHarness.besideJar(jar);
+        harness.prepare("nbd-guest");
         work = Files.createTempDirectory("kp-nbdg"); // short: sun_path holds 107 bytes
-        image = work.resolve("disk.raw");
-        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
-            f.setLength(IMAGE_BYTES);
-        }
+        image = RealGuestHarness.sparseImage(work.resolve("disk.raw"), IMAGE_BYTES);
         nbdSocket = work.resolve("qn.sock");
         vhostSocket = work.resolve("vhost.sock");
     }
@@ -126,9 +112,7 @@ class NbdRealGuestIT {
                 new java.io.File("/dev/null"))).redirectOutput(daemonLog.toFile()).redirectErrorStream(true).start();
         awaitTrue(() -> log().contains("listening on " + vhostSocket), STEP_SECONDS, "the daemon listens");
 
-        guest = OutputProcess.start("nbd-guest", List.of("bash", harness.resolve("realguest.sh").toString(), "run",
-                cache.toString(), vhostSocket.toString(), harness.resolve("jobs/crash-verify.fio").toString(),
-                "--queues", "2", "--event-idx", "on", "--sum-mb", Integer.toString(SUM_MB), "--passes", "500"));
+        guest = OutputProcess.start("nbd-guest", harness.crashVerifyRun(vhostSocket, SUM_MB));
         assertTrue(guest.awaitLine("RG-FIO-BEGIN", STEP_SECONDS), () -> "fio did not start:\n" + guest.text());
 
         Random random = new Random();

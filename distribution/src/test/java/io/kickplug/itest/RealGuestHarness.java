@@ -1,0 +1,65 @@
+package io.kickplug.itest;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.kickplug.virtio.testkit.OutputProcess;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The real-guest harness of the vhost-user module (bundles/vhost-user/src/test/realguest/realguest.sh) and its
+ * cache (kernel, initramfs), found beside the built launcher jar.
+ *
+ * @param dir the harness folder (realguest.sh, jobs/)
+ * @param cache the harness's cache folder
+ */
+record RealGuestHarness(Path dir, Path cache) {
+
+    /** The harness of the module tree {@code jar} (…/distribution/target/kickplug.jar) was built in. */
+    static RealGuestHarness besideJar(Path jar) {
+        Path vhostModule = jar.getParent().getParent().resolveSibling("bundles").resolve("vhost-user");
+        return new RealGuestHarness(vhostModule.resolve("src/test/realguest"), vhostModule.resolve("target/realguest"));
+    }
+
+    /** The command line of {@code realguest.sh ARGS...}. */
+    List<String> command(String... args) {
+        List<String> command = new java.util.ArrayList<>(List.of("bash", dir.resolve("realguest.sh").toString()));
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    /**
+     * Runs {@code realguest.sh prepare} (packages, kernel, initramfs; up to 20 minutes the first time); fails the
+     * test with the harness's output when it could not.
+     */
+    void prepare(String name) throws Exception {
+        OutputProcess prep = OutputProcess.start(name, command("prepare", cache.toString()));
+        prep.finish(1200);
+        if (prep.exitCode != 0 || !prep.has("RG-PREPARED")) {
+            fail("the real-guest harness could not prepare (packages, kernel, initramfs); CI runs as root with apt:\n"
+                    + prep.text());
+        }
+    }
+
+    /**
+     * The command line of a guest run of jobs/crash-verify.fio on the vhost-user disk at {@code socket}: two
+     * queues, EVENT_IDX on, 500 passes over {@code sumMb} MiB, then the options {@code more}.
+     */
+    List<String> crashVerifyRun(Path socket, int sumMb, String... more) {
+        List<String> command = command("run", cache.toString(), socket.toString(),
+                dir.resolve("jobs/crash-verify.fio").toString(), "--queues", "2", "--event-idx", "on", "--sum-mb",
+                Integer.toString(sumMb), "--passes", "500");
+        command.addAll(List.of(more));
+        return command;
+    }
+
+    /** A sparse disk image of {@code bytes} at {@code file}. */
+    static Path sparseImage(Path file, long bytes) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.setLength(bytes);
+        }
+        return file;
+    }
+}
