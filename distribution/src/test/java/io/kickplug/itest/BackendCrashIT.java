@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -21,7 +20,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import io.kickplug.virtio.testkit.OutputProcess;
-import io.kickplug.virtio.testkit.RealGuestOutput;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -85,19 +83,11 @@ class BackendCrashIT {
     @AfterEach
     void cleanUp() throws Exception {
         keepLogs();
-        if (guest != null) {
-            guest.process.destroyForcibly();
-            guest.process.waitFor(30, TimeUnit.SECONDS);
-        }
+        RealGuestHarness.stop(guest == null ? null : guest.process);
         for (Daemon d : daemons) {
-            d.process.destroyForcibly();
-            d.process.waitFor(30, TimeUnit.SECONDS);
+            RealGuestHarness.stop(d.process);
         }
-        if (work != null) {
-            try (var s = Files.walk(work)) {
-                s.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
-        }
+        RealGuestHarness.deleteTree(work);
     }
 
     @Test
@@ -158,19 +148,8 @@ class BackendCrashIT {
         guest.finish(STEP_SECONDS + 60);
 
         String report = report();
-        assertEquals(0, guest.exitCode, () -> "QEMU exit status:\n" + report);
-        assertTrue(guest.has("RG-DONE"), () -> "the guest did not finish:\n" + report);
-        assertTrue(guest.has("RG-FIO-EXIT=0"), () -> "a fio pass failed (verify or I/O error):\n" + report);
-        List<String> failedPasses = guest.lines("RG-PASS").stream().filter(l -> !l.endsWith("exit=0")).toList();
-        assertTrue(failedPasses.isEmpty(), () -> "failed passes " + failedPasses + ":\n" + report);
+        RealGuestHarness.assertVerifiedRun(guest, image, SUM_MB, report);
         assertTrue(guest.lines("RG-PASS").size() >= 1, report);
-        List<String> errors = guest.lines("RG-KERNEL-ERROR");
-        errors.addAll(guest.lines("RG-ERROR"));
-        assertTrue(errors.isEmpty(), () -> "guest errors " + errors + ":\n" + report);
-        String guestSum = guest.lines("RG-SUM=").stream().findFirst()
-                .orElseThrow(() -> new AssertionError(report)).substring("RG-SUM=".length()).trim();
-        assertEquals(RealGuestOutput.md5(image, SUM_MB << 20), guestSum,
-                "the image holds what the guest wrote (md5 of the first " + SUM_MB + " MiB)");
         if (packed) {
             // The guest's virtio features (sysfs, printed at boot): bit 34, VIRTIO_F_RING_PACKED, negotiated.
             List<String> features = guest.lines("RG-FEATURES ");
@@ -215,13 +194,8 @@ class BackendCrashIT {
     private Daemon startDaemon() throws IOException {
         int n = daemons.size() + 1;
         Path log = work.resolve("daemon" + n + ".log");
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        if (Runtime.version().feature() >= 23) {
-            command.add("--sun-misc-unsafe-memory-access=allow");
-        }
-        command.add("-Djava.io.tmpdir=" + work);
-        command.addAll(List.of("-jar", jar.toString(), "--daemon", "--verbose", "--control",
+        List<String> command = LauncherJar.command(jar, work);
+        command.addAll(List.of("--daemon", "--verbose", "--control",
                 control(n).toString(), "-f", script.toString()));
         String level = System.getProperty("kickplug.crash.log.level");
         if (level != null && !level.isBlank()) {

@@ -234,15 +234,7 @@ class KickplugJarIT {
 
     /** Starts the jar from a fresh, empty working directory, with its own temporary directory. */
     private Process start(Redirect in, Redirect out, Redirect err, String... args) throws IOException {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        if (Runtime.version().feature() >= 23) {
-            // Felix calls sun.misc.Unsafe; newer JDKs warn on stderr unless allowed (build-facts, Java 25).
-            command.add("--sun-misc-unsafe-memory-access=allow");
-        }
-        command.add("-Djava.io.tmpdir=" + tmpDir);
-        command.add("-jar");
-        command.add(jar.toString());
+        List<String> command = LauncherJar.command(jar, tmpDir);
         command.addAll(List.of(args));
         return new ProcessBuilder(command).directory(workDir.toFile())
                 .redirectInput(in)

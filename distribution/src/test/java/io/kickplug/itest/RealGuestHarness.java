@@ -1,12 +1,19 @@
 package io.kickplug.itest;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.kickplug.virtio.testkit.OutputProcess;
+import io.kickplug.virtio.testkit.RealGuestOutput;
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * The real-guest harness of the vhost-user module (bundles/vhost-user/src/test/realguest/realguest.sh) and its
@@ -53,6 +60,43 @@ record RealGuestHarness(Path dir, Path cache) {
                 Integer.toString(sumMb), "--passes", "500");
         command.addAll(List.of(more));
         return command;
+    }
+
+    /**
+     * Checks a finished crash-verify run: QEMU exited 0, the guest finished, no fio pass failed (verify or I/O
+     * error), the guest's kernel and harness logged no error, and the first {@code sumMb} MiB of {@code image}
+     * hold what the guest wrote (its md5). {@code report} is what a failure shows.
+     */
+    static void assertVerifiedRun(OutputProcess guest, Path image, int sumMb, String report) throws Exception {
+        assertEquals(0, guest.exitCode, () -> "QEMU exit status:\n" + report);
+        assertTrue(guest.has("RG-DONE"), () -> "the guest did not finish:\n" + report);
+        assertTrue(guest.has("RG-FIO-EXIT=0"), () -> "a fio pass failed (verify or I/O error):\n" + report);
+        List<String> failed = guest.lines("RG-PASS").stream().filter(l -> !l.endsWith("exit=0")).toList();
+        assertTrue(failed.isEmpty(), () -> "failed passes " + failed + ":\n" + report);
+        List<String> errors = guest.lines("RG-KERNEL-ERROR");
+        errors.addAll(guest.lines("RG-ERROR"));
+        assertTrue(errors.isEmpty(), () -> "guest errors " + errors + ":\n" + report);
+        String guestSum = guest.lines("RG-SUM=").stream().findFirst()
+                .orElseThrow(() -> new AssertionError(report)).substring("RG-SUM=".length()).trim();
+        assertEquals(RealGuestOutput.md5(image, sumMb << 20), guestSum,
+                "the image holds what the guest wrote (md5 of the first " + sumMb + " MiB)");
+    }
+
+    /** Kills {@code process} if there is one and waits up to 30 s for it to end (an IT's clean-up). */
+    static void stop(Process process) throws InterruptedException {
+        if (process != null) {
+            process.destroyForcibly();
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Deletes the folder {@code work} with all it holds, if there is one (an IT's clean-up). */
+    static void deleteTree(Path work) throws IOException {
+        if (work != null) {
+            try (Stream<Path> s = Files.walk(work)) {
+                s.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
     }
 
     /** A sparse disk image of {@code bytes} at {@code file}. */
