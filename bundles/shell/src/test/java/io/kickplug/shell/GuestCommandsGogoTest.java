@@ -59,8 +59,7 @@ class GuestCommandsGogoTest {
     @BeforeEach
     void setUp() {
         GuestCommands commands = new GuestCommands(control, stats);
-        shell.add("kp", commands, "guest");
-        shell.add("kp", commands, "lockstat");
+        shell.add("kp", commands, "guest", "lockstat");
     }
 
     @Test

@@ -82,9 +82,7 @@ class NotifyCommandsGogoTest {
     @BeforeEach
     void setUp() {
         NotifyCommands commands = new NotifyCommands(control, disks);
-        shell.add("kp", commands, "notify");
-        shell.add("kp", commands, "strategies");
-        shell.add("kp", commands, "stats");
+        shell.add("kp", commands, "notify", "strategies", "stats");
     }
 
     @Test
