@@ -1,20 +1,15 @@
 package io.kickplug.itest;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.kickplug.virtio.testkit.OutputProcess;
-import io.kickplug.virtio.testkit.RealGuestOutput;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.lang.ProcessBuilder.Redirect;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -43,8 +38,7 @@ class NbdRealGuestIT {
     private static final long STEP_SECONDS = 120;
 
     private Path jar;
-    private Path harness;
-    private Path cache;
+    private RealGuestHarness harness;
     private Path work;
     private Path image;
     private Path nbdSocket;
@@ -57,46 +51,21 @@ class NbdRealGuestIT {
 
     @BeforeEach
     void prepare() throws Exception {
-        jar = Path.of(System.getProperty("kickplug.jar", "target/kickplug.jar")).toAbsolutePath();
-        assertTrue(Files.isRegularFile(jar), "no launcher jar at " + jar);
-        Path vhostModule = jar.getParent().getParent().resolveSibling("bundles").resolve("vhost-user");
-        harness = vhostModule.resolve("src/test/realguest");
-        cache = vhostModule.resolve("target/realguest");
-        OutputProcess prep = OutputProcess.start("nbd-guest", List.of("bash",
-                harness.resolve("realguest.sh").toString(), "prepare", cache.toString()));
-        prep.finish(1200);
-        if (prep.exitCode != 0 || !prep.has("RG-PREPARED")) {
-            fail("the real-guest harness could not prepare (packages, kernel, initramfs); CI runs as root with apt:\n"
-                    + prep.text());
-        }
+        jar = LauncherJar.built();
+        harness = RealGuestHarness.besideJar(jar);
+        harness.prepare("nbd-guest");
         work = Files.createTempDirectory("kp-nbdg"); // short: sun_path holds 107 bytes
-        image = work.resolve("disk.raw");
-        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
-            f.setLength(IMAGE_BYTES);
-        }
+        image = RealGuestHarness.sparseImage(work.resolve("disk.raw"), IMAGE_BYTES);
         nbdSocket = work.resolve("qn.sock");
         vhostSocket = work.resolve("vhost.sock");
     }
 
     @AfterEach
     void cleanUp() throws Exception {
-        if (guest != null) {
-            guest.process.destroyForcibly();
-            guest.process.waitFor(30, TimeUnit.SECONDS);
-        }
-        if (daemon != null) {
-            daemon.destroyForcibly();
-            daemon.waitFor(30, TimeUnit.SECONDS);
-        }
-        if (qemuNbd != null) {
-            qemuNbd.destroyForcibly();
-            qemuNbd.waitFor(30, TimeUnit.SECONDS);
-        }
-        if (work != null) {
-            try (var s = Files.walk(work)) {
-                s.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
-        }
+        RealGuestHarness.stop(guest == null ? null : guest.process);
+        RealGuestHarness.stop(daemon);
+        RealGuestHarness.stop(qemuNbd);
+        RealGuestHarness.deleteTree(work);
     }
 
     private void startQemuNbd() throws IOException {
@@ -115,20 +84,13 @@ class NbdRealGuestIT {
                 "kp:attach --queues 2 --backend nbd --uri 'nbd+unix:///disk?socket=" + nbdSocket + "' n0",
                 "kp:vhost n0 --socket " + vhostSocket + " --queues 2", ""));
         daemonLog = work.resolve("daemon.log");
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        if (Runtime.version().feature() >= 23) {
-            command.add("--sun-misc-unsafe-memory-access=allow");
-        }
-        command.add("-Djava.io.tmpdir=" + work);
-        command.addAll(List.of("-jar", jar.toString(), "--daemon", "--verbose", "-f", script.toString()));
+        List<String> command = LauncherJar.command(jar, work);
+        command.addAll(List.of("--daemon", "--verbose", "-f", script.toString()));
         daemon = new ProcessBuilder(command).directory(work.toFile()).redirectInput(Redirect.from(
                 new java.io.File("/dev/null"))).redirectOutput(daemonLog.toFile()).redirectErrorStream(true).start();
         awaitTrue(() -> log().contains("listening on " + vhostSocket), STEP_SECONDS, "the daemon listens");
 
-        guest = OutputProcess.start("nbd-guest", List.of("bash", harness.resolve("realguest.sh").toString(), "run",
-                cache.toString(), vhostSocket.toString(), harness.resolve("jobs/crash-verify.fio").toString(),
-                "--queues", "2", "--event-idx", "on", "--sum-mb", Integer.toString(SUM_MB), "--passes", "500"));
+        guest = OutputProcess.start("nbd-guest", harness.crashVerifyRun(vhostSocket, SUM_MB));
         assertTrue(guest.awaitLine("RG-FIO-BEGIN", STEP_SECONDS), () -> "fio did not start:\n" + guest.text());
 
         Random random = new Random();
@@ -145,18 +107,7 @@ class NbdRealGuestIT {
         guest.finish(STEP_SECONDS + 60);
 
         String report = "--- guest\n" + guest.text() + "\n--- daemon (NBD and errors)\n" + relevantLog();
-        assertEquals(0, guest.exitCode, () -> "QEMU exit status:\n" + report);
-        assertTrue(guest.has("RG-DONE"), () -> "the guest did not finish:\n" + report);
-        assertTrue(guest.has("RG-FIO-EXIT=0"), () -> "a fio pass failed (verify or I/O error):\n" + report);
-        List<String> failed = guest.lines("RG-PASS").stream().filter(l -> !l.endsWith("exit=0")).toList();
-        assertTrue(failed.isEmpty(), () -> "failed passes " + failed + ":\n" + report);
-        List<String> errors = guest.lines("RG-KERNEL-ERROR");
-        errors.addAll(guest.lines("RG-ERROR"));
-        assertTrue(errors.isEmpty(), () -> "guest errors " + errors + ":\n" + report);
-        String guestSum = guest.lines("RG-SUM=").stream().findFirst()
-                .orElseThrow(() -> new AssertionError(report)).substring("RG-SUM=".length()).trim();
-        assertEquals(RealGuestOutput.md5(image, SUM_MB << 20), guestSum,
-                "the image holds what the guest wrote (md5 of the first " + SUM_MB + " MiB)");
+        RealGuestHarness.assertVerifiedRun(guest, image, SUM_MB, report);
         long reconnects = log().lines().filter(l -> l.contains("connected again")).count();
         assertTrue(reconnects >= KILLS, () -> "the NBD client reconnected after every kill:\n" + report);
         System.out.println("NbdRealGuestIT: " + KILLS + " qemu-nbd SIGKILLs, " + guest.lines("RG-PASS").size()

@@ -10,6 +10,7 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.guest.DeviceRecoveries;
+import io.kickplug.api.guest.DeviceRecovery;
 import io.kickplug.api.transport.TransportKind;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -139,8 +140,8 @@ public class RemoteBundlesSwapIT {
             load.assertRunning(where + ", throttle bundle back");
         }
         load.finishAndCheck();
-        assertTrue("no device was reset (the guest recovered nothing): "
-                + service(DeviceRecoveries.class).since(start), service(DeviceRecoveries.class).since(start).isEmpty());
+        List<DeviceRecovery> recoveries = InstalledBundles.service(context, DeviceRecoveries.class).since(start);
+        assertTrue("no device was reset (the guest recovered nothing): " + recoveries, recoveries.isEmpty());
         System.out.printf("RemoteBundlesSwapIT: %d rounds of NBD and throttle bundle stop/start/update, %d fio passes, "
                 + "no device reset%n", ROUNDS, load.outputs.size());
         for (String disk : List.of("nb", "tt")) {
@@ -199,11 +200,6 @@ public class RemoteBundlesSwapIT {
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
         }
-    }
-
-    private <T> T service(Class<T> type) {
-        ServiceReference<T> ref = context.getServiceReference(type);
-        return ref == null ? null : context.getService(ref);
     }
 
     private Bundle bundle(String symbolicName) {
