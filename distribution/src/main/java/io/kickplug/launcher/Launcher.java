@@ -274,6 +274,9 @@ final class Launcher {
                 }
                 framework.start();
             } catch (BundleException | RuntimeException e) {
+                if (state != null) {
+                    state.forget(); // whatever is wrong with the cache, the next start makes it again
+                }
                 throw new StartupException("cannot start Felix: " + Errors.message(e), e);
             }
         }
@@ -291,6 +294,9 @@ final class Launcher {
                 locations.add(location);
                 installed.add(Map.entry(jar, context.installBundle(location)));
             } catch (BundleException e) {
+                if (state != null) {
+                    state.forget();
+                }
                 throw new StartupException("cannot install " + jar.path().getFileName() + ": " + Errors.message(e), e);
             }
         }
@@ -303,6 +309,7 @@ final class Launcher {
                 }
                 state.installed();
             } catch (BundleException | IOException e) {
+                state.forget();
                 throw new StartupException("cannot update the bundle cache in " + state.dir() + ": "
                         + Errors.message(e), e);
             }

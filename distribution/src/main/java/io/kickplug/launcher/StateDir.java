@@ -145,6 +145,15 @@ final class StateDir {
         Files.move(tmp, dir.resolve(RECORD), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
+    /** Removes the record, so that the next start empties the cache and installs everything again. */
+    void forget() {
+        try {
+            Files.deleteIfExists(dir.resolve(RECORD));
+        } catch (IOException e) {
+            // the start fails anyway; nothing better to do
+        }
+    }
+
     /** Empties ConfigAdmin's folder (also called at exit). */
     void resetConfig() throws IOException {
         Path config = config();

@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +20,7 @@ import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 import java.util.zip.ZipOutputStream;
+import io.kickplug.virtio.testkit.Await;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -107,6 +109,79 @@ class StateCacheIT {
         Run still = run("kp:attach --backend null d1 1M");
         assertEquals(0, still.exit, still::toString);
         assertTrue(still.err.contains("(bundle cache reused)"), still::toString);
+    }
+
+    @Test
+    void aSecondDaemonOfTheSameDistributionFallsBackToATemporaryCache() throws Exception {
+        Path xdg = tmp.resolve("xdg");
+        Process first = daemon(xdg, "first");
+        Process second = null;
+        try {
+            awaitSocket(first, tmp.resolve("first.sock"));
+            second = daemon(xdg, "second");
+            awaitSocket(second, tmp.resolve("second.sock"));
+            String firstErr = Files.readString(tmp.resolve("first.err"));
+            String secondErr = Files.readString(tmp.resolve("second.err"));
+            assertTrue(firstErr.contains("(bundle cache made)"), firstErr);
+            assertTrue(secondErr.contains("is in use by another process: a temporary one instead"), secondErr);
+            assertFalse(secondErr.contains("(bundle cache"), secondErr);
+            Path defaultState;
+            try (Stream<Path> dirs = Files.list(xdg.resolve("kickplug"))) {
+                defaultState = dirs.filter(d -> d.getFileName().toString().startsWith("felix-")).findFirst()
+                        .orElseThrow(() -> new AssertionError("no default state folder in " + xdg));
+            }
+            // Named explicitly, a state folder in use is an error.
+            state = defaultState;
+            Run busy = run("kp:disks");
+            assertEquals(1, busy.exit, busy::toString);
+            assertTrue(busy.err.contains("error: the state directory " + defaultState
+                    + " is in use by another process"), busy::toString);
+            for (Process p : List.of(first, second)) {
+                assertTrue(p.toHandle().destroy(), "SIGTERM");
+                assertTrue(p.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS), "daemon did not stop");
+                assertEquals(0, p.exitValue());
+            }
+        } finally {
+            first.destroyForcibly();
+            if (second != null) {
+                second.destroyForcibly();
+            }
+        }
+        // Once the first is gone, its cache serves the next daemon.
+        Process third = daemon(xdg, "third");
+        try {
+            awaitSocket(third, tmp.resolve("third.sock"));
+            String thirdErr = Files.readString(tmp.resolve("third.err"));
+            assertTrue(thirdErr.contains("(bundle cache reused)"), thirdErr);
+        } finally {
+            third.toHandle().destroy();
+            third.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            third.destroyForcibly();
+        }
+    }
+
+    /** A daemon with the default state folder under {@code xdg}, control socket {@code tmp/NAME.sock}. */
+    private Process daemon(Path xdg, String name) throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        if (Runtime.version().feature() >= 23) {
+            command.add("--sun-misc-unsafe-memory-access=allow"); // build-facts, Java 25
+        }
+        command.add("-Djava.io.tmpdir=" + tmp);
+        command.addAll(List.of("-jar", jar.toString(), "--daemon", "--log-level", "debug", "--control",
+                tmp.resolve(name + ".sock").toString()));
+        ProcessBuilder pb = new ProcessBuilder(command).directory(tmp.toFile())
+                .redirectInput(Redirect.from(new File("/dev/null")))
+                .redirectOutput(tmp.resolve(name + ".out").toFile()).redirectError(tmp.resolve(name + ".err").toFile());
+        pb.environment().put("XDG_STATE_HOME", xdg.toString());
+        return pb.start();
+    }
+
+    /** Waits until the daemon's control socket is there (it is opened once the daemon is ready). */
+    private static void awaitSocket(Process daemon, Path socket) {
+        Await.await(() -> Files.exists(socket) || !daemon.isAlive(), Duration.ofSeconds(TIMEOUT_SECONDS),
+                "control socket " + socket);
+        assertTrue(daemon.isAlive(), "the daemon ended before it was ready");
     }
 
     /** Copies a jar, changing one entry's text. */

@@ -101,6 +101,16 @@ class StateDirTest {
     }
 
     @Test
+    void aForgottenCacheIsMadeAgain() throws Exception {
+        start();
+        StateDir failed = StateDir.open(dir, jars);
+        assertTrue(failed.reusable());
+        failed.forget(); // the framework did not start from it
+        failed.close();
+        assertFalse(start());
+    }
+
+    @Test
     void aMissingFelixStorageIsMadeAgain() throws Exception {
         start();
         Files.delete(dir.resolve("felix"));
