@@ -61,6 +61,9 @@ class StaleFilesIT {
         command.add("-jar");
         command.add(jar.toString());
         command.add("--daemon");
+        // The temporary cache folder is what this test is about, not the default persistent bundle cache.
+        command.add("--state");
+        command.add("none");
         command.add("-f");
         command.add(script.toString());
         Process process = new ProcessBuilder(command).directory(workDir.toFile())
