@@ -61,6 +61,8 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
     @Reference(name = "configurationAdmin", cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC)
     private volatile ConfigurationAdmin configAdmin;
+    /** The configured disks when this manager was deactivated (empty before). */
+    private volatile List<String> configuredAtClose = List.of();
     /** The poll policy the registry uses; guarded by this. */
     private PollPolicy pollPolicy;
 
@@ -195,6 +197,9 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
 
     @Deactivate
     void deactivate() {
+        // Before SCR unbinds ConfigAdmin (it does so after this method): what is configured now comes back with
+        // the next manager, and callers still holding this one (kp:fio waiting for its disk) must see that.
+        configuredAtClose = configuredDisks();
         // Quiesce: every device resets and tells its guest it is gone; shared memory stays for the return.
         close();
         if (shared != null && frameworkStopping()) {
@@ -323,7 +328,10 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
     public List<String> configuredDisks() {
         List<String> names = new ArrayList<>(list().stream().map(DiskInfo::name).toList());
         ConfigurationAdmin admin = configAdmin;
-        if (admin != null) {
+        if (admin == null) {
+            // Deactivated (ConfigAdmin unbound after deactivate): the disks configured then are on their way back.
+            configuredAtClose.stream().filter(n -> !names.contains(n)).forEach(names::add);
+        } else {
             try {
                 for (String n : DiskConfigStore.names(admin)) {
                     if (!names.contains(n)) {
