@@ -162,6 +162,11 @@ final class InflightQueue extends ForwardingInflightQueue {
             return;
         }
         queue.publishUsed(); // the ring's used index, a release store
+        // Store-store: the used index is published before any flag is cleared. The release store orders only what
+        // precedes it, so without this fence a clear could be made before the index; a back-end killed in
+        // between would leave a request the driver never got neither in flight nor used. Pairs with recover(),
+        // which a later back-end runs on the same area.
+        VarHandle.storeStoreFence();
         for (int i = 0; i < pendingCount; i++) {
             area.put(desc(pending[i]), (byte) 0);
         }
