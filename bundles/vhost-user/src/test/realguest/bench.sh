@@ -13,9 +13,7 @@
 # under TCG absolute numbers are those of an emulated guest; compare the two backends within one run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../../../.." && pwd)
-cache=$root/bundles/vhost-user/target/realguest
-jar=$root/distribution/target/kickplug.jar
+. "$here/bench-lib.sh"
 runtime=10
 queues=2
 while [ $# -gt 0 ]; do
@@ -29,13 +27,7 @@ done
 bash "$here/realguest.sh" prepare "$cache" >/dev/null
 command -v qemu-storage-daemon >/dev/null || { echo "qemu-storage-daemon is missing (package qemu-system-common)" >&2; exit 2; }
 
-work=$(mktemp -d /tmp/kp-bench.XXXXXX)
-backend_pid=""
-cleanup() {
-    [ -z "$backend_pid" ] || kill "$backend_pid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_work kp-bench
 hz=$(getconf CLK_TCK)
 size=$((1 << 30))
 
@@ -46,16 +38,11 @@ start_backend() { # kind socket
     rm -f "$sock"
     case $kind in
         kickplug)
-            cat >"$work/serve.gosh" <<EOF
-kp:attach --queues $queues --iothreads 1 --backend null d0 $size
-kp:vhost d0 --socket $sock --queues $queues
-EOF
+            serve_gosh "$sock"
             java -jar "$jar" --daemon -f "$work/serve.gosh" >"$work/backend.log" 2>&1 &
             ;;
         qsd)
-            qemu-storage-daemon --blockdev driver=null-co,node-name=n0,size=$size,read-zeroes=off \
-                --export type=vhost-user-blk,id=e0,node-name=n0,addr.type=unix,addr.path="$sock",writable=on,num-queues=$queues \
-                >"$work/backend.log" 2>&1 &
+            start_qsd "$sock" "$work/backend.log"
             ;;
     esac
     backend_pid=$!
@@ -76,20 +63,7 @@ run_accel() { # guest-log
 
 run_one() { # kind iodepth numjobs
     local kind=$1 depth=$2 jobs=$3 sock=$work/$1.sock
-    cat >"$work/job.fio" <<EOF
-[global]
-filename=/dev/vda
-direct=1
-ioengine=libaio
-bs=4k
-rw=randread
-iodepth=$depth
-numjobs=$jobs
-group_reporting=1
-time_based=1
-runtime=$runtime
-[randread]
-EOF
+    randread_job "$depth" "$jobs" randread
     start_backend "$kind" "$sock"
     local t0="" t1="" out=$work/guest.log
     : >"$out"

@@ -18,9 +18,7 @@
 # vmx/svm. Memory figures do not depend on the machine's load; READY-MS does: compare within one run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../../../.." && pwd)
-cache=$root/bundles/vhost-user/target/realguest
-jar=$root/distribution/target/kickplug.jar
+. "$here/bench-lib.sh"
 kickplugd=$root/distribution/target/kickplugd
 runtime=60
 queues=2
@@ -36,41 +34,19 @@ done
 [ -f "$jar" ] && [ -f "$kickplugd" ] || { echo "build the distribution first: $jar or $kickplugd is missing" >&2; exit 2; }
 bash "$here/realguest.sh" prepare "$cache" >/dev/null
 
-work=$(mktemp -d /tmp/kp-fp.XXXXXX)
-pid=""
-cleanup() {
-    [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_work kp-fp
 size=$((1 << 30))
 
 status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 mb() { awk -v kb="$1" 'BEGIN {printf "%.1f", kb / 1024}'; }
 threads() { ls "/proc/$1/task" | wc -l; }
 
-cat >"$work/job.fio" <<EOF
-[global]
-filename=/dev/vda
-direct=1
-ioengine=libaio
-bs=4k
-rw=randread
-iodepth=64
-numjobs=$queues
-group_reporting=1
-time_based=1
-runtime=$runtime
-[qd64]
-EOF
+randread_job 64 "$queues" qd64
 
 measure() { # kind
     local kind=$1 sock=$work/export.sock ready=$work/export.sock
     rm -f "$work"/*.sock
-    cat >"$work/serve.gosh" <<EOF
-kp:attach --queues $queues --iothreads 1 --backend null d0 $size
-kp:vhost d0 --socket $sock --queues $queues
-EOF
+    serve_gosh "$sock"
     local t0
     t0=$(date +%s%N)
     case $kind in
@@ -83,16 +59,14 @@ EOF
             java -jar "$jar" --daemon --control "$ready" -f "$work/serve.gosh" >"$work/$kind.log" 2>&1 &
             ;;
         qsd)
-            qemu-storage-daemon --blockdev driver=null-co,node-name=n0,size=$size,read-zeroes=off \
-                --export type=vhost-user-blk,id=e0,node-name=n0,addr.type=unix,addr.path="$sock",writable=on,num-queues=$queues \
-                >"$work/$kind.log" 2>&1 &
+            start_qsd "$sock" "$work/$kind.log"
             ;;
     esac
-    pid=$!
+    backend_pid=$!
     local i=0
     while ! [ -S "$ready" ]; do
         i=$((i + 1))
-        if [ $i -gt 12000 ] || ! kill -0 "$pid" 2>/dev/null; then
+        if [ $i -gt 12000 ] || ! kill -0 "$backend_pid" 2>/dev/null; then
             echo "$kind did not become ready:" >&2
             cat "$work/$kind.log" >&2
             exit 1
@@ -102,16 +76,16 @@ EOF
     local ready_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
     sleep 5
     local rss_idle thr_idle
-    rss_idle=$(status_kb "$pid" VmRSS)
-    thr_idle=$(threads "$pid")
-    [ "$kind" = qsd ] || ls /proc/"$pid"/task | while read -r t; do cat "/proc/$pid/task/$t/comm"; done \
+    rss_idle=$(status_kb "$backend_pid" VmRSS)
+    thr_idle=$(threads "$backend_pid")
+    [ "$kind" = qsd ] || ls /proc/"$backend_pid"/task | while read -r t; do cat "/proc/$backend_pid/task/$t/comm"; done \
         | sed 's/[0-9]\+$/N/' | sort | uniq -c | sort -rn >"$work/$kind.threads"
 
     local thr_load="" rss_after="" split="" out=$work/guest.log
     : >"$out"
     echo 0 >"$work/rss-max"
-    ( max=0; while kill -0 "$pid" 2>/dev/null; do
-        r=$(status_kb "$pid" VmRSS); [ "$r" -le "$max" ] || { max=$r; echo "$max" >"$work/rss-max"; }
+    ( max=0; while kill -0 "$backend_pid" 2>/dev/null; do
+        r=$(status_kb "$backend_pid" VmRSS); [ "$r" -le "$max" ] || { max=$r; echo "$max" >"$work/rss-max"; }
         sleep 1
     done ) &
     local sampler=$!
@@ -119,9 +93,9 @@ EOF
         echo "$line" >>"$out"
         case $line in
             RG-FIO-EXIT*)   # fio has just ended: what the backend holds after the run, and its threads under load
-                rss_after=$(status_kb "$pid" VmRSS)
-                split="$(mb "$(status_kb "$pid" RssAnon)")/$(mb "$(status_kb "$pid" RssFile)")/$(mb "$(status_kb "$pid" RssShmem)")"
-                thr_load=$(threads "$pid")
+                rss_after=$(status_kb "$backend_pid" VmRSS)
+                split="$(mb "$(status_kb "$backend_pid" RssAnon)")/$(mb "$(status_kb "$backend_pid" RssFile)")/$(mb "$(status_kb "$backend_pid" RssShmem)")"
+                thr_load=$(threads "$backend_pid")
                 ;;
         esac
     done < <(bash "$here/realguest.sh" run "$cache" "$sock" "$work/job.fio" --queues "$queues" --sum-mb 1 2>&1)
@@ -138,9 +112,9 @@ EOF
     iops=$(grep -o 'read: IOPS=[0-9.k]*' "$out" | head -1 | sed 's/read: IOPS=//')
     printf "%-17s %8s %9s %8s %9s %-16s %6s %6s %8s\n" "$kind" "$ready_ms" "$(mb "$rss_idle")" "$(mb "$rss_max")" \
         "$(mb "$rss_after")" "$split" "$thr_idle" "$thr_load" "$iops"
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=""
+    kill "$backend_pid" 2>/dev/null || true
+    wait "$backend_pid" 2>/dev/null || true
+    backend_pid=""
 }
 
 echo "one null disk, $queues queues, one vhost-user-blk export; guest fio randread 4k iodepth 64 numjobs $queues for" \

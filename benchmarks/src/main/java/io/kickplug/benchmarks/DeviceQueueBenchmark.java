@@ -12,19 +12,10 @@ import io.kickplug.virtio.packed.PackedDeviceQueue;
 import io.kickplug.virtio.packed.PackedRing;
 import io.kickplug.virtio.queue.SplitDeviceQueue;
 import io.kickplug.virtio.testkit.RawRing;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
@@ -35,25 +26,11 @@ import org.openjdk.jmh.infra.Blackhole;
  * (head last, release) and the head's length the previous used descriptor overwrote (three or one 16-bit stores
  * and one 32-bit store). Nearly all measured work is the device's either way.
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(3)
-public class DeviceQueueBenchmark {
-
-    /** VIRTIO_RING_F_EVENT_IDX negotiated (changes the notification decision). */
-    @Param({"false", "true"})
-    public boolean eventIdx;
+public class DeviceQueueBenchmark extends QueueBenchmarkParams {
 
     /** The chain as three descriptors of the queue's table, or one descriptor pointing to an indirect table. */
     @Param({"direct", "indirect"})
     public String layout;
-
-    /** The ring format (VIRTIO 1.2 section 2.7 or 2.8). */
-    @Param({"split", "packed"})
-    public String ring;
 
     private RawRing splitRing;
     private DeviceQueue queue;

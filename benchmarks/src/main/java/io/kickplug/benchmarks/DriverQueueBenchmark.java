@@ -12,19 +12,10 @@ import io.kickplug.virtio.packed.PackedDriverQueue;
 import io.kickplug.virtio.packed.PackedRing;
 import io.kickplug.virtio.queue.SplitDriverQueue;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
@@ -34,25 +25,11 @@ import org.openjdk.jmh.infra.Blackhole;
  * used.idx (release); packed, it reads the buffer ID at its position and writes the used descriptor's ID, length
  * and flags (release), then skips the chain's descriptors.
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(3)
-public class DriverQueueBenchmark {
-
-    /** VIRTIO_RING_F_EVENT_IDX negotiated (changes the kick decision). */
-    @Param({"false", "true"})
-    public boolean eventIdx;
+public class DriverQueueBenchmark extends QueueBenchmarkParams {
 
     /** The chain as direct descriptors, or in an indirect table. */
     @Param({"false", "true"})
     public boolean indirect;
-
-    /** The ring format (VIRTIO 1.2 section 2.7 or 2.8). */
-    @Param({"split", "packed"})
-    public String ring;
 
     private static final Object TOKEN = new Object();
 

@@ -71,6 +71,8 @@ final class Launcher {
     private Path pidfile;
     private Path cacheDir;
     private boolean temporaryCache;
+    /** The persistent bundle cache, or {@code null} (a temporary cache or {@code --cache}). */
+    private StateDir state;
     private boolean shutDown;
     /** Set when shutdown begins; failures after it are the shutdown's doing (SIGTERM), not the user's. */
     private volatile boolean stopping;
@@ -144,6 +146,14 @@ final class Launcher {
             }
             if (temporaryCache && cacheDir != null) {
                 deleteTree(cacheDir);
+            }
+            if (state != null) {
+                try {
+                    state.resetConfig();
+                } catch (IOException e) {
+                    err.println("warning: could not delete " + state.config() + ": " + Errors.message(e));
+                }
+                state.close();
             }
         }
     }
@@ -244,28 +254,64 @@ final class Launcher {
         for (Path notBundle : contents.notBundles()) {
             err.println("warning: not a bundle, skipped: " + notBundle.getFileName());
         }
-        Map<String, String> config = frameworkConfig();
+        Map<String, String> config = frameworkConfig(contents);
         synchronized (lifecycle) {
             if (shutDown) {
                 throw new StartupException("stopped during startup", null);
             }
             try {
                 framework = new FrameworkFactory().newFramework(config);
+                framework.init();
+                if (state != null) {
+                    // A cached bundle that was started persistently (by hand, with Gogo's start) would be started
+                    // by the framework's start below, ahead of the launcher's order and lazy start.
+                    for (Bundle b : framework.getBundleContext().getBundles()) {
+                        if (b.getBundleId() != 0
+                                && b.adapt(org.osgi.framework.startlevel.BundleStartLevel.class).isPersistentlyStarted()) {
+                            b.stop(); // not active yet: only its autostart setting changes
+                        }
+                    }
+                }
                 framework.start();
             } catch (BundleException | RuntimeException e) {
+                if (state != null) {
+                    state.forget(); // whatever is wrong with the cache, the next start makes it again
+                }
                 throw new StartupException("cannot start Felix: " + Errors.message(e), e);
             }
         }
-        phase("framework started");
+        phase("framework started" + (state == null ? "" : state.reusable() ? " (bundle cache reused)"
+                : " (bundle cache made)"));
         BundleContext context = framework.getBundleContext();
         List<Bundle> console = new ArrayList<>();
         List<Map.Entry<BundleSet.Jar, Bundle>> installed = new ArrayList<>();
+        java.util.Set<String> locations = new java.util.HashSet<>();
         for (BundleSet.Jar jar : contents.bundles()) {
             try {
-                // "reference:": Felix uses the jar where it is instead of copying it into the cache first.
-                installed.add(Map.entry(jar, context.installBundle("reference:" + jar.path().toUri())));
+                // "reference:": Felix uses the jar where it is instead of copying it into the cache first. A
+                // location that is in the reused cache already gives the cached bundle.
+                String location = "reference:" + jar.path().toUri();
+                locations.add(location);
+                installed.add(Map.entry(jar, context.installBundle(location)));
             } catch (BundleException e) {
+                if (state != null) {
+                    state.forget();
+                }
                 throw new StartupException("cannot install " + jar.path().getFileName() + ": " + Errors.message(e), e);
+            }
+        }
+        if (state != null) {
+            try {
+                for (Bundle b : context.getBundles()) {
+                    if (b.getBundleId() != 0 && !locations.contains(b.getLocation())) {
+                        b.uninstall(); // installed by hand into the cache: not part of the distribution
+                    }
+                }
+                state.installed();
+            } catch (BundleException | IOException e) {
+                state.forget();
+                throw new StartupException("cannot update the bundle cache in " + state.dir() + ": "
+                        + Errors.message(e), e);
             }
         }
         phase(installed.size() + " bundles installed");
@@ -341,7 +387,7 @@ final class Launcher {
                 watchShell(e.getValue());
             }
             try {
-                e.getValue().start();
+                e.getValue().start(Bundle.START_TRANSIENT);
             } catch (BundleException | RuntimeException | Error ex) {
                 LOG.warning(() -> "cannot start " + e.getKey().symbolicName() + ": " + Errors.message(ex));
             }
@@ -359,38 +405,65 @@ final class Launcher {
 
     private void start(BundleSet.Jar jar, Bundle bundle) throws StartupException {
         try {
-            bundle.start();
+            // Transient: a reused bundle cache (--state) must not start bundles by itself at the next start.
+            bundle.start(Bundle.START_TRANSIENT);
         } catch (BundleException | RuntimeException e) {
             String name = jar != null ? jar.symbolicName() : bundle.getSymbolicName();
             throw new StartupException("cannot start " + name + ": " + Errors.message(e), e);
         }
     }
 
-    private Map<String, String> frameworkConfig() throws StartupException {
+    private Map<String, String> frameworkConfig(BundleSet.Contents contents) throws StartupException {
         Map<String, String> config = new HashMap<>();
         for (String key : System.getProperties().stringPropertyNames()) {
             if (PASSED_PREFIXES.stream().anyMatch(key::startsWith)) {
                 config.put(key, System.getProperty(key));
             }
         }
-        try {
-            if (options.cache() != null) {
-                cacheDir = options.cache().toAbsolutePath();
-                Files.createDirectories(cacheDir);
-            } else {
-                cacheDir = TempFiles.createCache(err); // also removes what killed launchers left behind
-                temporaryCache = true;
-            }
-        } catch (IOException e) {
-            throw new StartupException("cannot create the Felix cache directory: " + Errors.message(e), e);
+        if (options.cache() == null) {
+            state = openState(contents);
         }
-        // The bundle cache in DIR/felix (for a temporary cache, beside the lock and pid files of TempFiles).
-        config.put(Constants.FRAMEWORK_STORAGE, TempFiles.felixStorage(cacheDir));
-        // The launcher installs the bundle set itself on every run, so old cache contents must not linger.
-        config.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
-        // ... but ConfigAdmin's configurations (every attached disk is one) live beside the bundle cache, so
-        // that a runtime started again with the same --cache DIR attaches the same disks.
-        config.putIfAbsent("felix.cm.dir", cacheDir.resolve("config").toString());
+        if (state != null) {
+            for (String warning : TempFiles.sweep(Path.of(System.getProperty("java.io.tmpdir")), Path.of("/dev/shm"))) {
+                err.println("warning: " + warning);
+            }
+            if (System.getProperty(TempFiles.JUNIXSOCKET_TMPDIR) == null) {
+                try {
+                    Files.createDirectories(state.nativeDir());
+                } catch (IOException e) {
+                    throw new StartupException("cannot use the state directory " + state.dir() + ": "
+                            + Errors.message(e), e);
+                }
+                System.setProperty(TempFiles.JUNIXSOCKET_TMPDIR, state.nativeDir().toString());
+            }
+            config.put(Constants.FRAMEWORK_STORAGE, state.felixStorage().toString());
+            if (!state.reusable()) {
+                config.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
+            }
+            // SCR keeps the parsed component descriptions in the cache (keyed by bundle id and install time).
+            config.putIfAbsent("ds.cache.metadata", "true");
+            // A daemon's disks come from its statements, not from an earlier run: emptied at start and exit.
+            config.putIfAbsent("felix.cm.dir", state.config().toString());
+        } else {
+            try {
+                if (options.cache() != null) {
+                    cacheDir = options.cache().toAbsolutePath();
+                    Files.createDirectories(cacheDir);
+                } else {
+                    cacheDir = TempFiles.createCache(err); // also removes what killed launchers left behind
+                    temporaryCache = true;
+                }
+            } catch (IOException e) {
+                throw new StartupException("cannot create the Felix cache directory: " + Errors.message(e), e);
+            }
+            // The bundle cache in DIR/felix (for a temporary cache, beside the lock and pid files of TempFiles).
+            config.put(Constants.FRAMEWORK_STORAGE, TempFiles.felixStorage(cacheDir));
+            // The launcher installs the bundle set itself on every run, so old cache contents must not linger.
+            config.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
+            // ... but ConfigAdmin's configurations (every attached disk is one) live beside the bundle cache, so
+            // that a runtime started again with the same --cache DIR attaches the same disks.
+            config.putIfAbsent("felix.cm.dir", cacheDir.resolve("config").toString());
+        }
         if (options.daemon()) {
             // Resolving 18 bundles gains nothing from a pool, whose threads would idle for the daemon's life.
             config.putIfAbsent("felix.resolver.parallelism", "1");
@@ -400,6 +473,86 @@ final class Launcher {
             config.put("gosh.args", "--nointeractive");
         }
         return config;
+    }
+
+    /**
+     * The persistent bundle cache: {@code --state DIR}, or for a daemon without {@code --state} the default one
+     * ({@link #defaultState}), which falls back to a temporary cache when it cannot be made or another daemon uses it.
+     */
+    private StateDir openState(BundleSet.Contents contents) throws StartupException {
+        Path dir = options.state();
+        boolean explicit = dir != null;
+        if (Options.NO_STATE.equals(dir) || (!explicit && !options.daemon())) {
+            return null;
+        }
+        if (!explicit) {
+            dir = defaultState(felixHome, System.getenv());
+            if (dir == null) {
+                return null;
+            }
+        }
+        List<Path> jars = new ArrayList<>();
+        for (BundleSet.Jar jar : contents.bundles()) {
+            jars.add(jar.path());
+        }
+        jars.addAll(contents.notBundles());
+        jars.addAll(runtimeJars());
+        try {
+            StateDir opened = StateDir.open(dir, jars);
+            if (opened == null) {
+                if (explicit) {
+                    throw new StartupException("the state directory " + dir + " is in use by another process", null);
+                }
+                Path busy = dir;
+                LOG.fine(() -> "the bundle cache " + busy + " is in use by another process: a temporary one instead");
+            }
+            return opened;
+        } catch (IOException e) {
+            if (explicit) {
+                throw new StartupException("cannot use the state directory " + dir + ": " + Errors.message(e), e);
+            }
+            Path failed = dir;
+            LOG.fine(() -> "cannot use the bundle cache " + failed + " (" + Errors.message(e) + "): a temporary one instead");
+            return null;
+        }
+    }
+
+    /**
+     * A daemon's default bundle cache: {@code $XDG_STATE_HOME/kickplug/felix-HASH} (else
+     * {@code $HOME/.local/state/...}), HASH of the distribution's folder, so that two installed distributions do not
+     * throw each other's cache away; {@code null} without either variable.
+     */
+    static Path defaultState(Path felixHome, Map<String, String> env) {
+        String xdg = env.get("XDG_STATE_HOME");
+        Path base;
+        if (xdg != null && xdg.startsWith("/")) {
+            base = Path.of(xdg);
+        } else if (env.get("HOME") != null && env.get("HOME").startsWith("/")) {
+            base = Path.of(env.get("HOME"), ".local", "state");
+        } else {
+            return null;
+        }
+        String home = felixHome.toAbsolutePath().normalize().toString();
+        return base.resolve("kickplug").resolve("felix-" + Integer.toHexString(home.hashCode()));
+    }
+
+    /** The framework jar and the launcher's own jar (or classes folder), which the cache depends on too. */
+    private static List<Path> runtimeJars() {
+        List<Path> jars = new ArrayList<>();
+        for (Class<?> c : List.of(FrameworkFactory.class, Launcher.class)) {
+            java.security.CodeSource source = c.getProtectionDomain().getCodeSource();
+            if (source != null && source.getLocation() != null) {
+                try {
+                    Path p = Path.of(source.getLocation().toURI());
+                    if (Files.isRegularFile(p)) {
+                        jars.add(p);
+                    }
+                } catch (java.net.URISyntaxException | IllegalArgumentException e) {
+                    // not a file: nothing to compare
+                }
+            }
+        }
+        return jars;
     }
 
     /** Runs the statements in one session; false after the first failure (already reported). */

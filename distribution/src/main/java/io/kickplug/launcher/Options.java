@@ -17,16 +17,21 @@ import java.util.List;
  * @param waitSeconds with {@code connect}: how long to keep trying to connect (0: once)
  * @param pidfile where a daemon writes its process id once it is ready, or {@code null}
  * @param logLevel {@code error}, {@code warn}, {@code info} or {@code debug}, or {@code null} for the default
+ * @param state a persistent bundle cache reused by the next start ({@link StateDir}), or {@code null}: a daemon's
+ *     default one, a temporary cache otherwise ({@link #NO_STATE}: a temporary cache for a daemon too)
  */
 public record Options(List<Source> sources, boolean daemon, Path cache, boolean verbose, boolean help,
-        Path control, Path connect, int waitSeconds, Path pidfile, String logLevel) {
+        Path control, Path connect, int waitSeconds, Path pidfile, String logLevel, Path state) {
+
+    /** {@code --state none}: no persistent bundle cache, not even a daemon's default one. */
+    public static final Path NO_STATE = Path.of("none");
 
     /** The levels {@code --log-level} accepts. */
     public static final List<String> LOG_LEVELS = List.of("error", "warn", "info", "debug");
 
     /** Without the options of the service mode (tests and older callers). */
     public Options(List<Source> sources, boolean daemon, Path cache, boolean verbose, boolean help) {
-        this(sources, daemon, cache, verbose, help, null, null, 0, null, null);
+        this(sources, daemon, cache, verbose, help, null, null, 0, null, null, null);
     }
 
     public static final String USAGE = String.join(System.lineSeparator(),
@@ -45,6 +50,9 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
             "                    same output and exit status as running them locally",
             "  --wait S          with --connect: keep trying to connect for up to S seconds (a readiness check)",
             "  --cache DIR       Felix storage directory (default: a fresh temporary directory, deleted at exit)",
+            "  --state DIR       a bundle cache kept for the next start (faster start; made again whenever the",
+            "                    distribution's jars change); a daemon's default is $XDG_STATE_HOME/kickplug/...,",
+            "                    'none' turns it off",
             "  --verbose         print stack traces with errors",
             "  --help            print this text",
             "",
@@ -93,6 +101,7 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
         Path control = null;
         Path connect = null;
         Path pidfile = null;
+        Path state = null;
         String logLevel = null;
         int waitSeconds = 0;
         for (int i = 0; i < args.length; i++) {
@@ -111,6 +120,13 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
                 case "--control" -> control = once(control, Path.of(value(args, ++i, arg)), arg);
                 case "--connect" -> connect = once(connect, Path.of(value(args, ++i, arg)), arg);
                 case "--pidfile" -> pidfile = once(pidfile, Path.of(value(args, ++i, arg)), arg);
+                case "--state" -> {
+                    String v = value(args, ++i, arg);
+                    if (v.isEmpty()) {
+                        throw new UsageException("--state needs a directory or 'none'");
+                    }
+                    state = once(state, v.equals("none") ? NO_STATE : Path.of(v), arg);
+                }
                 case "--log-level" -> {
                     String level = value(args, ++i, arg);
                     if (!LOG_LEVELS.contains(level)) {
@@ -138,13 +154,17 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
             throw new UsageException((control != null ? "--control" : "--pidfile") + " needs --daemon");
         }
         if (connect != null) {
-            if (daemon || cache != null || sources.stream().anyMatch(s -> s instanceof Source.Demo)) {
+            if (daemon || cache != null || state != null || sources.stream().anyMatch(s -> s instanceof Source.Demo)) {
                 throw new UsageException("--connect takes only -c, -f, --wait and --verbose");
             }
         } else if (waitSeconds > 0) {
             throw new UsageException("--wait needs --connect");
         }
-        return new Options(sources, daemon, cache, verbose, help, control, connect, waitSeconds, pidfile, logLevel);
+        if (cache != null && state != null && state != NO_STATE) {
+            throw new UsageException("--cache and --state exclude each other");
+        }
+        return new Options(sources, daemon, cache, verbose, help, control, connect, waitSeconds, pidfile, logLevel,
+                state);
     }
 
     private static <T> T once(T current, T value, String option) throws UsageException {

@@ -46,7 +46,7 @@ final class TempFiles {
     /** The owner's process id, for people. */
     static final String PID = "kickplug.pid";
     private static final String INFLIGHT_PREFIX = "kickplug-inflight-";
-    private static final String JUNIXSOCKET_TMPDIR = "org.newsclub.net.unix.library.tmpdir";
+    static final String JUNIXSOCKET_TMPDIR = "org.newsclub.net.unix.library.tmpdir";
     /** How old a folder without a lock file must be before it is taken for stale. */
     static final Duration UNLOCKED_GRACE = Duration.ofMinutes(1);
 

@@ -5,14 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.lang.ProcessBuilder.Redirect;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +20,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import io.kickplug.virtio.testkit.OutputProcess;
-import io.kickplug.virtio.testkit.RealGuestOutput;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -48,6 +45,8 @@ import org.junit.jupiter.api.Test;
 class BackendCrashIT {
 
     private static final int KILLS = Integer.getInteger("kickplug.crash.kills", 5);
+    /** SIGKILLs in the packed-ring boot ({@link #packedRingsAcrossSigkillsOfTheDaemon}). */
+    private static final int PACKED_KILLS = Integer.getInteger("kickplug.crash.packed.kills", 3);
     private static final long IMAGE_BYTES = 64L << 20;
     private static final int SUM_MB = 16;
     private static final long STEP_SECONDS = 120;
@@ -56,8 +55,7 @@ class BackendCrashIT {
     private static final Pattern RESUBMITS = Pattern.compile("resubmits (\\d+) requests of an earlier back-end");
 
     private Path jar;
-    private Path harness;
-    private Path cache;
+    private RealGuestHarness harness;
     private Path work;
     private Path image;
     private Path socket;
@@ -69,25 +67,12 @@ class BackendCrashIT {
 
     @BeforeEach
     void prepare() throws Exception {
-        jar = Path.of(System.getProperty("kickplug.jar", "target/kickplug.jar")).toAbsolutePath();
-        assertTrue(Files.isRegularFile(jar), "no launcher jar at " + jar);
-        // The real-guest harness and its cache (kernel, initramfs) are the vhost-user module's.
-        Path vhostModule = jar.getParent().getParent().resolveSibling("bundles").resolve("vhost-user");
-        harness = vhostModule.resolve("src/test/realguest");
-        cache = vhostModule.resolve("target/realguest");
-        OutputProcess prep = OutputProcess.start("crash-guest", List.of("bash", harness.resolve("realguest.sh").toString(), "prepare",
-                cache.toString()));
-        prep.finish(1200);
-        if (prep.exitCode != 0 || !prep.has("RG-PREPARED")) {
-            fail("the real-guest harness could not prepare (packages, kernel, initramfs); CI runs as root with apt:\n"
-                    + prep.text());
-        }
+        jar = LauncherJar.built();
+        harness = RealGuestHarness.besideJar(jar);
+        harness.prepare("crash-guest");
         // Short paths: sun_path holds 107 bytes. On disk, not tmpfs: the disk uses O_DIRECT.
         work = Files.createTempDirectory("kp-crash");
-        image = work.resolve("disk.img");
-        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
-            f.setLength(IMAGE_BYTES);
-        }
+        image = RealGuestHarness.sparseImage(work.resolve("disk.img"), IMAGE_BYTES);
         socket = work.resolve("vhost.sock");
         monitor = work.resolve("qemu-mon.sock");
         script = Files.writeString(work.resolve("serve.gosh"), String.join("\n",
@@ -98,35 +83,39 @@ class BackendCrashIT {
     @AfterEach
     void cleanUp() throws Exception {
         keepLogs();
-        if (guest != null) {
-            guest.process.destroyForcibly();
-            guest.process.waitFor(30, TimeUnit.SECONDS);
-        }
+        RealGuestHarness.stop(guest == null ? null : guest.process);
         for (Daemon d : daemons) {
-            d.process.destroyForcibly();
-            d.process.waitFor(30, TimeUnit.SECONDS);
+            RealGuestHarness.stop(d.process);
         }
-        if (work != null) {
-            try (var s = Files.walk(work)) {
-                s.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
-        }
+        RealGuestHarness.deleteTree(work);
     }
 
     @Test
     void theGuestFinishesItsVerifiedWritesAcrossRepeatedSigkillsOfTheDaemon() throws Exception {
+        crashes(false, KILLS, Boolean.parseBoolean(System.getProperty("kickplug.crash.swap", "true")));
+    }
+
+    /**
+     * Issue 14: the same with QEMU's {@code packed=on} (the guest's Linux negotiates VIRTIO_F_RING_PACKED): QEMU
+     * gets an inflight area in the packed layout, and each new daemon resubmits from it what its predecessor had
+     * taken (PackedInflightQueue). No bundle updates in this boot.
+     */
+    @Test
+    void packedRingsAcrossSigkillsOfTheDaemon() throws Exception {
+        crashes(true, PACKED_KILLS, false);
+    }
+
+    private void crashes(boolean packed, int kills, boolean swap) throws Exception {
         Daemon first = startDaemon();
         awaitTrue(() -> first.logHas("listening on " + socket), STEP_SECONDS, "the daemon listens", first);
 
-        guest = OutputProcess.start("crash-guest", List.of("bash", harness.resolve("realguest.sh").toString(), "run", cache.toString(),
-                socket.toString(), harness.resolve("jobs/crash-verify.fio").toString(), "--queues", "2",
-                "--event-idx", "on", "--sum-mb", Integer.toString(SUM_MB), "--passes", "500", "--reconnect",
-                "1"), java.util.Map.of("RG_MONITOR", monitor.toString()));
+        guest = OutputProcess.start("crash-guest", harness.crashVerifyRun(socket, SUM_MB, "--reconnect", "1",
+                "--packed", packed ? "on" : "off"), java.util.Map.of("RG_MONITOR", monitor.toString()));
         assertTrue(guest.awaitLine("RG-FIO-BEGIN", STEP_SECONDS), () -> "fio did not start:\n" + guest.text());
 
         Random random = new Random();
         Daemon current = first;
-        for (int kill = 1; kill <= KILLS; kill++) {
+        for (int kill = 1; kill <= kills; kill++) {
             awaitGuestWritesThrough(current);
             // Vary the point of the kill within the write stream.
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(random.nextInt(300)));
@@ -143,7 +132,6 @@ class BackendCrashIT {
         // requests on a queue were all completed by the reset without an interrupt; StopCompletionNotifyTest.)
         // -Dkickplug.crash.swap=false leaves this phase out.
         int swapLogStart = current.logText().length();
-        boolean swap = Boolean.parseBoolean(System.getProperty("kickplug.crash.swap", "true"));
         for (String bsn : swap ? SWAPPED : List.<String>of()) {
             int connects = current.count("front-end connected");
             Daemon d = current;
@@ -160,25 +148,22 @@ class BackendCrashIT {
         guest.finish(STEP_SECONDS + 60);
 
         String report = report();
-        assertEquals(0, guest.exitCode, () -> "QEMU exit status:\n" + report);
-        assertTrue(guest.has("RG-DONE"), () -> "the guest did not finish:\n" + report);
-        assertTrue(guest.has("RG-FIO-EXIT=0"), () -> "a fio pass failed (verify or I/O error):\n" + report);
-        List<String> failedPasses = guest.lines("RG-PASS").stream().filter(l -> !l.endsWith("exit=0")).toList();
-        assertTrue(failedPasses.isEmpty(), () -> "failed passes " + failedPasses + ":\n" + report);
+        RealGuestHarness.assertVerifiedRun(guest, image, SUM_MB, report);
         assertTrue(guest.lines("RG-PASS").size() >= 1, report);
-        List<String> errors = guest.lines("RG-KERNEL-ERROR");
-        errors.addAll(guest.lines("RG-ERROR"));
-        assertTrue(errors.isEmpty(), () -> "guest errors " + errors + ":\n" + report);
-        String guestSum = guest.lines("RG-SUM=").stream().findFirst()
-                .orElseThrow(() -> new AssertionError(report)).substring("RG-SUM=".length()).trim();
-        assertEquals(RealGuestOutput.md5(image, SUM_MB << 20), guestSum,
-                "the image holds what the guest wrote (md5 of the first " + SUM_MB + " MiB)");
-        assertEquals(KILLS + 1, daemons.size());
+        if (packed) {
+            // The guest's virtio features (sysfs, printed at boot): bit 34, VIRTIO_F_RING_PACKED, negotiated.
+            List<String> features = guest.lines("RG-FEATURES ");
+            assertTrue(features.stream().anyMatch(l -> {
+                String bits = l.substring("RG-FEATURES ".length()).trim();
+                return bits.length() > 34 && bits.charAt(34) == '1';
+            }), () -> "the guest did not negotiate the packed ring:\n" + report);
+        }
+        assertEquals(kills + 1, daemons.size());
         for (Daemon d : daemons.subList(1, daemons.size())) {
             assertTrue(d.logHas("front-end connected"), () -> "QEMU reconnected to every new daemon:\n" + report);
         }
         long resubmitted = daemons.stream().mapToLong(Daemon::resubmitted).sum();
-        System.out.println("BackendCrashIT: " + KILLS + " SIGKILLs and " + (swap ? "updates of " + SWAPPED + " ("
+        System.out.println("BackendCrashIT: " + (packed ? "packed rings, " : "") + kills + " SIGKILLs and " + (swap ? "updates of " + SWAPPED + " ("
                 + swapResubmitted + " requests resubmitted after them), " : "no updates, ") + guest.lines("RG-PASS").size()
                 + " fio passes, resubmitted per daemon " + daemons.stream().map(d -> Long.toString(d.resubmitted()))
                         .collect(Collectors.joining(",")) + " (" + resubmitted + " in all); "
@@ -209,13 +194,8 @@ class BackendCrashIT {
     private Daemon startDaemon() throws IOException {
         int n = daemons.size() + 1;
         Path log = work.resolve("daemon" + n + ".log");
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        if (Runtime.version().feature() >= 23) {
-            command.add("--sun-misc-unsafe-memory-access=allow");
-        }
-        command.add("-Djava.io.tmpdir=" + work);
-        command.addAll(List.of("-jar", jar.toString(), "--daemon", "--verbose", "--control",
+        List<String> command = LauncherJar.command(jar, work);
+        command.addAll(List.of("--daemon", "--verbose", "--control",
                 control(n).toString(), "-f", script.toString()));
         String level = System.getProperty("kickplug.crash.log.level");
         if (level != null && !level.isBlank()) {

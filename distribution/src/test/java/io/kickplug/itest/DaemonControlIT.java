@@ -9,11 +9,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.lang.ProcessBuilder.Redirect;
-import java.net.UnixDomainSocketAddress;
-import java.nio.channels.Channels;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,6 +27,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import io.kickplug.launcher.ControlClient;
 import io.kickplug.virtio.testkit.OutputProcess;
 import io.kickplug.virtio.testkit.RealGuestOutput;
 import org.junit.jupiter.api.AfterAll;
@@ -119,7 +116,7 @@ class DaemonControlIT {
     @Test
     @Order(1)
     void hostileClientsGetErrorsOrAreDroppedAndTheDaemonKeepsServing() throws Exception {
-        try (Client c = new Client()) {
+        try (ControlClient c = new ControlClient(control)) {
             c.send(new byte[] {0, (byte) 0xff, '{', '(', '"', 7, (byte) 0xc3});
             assertError(c.in.readLine());
             byte[] huge = new byte[10 << 20];
@@ -134,7 +131,7 @@ class DaemonControlIT {
             assertEquals("{\"ok\":true,\"result\":{\"disks\":[]}}", c.ask("kp:disks --json"));
         }
         // A client that leaves in the middle of a statement (kp:io runs for a while on a 64 MiB disk).
-        try (Client c = new Client()) {
+        try (ControlClient c = new ControlClient(control)) {
             assertOk(c.ask("kp:attach m 64M"));
             c.send("kp:io --depth 1 m".getBytes(StandardCharsets.UTF_8));
         }
@@ -145,7 +142,7 @@ class DaemonControlIT {
             List<Future<String>> answers = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 answers.add(pool.submit(() -> {
-                    try (Client c = new Client()) {
+                    try (ControlClient c = new ControlClient(control)) {
                         connected.countDown();
                         connected.await(); // all hundred connected at once
                         return c.ask("kp:disks --json");
@@ -159,7 +156,7 @@ class DaemonControlIT {
         } finally {
             pool.shutdownNow();
         }
-        try (Client c = new Client()) {
+        try (ControlClient c = new ControlClient(control)) {
             // Detach waits for the abandoned kp:io's requests (reset), so the disk goes either way.
             awaitTrue(() -> c.tryAsk("kp:detach m").startsWith("{\"ok\":true"), 120, "m detaches");
             assertEquals("{\"ok\":true,\"result\":{\"disks\":[]}}", c.ask("kp:disks --json"));
@@ -193,7 +190,7 @@ class DaemonControlIT {
         }
         Path aSock = work.resolve("a.sock");
         Path bSock = work.resolve("b.sock");
-        try (Client c = new Client()) {
+        try (ControlClient c = new ControlClient(control)) {
             assertOk(c.ask("kp:attach --queues 2 --backend file --file " + image + " a"));
             assertOk(c.ask("kp:attach b 32M"));
             assertOk(c.ask("kp:vhost a --socket " + aSock + " --queues 2"));
@@ -265,7 +262,7 @@ class DaemonControlIT {
     private static final Pattern KICKS = Pattern.compile("\"kicks\":(\\d+)");
 
     /** The kicks the export of {@code disk} has received (0 without a front-end). */
-    private static long kicks(Client c, String disk) {
+    private static long kicks(ControlClient c, String disk) {
         String answer = c.tryAsk("kp:vhost-list --json");
         int at = answer.indexOf("\"disk\":\"" + disk + "\"");
         if (at < 0) {
@@ -320,44 +317,6 @@ class DaemonControlIT {
             return r.lines().toList();
         } catch (IOException e) {
             return List.of("(" + e + ")");
-        }
-    }
-
-    /** One control-socket connection. */
-    private static final class Client implements AutoCloseable {
-        final SocketChannel channel;
-        final OutputStream out;
-        final BufferedReader in;
-
-        Client() throws IOException {
-            channel = SocketChannel.open(UnixDomainSocketAddress.of(control));
-            out = Channels.newOutputStream(channel);
-            in = new BufferedReader(new InputStreamReader(Channels.newInputStream(channel), StandardCharsets.UTF_8));
-        }
-
-        void send(byte[] line) throws IOException {
-            out.write(line);
-            out.write('\n');
-            out.flush();
-        }
-
-        String ask(String statement) throws IOException {
-            send(statement.getBytes(StandardCharsets.UTF_8));
-            return in.readLine();
-        }
-
-        String tryAsk(String statement) {
-            try {
-                String a = ask(statement);
-                return a == null ? "" : a;
-            } catch (IOException e) {
-                throw new AssertionError("control socket: " + e, e);
-            }
-        }
-
-        @Override
-        public void close() throws IOException {
-            channel.close();
         }
     }
 }

@@ -82,25 +82,39 @@ final class FioLoad {
 
     /** One fio pass: no error (verify passed), exactly 512 writes and 512 verify reads per job. */
     private static void checkPass(String json) {
+        assertEquals("jobs in " + json, 2, checkJobs(json, 512));
+    }
+
+    /**
+     * Checks fio's JSON output of one pass: every job ended without error (so its verify passed) and each of its
+     * read, write and trim directions completed {@code ios} I/Os (trim none). Returns the number of jobs, at
+     * least one, and the directions are three a job.
+     */
+    static int checkJobs(String json, int ios) {
         Matcher error = ERROR.matcher(json);
         int jobs = 0;
         while (error.find()) {
             assertEquals("fio error in " + json, "0", error.group(1));
             jobs++;
         }
-        assertEquals("jobs in " + json, 2, jobs);
-        Matcher ios = TOTAL_IOS.matcher(json);
+        assertTrue("no job in " + json, jobs > 0);
+        Matcher total = TOTAL_IOS.matcher(json);
         int directions = 0;
-        while (ios.find()) {
-            assertEquals(ios.group(1) + " I/Os completed in " + json, ios.group(1).equals("trim") ? "0" : "512",
-                    ios.group(2));
+        while (total.find()) {
+            assertEquals(total.group(1) + " I/Os completed in " + json,
+                    total.group(1).equals("trim") ? "0" : String.valueOf(ios), total.group(2));
             directions++;
         }
         assertEquals(3 * jobs, directions);
+        return jobs;
+    }
+
+    private Object fioCommand() throws Exception {
+        return fioCommand(context);
     }
 
     /** The kp:fio command object (the guest bundle's FioCommand; its class is private to that bundle). */
-    private Object fioCommand() throws Exception {
+    static Object fioCommand(BundleContext context) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() - deadline < 0) {
             ServiceReference<?>[] found = context.getServiceReferences((String) null,
@@ -115,7 +129,8 @@ final class FioLoad {
         throw new AssertionError("no kp:fio command service");
     }
 
-    private static String failure(CompletableFuture<Void> w) {
+    /** How a workload that is done ended: "finished" or its failure. */
+    static String failure(CompletableFuture<Void> w) {
         try {
             w.getNow(null);
             return "finished";

@@ -1,7 +1,6 @@
 package io.kickplug.itest;
 
 import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 import static org.ops4j.pax.exam.CoreOptions.systemProperty;
@@ -10,8 +9,6 @@ import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.guest.DeviceRecoveries;
-import io.kickplug.api.guest.DeviceRecovery;
 import io.kickplug.api.transport.TransportKind;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -29,7 +26,6 @@ import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.ServiceReference;
 
 /**
  * Issue 11's acceptance: fio with verify runs on two disks (virtio-mmio and virtio-pci, two queues each)
@@ -80,19 +76,12 @@ public class HotSwapIT {
         }
         load.finishAndCheck();
         assertEquals(3 * UPDATES_EACH, updates);
-        List<DeviceRecovery> recoveries = service(DeviceRecoveries.class).since(start);
-        long longest = 0;
-        int resubmitted = 0;
-        for (DeviceRecovery r : recoveries) {
-            assertNull("recovery of " + r.disk() + " failed", r.error());
-            longest = Math.max(longest, r.pauseNanos());
-            resubmitted += r.resubmitted();
-        }
-        assertTrue("the guests went through recoveries: " + recoveries.size(), recoveries.size() >= updates);
+        Recoveries recoveries = Recoveries.since(context, start);
+        assertTrue("the guests went through recoveries: " + recoveries.count(), recoveries.count() >= updates);
         System.out.printf("HotSwapIT: %d updates (seed %d), %d fio passes, %d guest recoveries, %d requests "
-                + "resubmitted, longest pause %.1f ms%n", updates, seed, load.outputs.size(), recoveries.size(),
-                resubmitted, longest / 1e6);
-        DiskManager disks = service(DiskManager.class);
+                + "resubmitted, longest pause %.1f ms%n", updates, seed, load.outputs.size(), recoveries.count(),
+                recoveries.resubmitted(), recoveries.longestMillis());
+        DiskManager disks = InstalledBundles.service(context, DiskManager.class);
         for (String disk : DISKS) {
             DiskInfo info = disks.info(disk);
             assertEquals(0, info.requestsInFlight());
@@ -109,7 +98,7 @@ public class HotSwapIT {
     private void awaitDisks() {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (true) {
-            DiskManager dm = service(DiskManager.class);
+            DiskManager dm = InstalledBundles.service(context, DiskManager.class);
             if (dm != null) {
                 try {
                     List<String> names = dm.list().stream().map(DiskInfo::name).toList();
@@ -125,11 +114,6 @@ public class HotSwapIT {
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
         }
-    }
-
-    private <T> T service(Class<T> type) {
-        ServiceReference<T> ref = context.getServiceReference(type);
-        return ref == null ? null : context.getService(ref);
     }
 
     private Bundle bundle(String symbolicName) {

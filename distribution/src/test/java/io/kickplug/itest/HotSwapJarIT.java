@@ -42,8 +42,7 @@ class HotSwapJarIT {
 
     @BeforeAll
     static void findJar() {
-        jar = Path.of(System.getProperty("kickplug.jar", "target/kickplug.jar")).toAbsolutePath();
-        assertTrue(Files.isRegularFile(jar), "no launcher jar at " + jar);
+        jar = LauncherJar.built();
     }
 
     record Run(int exit, String out, String err) {
@@ -173,15 +172,8 @@ class HotSwapJarIT {
     }
 
     private Run run(String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        if (Runtime.version().feature() >= 23) {
-            command.add("--sun-misc-unsafe-memory-access=allow");
-        }
         Path work = Files.createTempDirectory(tmp, "run");
-        command.add("-Djava.io.tmpdir=" + work);
-        command.add("-jar");
-        command.add(jar.toString());
+        List<String> command = LauncherJar.command(jar, work);
         command.addAll(List.of(args));
         Path out = work.resolve("out.txt");
         Path err = work.resolve("err.txt");

@@ -2,8 +2,9 @@ package io.kickplug.itest;
 
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceReference;
 
-/** Bundle look-ups inside the framework (in the Pax Exam probe: OSGi types only). */
+/** Bundle and service look-ups inside the framework (in the Pax Exam probe: OSGi types only). */
 final class InstalledBundles {
 
     private InstalledBundles() {
@@ -17,5 +18,11 @@ final class InstalledBundles {
             }
         }
         throw new AssertionError(symbolicName + " is not installed");
+    }
+
+    /** The service registered as {@code type}, or null when there is none. */
+    static <T> T service(BundleContext context, Class<T> type) {
+        ServiceReference<T> ref = context.getServiceReference(type);
+        return ref == null ? null : context.getService(ref);
     }
 }

@@ -4,18 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.File;
-import java.io.InputStreamReader;
 import java.lang.ProcessBuilder.Redirect;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
@@ -41,8 +37,7 @@ class KickplugJarIT {
 
     @BeforeAll
     static void findJar() {
-        jar = Path.of(System.getProperty("kickplug.jar", "target/kickplug.jar")).toAbsolutePath();
-        assertTrue(Files.isRegularFile(jar), "no launcher jar at " + jar);
+        jar = LauncherJar.built();
     }
 
     /** What a finished run printed. */
@@ -180,31 +175,16 @@ class KickplugJarIT {
     void daemonRunsUntilSigtermAndStopsCleanly() throws Exception {
         Path errFile = tmpDir.resolve("daemon.err");
         Process process = start(Redirect.from(devNull()), Redirect.PIPE, Redirect.to(errFile.toFile()), "--daemon");
-        List<String> out = Collections.synchronizedList(new ArrayList<>());
-        CompletableFuture<Void> running = new CompletableFuture<>();
-        Thread reader = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(
-                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String line; (line = r.readLine()) != null;) {
-                    out.add(line);
-                    if (line.startsWith("kickplug: running")) {
-                        running.complete(null);
-                    }
-                }
-            } catch (IOException e) {
-                running.completeExceptionally(e);
-            }
-            running.completeExceptionally(new AssertionError("daemon ended before it was running: " + out));
-        }, "daemon-stdout");
-        reader.start();
+        DaemonStdout stdout = new DaemonStdout(process, "daemon");
+        List<String> out = stdout.lines;
         try {
-            running.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            stdout.running.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
             assertTrue(process.isAlive(), "daemon exited on its own");
             // SIGTERM, as Process.destroy() sends, but through the handle: Process.destroy() also closes our end
             // of the child's stdout, which would lose what the daemon prints while it stops.
             assertTrue(process.toHandle().destroy(), "could not send SIGTERM");
             assertTrue(process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS), "daemon did not stop after SIGTERM");
-            reader.join(TimeUnit.SECONDS.toMillis(TIMEOUT_SECONDS));
+            stdout.reader.join(TimeUnit.SECONDS.toMillis(TIMEOUT_SECONDS));
             List<String> err = nonBlankLines(errFile);
             assertEquals(0, process.exitValue(), () -> "stdout " + out + " stderr " + err);
             assertTrue(err.isEmpty(), () -> "stderr " + err);
@@ -254,15 +234,7 @@ class KickplugJarIT {
 
     /** Starts the jar from a fresh, empty working directory, with its own temporary directory. */
     private Process start(Redirect in, Redirect out, Redirect err, String... args) throws IOException {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        if (Runtime.version().feature() >= 23) {
-            // Felix calls sun.misc.Unsafe; newer JDKs warn on stderr unless allowed (build-facts, Java 25).
-            command.add("--sun-misc-unsafe-memory-access=allow");
-        }
-        command.add("-Djava.io.tmpdir=" + tmpDir);
-        command.add("-jar");
-        command.add(jar.toString());
+        List<String> command = LauncherJar.command(jar, tmpDir);
         command.addAll(List.of(args));
         return new ProcessBuilder(command).directory(workDir.toFile())
                 .redirectInput(in)

@@ -1,7 +1,6 @@
 package io.kickplug.itest;
 
 import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
@@ -16,7 +15,6 @@ import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.TransportKind;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -36,7 +34,6 @@ import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.ServiceReference;
 
 /**
  * Issue 6's acceptance: with a fio write-and-verify workload running in the simulated guest (virtio-mmio, 4
@@ -62,11 +59,8 @@ public class NotificationSwapIT {
     /** One job alone at depth 1: virtio-mmio's one interrupt line cannot hide a lost interrupt behind others. */
     private static final String[] LONE = {"--rw=randwrite", "--bs=4k", "--size=1m", "--ioengine=libaio",
         "--verify=crc32c", "--name=a", "--offset=0", "--iodepth=1", "--output-format=json"};
-    private static final Pattern TOTAL_IOS = Pattern.compile(
-            "\"(read|write|trim)\"\\s*:\\s*\\{[^}]*?\"total_ios\"\\s*:\\s*(\\d+)");
     private static final Pattern LAT_MAX = Pattern.compile("\"lat_ns\"\\s*:\\s*\\{\\s*\"min\"\\s*:\\s*\\d+,\\s*"
             + "\"max\"\\s*:\\s*(\\d+)");
-    private static final Pattern ERROR = Pattern.compile("\"error\"\\s*:\\s*(\\d+)");
 
     @Inject
     private BundleContext context;
@@ -97,7 +91,7 @@ public class NotificationSwapIT {
     }
 
     private void run() throws Exception {
-        Object fio = fioCommand();
+        Object fio = FioLoad.fioCommand(context);
         Method fioMethod = fio.getClass().getMethod("fio", String.class, String[].class);
         AtomicBoolean going = new AtomicBoolean(true);
         List<String> outputs = new CopyOnWriteArrayList<>();
@@ -121,7 +115,7 @@ public class NotificationSwapIT {
         int pollRestarts = 0;
         boolean updated = false;
         while (swaps < 100 || batchingRestarts < 10 || pollRestarts < 10 || !updated || outputs.size() < 4) {
-            assertTrue("the workload ended early: " + failure(workload), !workload.isDone());
+            assertTrue("the workload ended early: " + FioLoad.failure(workload), !workload.isDone());
             String strategy = STRATEGIES.get(swaps % STRATEGIES.size());
             int queue = swaps % 5 - 1; // -1: all queues
             for (QueueCounters c : notification.setStrategy(DISK, strategy, queue)) {
@@ -189,21 +183,8 @@ public class NotificationSwapIT {
 
     /** One fio pass: no error (verify passed), 256 writes and 256 verify reads per job, latency within bound. */
     private static void checkPass(String json) {
-        Matcher error = ERROR.matcher(json);
-        int jobs = 0;
-        while (error.find()) {
-            assertEquals("fio error in " + json, "0", error.group(1));
-            jobs++;
-        }
-        assertTrue("no job in " + json, jobs > 0);
-        Matcher ios = TOTAL_IOS.matcher(json);
-        int directions = 0;
-        while (ios.find()) {
-            assertEquals(ios.group(1) + " I/Os completed in " + json, ios.group(1).equals("trim") ? "0" : "256",
-                    ios.group(2));
-            directions++;
-        }
-        assertEquals(3 * jobs, directions);
+        int jobs = FioLoad.checkJobs(json, 256);
+        int directions = 3 * jobs;
         // Every direction of every job reports lat_ns (trim with no I/O: max 0); read and write carry the 256
         // I/Os each, so their max is positive. The bound is checked on all of them, so a format the pattern
         // no longer matches fails here instead of skipping the latency check.
@@ -238,33 +219,5 @@ public class NotificationSwapIT {
 
     private Bundle bundle(String symbolicName) {
         return InstalledBundles.named(context, symbolicName);
-    }
-
-    /** The kp:fio command object (the guest bundle's FioCommand; its class is private to that bundle). */
-    private Object fioCommand() throws Exception {
-        List<ServiceReference<?>> refs = new ArrayList<>();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (refs.isEmpty() && System.nanoTime() - deadline < 0) {
-            ServiceReference<?>[] found = context.getServiceReferences((String) null,
-                    "(&(osgi.command.scope=kp)(osgi.command.function=fio))");
-            if (found != null) {
-                refs.addAll(List.of(found));
-            } else {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
-            }
-        }
-        assertTrue("no kp:fio command service", !refs.isEmpty());
-        Object fio = context.getService(refs.get(0));
-        assertNotNull(fio);
-        return fio;
-    }
-
-    private static String failure(CompletableFuture<Void> workload) {
-        try {
-            workload.getNow(null);
-            return "finished";
-        } catch (RuntimeException e) {
-            return String.valueOf(e.getCause() != null ? e.getCause() : e);
-        }
     }
 }

@@ -1,7 +1,6 @@
 package io.kickplug.itest;
 
 import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 import static org.ops4j.pax.exam.CoreOptions.cleanCaches;
 import static org.ops4j.pax.exam.CoreOptions.composite;
@@ -15,8 +14,6 @@ import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.guest.DeviceRecoveries;
-import io.kickplug.api.guest.DeviceRecovery;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.RingFormat;
 import java.util.List;
@@ -31,7 +28,6 @@ import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.ServiceReference;
 
 /**
  * Issue 14's acceptance: fio with verify runs on two disks (virtio-mmio and virtio-pci, two queues each) while
@@ -84,17 +80,11 @@ public class RingSwapIT {
             }
         }
         load.finishAndCheck();
-        List<DeviceRecovery> recoveries = service(DeviceRecoveries.class).since(start);
-        long longest = 0;
-        int resubmitted = 0;
-        for (DeviceRecovery r : recoveries) {
-            assertNull("recovery of " + r.disk() + " failed", r.error());
-            longest = Math.max(longest, r.pauseNanos());
-            resubmitted += r.resubmitted();
-        }
-        assertTrue("the guests went through recoveries: " + recoveries.size(), recoveries.size() >= 2);
+        Recoveries recoveries = Recoveries.since(context, start);
+        assertTrue("the guests went through recoveries: " + recoveries.count(), recoveries.count() >= 2);
         System.out.printf("RingSwapIT: %d ring swaps, %d fio passes, %d guest recoveries, %d requests resubmitted, "
-                + "longest pause %.1f ms%n", swaps, load.outputs.size(), recoveries.size(), resubmitted, longest / 1e6);
+                + "longest pause %.1f ms%n", swaps, load.outputs.size(), recoveries.count(), recoveries.resubmitted(),
+                recoveries.longestMillis());
         for (String disk : DISKS) {
             DiskInfo info = disks.info(disk);
             assertEquals(ring, info.ring());
@@ -106,10 +96,5 @@ public class RingSwapIT {
     private static DiskSpec spec(String name, TransportKind transport) {
         return new DiskSpec(name, new BackendSpec("memory", null, 16L << 20, false), transport, 2,
                 DiskSpec.DEFAULT_QUEUE_SIZE, 1, null, DiskSpec.DEFAULT_GUEST_MEMORY);
-    }
-
-    private <T> T service(Class<T> type) {
-        ServiceReference<T> ref = context.getServiceReference(type);
-        return ref == null ? null : context.getService(ref);
     }
 }

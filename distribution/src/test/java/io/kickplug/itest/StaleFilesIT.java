@@ -4,19 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.lang.ProcessBuilder.Redirect;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
@@ -41,8 +36,7 @@ class StaleFilesIT {
 
     @BeforeAll
     static void findJar() {
-        jar = Path.of(System.getProperty("kickplug.jar", "target/kickplug.jar")).toAbsolutePath();
-        assertTrue(Files.isRegularFile(jar), "no launcher jar at " + jar);
+        jar = LauncherJar.built();
     }
 
     /** A daemon that printed its "running" line. */
@@ -67,31 +61,17 @@ class StaleFilesIT {
         command.add("-jar");
         command.add(jar.toString());
         command.add("--daemon");
+        // The temporary cache folder is what this test is about, not the default persistent bundle cache.
+        command.add("--state");
+        command.add("none");
         command.add("-f");
         command.add(script.toString());
         Process process = new ProcessBuilder(command).directory(workDir.toFile())
                 .redirectInput(Redirect.from(new File("/dev/null"))).redirectError(err.toFile()).start();
-        List<String> out = Collections.synchronizedList(new ArrayList<>());
-        CompletableFuture<Void> running = new CompletableFuture<>();
-        Thread reader = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(
-                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String line; (line = r.readLine()) != null;) {
-                    out.add(line);
-                    if (line.startsWith("kickplug: running")) {
-                        running.complete(null);
-                    }
-                }
-            } catch (IOException e) {
-                running.completeExceptionally(e);
-            }
-            running.completeExceptionally(new AssertionError("daemon " + name + " ended before it was running: "
-                    + out));
-        }, "daemon-" + name + "-stdout");
-        reader.setDaemon(true);
-        reader.start();
+        DaemonStdout stdout = new DaemonStdout(process, "daemon " + name);
+        List<String> out = stdout.lines;
         try {
-            running.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            stdout.running.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
         } catch (Exception e) {
             process.destroyForcibly();
             throw new AssertionError("daemon " + name + " did not start: " + out + " stderr "

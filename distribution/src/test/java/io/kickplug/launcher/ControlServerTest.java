@@ -88,37 +88,9 @@ class ControlServerTest {
         }
     }
 
-    private final class Client implements AutoCloseable {
-        final SocketChannel channel;
-        final OutputStream out;
-        final BufferedReader in;
-
-        Client() throws IOException {
-            channel = SocketChannel.open(UnixDomainSocketAddress.of(socket));
-            out = Channels.newOutputStream(channel);
-            in = new BufferedReader(new InputStreamReader(Channels.newInputStream(channel), StandardCharsets.UTF_8));
-        }
-
-        String ask(String line) throws IOException {
-            send(line.getBytes(StandardCharsets.UTF_8));
-            return in.readLine();
-        }
-
-        void send(byte[] bytes) throws IOException {
-            out.write(bytes);
-            out.write('\n');
-            out.flush();
-        }
-
-        @Override
-        public void close() throws IOException {
-            channel.close();
-        }
-    }
-
     @Test
     void eachStatementGetsOneJsonLine() throws Exception {
-        try (Client c = new Client()) {
+        try (ControlClient c = new ControlClient(socket)) {
             assertEquals("{\"ok\":true,\"result\":\"hello world\"}", c.ask("echo hello world"));
             assertEquals("{\"ok\":true,\"result\":\"two\\nlines\"}", c.ask("lines"));
             assertEquals("{\"ok\":true,\"result\":null}", c.ask("silent"));
@@ -168,7 +140,7 @@ class ControlServerTest {
 
     @Test
     void garbageGetsAnErrorAndTheConnectionStaysUsable() throws Exception {
-        try (Client c = new Client()) {
+        try (ControlClient c = new ControlClient(socket)) {
             byte[] garbage = {0, (byte) 0xff, (byte) 0xfe, 0x7f, '{', '{', '"', 1, 2, 3, (byte) 0xc3};
             c.send(garbage);
             String answer = c.in.readLine();
@@ -180,7 +152,7 @@ class ControlServerTest {
 
     @Test
     void aTenMegabyteLineIsDroppedWithAnErrorAndTheConnectionStaysUsable() throws Exception {
-        try (Client c = new Client()) {
+        try (ControlClient c = new ControlClient(socket)) {
             byte[] huge = new byte[10 << 20];
             java.util.Arrays.fill(huge, (byte) 'x');
             c.send(huge);
@@ -192,11 +164,11 @@ class ControlServerTest {
 
     @Test
     void aClientThatLeavesMidStatementDoesNotDisturbOthers() throws Exception {
-        Client leaving = new Client();
+        ControlClient leaving = new ControlClient(socket);
         leaving.send("block".getBytes(StandardCharsets.UTF_8));
         assertTrue(blocked.await(30, TimeUnit.SECONDS));
         leaving.close();
-        try (Client other = new Client()) {
+        try (ControlClient other = new ControlClient(socket)) {
             assertEquals("{\"ok\":true,\"result\":\"meanwhile\"}", other.ask("echo meanwhile"));
             release.countDown();
             // The leaver's session is closed once its statement ends and its answer cannot be written.
@@ -219,7 +191,7 @@ class ControlServerTest {
             for (int i = 0; i < n; i++) {
                 int id = i;
                 answers.add(pool.submit(() -> {
-                    try (Client c = new Client()) {
+                    try (ControlClient c = new ControlClient(socket)) {
                         connected.countDown();
                         connected.await(); // all connected at the same time
                         return c.ask("echo client " + id);
@@ -232,7 +204,7 @@ class ControlServerTest {
         } finally {
             pool.shutdownNow();
         }
-        try (Client c = new Client()) {
+        try (ControlClient c = new ControlClient(socket)) {
             assertEquals("{\"ok\":true,\"result\":\"served\"}", c.ask("echo served"));
         }
     }

@@ -45,6 +45,23 @@ class OptionsTest {
     }
 
     @Test
+    void stateOption() throws Exception {
+        assertNull(Options.parse("--daemon").state());
+        assertEquals(Path.of("/var/lib/kp"), Options.parse("--daemon", "--state", "/var/lib/kp").state());
+        assertEquals(Path.of("/tmp/s"), Options.parse("--state", "/tmp/s", "-c", "lb").state());
+        assertEquals(Options.NO_STATE, Options.parse("--daemon", "--state", "none").state());
+        // none turns the default off, so it goes with --cache; a directory does not.
+        assertEquals(Path.of("/tmp/c"), Options.parse("--daemon", "--state", "none", "--cache", "/tmp/c").cache());
+        assertEquals("--cache and --state exclude each other", assertThrows(Options.UsageException.class,
+                () -> Options.parse("--state", "/tmp/s", "--cache", "/tmp/c")).getMessage());
+        assertEquals("--state given twice", assertThrows(Options.UsageException.class,
+                () -> Options.parse("--state", "/a", "--state", "/b")).getMessage());
+        assertThrows(Options.UsageException.class, () -> Options.parse("--state", ""));
+        assertThrows(Options.UsageException.class, () -> Options.parse("--state"));
+        assertThrows(Options.UsageException.class, () -> Options.parse("--connect", "/s", "--state", "/a"));
+    }
+
+    @Test
     void missingValueIsAUsageError() {
         Options.UsageException e = assertThrows(Options.UsageException.class, () -> Options.parse("-c"));
         assertEquals("-c needs a value (try --help)", e.getMessage());

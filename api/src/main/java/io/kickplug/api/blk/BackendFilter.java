@@ -5,10 +5,11 @@ import org.osgi.annotation.versioning.ConsumerType;
 
 /**
  * A filter between a disk's device and its backend (throttling, ...), registered as a service with the property
- * {@link #PROPERTY_NAME}. The disk manager offers every disk it attaches to every filter bound at that moment; a
- * filter returns the backend as it is for a disk it leaves alone. A filter must keep working, as a pass-through,
- * after its bundle stopped, for the disks attached before (they are given the filter again only when attached
- * again).
+ * {@link #PROPERTY_NAME}. The disk manager puts every disk's devices behind every filter bound, in order; a filter
+ * returns the backend as it is for a disk it leaves alone. When a filter service comes or goes, the disk manager
+ * wraps the running devices' backends again with the filters bound then (no device reset) and closes the wrappers
+ * it replaced, so a filter's wrapper may be closed while its disk runs: its {@code close()} must then let what it
+ * still holds go on to the backend, never fail it.
  */
 @ConsumerType
 public interface BackendFilter {
@@ -20,7 +21,8 @@ public interface BackendFilter {
 
     /**
      * The backend the disk's device uses: {@code backend} itself, or a wrapper around it whose {@code close()}
-     * releases what the wrapper made and closes {@code backend}.
+     * sends on what it holds, releases what the wrapper made and closes {@code backend}. Called again for a disk
+     * whenever its filters are rebuilt (and once per device of the disk: vhost-user exports have their own).
      */
     AsyncBlockBackend wrap(String disk, AsyncBlockBackend backend);
 

@@ -1,11 +1,14 @@
 package io.kickplug.benchmarks.vhost;
 
 import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.virtio.RingFormat;
+import io.kickplug.api.virtio.RingSelector;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.vhost.frontend.FrontendClient;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
+import io.kickplug.virtio.packed.ds.PackedVirtqueueFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -34,8 +37,12 @@ import org.newsclub.net.unix.KickplugPoll;
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar io.kickplug.benchmarks.vhost.VhostBench \
  *     [--jar distribution/target/kickplug.jar] [--qsd /usr/bin/qemu-storage-daemon] [--runs 3] [--runtime 5]
- *     [--warmup 2] [--depths 1,32,64] [--backends null,file] [--java-opts "-XX:+UseSerialGC"]
+ *     [--warmup 2] [--depths 1,32,64] [--backends null,file] [--java-opts "-XX:+UseSerialGC"] [--ring split]
  * </pre>
+ *
+ * {@code --ring packed} asks for VIRTIO_F_RING_PACKED (bit 34): Kickplug offers it (its packed ring bundle) and
+ * the queue is packed (VIRTIO 1.2 section 2.8); qemu-storage-daemon (libvhost-user) does not offer it and stays on
+ * the split ring, which the output says.
  *
  * Backends: {@code null} (Kickplug {@code --backend null}, read-zeroes off by default; QSD {@code null-co} with
  * {@code read-zeroes=off}) and {@code file} (a raw 256 MiB file written before measuring, so in the page cache;
@@ -113,6 +120,7 @@ public final class VhostBench {
         o.put("depths", "1,32,64");
         o.put("backends", "null,file");
         o.put("java-opts", "-XX:+UseSerialGC");
+        o.put("ring", "split");
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 >= args.length || !o.containsKey(args[i].substring(2))) {
                 System.err.println("usage: VhostBench [--name value]... with names " + o.keySet());
@@ -177,8 +185,8 @@ public final class VhostBench {
         }
         System.out.println();
         System.out.println("Medians of " + runs + " runs, " + opts.get("runtime") + " s per point after "
-                + opts.get("warmup") + " s of warm-up; 4 KiB random reads, one queue; CPU/IO = backend process CPU"
-                + " (utime+stime) per I/O:");
+                + opts.get("warmup") + " s of warm-up; 4 KiB random reads, one queue, " + opts.get("ring")
+                + " ring; CPU/IO = backend process CPU (utime+stime) per I/O:");
         System.out.print(table);
         deleteTree(dir);
         deleteTree(ram);
@@ -241,14 +249,19 @@ public final class VhostBench {
 
     private void connect(Server s) throws IOException {
         // 64 KiB per request slot from 1 MiB on (FrontendClient's layout): QD 64 needs 5 MiB.
+        RingFormat ring = RingFormat.parse(opts.get("ring"));
         FrontendClient c = new FrontendClient(s.socket, ram.resolve("ram-" + s.name), 16L << 20,
-                new VirtqueueFactoryComponent(), new GuestMemoryFactoryComponent());
+                RingSelector.of(new VirtqueueFactoryComponent(), new PackedVirtqueueFactoryComponent()),
+                new GuestMemoryFactoryComponent());
         s.client = c;
         c.callReaders(false);
         // No inflight area, no back-end channel: what the measured path needs, on both servers alike.
-        c.negotiate(VirtioFeatures.RING_EVENT_IDX | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE,
+        c.negotiate(VirtioFeatures.RING_EVENT_IDX | VirtioBlk.F_SEG_MAX | VirtioBlk.F_BLK_SIZE | ring.feature(),
                 VhostUser.PROTOCOL_F_REPLY_ACK | VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS);
-        s.queue = c.startQueue(0, 0, false, QUEUE_SIZE, 0);
+        if (c.ringFormat() != ring) {
+            System.out.println(s.name + " does not offer the " + ring.id() + " ring: it runs " + c.ringFormat().id());
+        }
+        s.queue = c.startQueue(0, c.initialBase(), false, QUEUE_SIZE, 0);
         s.queue.callSource().configureBlocking(false);
     }
 

@@ -126,6 +126,10 @@ public final class DiskConfigComponent {
     private final DiskManager disks;
     private final NotificationControl notification;
     private String attached;
+    /** The disk waiting for its backend kind's factory (not attached yet), or null. */
+    private String waiting;
+    /** The properties last seen, without the throttle bundle's {@code throttle.*}. */
+    private Map<String, Object> lastProps;
     /** The properties the attached disk was made from, without {@link DiskConfig#NOTIFY_STRATEGY}. */
     private Map<String, Object> attachedProps;
 
@@ -134,6 +138,7 @@ public final class DiskConfigComponent {
             @Reference(name = "notificationControl") NotificationControl notification, Map<String, Object> props) {
         this.disks = disks;
         this.notification = notification;
+        lastProps = withoutThrottle(props);
         attach(props);
     }
 
@@ -144,6 +149,11 @@ public final class DiskConfigComponent {
 
     @Modified
     synchronized void modified(Map<String, Object> props) {
+        Map<String, Object> before = lastProps;
+        lastProps = withoutThrottle(props);
+        if (attached != null && lastProps.equals(before)) {
+            return; // only throttle.* changed: the throttle bundle applied it already (kp:throttle)
+        }
         if (attached != null && withoutStrategy(props).equals(attachedProps)) {
             applyStrategy(attached, props);
             applyPolling(attached, props, true);
@@ -163,6 +173,7 @@ public final class DiskConfigComponent {
      */
     @Deactivate
     synchronized void deactivated(int reason) {
+        cancelWaiting();
         if (reason == REASON_CONFIGURATION_DELETED) {
             detach(true);
         } else if (reason == REASON_DISABLED) {
@@ -178,11 +189,13 @@ public final class DiskConfigComponent {
     }
 
     private synchronized void attach(Map<String, Object> props) {
+        DiskSpec spec = null;
         try {
-            DiskSpec spec = DiskConfig.toSpec(props);
+            spec = DiskConfig.toSpec(props);
             DiskConfig.notifyStrategy(props); // checked before anything is attached
             DiskConfig.polling(props); // checked before anything is attached
-            if (disks.list().stream().anyMatch(d -> d.name().equals(spec.name()))) {
+            String name = spec.name();
+            if (disks.list().stream().anyMatch(d -> d.name().equals(name))) {
                 // kp:attach attached it, then wrote this configuration: adopt it.
                 attached = spec.name();
                 attachedProps = withoutStrategy(props);
@@ -198,7 +211,30 @@ public final class DiskConfigComponent {
             applyStrategy(spec.name(), props);
             applyPolling(spec.name(), props, false);
         } catch (DiskException e) {
+            if (spec != null && disks instanceof DiskRebuilder rebuilder
+                    && rebuilder.waitForBackend(spec, () -> retry(props))) {
+                waiting = spec.name();
+                LOG.log(Level.INFO, "disk " + spec.name() + ": waiting for a '" + spec.backend().kind()
+                        + "' backend factory (its bundle is not active yet): " + e.getMessage());
+                return;
+            }
             LOG.log(Level.ERROR, "disk configuration " + props.get("service.pid") + " not attached: " + e.getMessage());
+        }
+    }
+
+    /** A factory of the backend kind arrived: attach, unless this configuration moved on meanwhile. */
+    private synchronized void retry(Map<String, Object> props) {
+        if (waiting != null && waiting.equals(String.valueOf(props.get("name")).trim()) && attached == null) {
+            waiting = null;
+            attach(props);
+        }
+    }
+
+    private void cancelWaiting() {
+        String name = waiting;
+        waiting = null;
+        if (name != null && disks instanceof DiskRebuilder rebuilder) {
+            rebuilder.cancelWait(name);
         }
     }
 
@@ -229,7 +265,10 @@ public final class DiskConfigComponent {
         }
     }
 
-    /** The properties whose change needs a re-attach: all but the strategy and polling, which apply live. */
+    /**
+     * The properties whose change needs a re-attach: all but the strategy and polling, which apply live, and the
+     * throttle bundle's {@code throttle.*}, which it applies itself.
+     */
     private static Map<String, Object> withoutStrategy(Map<String, Object> props) {
         Map<String, Object> rest = new HashMap<>(props);
         rest.remove(DiskConfig.NOTIFY_STRATEGY);
@@ -237,6 +276,13 @@ public final class DiskConfigComponent {
         rest.remove("poll");
         rest.remove("poll.max.ns");
         rest.remove("poll_max_ns");
+        return withoutThrottle(rest);
+    }
+
+    /** Without the throttle bundle's settings (throttle.group, throttle.iops-total, ...): it applies them live. */
+    private static Map<String, Object> withoutThrottle(Map<String, Object> props) {
+        Map<String, Object> rest = new HashMap<>(props);
+        rest.keySet().removeIf(k -> k.startsWith("throttle."));
         return rest;
     }
 
@@ -246,6 +292,7 @@ public final class DiskConfigComponent {
 
     /** {@code deleted}: the configuration was deleted (not changed), so a newer disk of that name may exist. */
     private void detach(boolean deleted) {
+        cancelWaiting();
         String name = attached;
         attached = null;
         attachedProps = null;

@@ -61,6 +61,8 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
     @Reference(name = "configurationAdmin", cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC)
     private volatile ConfigurationAdmin configAdmin;
+    /** The configured disks when this manager was deactivated (empty before). */
+    private volatile List<String> configuredAtClose = List.of();
     /** The poll policy the registry uses; guarded by this. */
     private PollPolicy pollPolicy;
 
@@ -98,10 +100,56 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
             policy = ReferencePolicy.DYNAMIC, unbind = "removeBackendFactory")
     void addBackendFactory(BackendFactory factory) {
         backendFactories.add(factory);
+        backendFactoryArrived(factory);
+        retryWaiting(factory.kind());
     }
 
+    /** Configurations waiting for a backend kind's factory: disk name to kind and retry. */
+    private final Map<String, Map.Entry<String, Runnable>> waiting = new java.util.concurrent.ConcurrentHashMap<>();
+
+    @Override
+    public boolean waitForBackend(DiskSpec spec, Runnable retry) {
+        String kind = spec.backend().kind();
+        if (hasFactory(kind)) {
+            return false;
+        }
+        waiting.put(spec.name(), Map.entry(kind, retry));
+        if (hasFactory(kind)) {
+            retryWaiting(kind); // it arrived meanwhile
+        }
+        return true;
+    }
+
+    @Override
+    public void cancelWait(String name) {
+        waiting.remove(name);
+    }
+
+    private boolean hasFactory(String kind) {
+        return backendFactories.stream().anyMatch(f -> kind.equals(f.kind()));
+    }
+
+    /** Runs the retries of the configurations waiting for {@code kind}, on a thread of their own (not SCR's). */
+    private void retryWaiting(String kind) {
+        List<Runnable> due = new ArrayList<>();
+        waiting.entrySet().removeIf(e -> {
+            if (e.getValue().getKey().equals(kind)) {
+                due.add(e.getValue().getValue());
+                return true;
+            }
+            return false;
+        });
+        if (!due.isEmpty()) {
+            Thread t = new Thread(() -> due.forEach(Runnable::run), "kickplug-attach-waiting-" + kind);
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    /** Disks whose (asynchronous) backend the factory opened hold their requests until one of its kind is back. */
     void removeBackendFactory(BackendFactory factory) {
         backendFactories.remove(factory);
+        backendFactoryGone(factory);
     }
 
     @Reference(name = "backendFilters", cardinality = ReferenceCardinality.MULTIPLE,
@@ -149,6 +197,9 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
 
     @Deactivate
     void deactivate() {
+        // Before SCR unbinds ConfigAdmin (it does so after this method): what is configured now comes back with
+        // the next manager, and callers still holding this one (kp:fio waiting for its disk) must see that.
+        configuredAtClose = configuredDisks();
         // Quiesce: every device resets and tells its guest it is gone; shared memory stays for the return.
         close();
         if (shared != null && frameworkStopping()) {
@@ -248,6 +299,7 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
     /** Detaches without touching the configuration: the disk's configuration component went away. */
     @Override
     public synchronized void release(String name) {
+        waiting.remove(name);
         if (attached(name)) {
             super.detach(name);
         }
@@ -276,7 +328,10 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
     public List<String> configuredDisks() {
         List<String> names = new ArrayList<>(list().stream().map(DiskInfo::name).toList());
         ConfigurationAdmin admin = configAdmin;
-        if (admin != null) {
+        if (admin == null) {
+            // Deactivated (ConfigAdmin unbound after deactivate): the disks configured then are on their way back.
+            configuredAtClose.stream().filter(n -> !names.contains(n)).forEach(names::add);
+        } else {
             try {
                 for (String n : DiskConfigStore.names(admin)) {
                     if (!names.contains(n)) {

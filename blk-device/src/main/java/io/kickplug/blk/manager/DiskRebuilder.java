@@ -23,4 +23,18 @@ interface DiskRebuilder {
      * have attached a new disk of the same name (with a new configuration) that this deletion must not take.
      */
     void releaseDeleted(String name);
+
+    /**
+     * The disk's backend kind has no factory now (its bundle is not active yet): {@code retry} runs once, on
+     * another thread, when a factory of that kind arrives, unless {@link #cancelWait} came first.
+     *
+     * @return false when a factory of the kind is there (the attach failed for another reason)
+     */
+    default boolean waitForBackend(DiskSpec spec, Runnable retry) {
+        return false;
+    }
+
+    /** The waiting configuration went (deleted, changed, or its component stopped). */
+    default void cancelWait(String name) {
+    }
 }

@@ -143,13 +143,14 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         TransportInstance transport = null;
         MemoryLease memoryLease = null;
         try {
-            backend = open(factory, withSharedBytes(spec));
+            DiskSpec opened = withSharedBytes(spec);
+            backend = bindings.adopt(name, open(factory, opened), factory, opened.backend());
             for (int i = 0; i < spec.ioThreads(); i++) {
                 threads.add(ioThreads.start("kickplug-blk-" + name + "-io" + i));
             }
             device = new VirtioBlkDevice(BlkDeviceSpec.of(name, backend, spec.backend().readOnly(), spec.numQueues(),
                     spec.queueSize(), serial(spec), threads).withMapping(mapping).withTrackedLock(spec.trackedLock())
-                    .withWorkers(spec.workers()).withNotifiers(notifiers).withFilter(filtersFor(name)));
+                    .withWorkers(spec.workers()).withNotifiers(notifiers).withFilter(bindings.chainFor(name)));
             device.setRing(spec.ring());
             device.setPollPolicy(pollPolicy);
             GuestMemory memory = allocate(spec);
@@ -167,6 +168,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         } catch (RuntimeException | Error e) {
             List<Throwable> cleanup = new ArrayList<>();
             release(transport, device, threads, backend, cleanup);
+            bindings.forget(name);
             if (memoryLease != null && cleanup.isEmpty()) {
                 memoryLease.close();
             }
@@ -190,6 +192,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             throw noSuchDisk(name);
         }
         notifiers.removeListener(disk.listener());
+        bindings.failHeld(name); // a reset would wait in vain for requests held while the backend is away
         List<Throwable> failures = new ArrayList<>();
         for (Export exported : exports.getOrDefault(name, List.of())) {
             notifiers.removeListener(exported.listener());
@@ -205,6 +208,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         exports.remove(name);
         // Closing the transport resets the device, which waits for in-flight requests (section 2.4).
         release(disk.transport(), disk.device(), disk.threads(), disk.backend(), failures);
+        bindings.forget(name);
         // The device and its I/O threads are out of the guest memory now: the registry's lease ends, and the
         // mapping goes at once unless a simulated guest still holds its own lease (then when its machine closes).
         // Not when closing something failed: an I/O thread might still be in the rings; the GC frees it then.
@@ -460,7 +464,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
                 numQueues, spec.queueSize(), serial(spec), disk.threads())
                 .withMapping(QueueMapping.of(List.of(), numQueues, disk.threads().size()))
                 .withTrackedLock(spec.trackedLock()).withWorkers(spec.workers()).withNotifiers(notifiers)
-                .withFilter(filtersFor(name)));
+                .withFilter(bindings.chainFor(name)));
         // Start with the strategies configured for the disk's queues (kp:notify), queue by queue.
         List<QueueCounters> configured = disk.device().queueCounters();
         for (int q = 0; q < numQueues && q < configured.size(); q++) {
@@ -549,36 +553,27 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         return new DiskException("no disk named '" + name + "'");
     }
 
-    /** Backend filters (throttle) bound now; each disk attached from now on goes through them, in order. */
-    private final List<BackendFilter> filters = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Backend filters and asynchronous backends' factories of other bundles, as the disks use them. */
+    private final BackendBindings bindings = new BackendBindings();
 
-    /** A filter service arrived: disks attached from now on go through it. */
+    /** A filter service arrived: every device's filter chain is rebuilt with it (no reset). */
     public void addFilter(BackendFilter filter) {
-        filters.add(filter);
+        bindings.addFilter(filter);
     }
 
-    /** A filter service left: disks attached before keep its wrapper, which then passes requests through. */
+    /** A filter service left: every device's filter chain is rebuilt without it; its wrappers are retired. */
     public void removeFilter(BackendFilter filter) {
-        filters.remove(filter);
+        bindings.removeFilter(filter);
     }
 
-    /** What the disk's device puts between itself and its backend: every bound filter, in order. */
-    private java.util.function.UnaryOperator<AsyncBlockBackend> filtersFor(String disk) {
-        List<BackendFilter> now = List.copyOf(filters);
-        if (now.isEmpty()) {
-            return java.util.function.UnaryOperator.identity();
-        }
-        return backend -> {
-            AsyncBlockBackend b = backend;
-            for (BackendFilter f : now) {
-                try {
-                    b = f.wrap(disk, b);
-                } catch (RuntimeException e) {
-                    LOG.log(Level.ERROR, "disk " + disk + ": filter " + f.name() + " failed, left out: " + e);
-                }
-            }
-            return b;
-        };
+    /** A backend factory service left: disks whose asynchronous backend it opened hold their requests. */
+    public void backendFactoryGone(BackendFactory factory) {
+        bindings.factoryGone(factory);
+    }
+
+    /** A backend factory service arrived: held disks of its kind open their backends again and resume. */
+    public void backendFactoryArrived(BackendFactory factory) {
+        bindings.factoryArrived(factory);
     }
 
     /** Checks every field of {@code spec} and that its name is free; returns the factory of its backend kind. */

@@ -1,6 +1,7 @@
 package io.kickplug.blk.backend;
 
 import io.kickplug.api.blk.BackendIo;
+import io.kickplug.blk.testkit.RecordedIo;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
@@ -95,32 +96,15 @@ public final class HandOffBench {
         tpe.shutdown();
     }
 
-    private static final class Req implements BackendIo {
-        final long offset;
-        final ByteBuffer[] buffers = {ByteBuffer.allocateDirect(4096)};
-        final ConcurrentLinkedQueue<Req> done;
+    private static final class Req extends RecordedIo {
+        final ConcurrentLinkedQueue<Req> finishedQueue;
         final Thread io;
         volatile boolean finished;
 
         Req(long offset, ConcurrentLinkedQueue<Req> done, Thread io) {
-            this.offset = offset;
-            this.done = done;
+            super(BackendIo.Op.READ, offset, 4096, new ByteBuffer[] {ByteBuffer.allocateDirect(4096)}, false, false);
+            this.finishedQueue = done;
             this.io = io;
-        }
-
-        @Override
-        public BackendIo.Op op() {
-            return BackendIo.Op.READ;
-        }
-
-        @Override
-        public long offset() {
-            return offset;
-        }
-
-        @Override
-        public long length() {
-            return 4096;
         }
 
         @Override
@@ -130,18 +114,8 @@ public final class HandOffBench {
         }
 
         @Override
-        public boolean fua() {
-            return false;
-        }
-
-        @Override
-        public boolean mayUnmap() {
-            return false;
-        }
-
-        @Override
         public void complete(IOException error) {
-            done.add(this);
+            finishedQueue.add(this);
             LockSupport.unpark(io);
         }
     }

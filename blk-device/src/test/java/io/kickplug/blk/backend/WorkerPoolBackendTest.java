@@ -6,15 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.BackendIo;
+import io.kickplug.blk.testkit.RecordedIo;
 import io.kickplug.virtio.testkit.Await;
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** The batched hand-off of a blocking backend to worker threads. */
@@ -23,59 +21,10 @@ class WorkerPoolBackendTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
     /** A one-shot operation that records its completion and the thread that completed it. */
-    static final class Io implements BackendIo {
-        final Op op;
-        final long offset;
-        final ByteBuffer[] buffers;
-        final AtomicInteger completions = new AtomicInteger();
-        final AtomicReference<IOException> error = new AtomicReference<>();
-        volatile String thread;
-
+    /** A submitted operation; its length is its buffers' at construction. */
+    static final class Io extends RecordedIo {
         Io(Op op, long offset, ByteBuffer... buffers) {
-            this.op = op;
-            this.offset = offset;
-            this.buffers = buffers;
-        }
-
-        @Override
-        public Op op() {
-            return op;
-        }
-
-        @Override
-        public long offset() {
-            return offset;
-        }
-
-        @Override
-        public long length() {
-            long n = 0;
-            for (ByteBuffer b : buffers) {
-                n += b.remaining();
-            }
-            return n;
-        }
-
-        @Override
-        public ByteBuffer[] buffers() {
-            return buffers;
-        }
-
-        @Override
-        public boolean fua() {
-            return false;
-        }
-
-        @Override
-        public boolean mayUnmap() {
-            return false;
-        }
-
-        @Override
-        public void complete(IOException e) {
-            error.set(e);
-            thread = Thread.currentThread().getName();
-            completions.incrementAndGet();
+            super(op, offset, buffers);
         }
     }
 
@@ -99,7 +48,7 @@ class WorkerPoolBackendTest {
             ConcurrentHashMap<String, Boolean> names = new ConcurrentHashMap<>();
             ios.forEach(io -> names.put(io.thread, true));
             assertTrue(names.keySet().stream().allMatch(n -> n.startsWith("kickplug-blk-t-worker")), names.toString());
-            ios.forEach(io -> assertNull(io.error.get()));
+            ios.forEach(io -> assertNull(io.error));
             for (int i = 0; i < 200; i++) {
                 ByteBuffer b = ByteBuffer.allocate(512);
                 memory.read(i * 512L, new ByteBuffer[] {b});
@@ -123,11 +72,11 @@ class WorkerPoolBackendTest {
         pool.submit(beyond);
         pool.unplug();
         Await.await(() -> beyond.completions.get() == 1, TIMEOUT, "completion");
-        assertNotNull(beyond.error.get(), "a write past the end fails");
+        assertNotNull(beyond.error, "a write past the end fails");
         pool.close();
         Io late = new Io(BackendIo.Op.FLUSH, 0);
         pool.submit(late);
         assertEquals(1, late.completions.get());
-        assertNotNull(late.error.get());
+        assertNotNull(late.error);
     }
 }

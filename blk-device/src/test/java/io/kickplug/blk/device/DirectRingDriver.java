@@ -1,6 +1,7 @@
 package io.kickplug.blk.device;
 
 import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceSignals;
@@ -60,6 +61,20 @@ final class DirectRingDriver {
         @Override
         public boolean needsReset() {
             return fault.get() != null;
+        }
+    }
+
+    /**
+     * A test's tear-down: resets and closes the device, then closes its I/O thread; either may be null (the test
+     * failed before it made them).
+     */
+    static void stop(VirtioBlkDevice device, IoThread ioThread) {
+        if (device != null) {
+            device.reset();
+            device.close();
+        }
+        if (ioThread != null) {
+            ioThread.close();
         }
     }
 

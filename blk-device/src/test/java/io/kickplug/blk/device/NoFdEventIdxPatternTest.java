@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.iothread.IoThread;
@@ -15,18 +15,17 @@ import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DescriptorChain;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
-import io.kickplug.api.virtio.GuestFaultException;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.FileBackend;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.GatedBackend;
+import io.kickplug.blk.testkit.ImageFiles;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.queue.SplitDeviceQueue;
 import io.kickplug.virtio.queue.SplitDriverQueue;
-import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -71,41 +70,18 @@ class NoFdEventIdxPatternTest {
 
     @AfterEach
     void tearDown() throws Exception {
-        if (device != null) {
-            device.reset();
-            device.close();
-        }
-        if (ioThread != null) {
-            ioThread.close();
-        }
+        DirectRingDriver.stop(device, ioThread);
         if (backend != null) {
             backend.close();
         }
     }
 
-    /** The transport side: no call descriptor (NOFD), so a due notification goes nowhere. */
-    private static final class NoFdSignals implements DeviceSignals {
-        final AtomicLong notificationsDue = new AtomicLong();
-        final AtomicReference<GuestFaultException> fault = new AtomicReference<>();
-
-        @Override
-        public void usedBuffer(int queueIndex) {
-            notificationsDue.incrementAndGet();
-        }
-
-        @Override
-        public void configChanged() {
-        }
-
-        @Override
-        public void deviceError(GuestFaultException f) {
-            fault.compareAndSet(null, f);
-        }
-
-        @Override
-        public boolean needsReset() {
-            return fault.get() != null;
-        }
+    /** Starts {@link #device} on {@code storage}: one queue on its own I/O thread, two workers, a mutex lock. */
+    private void start(String name, BlockBackend storage) {
+        ioThread = new EventLoopThread("pattern-io");
+        device = new VirtioBlkDevice(BlkDeviceSpec.of(name, storage, false, 1, QUEUE_SIZE,
+                name.getBytes(StandardCharsets.US_ASCII), List.of(ioThread))
+                .withMapping(QueueMapping.of(List.of(), 1, 1)).withTrackedLock(TrackedLockKind.MUTEX).withWorkers(2));
     }
 
     /** Activates the device on one queue that continues at the given indices; returns the view. */
@@ -119,22 +95,16 @@ class NoFdEventIdxPatternTest {
 
     @Test
     void aRequestPublishedAroundTheDevicesSleepIsAlwaysCompleted() throws Exception {
-        Path image = dir.resolve("disk.img");
-        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
-            f.setLength(1 << 20);
-        }
-        backend = FileBackend.open(new BackendSpec("file", image.toString(), 0, false));
-        ioThread = new EventLoopThread("pattern-io");
-        device = new VirtioBlkDevice(BlkDeviceSpec.of("pattern", backend, false, 1, QUEUE_SIZE,
-                "pattern".getBytes(StandardCharsets.US_ASCII), List.of(ioThread))
-                .withMapping(QueueMapping.of(List.of(), 1, 1)).withTrackedLock(TrackedLockKind.MUTEX).withWorkers(2));
+        backend = ImageFiles.openSparse(dir.resolve("disk.img"), 1 << 20);
+        start("pattern", backend);
         GuestMemory memory = OffHeapGuestMemory.allocate(4 << 20);
         QueueLayout layout = QueueLayout.contiguous(QUEUE_SIZE, 0);
         SplitDriverQueue driver = new SplitDriverQueue(memory, layout, FEATURES, -1, 0);
         // A Linux poll queue: callbacks off, and used_event is never written: it stays 0.
         driver.disableCallbacks();
         memory.writeU16(usedEvent(layout), (short) 0);
-        NoFdSignals signals = new NoFdSignals();
+        // No call descriptor (NOFD): a due notification goes nowhere, the signals only count it.
+        DirectRingDriver.Signals signals = new DirectRingDriver.Signals();
         AtomicReference<DeviceQueue> view = new AtomicReference<>(activate(device, memory, layout, signals, 0, 0));
 
         AtomicLong tries = new AtomicLong();
@@ -198,7 +168,7 @@ class NoFdEventIdxPatternTest {
         assertNull(signals.fault.get(), "no device error");
         assertEquals(4L * TRIES, device.stats().requestsCompleted());
         System.out.printf("NoFdEventIdxPatternTest: %d tries, %d restarts, %d notifications due (no descriptor)%n",
-                TRIES, restarts.get(), signals.notificationsDue.get());
+                TRIES, restarts.get(), signals.interrupts.get());
     }
 
     // Split ring field addresses (VIRTIO 1.2 sections 2.7.6 and 2.7.8).
@@ -242,7 +212,8 @@ class NoFdEventIdxPatternTest {
         }
     }
 
-    private void awaitUsed(SplitDriverQueue driver, GuestMemory memory, QueueLayout layout, NoFdSignals signals,
+    private void awaitUsed(SplitDriverQueue driver, GuestMemory memory, QueueLayout layout,
+            DirectRingDriver.Signals signals,
             AtomicReference<Throwable> restartFailure, int tryNumber, String what) {
         long deadline = System.nanoTime() + TIMEOUT_NS;
         UsedBuffer u;
@@ -276,10 +247,7 @@ class NoFdEventIdxPatternTest {
     @Test
     void aResetWaitsForTheUsedRingPushOfACompletedRequest() throws Exception {
         GatedBackend gated = new GatedBackend(new MemoryBackend(1 << 20, false));
-        ioThread = new EventLoopThread("pattern-io");
-        device = new VirtioBlkDevice(BlkDeviceSpec.of("reset", gated, false, 1, QUEUE_SIZE,
-                "reset".getBytes(StandardCharsets.US_ASCII), List.of(ioThread))
-                .withMapping(QueueMapping.of(List.of(), 1, 1)).withTrackedLock(TrackedLockKind.MUTEX).withWorkers(2));
+        start("reset", gated);
         GuestMemory memory = OffHeapGuestMemory.allocate(4 << 20);
         QueueLayout layout = QueueLayout.contiguous(QUEUE_SIZE, 0);
         SplitDriverQueue driver = new SplitDriverQueue(memory, layout, FEATURES, -1, 0);
@@ -310,7 +278,8 @@ class NoFdEventIdxPatternTest {
                 real.pushUsed(head, writtenBytes);
             }
         };
-        NoFdSignals signals = new NoFdSignals();
+        // No call descriptor (NOFD): a due notification goes nowhere, the signals only count it.
+        DirectRingDriver.Signals signals = new DirectRingDriver.Signals();
         device.activate(new DeviceActivation(FEATURES, memory, List.of(held), signals));
         gated.close(0);
         publishWrite(memory, driver, 0, 1);

@@ -46,13 +46,7 @@ class PooledRequestReuseTest {
 
     @AfterEach
     void tearDown() {
-        if (device != null) {
-            device.reset();
-            device.close();
-        }
-        if (ioThread != null) {
-            ioThread.close();
-        }
+        DirectRingDriver.stop(device, ioThread);
     }
 
     private static byte pattern(long block, int i) {
@@ -65,23 +59,13 @@ class PooledRequestReuseTest {
         final Set<String> threads = ConcurrentHashMap.newKeySet();
 
         ShuffledBackend() {
-            super(new MemoryBackend(2L * READ_BLOCKS * BLOCK, false));
+            super(new MemoryBackend(2L * READ_BLOCKS * BLOCK, false), "shuffled", true);
         }
 
         private static void jitter() {
             for (int n = ThreadLocalRandom.current().nextInt(4); n > 0; n--) {
                 Thread.yield();
             }
-        }
-
-        @Override
-        public String kind() {
-            return "shuffled";
-        }
-
-        @Override
-        public boolean blocking() {
-            return true;
         }
 
         @Override

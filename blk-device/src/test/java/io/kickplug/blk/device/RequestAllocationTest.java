@@ -36,13 +36,7 @@ class RequestAllocationTest {
 
     @AfterEach
     void tearDown() {
-        if (device != null) {
-            device.reset();
-            device.close();
-        }
-        if (ioThread != null) {
-            ioThread.close();
-        }
+        DirectRingDriver.stop(device, ioThread);
     }
 
     @Test

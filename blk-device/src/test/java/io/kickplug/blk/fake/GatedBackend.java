@@ -28,7 +28,7 @@ public final class GatedBackend extends ForwardingBackend {
     private final Semaphore entered = new Semaphore(0);
 
     public GatedBackend(BlockBackend inner) {
-        super(inner);
+        super(inner, "gated", true);
     }
 
     /** Makes the next operations at {@code sector} (or {@link #FLUSH}) wait until {@link #open}. */
@@ -71,16 +71,6 @@ public final class GatedBackend extends ForwardingBackend {
 
     private interface IoCall {
         void run() throws IOException;
-    }
-
-    @Override
-    public String kind() {
-        return "gated";
-    }
-
-    @Override
-    public boolean blocking() {
-        return true;
     }
 
     @Override

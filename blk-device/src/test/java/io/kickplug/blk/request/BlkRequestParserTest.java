@@ -27,6 +27,13 @@ class BlkRequestParserTest {
         return BlkRequestParser.parse(chain, CAPACITY, false);
     }
 
+    /** The chain is answered with IOERR, for a reason that names {@code reasonPart} ("" for any reason). */
+    private static void assertIoError(FakeChain chain, String reasonPart) {
+        BlkRequest request = parse(chain);
+        assertEquals(Outcome.IOERR, request.rejection().outcome());
+        assertTrue(request.rejection().reason().contains(reasonPart), request.rejection().reason());
+    }
+
     private static byte[] readAll(BlkRequest request) {
         byte[] data = new byte[(int) request.source().remaining()];
         request.source().read(data, 0, data.length);
@@ -130,7 +137,7 @@ class BlkRequestParserTest {
     void sectorsNearTwoToTheSixtyFourAreIoErrors(long sector) {
         FakeChain chain = FakeChain.builder().readable(concat(header(VirtioBlk.T_OUT, sector), new byte[512]))
                 .writable(1).build();
-        assertEquals(Outcome.IOERR, parse(chain).rejection().outcome());
+        assertIoError(chain, "");
     }
 
     @Test
@@ -148,16 +155,14 @@ class BlkRequestParserTest {
     @Test
     void readLengthNotAMultipleOf512IsAnIoError() {
         FakeChain chain = FakeChain.builder().readable(header(VirtioBlk.T_IN, 0)).writable(100).writable(1).build();
-        BlkRequest request = parse(chain);
-        assertEquals(Outcome.IOERR, request.rejection().outcome());
-        assertTrue(request.rejection().reason().contains("multiple of 512"), request.rejection().reason());
+        assertIoError(chain, "multiple of 512");
     }
 
     @Test
     void writeLengthNotAMultipleOf512IsAnIoError() {
         FakeChain chain = FakeChain.builder().readable(header(VirtioBlk.T_OUT, 0)).readable(new byte[513])
                 .writable(1).build();
-        assertEquals(Outcome.IOERR, parse(chain).rejection().outcome());
+        assertIoError(chain, "");
     }
 
     // Section 5.2.6: IN data is device-writable, OUT data device-readable.
@@ -165,16 +170,14 @@ class BlkRequestParserTest {
     void readWithDeviceReadableDataIsAnIoError() {
         FakeChain chain = FakeChain.builder().readable(header(VirtioBlk.T_IN, 0)).readable(new byte[512])
                 .writable(512).writable(1).build();
-        BlkRequest request = parse(chain);
-        assertEquals(Outcome.IOERR, request.rejection().outcome());
-        assertTrue(request.rejection().reason().contains("device-readable"), request.rejection().reason());
+        assertIoError(chain, "device-readable");
     }
 
     @Test
     void writeWithDeviceWritableDataIsAnIoError() {
         FakeChain chain = FakeChain.builder().readable(header(VirtioBlk.T_OUT, 0)).readable(new byte[512])
                 .writable(512).writable(1).build();
-        assertEquals(Outcome.IOERR, parse(chain).rejection().outcome());
+        assertIoError(chain, "");
     }
 
     // Section 5.2.6.2: a device with VIRTIO_BLK_F_RO fails writes with IOERR.

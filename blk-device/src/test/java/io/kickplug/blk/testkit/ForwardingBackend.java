@@ -11,9 +11,20 @@ import java.nio.ByteBuffer;
 public abstract class ForwardingBackend implements BlockBackend {
 
     protected final BlockBackend inner;
+    /** The kind this backend reports, or null for the inner backend's. */
+    private final String kind;
+    /** Whether the device must run this backend's calls on workers, or null for the inner backend's answer. */
+    private final Boolean blocking;
 
     protected ForwardingBackend(BlockBackend inner) {
+        this(inner, null, null);
+    }
+
+    /** A backend that reports its own {@code kind} and {@code blocking} answer and forwards everything else. */
+    protected ForwardingBackend(BlockBackend inner, String kind, Boolean blocking) {
         this.inner = inner;
+        this.kind = kind;
+        this.blocking = blocking;
     }
 
     /** The backend the calls go to (a test fills it or checks it directly). */
@@ -23,7 +34,7 @@ public abstract class ForwardingBackend implements BlockBackend {
 
     @Override
     public String kind() {
-        return inner.kind();
+        return kind != null ? kind : inner.kind();
     }
 
     @Override
@@ -38,7 +49,7 @@ public abstract class ForwardingBackend implements BlockBackend {
 
     @Override
     public boolean blocking() {
-        return inner.blocking();
+        return blocking != null ? blocking : inner.blocking();
     }
 
     @Override

@@ -77,6 +77,8 @@ public final class NbdBackend implements AsyncBlockBackend {
     private final List<Connection> connections = new ArrayList<>();
     private final Thread watchdog;
     private volatile boolean closed;
+    /** How long a clean close waits for each connection's writer to send NBD_CMD_DISC. */
+    private static final long DISC_WAIT_MS = 1000;
     /** Live connections; under lock. */
     private int live;
     /** When the last connection went down (System.nanoTime), valid while {@code live == 0}; under lock. */
@@ -237,6 +239,15 @@ public final class NbdBackend implements AsyncBlockBackend {
 
     @Override
     public void submit(BackendIo io) {
+        if ((io.op() == BackendIo.Op.READ || io.op() == BackendIo.Op.WRITE) && io.length() > info.maxPayload()
+                && Requests.refusal(io, info, readOnly) == null) {
+            // Longer than the server takes in one command: sent as several (a multiple of the minimum block each).
+            long part = Math.max(info.minBlock(), info.maxPayload() - info.maxPayload() % info.minBlock());
+            for (BackendIo p : SplitIo.parts(io, part)) {
+                submit(p);
+            }
+            return;
+        }
         String refusal = Requests.refusal(io, info, readOnly);
         if (refusal != null) {
             io.complete(new IOException("NBD " + uri + ": " + refusal));
@@ -299,6 +310,9 @@ public final class NbdBackend implements AsyncBlockBackend {
             lock.unlock();
         }
         watchdog.interrupt();
+        for (Connection c : connections) {
+            c.awaitDisconnect(); // proto.md: NBD_CMD_DISC, sent by the writer, before the channel closes
+        }
         for (Connection c : connections) {
             c.stop();
         }
@@ -380,7 +394,7 @@ public final class NbdBackend implements AsyncBlockBackend {
         /** Why another thread closed the channel (silence, a failed write), for the reader's report. */
         private volatile String closeReason;
         private Thread supervisor;
-        private Thread writer;
+        private volatile Thread writer;
         private final ByteBuffer send = ByteBuffer.allocateDirect(256 * 1024);
 
         Connection(int index) {
@@ -394,10 +408,21 @@ public final class NbdBackend implements AsyncBlockBackend {
             supervisor.start();
         }
 
+        /** Waits (briefly) for the writer, which sends NBD_CMD_DISC on a live connection when the backend closes. */
+        void awaitDisconnect() {
+            Thread w = writer;
+            if (w != null) {
+                try {
+                    w.join(DISC_WAIT_MS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+
         void stop() {
             SocketChannel ch = channel;
             if (ch != null && up) {
-                // proto.md: NBD_CMD_DISC before closing; best effort (the writer may be mid-batch: it is told below).
                 try {
                     ch.close();
                 } catch (IOException e) {
@@ -562,22 +587,31 @@ public final class NbdBackend implements AsyncBlockBackend {
             try {
                 while (true) {
                     int n = 0;
+                    boolean disconnect;
                     lock.lock();
                     try {
                         while (up && !closed && pending.isEmpty()) {
                             work.awaitUninterruptibly();
                         }
+                        disconnect = up && closed;
                         if (!up || closed) {
-                            return;
-                        }
-                        while (n < BATCH && !pending.isEmpty()) {
-                            batch[n++] = pending.poll();
-                        }
-                        if (!pending.isEmpty()) {
-                            work.signal(); // another connection may take the rest
+                            n = -1;
+                        } else {
+                            while (n < BATCH && !pending.isEmpty()) {
+                                batch[n++] = pending.poll();
+                            }
+                            if (!pending.isEmpty()) {
+                                work.signal(); // another connection may take the rest
+                            }
                         }
                     } finally {
                         lock.unlock();
+                    }
+                    if (n < 0) {
+                        if (disconnect) {
+                            disconnect(ch);
+                        }
+                        return;
                     }
                     long now = System.nanoTime();
                     for (int i = 0; i < n; i++) {
@@ -597,6 +631,18 @@ public final class NbdBackend implements AsyncBlockBackend {
                 }
                 closeQuietly(ch);
             }
+        }
+
+        /**
+         * proto.md, NBD_CMD_DISC: the backend closes cleanly, so the server is told (it handles what is
+         * outstanding and closes); nothing is sent after it. The reader then sees the server close.
+         */
+        private void disconnect(SocketChannel ch) throws IOException {
+            send.clear();
+            send.putInt(Nbd.REQUEST_MAGIC).putShort((short) 0).putShort((short) Nbd.CMD_DISC).putLong(0).putLong(0)
+                    .putInt(0);
+            flush(ch);
+            LOG.log(Level.DEBUG, where + ": NBD_CMD_DISC sent");
         }
 
         private void encode(SocketChannel ch, Command c) throws IOException {

@@ -9,8 +9,8 @@ final class Requests {
     }
 
     /**
-     * Why {@code io} cannot be sent to the export as it is, or {@code null}: the export's flags, its minimum
-     * block size, maximum payload and size (proto.md, "Block size constraints"), read-only.
+     * Why {@code io} cannot be sent to the export, or {@code null}: the export's flags, its minimum
+     * block size and size (proto.md, "Block size constraints"), read-only.
      */
     static String refusal(BackendIo io, ExportInfo info, boolean readOnly) {
         long offset = io.offset();
@@ -20,11 +20,7 @@ final class Requests {
                 return null;
             case READ:
             case WRITE:
-                if (length > info.maxPayload()) {
-                    return io.op() + " of " + length + " bytes exceeds the server's maximum payload of "
-                            + info.maxPayload();
-                }
-                break;
+                break; // longer than the server's maximum payload: NbdBackend sends it in parts (SplitIo)
             case DISCARD:
                 if (!info.has(Nbd.FLAG_SEND_TRIM) || readOnly) {
                     return "the server does not support trim";

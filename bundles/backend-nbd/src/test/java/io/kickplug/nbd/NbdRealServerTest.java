@@ -13,7 +13,7 @@ import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
-import io.kickplug.blk.fake.MmioBlkGuest;
+import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.fake.PatternIo;
 import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
@@ -88,12 +88,12 @@ class NbdRealServerTest {
         return closing(NbdBackend.open(NbdUri.parse(uri), false, options));
     }
 
-    private MmioBlkGuest guestOn(BlockBackend backend, int queues) {
+    private RawRingGuest guestOn(BlockBackend backend, int queues) {
         threads.add(new EventLoopThread("nbd-io0"));
         device = new VirtioBlkDevice(BlkDeviceSpec.of("nbd", backend, false, queues, 256,
                 "nbd".getBytes(StandardCharsets.US_ASCII), threads));
         transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
-        return new MmioBlkGuest(transport.port()).init(-1L, queues, 64);
+        return new RawRingGuest(transport.port()).init(-1L, queues, 64);
     }
 
     @Test
@@ -103,11 +103,11 @@ class NbdRealServerTest {
         BlockBackend backend = closing(new NbdBackendFactory().open(new BackendSpec("nbd", server.uri("disk"), 0,
                 false, false)));
         assertEquals(IMAGE, backend.size());
-        MmioBlkGuest guest = guestOn(backend, 4);
+        RawRingGuest guest = guestOn(backend, 4);
         int blocks = (int) (IMAGE / 4096);
         PatternIo.write(guest, 4, blocks, 4096, 16, 42);
         assertEquals(List.of(), PatternIo.verify(guest, 4, blocks, 4096, 16, 42));
-        MmioBlkGuest.Completed flush = guest.request(0, io.kickplug.api.blk.VirtioBlk.T_FLUSH, 0, null, 0,
+        RawRingGuest.Completed flush = guest.request(0, io.kickplug.api.blk.VirtioBlk.T_FLUSH, 0, null, 0,
                 Duration.ofSeconds(10));
         assertEquals(io.kickplug.api.blk.VirtioBlk.S_OK, flush.status());
         byte[] onDisk = new byte[4096];

@@ -41,11 +41,37 @@ final class NbdServer implements AutoCloseable {
         return new NbdServer(new ArrayList<>(cmd), socket, dir.resolve("qemu-nbd.log")).start();
     }
 
+    /** As {@link #qemuNbd}, tracing {@code event} (QEMU's trace events) into its log. */
+    static NbdServer qemuNbdTraced(Path dir, Path image, String export, String event)
+            throws IOException, InterruptedException {
+        Path socket = dir.resolve("qemu-nbd.sock");
+        List<String> cmd = List.of("qemu-nbd", "-t", "-e", "8", "-f", "raw", "--cache=writeback", "-k",
+                socket.toString(), "-x", export, "--trace", event, image.toString());
+        return new NbdServer(new ArrayList<>(cmd), socket, dir.resolve("qemu-nbd.log")).start();
+    }
+
+    /** What the server printed so far. */
+    String log() throws IOException {
+        return Files.readString(log);
+    }
+
     /** nbdkit's memory plugin: {@code size} bytes of RAM, any export name. */
     static NbdServer nbdkitMemory(Path dir, String size) throws IOException, InterruptedException {
         Path socket = dir.resolve("nbdkit.sock");
         List<String> cmd = List.of("nbdkit", "-f", "--exit-with-parent", "-U", socket.toString(), "memory", size);
         return new NbdServer(new ArrayList<>(cmd), socket, dir.resolve("nbdkit.log")).start();
+    }
+
+    /**
+     * nbdkit's memory plugin behind its blocksize-policy filter: it announces a maximum payload of
+     * {@code maximum} bytes (NBD_INFO_BLOCK_SIZE) and fails any longer request.
+     */
+    static NbdServer nbdkitMemoryMaxPayload(Path dir, String size, int maximum) throws IOException, InterruptedException {
+        Path socket = dir.resolve("nbdkit-max.sock");
+        List<String> cmd = List.of("nbdkit", "-f", "--exit-with-parent", "-U", socket.toString(),
+                "--filter=blocksize-policy", "memory", size, "blocksize-maximum=" + maximum,
+                "blocksize-error-policy=error");
+        return new NbdServer(new ArrayList<>(cmd), socket, dir.resolve("nbdkit-max.log")).start();
     }
 
     NbdServer start() throws IOException, InterruptedException {

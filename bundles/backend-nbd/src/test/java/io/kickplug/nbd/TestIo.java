@@ -1,32 +1,13 @@
 package io.kickplug.nbd;
 
-import io.kickplug.api.blk.BackendIo;
-import java.io.IOException;
+import io.kickplug.blk.testkit.RecordedIo;
 import java.nio.ByteBuffer;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /** One backend operation made by a test, with its completion. */
-final class TestIo implements BackendIo {
-
-    final Op op;
-    final long offset;
-    final long length;
-    final ByteBuffer[] buffers;
-    final boolean fua;
-    final boolean mayUnmap;
-    final AtomicInteger completions = new AtomicInteger();
-    final CountDownLatch done = new CountDownLatch(1);
-    volatile IOException error;
+final class TestIo extends RecordedIo {
 
     TestIo(Op op, long offset, long length, ByteBuffer[] buffers, boolean fua, boolean mayUnmap) {
-        this.op = op;
-        this.offset = offset;
-        this.length = length;
-        this.buffers = buffers;
-        this.fua = fua;
-        this.mayUnmap = mayUnmap;
+        super(op, offset, length, buffers, fua, mayUnmap);
     }
 
     static TestIo read(long offset, int length) {
@@ -39,48 +20,6 @@ final class TestIo implements BackendIo {
 
     static TestIo flush() {
         return new TestIo(Op.FLUSH, 0, 0, new ByteBuffer[0], false, false);
-    }
-
-    @Override
-    public Op op() {
-        return op;
-    }
-
-    @Override
-    public long offset() {
-        return offset;
-    }
-
-    @Override
-    public long length() {
-        return length;
-    }
-
-    @Override
-    public ByteBuffer[] buffers() {
-        return buffers;
-    }
-
-    @Override
-    public boolean fua() {
-        return fua;
-    }
-
-    @Override
-    public boolean mayUnmap() {
-        return mayUnmap;
-    }
-
-    @Override
-    public void complete(IOException e) {
-        error = e;
-        completions.incrementAndGet();
-        done.countDown();
-    }
-
-    /** Waits for the completion; false after {@code seconds}. */
-    boolean await(long seconds) throws InterruptedException {
-        return done.await(seconds, TimeUnit.SECONDS);
     }
 
     byte[] data() {

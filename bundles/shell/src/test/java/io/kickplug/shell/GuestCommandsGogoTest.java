@@ -7,11 +7,8 @@ import io.kickplug.api.guest.GuestSettings;
 import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.shell.testkit.GogoShell;
-import java.lang.reflect.Method;
-import java.lang.reflect.Parameter;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.felix.service.command.Descriptor;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -62,8 +59,7 @@ class GuestCommandsGogoTest {
     @BeforeEach
     void setUp() {
         GuestCommands commands = new GuestCommands(control, stats);
-        shell.add("kp", commands, "guest");
-        shell.add("kp", commands, "lockstat");
+        shell.add("kp", commands, "guest", "lockstat");
     }
 
     @Test
@@ -89,15 +85,11 @@ class GuestCommandsGogoTest {
 
     @Test
     void guestRefusesBadValuesWithOneLine() {
-        assertEquals("invalid --vcpus 'x': expected a positive integer",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:guest --vcpus x")).getMessage());
-        assertEquals("invalid --exit-ns '-1': expected nanoseconds, 0 or more",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:guest --exit-ns -1")).getMessage());
+        assertEquals("invalid --vcpus 'x': expected a positive integer", shell.refusal("kp:guest --vcpus x"));
+        assertEquals("invalid --exit-ns '-1': expected nanoseconds, 0 or more", shell.refusal("kp:guest --exit-ns -1"));
         assertEquals("invalid --poll-queues '-1': expected an integer, 0 or more",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:guest --poll-queues -1")).getMessage());
-        assertEquals("no kick policy named 'sideways'",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:guest --kick-policy sideways"))
-                        .getMessage());
+                shell.refusal("kp:guest --poll-queues -1"));
+        assertEquals("no kick policy named 'sideways'", shell.refusal("kp:guest --kick-policy sideways"));
         assertEquals(new GuestSettings(1, 5000, 2000, "outside-lock"), settings);
     }
 
@@ -134,17 +126,6 @@ class GuestCommandsGogoTest {
 
     @Test
     void everyCommandAndParameterHasADescriptor() {
-        int commands = 0;
-        for (Method m : GuestCommands.class.getDeclaredMethods()) {
-            if (!java.lang.reflect.Modifier.isPublic(m.getModifiers())) {
-                continue;
-            }
-            commands++;
-            assertNotNull(m.getAnnotation(Descriptor.class), m.getName());
-            for (Parameter p : m.getParameters()) {
-                assertNotNull(p.getAnnotation(Descriptor.class), m.getName() + " " + p.getName());
-            }
-        }
-        assertEquals(2, commands);
+        assertEquals(2, GogoShell.assertEveryCommandDescribed(GuestCommands.class));
     }
 }

@@ -15,13 +15,10 @@ import io.kickplug.api.transport.ExportStatus;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.blk.testkit.StubDiskManager;
 import io.kickplug.shell.testkit.GogoShell;
-import java.lang.reflect.Method;
-import java.lang.reflect.Parameter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.felix.service.command.Descriptor;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -210,10 +207,9 @@ class KpCommandsGogoTest {
 
     @Test
     void ioRejectsBadOptionValues() {
-        assertEquals("invalid --depth 'many': expected a positive integer",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:io --depth many d1")).getMessage());
+        assertEquals("invalid --depth 'many': expected a positive integer", shell.refusal("kp:io --depth many d1"));
         assertEquals("--bs: invalid size '4Q': expected bytes with an optional K, M, G or T suffix",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:io --bs 4Q d1")).getMessage());
+                shell.refusal("kp:io --bs 4Q d1"));
     }
 
     @Test
@@ -249,25 +245,18 @@ class KpCommandsGogoTest {
 
     @Test
     void attachOptionErrors() {
-        assertEquals("usage: kp:attach [options] NAME [SIZE]",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach m1 1M 2M")).getMessage());
-        assertEquals("the file backend needs --file PATH",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --backend file f1")).getMessage());
-        assertEquals("a memory disk needs a SIZE",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach m1")).getMessage());
-        assertEquals("--file is only for --backend file",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --file /x m1 1M")).getMessage());
+        assertEquals("usage: kp:attach [options] NAME [SIZE]", shell.refusal("kp:attach m1 1M 2M"));
+        assertEquals("the file backend needs --file PATH", shell.refusal("kp:attach --backend file f1"));
+        assertEquals("a memory disk needs a SIZE", shell.refusal("kp:attach m1"));
+        assertEquals("--file is only for --backend file", shell.refusal("kp:attach --file /x m1 1M"));
         assertEquals("--tracked-lock: unknown tracked lock 'spin' (expected yielding, mutex or sharded)",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --tracked-lock spin m1 1M"))
-                        .getMessage());
+                shell.refusal("kp:attach --tracked-lock spin m1 1M"));
         assertEquals("invalid --mapping '0,1;x': 'x' is not a queue number (expected e.g. \"0,2;1,3\")",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --mapping \"0,1;x\" m1 1M"))
-                        .getMessage());
+                shell.refusal("kp:attach --mapping \"0,1;x\" m1 1M"));
         assertEquals("invalid --workers '0': expected a positive integer",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --workers 0 m1 1M")).getMessage());
+                shell.refusal("kp:attach --workers 0 m1 1M"));
         assertEquals("unknown backend 'disk' (expected file, memory, null or nbd)",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --backend disk m1 1M"))
-                        .getMessage());
+                shell.refusal("kp:attach --backend disk m1 1M"));
         assertTrue(attached.isEmpty());
     }
 
@@ -279,10 +268,8 @@ class KpCommandsGogoTest {
         assertEquals("nbd+unix:///disk?socket=/run/s.sock", n0.backend().path(), "the URI travels as the path");
         assertEquals(0, n0.backend().sizeBytes(), "the size is the export's");
         assertEquals("the nbd backend needs --uri nbd://host[:port]/export or --uri nbd+unix:///export?socket=PATH",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --backend nbd n1")).getMessage());
-        assertEquals("--uri is only for --backend nbd",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --uri nbd://h/x m1 1M"))
-                        .getMessage());
+                shell.refusal("kp:attach --backend nbd n1"));
+        assertEquals("--uri is only for --backend nbd", shell.refusal("kp:attach --uri nbd://h/x m1 1M"));
     }
 
     @Test
@@ -296,11 +283,9 @@ class KpCommandsGogoTest {
         assertEquals(TrackedLockKind.YIELDING, attached.get("d1").trackedLock());
         assertEquals("unknown tracked lock 'x' (expected yielding, mutex or sharded); "
                 + "usage: kp:tracked-lock [--json] NAME yielding|mutex|sharded",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:tracked-lock d1 x")).getMessage());
-        assertEquals(TrackedLockCommand.USAGE,
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:tracked-lock d1")).getMessage());
-        assertEquals("no disk named 'zz'",
-                assertThrows(DiskException.class, () -> shell.run("kp:tracked-lock zz mutex")).getMessage());
+                shell.refusal("kp:tracked-lock d1 x"));
+        assertEquals(TrackedLockCommand.USAGE, shell.refusal("kp:tracked-lock d1"));
+        assertEquals("no disk named 'zz'", shell.refusal(DiskException.class, "kp:tracked-lock zz mutex"));
         String table = (String) shell.run("kp:disks");
         assertTrue(table.contains("LOCK      MAPPING"), table);
         assertTrue(table.contains("yielding  -"), table);
@@ -308,18 +293,8 @@ class KpCommandsGogoTest {
 
     @Test
     void everyCommandAndParameterHasADescriptor() {
-        int commands = 0;
-        for (Method m : KpCommands.class.getDeclaredMethods()) {
-            if (!java.lang.reflect.Modifier.isPublic(m.getModifiers())) {
-                continue;
-            }
-            commands++;
-            assertNotNull(m.getAnnotation(Descriptor.class), m.getName());
-            for (Parameter p : m.getParameters()) {
-                assertNotNull(p.getAnnotation(Descriptor.class), m.getName() + " " + p.getName());
-            }
-        }
-        assertEquals(5, commands, "attach (NAME [SIZE]), detach, disks, io, resize");
+        assertEquals(5, GogoShell.assertEveryCommandDescribed(KpCommands.class),
+                "attach (NAME [SIZE]), detach, disks, io, resize");
     }
 
     @Test

@@ -82,9 +82,7 @@ class NotifyCommandsGogoTest {
     @BeforeEach
     void setUp() {
         NotifyCommands commands = new NotifyCommands(control, disks);
-        shell.add("kp", commands, "notify");
-        shell.add("kp", commands, "strategies");
-        shell.add("kp", commands, "stats");
+        shell.add("kp", commands, "notify", "strategies", "stats");
     }
 
     @Test
@@ -103,9 +101,8 @@ class NotifyCommandsGogoTest {
     @Test
     void notifyRefusesBadInputWithOneLine() {
         assertEquals("invalid --queue '-2': expected a queue number, 0 or more",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:notify --queue -2 d1 bh")).getMessage());
-        assertEquals("no disk named 'zz'", assertThrows(DiskException.class, () -> shell.run("kp:notify zz bh"))
-                .getMessage());
+                shell.refusal("kp:notify --queue -2 d1 bh"));
+        assertEquals("no disk named 'zz'", shell.refusal(DiskException.class, "kp:notify zz bh"));
     }
 
     @Test

@@ -75,12 +75,10 @@ class PollCommandsGogoTest {
 
     @Test
     void badInputGivesOneLine() {
-        assertEquals("invalid mode 'maybe': expected on or off",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:poll d1 maybe")).getMessage());
+        assertEquals("invalid mode 'maybe': expected on or off", shell.refusal("kp:poll d1 maybe"));
         assertEquals("invalid --poll-max-ns '-5': expected nanoseconds in 0..1000000000",
-                assertThrows(IllegalArgumentException.class, () -> shell.run("kp:poll --poll-max-ns -5 d1 on"))
-                        .getMessage());
-        assertEquals("no disk named 'nope'", assertThrows(DiskException.class, () -> shell.run("kp:poll nope")).getMessage());
+                shell.refusal("kp:poll --poll-max-ns -5 d1 on"));
+        assertEquals("no disk named 'nope'", shell.refusal(DiskException.class, "kp:poll nope"));
     }
 
     @Test

@@ -7,12 +7,19 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
 
 /**
  * The throttle filter as a service (every disk attached while it is bound goes through it, unlimited until
- * {@code kp:throttle} sets limits) and the {@code kp:throttle} command. When the bundle stops, the disks' wrappers
- * let everything through (waiting requests at once), so no request waits on a timer that is gone.
+ * {@code kp:throttle} sets limits) and the {@code kp:throttle} command. {@code kp:throttle} writes the disk's
+ * group and limits into the disk's configuration ({@link DiskConfigThrottleStore}), and a disk's first wrap
+ * applies them again, so they outlive this bundle and the runtime. When the bundle stops, the disk manager takes
+ * the filter out of the running disks' filter chains (retiring the wrappers: waiting requests go on at once) and
+ * puts it back in when the bundle returns; the disks are not reset.
  */
 @Component(service = {BackendFilter.class, ThrottleComponent.class}, property = {
     BackendFilter.PROPERTY_NAME + "=throttle",
@@ -25,7 +32,12 @@ public final class ThrottleComponent implements BackendFilter {
         t.setDaemon(true);
         return t;
     });
-    private final Throttles throttles = new Throttles(System::nanoTime, timer);
+    @Reference(name = "configurationAdmin", cardinality = ReferenceCardinality.OPTIONAL,
+            policy = ReferencePolicy.DYNAMIC)
+    private volatile ConfigurationAdmin configAdmin;
+    /** Limits and groups are kept in the disks' configurations, so they outlive this bundle and the runtime. */
+    private final Throttles throttles = new Throttles(System::nanoTime, timer,
+            new DiskConfigThrottleStore(() -> configAdmin));
 
     @Override
     public String name() {

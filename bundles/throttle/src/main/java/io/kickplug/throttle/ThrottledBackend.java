@@ -27,6 +27,8 @@ final class ThrottledBackend implements AsyncBlockBackend {
     private volatile boolean passThrough;
     private long delayed;
     private long delayedNanos;
+    /** What {@link #close} tells the wrapper's owner, or null. */
+    private volatile Runnable onClose;
 
     ThrottledBackend(String disk, AsyncBlockBackend inner, ThrottleGroup group, ScheduledExecutorService timer) {
         this.disk = disk;
@@ -38,6 +40,10 @@ final class ThrottledBackend implements AsyncBlockBackend {
 
     String disk() {
         return disk;
+    }
+
+    void onClose(Runnable r) {
+        onClose = r;
     }
 
     ThrottleGroup group() {
@@ -192,21 +198,17 @@ final class ThrottledBackend implements AsyncBlockBackend {
         inner.resize(newSize);
     }
 
-    /** Fails what still waits (a device closes only after its requests completed), leaves the group, closes inner. */
+    /**
+     * Retires this wrapper: what still waits goes on to the backend at once (the disk manager retires a wrapper
+     * when it rebuilds the disk's filter chain, and a device closes only after its requests completed, so nothing
+     * waits then), the wrapper leaves its group, and the backend it was given is closed.
+     */
     @Override
     public void close() throws IOException {
-        BackendIo[] left;
-        synchronized (this) {
-            if (armed != null) {
-                armed.cancel(false);
-            }
-            left = queue.toArray(new BackendIo[0]);
-            queue.clear();
-            queuedAt.clear();
-        }
+        passThrough();
         group.leave(this);
-        for (BackendIo io : left) {
-            io.complete(new IOException("disk " + disk + " closed while the request waited for its throttle group"));
+        if (onClose != null) {
+            onClose.run();
         }
         inner.close();
     }

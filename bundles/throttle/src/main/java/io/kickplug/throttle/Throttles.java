@@ -4,6 +4,7 @@ import io.kickplug.api.blk.AsyncBlockBackend;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
@@ -21,22 +22,89 @@ final class Throttles {
     private final Map<String, ThrottleGroup> groups = new ConcurrentHashMap<>();
     private final Map<String, String> groupOfDisk = new ConcurrentHashMap<>();
     private final List<ThrottledBackend> wrappers = new CopyOnWriteArrayList<>();
+    /** Disks whose saved settings were applied (at their first wrap in this bundle's life). */
+    private final Set<String> loaded = ConcurrentHashMap.newKeySet();
+    /** Groups whose limits were set in this bundle's life (by kp:throttle or a disk's saved settings). */
+    private final Set<String> configured = ConcurrentHashMap.newKeySet();
+    private final ThrottleStore store;
+    /** Delayed requests and nanoseconds of the disks' retired wrappers, so kp:stats keeps counting across them. */
+    private final Map<String, long[]> retired = new ConcurrentHashMap<>();
 
     Throttles(LongSupplier clock, ScheduledExecutorService timer) {
+        this(clock, timer, ThrottleStore.NONE);
+    }
+
+    Throttles(LongSupplier clock, ScheduledExecutorService timer, ThrottleStore store) {
         this.clock = clock;
         this.timer = timer;
+        this.store = store;
     }
 
     private ThrottleGroup group(String name) {
         return groups.computeIfAbsent(name, n -> new ThrottleGroup(n, clock));
     }
 
-    /** Every disk goes through a wrapper (unlimited until kp:throttle sets limits on its group). */
-    AsyncBlockBackend wrap(String disk, AsyncBlockBackend backend) {
+    /**
+     * Every disk goes through a wrapper (unlimited until kp:throttle sets limits on its group). At a disk's first
+     * wrap in this bundle's life its saved settings (group, limits) apply: after a restart of the bundle or of the
+     * runtime the disk is throttled as before. A group's limits saved with several disks are taken once.
+     */
+    synchronized AsyncBlockBackend wrap(String disk, AsyncBlockBackend backend) {
+        if (loaded.add(disk)) {
+            applySaved(disk);
+        }
         ThrottledBackend w = new ThrottledBackend(disk, backend, group(groupOfDisk.getOrDefault(disk, disk)), timer);
-        wrappers.removeIf(old -> old.disk().equals(disk));
+        w.onClose(() -> {
+            wrappers.remove(w);
+            retired.merge(disk, new long[] {w.delayedRequests(), w.delayedNanos()},
+                    (a, b) -> new long[] {a[0] + b[0], a[1] + b[1]});
+        });
         wrappers.add(w);
         return w;
+    }
+
+    private void applySaved(String disk) {
+        Map<String, String> saved = new LinkedHashMap<>(store.load(disk));
+        if (saved.isEmpty()) {
+            return;
+        }
+        String groupName = saved.remove("group");
+        if (groupName != null && groupName.matches("[A-Za-z0-9._-]+")) {
+            groupOfDisk.put(disk, groupName);
+        }
+        String g = groupOfDisk.getOrDefault(disk, disk);
+        if (!saved.isEmpty() && configured.add(g)) {
+            try {
+                group(g).configure(ThrottleLimits.NONE.with(saved));
+            } catch (IllegalArgumentException e) {
+                configured.remove(g);
+                System.getLogger(Throttles.class.getName()).log(System.Logger.Level.ERROR, "disk " + disk
+                        + ": saved throttle limits not applied: " + e.getMessage());
+            }
+        }
+    }
+
+    /** Saves the settings of every disk in group {@code g} (so each of them brings the limits back). */
+    private void save(String disk, ThrottleGroup g) {
+        java.util.Set<String> members = new java.util.TreeSet<>();
+        members.add(disk);
+        groupOfDisk.forEach((d, name) -> {
+            if (name.equals(g.name())) {
+                members.add(d);
+            }
+        });
+        for (String d : members) {
+            if (!groupOfDisk.getOrDefault(d, d).equals(g.name())) {
+                continue;
+            }
+            Map<String, String> settings = new LinkedHashMap<>();
+            String own = groupOfDisk.get(d);
+            if (own != null && !own.equals(d)) {
+                settings.put("group", own);
+            }
+            g.limits().describe().forEach((k, v) -> settings.put(k, Long.toString(v)));
+            store.save(d, settings);
+        }
     }
 
     /** kp:throttle: sets the disk's group and limits; returns the group's limits and the disk's counters. */
@@ -83,9 +151,14 @@ final class Throttles {
             }
         }
         ThrottleGroup g = group(groupOfDisk.getOrDefault(disk, disk));
+        loaded.add(disk); // settings given now replace what was saved
         if (clear || !options.isEmpty()) {
             ThrottleLimits base = clear ? ThrottleLimits.NONE : g.limits();
             g.configure(base.with(options)); // checked first: an invalid set changes nothing
+            configured.add(g.name());
+        }
+        if (clear || !options.isEmpty() || groupName != null) {
+            save(disk, g);
         }
         return describe(disk);
     }
@@ -109,17 +182,30 @@ final class Throttles {
         return out.toString();
     }
 
+    /** The disk's counters, summed over its wrappers (its own device's and its exported devices'). */
     Map<String, Long> stats(String disk) {
+        Map<String, Long> m = null;
+        long[] old = retired.get(disk);
+        if (old != null) {
+            m = new LinkedHashMap<>();
+            m.put("throttle_delayed_requests", old[0]);
+            m.put("throttle_delayed_ns", old[1]);
+            m.put("throttle_waiting", 0L);
+        }
         for (ThrottledBackend w : wrappers) {
             if (w.disk().equals(disk)) {
-                Map<String, Long> m = new LinkedHashMap<>();
-                m.put("throttle_delayed_requests", w.delayedRequests());
-                m.put("throttle_delayed_ns", w.delayedNanos());
-                m.put("throttle_waiting", (long) w.waiting());
-                return m;
+                if (m == null) {
+                    m = new LinkedHashMap<>();
+                    m.put("throttle_delayed_requests", 0L);
+                    m.put("throttle_delayed_ns", 0L);
+                    m.put("throttle_waiting", 0L);
+                }
+                m.merge("throttle_delayed_requests", w.delayedRequests(), Long::sum);
+                m.merge("throttle_delayed_ns", w.delayedNanos(), Long::sum);
+                m.merge("throttle_waiting", (long) w.waiting(), Long::sum);
             }
         }
-        return Map.of();
+        return m == null ? Map.of() : m;
     }
 
     /** The bundle stops: the wrappers pass everything through from now on. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BackendIo;
+import io.kickplug.blk.testkit.RecordedIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -58,41 +59,7 @@ class ThrottledBackendTest {
     }
 
     static BackendIo read(long offset) {
-        return new BackendIo() {
-            @Override
-            public Op op() {
-                return Op.READ;
-            }
-
-            @Override
-            public long offset() {
-                return offset;
-            }
-
-            @Override
-            public long length() {
-                return 512;
-            }
-
-            @Override
-            public ByteBuffer[] buffers() {
-                return new ByteBuffer[0];
-            }
-
-            @Override
-            public boolean fua() {
-                return false;
-            }
-
-            @Override
-            public boolean mayUnmap() {
-                return false;
-            }
-
-            @Override
-            public void complete(IOException error) {
-            }
-        };
+        return new RecordedIo(BackendIo.Op.READ, offset, 512, new ByteBuffer[0], false, false);
     }
 
     private static void await(java.util.function.BooleanSupplier c, String what) {

@@ -76,6 +76,13 @@ class BackendRequestChannelTest {
         return client.startQueue(0, 0, false);
     }
 
+    /** Negotiates EVENT_IDX and every offered protocol feature, passes the backend channel, starts queue 0. */
+    private Queue startWithBackendChannel() throws Exception {
+        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
+        passBackendEnd();
+        return start();
+    }
+
     /** Grows the disk the way DiskRegistry.resize does for an export: backend first, then the device's signal. */
     private void resize(long bytes) throws Exception {
         disk.backend.resize(bytes);
@@ -98,9 +105,7 @@ class BackendRequestChannelTest {
 
     @Test
     void resizeSendsConfigChangeWithNeedReplyAndTheFrontEndReadsTheNewCapacityBeforeAcking() throws Exception {
-        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
-        passBackendEnd();
-        Queue q = start();
+        Queue q = startWithBackendChannel();
         MessageChannel fe = frontEnd();
         assertEquals(MIB / 512, capacity());
 
@@ -147,9 +152,7 @@ class BackendRequestChannelTest {
 
     @Test
     void aFrontEndThatClosesTheChannelDoesNotStopTheBackend() throws Exception {
-        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
-        passBackendEnd();
-        Queue q = start();
+        Queue q = startWithBackendChannel();
         pair.getSocket1().close();
 
         resize(2 * MIB);
@@ -161,9 +164,7 @@ class BackendRequestChannelTest {
 
     @Test
     void aFrontEndThatNeverAnswersDoesNotStopTheBackendNorItsDisconnect() throws Exception {
-        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
-        passBackendEnd();
-        Queue q = start();
+        Queue q = startWithBackendChannel();
         MessageChannel fe = frontEnd();
         resize(2 * MIB);
         assertEquals(VhostUser.BACKEND_CONFIG_CHANGE_MSG, fe.read().request());

@@ -5,13 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
-import io.kickplug.blk.testkit.ForwardingBackend;
 import io.kickplug.vhost.backend.InflightRegion;
 import io.kickplug.vhost.backend.SessionStatus;
 import io.kickplug.vhost.protocol.Fds;
@@ -19,9 +17,9 @@ import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.FrontendClient;
+import io.kickplug.vhost.testsupport.HeldWrites;
 import io.kickplug.vhost.frontend.FrontendClient.Queue;
 import java.io.FileDescriptor;
-import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -31,9 +29,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -187,7 +183,8 @@ class InflightTrackingTest {
      */
     @Test
     void aHeadHeldByTheBackEndIsMarkedInFlightInTheAreaUntilItCompletes() throws Exception {
-        GatedBackend gated = new GatedBackend(new MemoryBackend(1 << 20, false));
+        // Writes on the worker pool wait at the gate once it is closed; closing the disk closes the memory too.
+        HeldWrites gated = new HeldWrites(new MemoryBackend(1 << 20, false), true, true);
         disk.close();
         disk = new ExportedDisk("inf", gated, 2, 2, dir.resolve("vhost2.sock"));
         client.close();
@@ -198,11 +195,11 @@ class InflightTrackingTest {
         Queue q = client.startQueue(0, 0, false);
         client.writeReadVerify(q, 8, (byte) 0x11, true); // two requests pass the open gate: counters 0 and 1
 
-        gated.close.set(true);
+        gated.hold.set(true);
         client.memory.write(client.dataAddress(2), fill((byte) 0x5a), 0, 4096);
         client.submit(q, 2, VirtioBlk.T_OUT, 300, 4096);
         int head = availEntry(0, 2);
-        assertTrue(gated.entered.await(10, TimeUnit.SECONDS), "the write reached the disk backend");
+        assertTrue(gated.awaitHeld(1, 10), "the write reached the disk backend");
         try {
             assertEquals(1, area.get(descOffset(head)), "head " + head + " is in flight while the backend holds it");
             assertEquals(2, area.getLong(descOffset(head) + 8), "third head taken: counter 2");
@@ -220,50 +217,6 @@ class InflightTrackingTest {
         assertEquals(VirtioBlk.S_OK, client.status(2));
         assertEquals(0, area.get(descOffset(head)), "completed head is no longer in flight");
         assertEquals(3, area.getShort(14), "used_idx follows the used ring");
-    }
-
-    /** A backend whose writes wait at a gate once it is closed, so a request can be held in the back-end. */
-    private static final class GatedBackend extends ForwardingBackend {
-        final AtomicBoolean close = new AtomicBoolean();
-        final CountDownLatch entered = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
-
-        GatedBackend(BlockBackend inner) {
-            super(inner);
-        }
-
-        @Override
-        public String kind() {
-            return "gated";
-        }
-
-        @Override
-        public boolean blocking() {
-            return true;
-        }
-
-        /** While {@code close} is set, a write waits until {@code release}. */
-        @Override
-        public void write(long offset, ByteBuffer[] src) throws IOException {
-            if (close.get()) {
-                entered.countDown();
-                try {
-                    if (!release.await(30, TimeUnit.SECONDS)) {
-                        throw new IOException("gate not released");
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException(e);
-                }
-            }
-            super.write(offset, src);
-        }
-
-        @Override
-        public void close() throws IOException {
-            release.countDown();
-            super.close();
-        }
     }
 
     @Test

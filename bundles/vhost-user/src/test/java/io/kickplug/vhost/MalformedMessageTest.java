@@ -13,10 +13,10 @@ import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.FrontendClient;
+import io.kickplug.vhost.testsupport.Pipes;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -145,14 +145,7 @@ class MalformedMessageTest {
             assertNotEquals(0, bad.sendAck(VhostUser.SET_VRING_CALL, Message.u64(VhostUser.VRING_NOFD_MASK),
                     pipe.sink().getFileDescriptor()));
             pipe.sink().close();
-            CompletableFuture<Integer> eof = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return pipe.source().read(ByteBuffer.allocate(1));
-                } catch (IOException e) {
-                    return -2;
-                }
-            });
-            assertEquals(-1, eof.get(10, TimeUnit.SECONDS), "the write end was closed by the backend too");
+            assertEquals(-1, Pipes.read(pipe, 1), "the write end was closed by the backend too");
         }
         bad.send(VhostUser.GET_FEATURES, 0, new byte[0], bad.memoryFd());
         assertEquals(0, bad.receive().size(), "GET_FEATURES with a descriptor: refused with an empty reply");
@@ -279,14 +272,7 @@ class MalformedMessageTest {
             bad.memory.writeU16(avail + 4, (short) 1000);
             bad.memory.writeU16Release(avail + 2, (short) 1);
             q.kick();
-            CompletableFuture<Integer> signalled = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return err.source().read(ByteBuffer.allocate(8));
-                } catch (IOException e) {
-                    return -2;
-                }
-            });
-            assertEquals(8, signalled.get(10, TimeUnit.SECONDS), "the error eventfd was written");
+            Pipes.awaitErrorSignal(err);
             assertTrue(disk.server.status().connection().needsReset());
         }
         wellFormedSessionStillWorks();

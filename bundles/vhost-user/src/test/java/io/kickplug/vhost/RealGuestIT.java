@@ -187,7 +187,37 @@ class RealGuestIT {
     @Test
     @Order(5)
     void packedRing() throws Exception {
-        OutputProcess g = runAndCheck("verify-libaio.fio", 1, "on", 0, 1, "--packed", "on");
+        // QEMU's vhost-user-blk asks for the inflight area (INFLIGHT_SHMFD is offered): the packed rings run on
+        // the area's packed layout (PackedInflightQueue), which says so at DEBUG.
+        List<String> tracked = Collections.synchronizedList(new ArrayList<>());
+        java.util.logging.Logger inflightLog =
+                java.util.logging.Logger.getLogger("io.kickplug.vhost.backend.PackedInflightQueue");
+        java.util.logging.Handler handler = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                tracked.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        handler.setLevel(java.util.logging.Level.FINE);
+        inflightLog.setLevel(java.util.logging.Level.FINE);
+        inflightLog.addHandler(handler);
+        OutputProcess g;
+        try {
+            g = runAndCheck("verify-libaio.fio", 1, "on", 0, 1, "--packed", "on");
+        } finally {
+            inflightLog.removeHandler(handler);
+            inflightLog.setLevel(null);
+        }
+        assertTrue(tracked.stream().anyMatch(m -> m.contains("tracked in the inflight area")),
+                () -> "the packed rings ran without the packed inflight area: " + tracked);
         assertTrue(g.has("packed=on"), g::text);
         List<String> features = g.lines("RG-FEATURES ");
         assertEquals(1, features.size(), g::text);

@@ -79,6 +79,14 @@ class SessionReleaseTest {
         assertEquals(2, Footprint.countMappings(ram), "the client's view and the back-end's mapping");
     }
 
+    /** The front-end disconnects; once the session has ended nothing of {@code name} stays mapped. */
+    private void disconnectAndAssertUnmapped(String name) throws Exception {
+        client.close();
+        client = null;
+        assertTrue(disk.server.awaitNoFrontend(10, TimeUnit.SECONDS));
+        assertMappingsWithin(name, 0);
+    }
+
     private void assertMappingsWithin(String file, long expected) throws InterruptedException {
         assertTrue(Footprint.await(() -> Footprint.countMappings(file) == expected, RELEASE_MILLIS),
                 "mappings of " + file + " within " + RELEASE_MILLIS + " ms: " + Footprint.countMappings(file)
@@ -91,10 +99,7 @@ class SessionReleaseTest {
         // Java threads: the JVM's own (JIT compiler) threads come and go on their own.
         long threads = javaThreads();
         runSession();
-        client.close();
-        client = null;
-        assertTrue(disk.server.awaitNoFrontend(10, TimeUnit.SECONDS));
-        assertMappingsWithin(ram, 0);
+        disconnectAndAssertUnmapped(ram);
         assertTrue(Footprint.await(() -> Footprint.countFds() == fds, RELEASE_MILLIS),
                 "descriptors back at " + fds + ": " + Footprint.countFds());
         assertTrue(Footprint.await(() -> javaThreads() == threads, RELEASE_MILLIS),
@@ -118,10 +123,7 @@ class SessionReleaseTest {
         assertEquals(0, client.sendAck(VhostUser.SET_FEATURES, Message.u64(
                 disk.device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES)));
         client.writeReadVerify(client.startQueue(0, 0, false), 24, (byte) 3, true);
-        client.close();
-        client = null;
-        assertTrue(disk.server.awaitNoFrontend(10, TimeUnit.SECONDS));
-        assertMappingsWithin(ram, 0);
+        disconnectAndAssertUnmapped(ram);
     }
 
     @Test
@@ -162,10 +164,7 @@ class SessionReleaseTest {
         } finally {
             Files.deleteIfExists(other);
         }
-        client.close();
-        client = null;
-        assertTrue(disk.server.awaitNoFrontend(10, TimeUnit.SECONDS));
-        assertMappingsWithin(otherName, 0);
+        disconnectAndAssertUnmapped(otherName);
     }
 
     @Test
@@ -184,10 +183,7 @@ class SessionReleaseTest {
                     .putShort((short) 2).putShort((short) FrontendClient.QUEUE_SIZE).array(), area.getFD()));
             assertEquals(1, Footprint.countMappings(areaName), "mapped while the session runs");
             client.writeReadVerify(client.startQueue(0, 0, false), 8, (byte) 5, true);
-            client.close();
-            client = null;
-            assertTrue(disk.server.awaitNoFrontend(10, TimeUnit.SECONDS));
-            assertMappingsWithin(areaName, 0);
+            disconnectAndAssertUnmapped(areaName);
             // The front-end's descriptor still holds the area, with what the back-end recorded (desc_num).
             assertEquals(FrontendClient.QUEUE_SIZE, Short.reverseBytes(readShort(area, 10)));
         }

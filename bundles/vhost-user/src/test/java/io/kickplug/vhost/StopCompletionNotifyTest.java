@@ -3,20 +3,15 @@ package io.kickplug.vhost;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.FrontendClient;
+import io.kickplug.vhost.testsupport.HeldWrites;
 import io.kickplug.vhost.frontend.FrontendClient.Queue;
-import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,7 +43,9 @@ class StopCompletionNotifyTest {
     /** The bundle update's path: the export ends (VhostExports.close), then a new one serves the same socket. */
     @Test
     void requestsCompletedWhileTheExportEndsAreNotifiedBeforeTheFrontEndReconnects() throws Exception {
-        GatedBackend backend = new GatedBackend(new MemoryBackend(1 << 20, false));
+        // Writes wait on the device's worker pool until released; reads and flushes pass.
+        HeldWrites backend = new HeldWrites(new MemoryBackend(1 << 20, false), true, true);
+        backend.hold.set(true);
         Path socket = dir.resolve("vhost.sock");
         ExportedDisk first = new ExportedDisk("swap", backend, 1, 1, socket);
         try (FrontendClient client = new FrontendClient(socket, dir.resolve("guest-ram"))) {
@@ -58,7 +55,7 @@ class StopCompletionNotifyTest {
             for (int s = 0; s < REQUESTS; s++) {
                 client.submit(q, s, VirtioBlk.T_OUT, s, 512);
             }
-            assertTrue(backend.awaitEntered(REQUESTS, TIMEOUT_MS), "the writes reach the backend");
+            assertTrue(backend.awaitHeld(REQUESTS, TIMEOUT_MS / 1000), "the writes reach the backend");
             int before = q.received();
 
             // The update of io.kickplug.blk: VhostCommands deactivates and closes the export.
@@ -72,7 +69,7 @@ class StopCompletionNotifyTest {
             }, "test-export-close");
             ending.start();
             awaitResetWaitingForRequests("kickplug-vhost-swap-session1");
-            backend.open(); // the writes complete now, inside the device reset
+            backend.release.countDown(); // the writes complete now, inside the device reset
             ending.join(TIMEOUT_MS);
             assertTrue(!ending.isAlive() && closeFailed.get() == null, "the export ended: " + closeFailed.get());
             assertEquals(REQUESTS, usedIdx(client), "the reset completed the requests in flight");
@@ -102,7 +99,9 @@ class StopCompletionNotifyTest {
     /** A stop inside one session (the front-end enables a second queue) with requests in flight on the first. */
     @Test
     void requestsCompletedWhileTheDeviceRestartsInsideASessionAreNotified() throws Exception {
-        GatedBackend backend = new GatedBackend(new MemoryBackend(1 << 20, false));
+        // Writes wait on the device's worker pool until released; reads and flushes pass.
+        HeldWrites backend = new HeldWrites(new MemoryBackend(1 << 20, false), true, true);
+        backend.hold.set(true);
         try (ExportedDisk disk = new ExportedDisk("restart", backend, 2, 1, dir.resolve("vhost.sock"));
                 FrontendClient client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"))) {
             client.negotiate(VirtioFeatures.RING_EVENT_IDX | VirtioBlk.F_MQ | VirtioBlk.F_FLUSH);
@@ -111,7 +110,7 @@ class StopCompletionNotifyTest {
             for (int s = 0; s < REQUESTS; s++) {
                 client.submit(q, s, VirtioBlk.T_OUT, s, 512);
             }
-            assertTrue(backend.awaitEntered(REQUESTS, TIMEOUT_MS), "the writes reach the backend");
+            assertTrue(backend.awaitHeld(REQUESTS, TIMEOUT_MS / 1000), "the writes reach the backend");
             int before = q.received();
             // Queue 1's setup on another thread: its ENABLE makes the session thread stop the device, and the
             // reply comes only after the reset, which waits for the gated writes.
@@ -126,7 +125,7 @@ class StopCompletionNotifyTest {
             }, "test-start-queue-1");
             starting.start();
             awaitResetWaitingForRequests("kickplug-vhost-restart-session1");
-            backend.open();
+            backend.release.countDown();
             starting.join(TIMEOUT_MS);
             assertTrue(!starting.isAlive() && startFailed.get() == null, "queue 1 started: " + startFailed.get());
             Queue other = started.get();
@@ -176,84 +175,5 @@ class StopCompletionNotifyTest {
             }
         }
         return false;
-    }
-
-    /** A blocking backend whose writes wait until {@link #open}; reads and flushes pass. */
-    static final class GatedBackend implements BlockBackend {
-        private final BlockBackend inner;
-        private final CountDownLatch gate = new CountDownLatch(1);
-        private final AtomicInteger entered = new AtomicInteger();
-
-        GatedBackend(BlockBackend inner) {
-            this.inner = inner;
-        }
-
-        void open() {
-            gate.countDown();
-        }
-
-        boolean awaitEntered(int n, long timeoutMillis) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-            synchronized (entered) {
-                while (entered.get() < n) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        return false;
-                    }
-                    TimeUnit.NANOSECONDS.timedWait(entered, left);
-                }
-            }
-            return true;
-        }
-
-        @Override
-        public String kind() {
-            return "gated";
-        }
-
-        @Override
-        public long size() {
-            return inner.size();
-        }
-
-        @Override
-        public boolean readOnly() {
-            return false;
-        }
-
-        @Override
-        public boolean blocking() {
-            return true; // writes run on the device's worker pool, off the I/O thread
-        }
-
-        @Override
-        public void read(long offset, ByteBuffer[] dst) throws IOException {
-            inner.read(offset, dst);
-        }
-
-        @Override
-        public void write(long offset, ByteBuffer[] src) throws IOException {
-            synchronized (entered) {
-                entered.incrementAndGet();
-                entered.notifyAll();
-            }
-            try {
-                gate.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted at the gate", e);
-            }
-            inner.write(offset, src);
-        }
-
-        @Override
-        public void flush() throws IOException {
-            inner.flush();
-        }
-
-        @Override
-        public void close() throws IOException {
-            inner.close();
-        }
     }
 }

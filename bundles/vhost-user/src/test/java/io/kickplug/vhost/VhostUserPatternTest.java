@@ -2,17 +2,16 @@ package io.kickplug.vhost;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.FileBackend;
+import io.kickplug.blk.testkit.ImageFiles;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.FrontendClient;
 import io.kickplug.vhost.frontend.FrontendClient.Queue;
-import java.io.RandomAccessFile;
 import java.nio.file.Path;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -40,11 +39,7 @@ class VhostUserPatternTest {
 
     @Test
     void pollQueueRequestsAreCompletedWhileTheFrontEndRestartsTheDevice() throws Exception {
-        Path image = dir.resolve("disk.img");
-        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
-            f.setLength(1 << 20);
-        }
-        FileBackend backend = FileBackend.open(new BackendSpec("file", image.toString(), 0, false));
+        FileBackend backend = ImageFiles.openSparse(dir.resolve("disk.img"), 1 << 20);
         try (ExportedDisk disk = new ExportedDisk("pattern", backend, 2, 1, dir.resolve("vhost.sock"));
                 FrontendClient client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"))) {
             client.negotiate(VirtioFeatures.RING_EVENT_IDX | VirtioBlk.F_MQ | VirtioBlk.F_FLUSH);

@@ -4,10 +4,7 @@ import io.kickplug.api.iothread.DescriptorPoller;
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.PollHandler;
-import io.kickplug.api.poll.PollWindow;
 import java.io.FileDescriptor;
-import java.io.FileInputStream;
-import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.management.ManagementFactory;
@@ -15,8 +12,6 @@ import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -44,6 +39,7 @@ import java.util.logging.Logger;
  * parking; {@link IoSource#signal()}, tasks and {@link #close()} then write the wake-up descriptor, and only when
  * the loop sleeps or is about to, once per sleep ({@code sleeping}). A loop that keeps
  * finding work looks at the descriptors without blocking every few iterations, so it still sees kicks.
+ * {@link LoopDescriptors} holds the descriptor sources, their poll set and reads; {@link LoopSource} is a source.
  */
 public final class EventLoopThread implements IoThread {
     private static final Logger LOG = Logger.getLogger(EventLoopThread.class.getName());
@@ -51,13 +47,13 @@ public final class EventLoopThread implements IoThread {
 
     private final String name;
     private final Thread thread;
-    private final ConcurrentLinkedQueue<Source> ready = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<LoopSource> ready = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Runnable> endOfIteration = new ConcurrentLinkedQueue<>();
     /** Sources whose poll settings changed or that were cancelled; reconciled by the loop. */
-    private final ConcurrentLinkedQueue<Source> pollChanges = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<LoopSource> pollChanges = new ConcurrentLinkedQueue<>();
     /** Sources polled now; loop thread only. */
-    private final List<Source> polled = new ArrayList<>();
+    private final List<LoopSource> polled = new ArrayList<>();
     /** Whether pollBegin was called on the polled sources (poll mode); loop thread only. */
     private boolean pollStarted;
     private volatile boolean running = true;
@@ -82,19 +78,8 @@ public final class EventLoopThread implements IoThread {
         }
     }
 
-    /** Registration state of descriptor sources, shared with registering threads; under {@link #descriptorLock}. */
-    private final Object descriptorLock = new Object();
-    private DescriptorPoller poller;
-    private int descriptorSources;
-    /** The wake-up descriptor while the loop has descriptor sources; written under the lock, read by wake(). */
-    private volatile DescriptorPoller.Wakeup wakeup;
-    /** Descriptor sources added or cancelled; reconciled by the loop at the start of an iteration. */
-    private final ConcurrentLinkedQueue<Source> descriptorChanges = new ConcurrentLinkedQueue<>();
-    /** Descriptor sources the loop waits on, and the poll set over the wake-up and theirs; loop thread only. */
-    private final List<Source> watched = new ArrayList<>();
-    private DescriptorPoller.PollSet pollSet;
-    private DescriptorPoller.Wakeup pollSetWakeup;
-    private final byte[] counter = new byte[64];
+    /** The descriptor sources: registration, the poll set and the reads of readable descriptors. */
+    private final LoopDescriptors descriptors = new LoopDescriptors(this);
     /**
      * Iterations with work since the loop last waited; every {@value #BUSY_ITERATIONS_PER_LOOK}th looks at the
      * descriptors without blocking. Not every one: at queue depth 1 that extra poll(2) was a syscall per request.
@@ -102,87 +87,6 @@ public final class EventLoopThread implements IoThread {
     private int busyIterations;
     private static final int BUSY_ITERATIONS_PER_LOOK = 16;
     private volatile long iterations;
-
-    /** A source's poll settings. */
-    private record Poll(PollHandler handler, PollWindow window) {
-    }
-
-    private final class Source implements IoSource {
-        final String sourceName;
-        final Runnable handler;
-        final AtomicBoolean pending = new AtomicBoolean();
-        volatile boolean cancelled;
-        /** The poll settings asked for; any thread. */
-        volatile Poll wanted;
-        /** The poll settings in use and whether its pollBegin ran; loop thread only. */
-        Poll active;
-        boolean begun;
-        /** Found work in the current poll window; loop thread only. */
-        boolean hit;
-        /** A descriptor source's descriptor, its reader and what runs after each read; null otherwise. */
-        final FileDescriptor fd;
-        final FileInputStream reader;
-        final Runnable onRead;
-        /** Whether the loop waits on {@link #fd}; loop thread only. */
-        boolean watching;
-        /** A descriptor source not yet taken off the registration count ({@code descriptorSources}); loop only. */
-        boolean counted;
-        /** Set by the loop once a cancelled descriptor source is no longer watched (cancel() waits for it). */
-        volatile boolean released;
-
-        Source(String sourceName, Runnable handler) {
-            this(sourceName, handler, null, null);
-        }
-
-        Source(String sourceName, Runnable handler, FileDescriptor fd, Runnable onRead) {
-            this.sourceName = sourceName;
-            this.handler = handler;
-            this.fd = fd;
-            this.reader = fd == null ? null : new FileInputStream(fd); // never closed: the owner closes fd
-            this.onRead = onRead;
-            this.counted = fd != null;
-        }
-
-        @Override
-        public void setPoll(PollHandler pollHandler, PollWindow window) {
-            if ((pollHandler == null) != (window == null)) {
-                throw new IllegalArgumentException("a polled source needs both a poll handler and a poll window");
-            }
-            wanted = pollHandler == null ? null : new Poll(pollHandler, window);
-            pollChanges.add(this);
-            wake();
-        }
-
-        @Override
-        public void signal() {
-            if (!cancelled && pending.compareAndSet(false, true)) {
-                ready.add(this);
-                wake();
-            }
-        }
-
-        @Override
-        public void cancel() {
-            cancelled = true;
-            if (inLoop()) {
-                // Reset from a handler of this loop: end polling now, while the source's queue still exists.
-                reconcile(this);
-                if (fd != null) {
-                    unwatch(this);
-                    released = true;
-                }
-            } else {
-                pollChanges.add(this);
-                if (fd != null) {
-                    descriptorChanges.add(this);
-                    wake();
-                    awaitReleased(this);
-                } else {
-                    wake();
-                }
-            }
-        }
-    }
 
     public EventLoopThread(String name) {
         this.name = name;
@@ -198,7 +102,7 @@ public final class EventLoopThread implements IoThread {
 
     @Override
     public IoSource register(String sourceName, Runnable handler) {
-        return new Source(sourceName, handler);
+        return new LoopSource(this, sourceName, handler);
     }
 
     @Override
@@ -209,50 +113,36 @@ public final class EventLoopThread implements IoThread {
     @Override
     public IoSource registerDescriptor(String sourceName, FileDescriptor fd, DescriptorPoller descriptorPoller,
             Runnable onRead, Runnable handler) {
-        if (fd == null || descriptorPoller == null || handler == null) {
-            throw new IllegalArgumentException("a descriptor source needs a descriptor, a poller and a handler");
-        }
-        synchronized (descriptorLock) {
-            if (!running) {
-                throw new IllegalStateException("I/O thread " + name + " is stopped");
-            }
-            if (poller != null && poller != descriptorPoller) {
-                throw new IllegalStateException("I/O thread " + name + " already waits with another poller");
-            }
-            if (wakeup == null) {
-                try {
-                    wakeup = descriptorPoller.openWakeup();
-                } catch (IOException e) {
-                    throw new IllegalStateException("I/O thread " + name + ": no wake-up descriptor: " + e.getMessage(),
-                            e);
-                }
-            }
-            poller = descriptorPoller;
-            descriptorSources++;
-        }
-        Source s = new Source(sourceName, handler, fd, onRead);
-        descriptorChanges.add(s);
-        wake();
-        return s;
+        return descriptors.register(sourceName, fd, descriptorPoller, onRead, handler);
     }
 
-    /** Waits until the loop no longer watches the cancelled source's descriptor (or stopped), at most 10 s. */
-    private void awaitReleased(Source s) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        synchronized (descriptorLock) {
-            while (!s.released && running && thread.isAlive()) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    LOG.log(Level.SEVERE, "I/O thread " + name + " did not stop watching a descriptor in 10 s");
-                    return;
-                }
-                try {
-                    // In slices: a loop that stops meanwhile does not notify again.
-                    TimeUnit.NANOSECONDS.timedWait(descriptorLock, Math.min(left, TimeUnit.MILLISECONDS.toNanos(10)));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
+    /** {@link LoopSource#setPoll}: its poll settings changed. */
+    void pollChanged(LoopSource s) {
+        pollChanges.add(s);
+        wake();
+    }
+
+    /** {@link LoopSource#signal}: the source was not pending and is now. */
+    void signalled(LoopSource s) {
+        ready.add(s);
+        wake();
+    }
+
+    /** {@link LoopSource#cancel}, after it set {@code cancelled}. */
+    void cancelled(LoopSource s) {
+        if (inLoop()) {
+            // Reset from a handler of this loop: end polling now, while the source's queue still exists.
+            reconcile(s);
+            if (s.fd != null) {
+                descriptors.unwatch(s);
+                s.released = true;
+            }
+        } else {
+            pollChanges.add(s);
+            if (s.fd != null) {
+                descriptors.cancelElsewhere(s);
+            } else {
+                wake();
             }
         }
     }
@@ -281,21 +171,26 @@ public final class EventLoopThread implements IoThread {
      * queues, so one of the two sees the other (see park()). In a descriptor wait only the first waker of a
      * sleep writes the wake-up descriptor (its CAS from POLLING to WOKEN).
      */
-    private void wake() {
+    void wake() {
         int how = sleeping;
         if (how == PARKED) {
             LockSupport.unpark(thread);
         } else if (how == POLLING && SLEEPING.compareAndSet(this, POLLING, WOKEN)) {
-            DescriptorPoller.Wakeup w = wakeup;
-            if (w != null) {
-                w.signal();
-            }
+            descriptors.signalWakeup();
         }
     }
 
     @Override
     public boolean inLoop() {
         return Thread.currentThread() == thread;
+    }
+
+    boolean running() {
+        return running;
+    }
+
+    boolean alive() {
+        return thread.isAlive();
     }
 
     @Override
@@ -315,13 +210,13 @@ public final class EventLoopThread implements IoThread {
     private void loop() {
         while (running) {
             iterations++;
-            reconcileDescriptors();
+            descriptors.reconcile();
             reconcilePolls();
             boolean worked = false;
             // Run the sources signalled so far; a source signalled while it runs is queued again and runs
             // in the next iteration.
             for (int n = ready.size(); n > 0; n--) {
-                Source s = ready.poll();
+                LoopSource s = ready.poll();
                 if (s == null) {
                     break;
                 }
@@ -344,19 +239,12 @@ public final class EventLoopThread implements IoThread {
             if (!worked) {
                 busyIterations = 0;
                 await();
-            } else if (!watched.isEmpty() && ++busyIterations % BUSY_ITERATIONS_PER_LOOK == 0) {
+            } else if (descriptors.watching() && ++busyIterations % BUSY_ITERATIONS_PER_LOOK == 0) {
                 waitOnDescriptors(false); // a loop that never runs out of work still sees kicks
             }
         }
         setPollStarted(false);
-        synchronized (descriptorLock) {
-            // A stopped loop watches nothing: let cancel() callers go.
-            descriptorLock.notifyAll();
-            if (wakeup != null) {
-                wakeup.close();
-                wakeup = null;
-            }
-        }
+        descriptors.stopped(); // a stopped loop watches nothing: cancel() callers may go
         // Drain tasks submitted before close so nobody waits for them forever.
         Runnable t;
         while ((t = tasks.poll()) != null || (t = endOfIteration.poll()) != null) {
@@ -366,7 +254,7 @@ public final class EventLoopThread implements IoThread {
 
     private boolean nothingPending() {
         return ready.isEmpty() && tasks.isEmpty() && endOfIteration.isEmpty() && pollChanges.isEmpty()
-                && descriptorChanges.isEmpty() && running;
+                && !descriptors.changesPending() && running;
     }
 
     /**
@@ -380,7 +268,7 @@ public final class EventLoopThread implements IoThread {
         }
         long start = System.nanoTime();
         long maxNs = 0;
-        for (Source s : polled) {
+        for (LoopSource s : polled) {
             maxNs = Math.max(maxNs, windowNs(s));
         }
         boolean progress = false;
@@ -392,7 +280,7 @@ public final class EventLoopThread implements IoThread {
                 elapsed = System.nanoTime() - start;
             } while (!progress && elapsed < maxNs && nothingPending());
             int misses = !progress && elapsed >= maxNs ? 1 : 0;
-            for (Source s : polled) {
+            for (LoopSource s : polled) {
                 int hits = s.hit ? 1 : 0;
                 s.hit = false;
                 try {
@@ -408,7 +296,7 @@ public final class EventLoopThread implements IoThread {
         }
         long blockNs = System.nanoTime() - start;
         for (int i = 0; i < polled.size(); i++) {
-            Source s = polled.get(i);
+            LoopSource s = polled.get(i);
             if (s.pending.get()) {
                 try {
                     s.active.window().update(blockNs);
@@ -421,7 +309,7 @@ public final class EventLoopThread implements IoThread {
     }
 
     private void park() {
-        if (!watched.isEmpty()) {
+        if (descriptors.watching()) {
             waitOnDescriptors(true);
             return;
         }
@@ -438,7 +326,8 @@ public final class EventLoopThread implements IoThread {
     /**
      * One poll(2) over the wake-up descriptor and every watched descriptor: blocking (when {@code block} and
      * nothing is pending) or not. Each readable descriptor's counter is read (reset) and its source queued; a
-     * descriptor that reports an error or hang-up with nothing to read is no longer watched. Loop thread only.
+     * descriptor that reports an error or hang-up with nothing to read is no longer watched
+     * ({@link LoopDescriptors#readReady}). Loop thread only.
      */
     private void waitOnDescriptors(boolean block) {
         int timeout = 0;
@@ -450,140 +339,17 @@ public final class EventLoopThread implements IoThread {
                 timeout = -1;
             }
         }
-        try {
-            pollSet.await(timeout);
-        } catch (IOException e) {
-            // EINTR and the like: the next iteration waits again.
-            LOG.log(Level.FINE, "I/O thread " + name + ": poll failed: " + e.getMessage());
-            sleeping = AWAKE;
+        if (!descriptors.poll(timeout)) {
+            sleeping = AWAKE; // the poll failed: the next iteration waits again
             return;
         }
         // Ends this sleep for wakers: none can win the CAS to WOKEN any more. A byte a waker of this sleep writes
-        // after the drain below stays in the pipe and ends the next wait at once (harmless).
+        // after the drain in readReady() stays in the pipe and ends the next wait at once (harmless).
         sleeping = AWAKE;
-        if ((pollSet.ready(0) & DescriptorPoller.READABLE) != 0) {
-            pollSetWakeup.drain();
-        }
-        for (int i = 0; i < watched.size(); i++) {
-            int events = pollSet.ready(i + 1);
-            if (events == 0) {
-                continue;
-            }
-            Source s = watched.get(i);
-            int n;
-            try {
-                // An eventfd read returns its 8-byte counter and resets it (eventfd(2)); a pipe gives what it has.
-                n = s.reader.read(counter);
-            } catch (IOException e) {
-                n = 0; // EAGAIN on a non-blocking eventfd: nothing there after all
-            }
-            if (n > 0) {
-                if (s.onRead != null) {
-                    run(s.onRead, "descriptor read of " + s.sourceName);
-                }
-                queue(s);
-            } else if (n < 0 || (events & DescriptorPoller.FAILED) != 0) {
-                LOG.log(Level.WARNING, "I/O thread " + name + ": descriptor of " + s.sourceName + " reports "
-                        + (n < 0 ? "end of file" : "an error or hang-up") + "; it is no longer watched");
-                s.watching = false;
-                watched.remove(i);
-                i--;
-                rebuildPollSet();
-            }
-        }
+        descriptors.readReady();
     }
 
-    /** Takes descriptor sources added or cancelled by other threads; loop thread only. */
-    private void reconcileDescriptors() {
-        if (descriptorChanges.isEmpty()) {
-            return;
-        }
-        Source s;
-        boolean changed = false;
-        List<Source> released = null;
-        while ((s = descriptorChanges.poll()) != null) {
-            if (s.cancelled) {
-                changed |= unwatchQuietly(s);
-                if (released == null) {
-                    released = new ArrayList<>();
-                }
-                released.add(s);
-            } else if (!s.watching) {
-                s.watching = true;
-                watched.add(s);
-                changed = true;
-            }
-        }
-        if (changed) {
-            rebuildPollSet();
-        }
-        if (released != null) {
-            synchronized (descriptorLock) {
-                for (Source r : released) {
-                    r.released = true;
-                }
-                descriptorLock.notifyAll();
-            }
-        }
-    }
-
-    /** A descriptor source cancelled on the loop thread: no longer watched from now on. */
-    private void unwatch(Source s) {
-        if (unwatchQuietly(s)) {
-            rebuildPollSet();
-        }
-    }
-
-    private boolean unwatchQuietly(Source s) {
-        boolean was = s.watching;
-        if (was) {
-            s.watching = false;
-            watched.remove(s);
-        }
-        if (!s.counted) {
-            return was;
-        }
-        s.counted = false;
-        synchronized (descriptorLock) {
-            descriptorSources--;
-        }
-        return true;
-    }
-
-    /** Makes the poll set match {@link #watched}; with none left, closes the wake-up descriptor. Loop only. */
-    private void rebuildPollSet() {
-        DescriptorPoller.Wakeup w;
-        DescriptorPoller p;
-        synchronized (descriptorLock) {
-            if (descriptorSources == 0 && watched.isEmpty()) {
-                w = wakeup;
-                wakeup = null;
-                poller = null;
-                pollSet = null;
-                pollSetWakeup = null;
-                if (w != null) {
-                    w.close();
-                }
-                return;
-            }
-            w = wakeup;
-            p = poller;
-        }
-        if (watched.isEmpty()) {
-            pollSet = null; // sources registered but not taken yet: park until they are
-            pollSetWakeup = w;
-            return;
-        }
-        FileDescriptor[] fds = new FileDescriptor[watched.size() + 1];
-        fds[0] = w.fd();
-        for (int i = 0; i < watched.size(); i++) {
-            fds[i + 1] = watched.get(i).fd;
-        }
-        pollSet = p.pollSet(fds);
-        pollSetWakeup = w;
-    }
-
-    private long windowNs(Source s) {
+    private long windowNs(LoopSource s) {
         try {
             return Math.max(0, s.active.window().pollNs());
         } catch (RuntimeException e) {
@@ -596,7 +362,7 @@ public final class EventLoopThread implements IoThread {
     private boolean pollOnce() {
         boolean progress = false;
         for (int i = 0; i < polled.size(); i++) {
-            Source s = polled.get(i);
+            LoopSource s = polled.get(i);
             if (s.pending.get()) {
                 continue;
             }
@@ -613,7 +379,7 @@ public final class EventLoopThread implements IoThread {
     }
 
     /** The source's poll; {@code null} when it failed and the source no longer polls. */
-    private Boolean poll(Source s) {
+    private Boolean poll(LoopSource s) {
         try {
             return s.active.handler().poll();
         } catch (RuntimeException e) {
@@ -622,8 +388,8 @@ public final class EventLoopThread implements IoThread {
         }
     }
 
-    /** Queues a source found ready by polling, as {@link Source#signal()} would; loop thread only. */
-    private void queue(Source s) {
+    /** Queues a source found ready by polling, as {@link LoopSource#signal()} would; loop thread only. */
+    void queue(LoopSource s) {
         if (!s.cancelled && s.pending.compareAndSet(false, true)) {
             ready.add(s);
         }
@@ -641,7 +407,7 @@ public final class EventLoopThread implements IoThread {
         pollStarted = started;
         boolean progress = false;
         for (int i = 0; i < polled.size(); i++) {
-            Source s = polled.get(i);
+            LoopSource s = polled.get(i);
             if (started) {
                 if (!begin(s)) {
                     i--;
@@ -664,7 +430,7 @@ public final class EventLoopThread implements IoThread {
         return progress;
     }
 
-    private boolean begin(Source s) {
+    private boolean begin(LoopSource s) {
         try {
             s.active.handler().pollBegin();
             s.begun = true;
@@ -675,7 +441,7 @@ public final class EventLoopThread implements IoThread {
         }
     }
 
-    private boolean end(Source s) {
+    private boolean end(LoopSource s) {
         try {
             s.active.handler().pollEnd();
             return true;
@@ -686,7 +452,7 @@ public final class EventLoopThread implements IoThread {
     }
 
     /** A poll callback threw: a device bug. The source is no longer polled; its signals still work. */
-    private void stopPolling(Source s, String what, RuntimeException e) {
+    private void stopPolling(LoopSource s, String what, RuntimeException e) {
         LOG.log(Level.SEVERE, "I/O thread " + name + ": " + what + " of " + s.sourceName
                 + " failed; the source is no longer polled", e);
         polled.remove(s);
@@ -703,7 +469,7 @@ public final class EventLoopThread implements IoThread {
     }
 
     private void reconcilePolls() {
-        Source s;
+        LoopSource s;
         while ((s = pollChanges.poll()) != null) {
             reconcile(s);
         }
@@ -714,9 +480,9 @@ public final class EventLoopThread implements IoThread {
      * gets pollEnd and, unless cancelled, a last poll; a source that starts polling in poll mode gets
      * pollBegin. Loop thread only.
      */
-    private void reconcile(Source s) {
-        Poll want = s.cancelled ? null : s.wanted;
-        Poll old = s.active;
+    private void reconcile(LoopSource s) {
+        LoopSource.Poll want = s.cancelled ? null : s.wanted;
+        LoopSource.Poll old = s.active;
         if (want == old) {
             return;
         }
@@ -747,7 +513,7 @@ public final class EventLoopThread implements IoThread {
         }
     }
 
-    private void run(Runnable r, String what) {
+    void run(Runnable r, String what) {
         try {
             r.run();
         } catch (Throwable e) {
@@ -760,10 +526,7 @@ public final class EventLoopThread implements IoThread {
     public void close() {
         running = false;
         LockSupport.unpark(thread);
-        DescriptorPoller.Wakeup w = wakeup;
-        if (w != null) {
-            w.signal();
-        }
+        descriptors.signalWakeup();
         if (Thread.currentThread() != thread) {
             try {
                 thread.join(10_000);

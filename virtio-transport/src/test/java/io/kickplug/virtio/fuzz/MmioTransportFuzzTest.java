@@ -8,13 +8,11 @@ import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.virtio.transport.MmioTransport;
 import io.kickplug.virtio.testkit.EchoDevice;
+import io.kickplug.virtio.testkit.HostFailures;
 import io.kickplug.virtio.testkit.RawRing;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -50,27 +48,9 @@ class MmioTransportFuzzTest {
     private static EchoDevice echo;
     private static MmioTransport mmio;
     private static final AtomicLong raised = new AtomicLong();
-    private static final List<LogRecord> failures = new ArrayList<>();
     private static final Logger KICKPLUG = Logger.getLogger("io.kickplug");
-    private static final Handler CAPTURE = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            // The I/O thread logs whatever a task threw at SEVERE; any thrown exception is a host failure.
-            if (r.getLevel().intValue() >= Level.SEVERE.intValue() || r.getThrown() != null) {
-                synchronized (failures) {
-                    failures.add(r);
-                }
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
+    /** The I/O thread logs whatever a task threw at SEVERE; any thrown exception is a host failure. */
+    private static final HostFailures CAPTURE = new HostFailures();
 
     /** Register-level operations of a hostile driver. */
     sealed interface MmioOp permits Handshake, RegWrite, RegRead, Notify, Publish, SetAvailEntry {
@@ -197,10 +177,7 @@ class MmioTransportFuzzTest {
                 echo.awaitIdle();
                 check(op, raisedBefore);
             }
-            synchronized (failures) {
-                assertTrue(failures.isEmpty(), () -> "exception inside the host: " + failures.get(0).getMessage()
-                        + " " + failures.get(0).getThrown());
-            }
+            CAPTURE.assertNone("exception inside the host");
             completedByInput = echo.completed.get() - completedBefore;
             healthCheck();
         }

@@ -381,12 +381,16 @@ class PackedQueueFuzzTest {
             if (readable > 0) {
                 long[] first = w.buffers().get(0);
                 int n = (int) Math.min(8, first[1]);
-                byte[] got = new byte[n];
-                byte[] want = new byte[n];
-                ChainReader r = c.reader();
-                r.read(got, 0, n);
-                m.read(first[0], want, 0, n);
-                assertArrayEquals(want, got);
+                // n == 0: a zero-length first buffer, possibly at the end of guest memory (address 0x4000 of
+                // 0x4000), where the model cannot read even nothing; the byte counts above cover it.
+                if (n > 0) {
+                    byte[] got = new byte[n];
+                    byte[] want = new byte[n];
+                    ChainReader r = c.reader();
+                    r.read(got, 0, n);
+                    m.read(first[0], want, 0, n);
+                    assertArrayEquals(want, got);
+                }
             }
             int expectNext = (pos + w.descriptors()) % size | ((pos + w.descriptors() >= size) != wrap ? 0x8000 : 0);
             assertEquals(expectNext, q.nextAvail());

@@ -9,16 +9,12 @@ import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.testkit.EchoDevice;
+import io.kickplug.virtio.testkit.HostFailures;
 import io.kickplug.virtio.testkit.RawRing;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -38,27 +34,9 @@ class HostileGuestTransportTest {
             VirtioFeatures.VERSION_1 | VirtioFeatures.RING_INDIRECT_DESC | VirtioFeatures.RING_EVENT_IDX;
 
     private final OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(MEM);
-    private final List<LogRecord> leaked = new ArrayList<>();
     private final Logger kickplug = Logger.getLogger("io.kickplug");
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            // EventLoopThread logs whatever escaped a task at SEVERE, with the exception.
-            if (r.getLevel().intValue() >= Level.SEVERE.intValue() || r.getThrown() != null) {
-                synchronized (leaked) {
-                    leaked.add(r);
-                }
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
+    /** EventLoopThread logs whatever escaped a task at SEVERE, with the exception. */
+    private final HostFailures capture = new HostFailures();
     private Guest victim;
     private Guest bystander;
 
@@ -199,9 +177,7 @@ class HostileGuestTransportTest {
     private void hostHealthy() throws Exception {
         victim.device.awaitIdle();
         bystander.device.awaitIdle();
-        synchronized (leaked) {
-            assertTrue(leaked.isEmpty(), () -> "exception escaped into the host: " + leaked.get(0).getThrown());
-        }
+        capture.assertNone("exception escaped into the host");
         bystander.serveOneRequest();
     }
 

@@ -66,6 +66,12 @@ class MmioTransportTest {
         return (int) r(STATUS);
     }
 
+    /** VERSION_1 alone negotiated, then queue 0 (8 entries at 0x1000) set up and ready. */
+    private SplitDriverQueue version1WithQueue0() {
+        negotiate(VirtioFeatures.VERSION_1);
+        return setupQueue(0, 8, 0x1000, VirtioFeatures.VERSION_1);
+    }
+
     private SplitDriverQueue setupQueue(int index, int size, long base, long features) {
         QueueLayout l = QueueLayout.contiguous(size, base);
         SplitDriverQueue q = new SplitDriverQueue(mem, l, features, -1, 0);
@@ -137,9 +143,7 @@ class MmioTransportTest {
 
     @Test
     void notifyBeforeDriverOkConsumesNothing() {
-        long f = VirtioFeatures.VERSION_1;
-        negotiate(f);
-        SplitDriverQueue q = setupQueue(0, 8, 0x1000, f);
+        SplitDriverQueue q = version1WithQueue0();
         q.add(List.of(BufferSpec.writable(0x11000, 1)), false, "early");
         w(QUEUE_NOTIFY, 0);
         // Section 2.1.2: the device must not consume buffers before DRIVER_OK.
@@ -150,9 +154,7 @@ class MmioTransportTest {
 
     @Test
     void notifyForNonExistentQueueIsIgnored() {
-        long f = VirtioFeatures.VERSION_1;
-        negotiate(f);
-        setupQueue(0, 8, 0x1000, f);
+        version1WithQueue0();
         w(STATUS, r(STATUS) | DeviceStatus.DRIVER_OK);
         // QEMU's nxvirtq: writing a queue that does not exist must not crash anything.
         w(QUEUE_SEL, 7);
@@ -168,9 +170,7 @@ class MmioTransportTest {
     @Test
     void badQueueAtDriverOkLatchesNeedsResetWithConfigInterrupt() throws Exception {
         mmio.connectInterrupts(v -> irqs.release());
-        long f = VirtioFeatures.VERSION_1;
-        negotiate(f);
-        setupQueue(0, 8, 0x1000, f);
+        version1WithQueue0();
         w(QUEUE_SEL, 0);
         w(QUEUE_READY, 0);
         w(QUEUE_NUM, 6); // not a power of two (section 2.7)
@@ -189,9 +189,7 @@ class MmioTransportTest {
 
     @Test
     void queueConfigurationIsFrozenWhileReady() {
-        long f = VirtioFeatures.VERSION_1;
-        negotiate(f);
-        setupQueue(0, 8, 0x1000, f);
+        version1WithQueue0();
         w(QUEUE_NUM, 4);
         assertEquals(8, mmio.function().queue(0).size);
     }
@@ -209,9 +207,7 @@ class MmioTransportTest {
 
     @Test
     void resetWaitsForTheDeviceAndClearsQueues() {
-        long f = VirtioFeatures.VERSION_1;
-        negotiate(f);
-        setupQueue(0, 8, 0x1000, f);
+        version1WithQueue0();
         w(STATUS, r(STATUS) | DeviceStatus.DRIVER_OK);
         w(STATUS, 0);
         assertEquals(1, device.resets);

@@ -89,6 +89,13 @@ class TransportContractTest {
         return driver.readStatus();
     }
 
+    /** Opens the transport, negotiates VERSION_1 alone (section 3.1.1 steps 1-6) and sets up interrupts. */
+    private void openVersion1(Kind kind, RingFormat format) {
+        open(kind, format);
+        negotiate(VirtioFeatures.VERSION_1);
+        driver.setUpInterrupts();
+    }
+
     /** Section 3.1.1 step 7: queue discovery and setup. */
     private DriverQueue setUpQueue(int index, int size, long base, long features) {
         assertEquals(64, driver.queueMaxSize(index));
@@ -168,11 +175,8 @@ class TransportContractTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("cases")
     void notifyBeforeDriverOkConsumesNothing(Kind kind, RingFormat format) {
-        open(kind, format);
-        long f = VirtioFeatures.VERSION_1;
-        negotiate(f);
-        driver.setUpInterrupts();
-        DriverQueue q = setUpQueue(0, 8, 0x1000, f);
+        openVersion1(kind, format);
+        DriverQueue q = setUpQueue(0, 8, 0x1000, VirtioFeatures.VERSION_1);
         q.add(List.of(BufferSpec.writable(0x11000, 1)), false, "early");
         driver.notifyQueue(0);
         // Section 2.1.2: the device must not consume buffers before DRIVER_OK.
@@ -184,11 +188,8 @@ class TransportContractTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("cases")
     void nonExistentQueueIsHarmless(Kind kind, RingFormat format) throws Exception {
-        open(kind, format);
-        long f = VirtioFeatures.VERSION_1;
-        negotiate(f);
-        driver.setUpInterrupts();
-        DriverQueue q = setUpQueue(0, 8, 0x1000, f);
+        openVersion1(kind, format);
+        DriverQueue q = setUpQueue(0, 8, 0x1000, VirtioFeatures.VERSION_1);
         driverOk();
         // QEMU's nxvirtq: configuring and notifying a queue that does not exist changes nothing
         // (sections 4.2.2 and 4.1.4.3.1: its size reads 0).
@@ -205,10 +206,7 @@ class TransportContractTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("cases")
     void ringOutsideGuestMemoryLatchesNeedsResetWithConfigInterrupt(Kind kind, RingFormat format) throws Exception {
-        open(kind, format);
-        long f = VirtioFeatures.VERSION_1;
-        negotiate(f);
-        driver.setUpInterrupts();
+        openVersion1(kind, format);
         // Above 4 GiB: both halves of each 64-bit ring address are written, and it is not guest memory.
         QueueLayout outside = format.layout(8, 0x1_0000_0000L);
         driver.setUpQueue(0, outside);
@@ -227,11 +225,8 @@ class TransportContractTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("cases")
     void resetWaitsForTheDeviceAndClearsQueuesAndInterruptCause(Kind kind, RingFormat format) {
-        open(kind, format);
-        long f = VirtioFeatures.VERSION_1;
-        negotiate(f);
-        driver.setUpInterrupts();
-        setUpQueue(0, 8, 0x1000, f);
+        openVersion1(kind, format);
+        setUpQueue(0, 8, 0x1000, VirtioFeatures.VERSION_1);
         driverOk();
         driver.function().configChanged(); // leaves a cause pending: nobody reads it
         driver.writeStatus(0);
@@ -247,11 +242,8 @@ class TransportContractTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("cases")
     void queueConfigurationIsFrozenWhileEnabled(Kind kind, RingFormat format) {
-        open(kind, format);
-        long f = VirtioFeatures.VERSION_1;
-        negotiate(f);
-        driver.setUpInterrupts();
-        setUpQueue(0, 8, 0x1000, f);
+        openVersion1(kind, format);
+        setUpQueue(0, 8, 0x1000, VirtioFeatures.VERSION_1);
         // Sections 4.2.2.2 and 4.1.4.3.2: queue fields are written before the queue is enabled.
         driver.setUpQueue(0, QueueLayout.contiguous(4, 0x8000));
         assertEquals(8, driver.function().queue(0).size);
@@ -261,9 +253,7 @@ class TransportContractTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("cases")
     void configGenerationAdvancesWithConfigInterrupt(Kind kind, RingFormat format) throws Exception {
-        open(kind, format);
-        negotiate(VirtioFeatures.VERSION_1);
-        driver.setUpInterrupts();
+        openVersion1(kind, format);
         driverOk();
         int g = driver.configGeneration();
         driver.function().configChanged();

@@ -25,6 +25,11 @@ public record HostLoad(int cpus, double busyCores, double ownCores, double loadA
     /** The most vCPUs a seed runs (002: 8): fewer host cores than this oversubscribe the host by themselves. */
     public static final int SEED_VCPUS = 8;
 
+    /** The load of a host of {@code cpus} processors that was not measured (every figure NaN). */
+    public static HostLoad unmeasured(int cpus) {
+        return new HostLoad(cpus, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+    }
+
     /** A reading of the counters at one moment. */
     public record Sample(int cpus, long busyTicks, long totalTicks, long ownTicks, double loadAvg) {
     }

@@ -15,11 +15,6 @@ public final class SeedsFormat {
     private SeedsFormat() {
     }
 
-    public static String format(List<SeedResult> seeds, long runtimeNanos, int hostCpus, String jsonPath) {
-        return format(seeds, runtimeNanos, new HostLoad(hostCpus, Double.NaN, Double.NaN, Double.NaN, Double.NaN),
-                jsonPath);
-    }
-
     /** The report with the host's measured load in its heading. */
     public static String format(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String jsonPath) {
         StringBuilder out = new StringBuilder();

@@ -17,14 +17,9 @@ public final class SeedsJson {
 
     /**
      * @param runtimeNanos the runtime of each measured point
-     * @param hostCpus processors the JVM saw
+     * @param load the host's processors and measured load ({@code host_load}: busy, own and other cores, load
+     *     averages; a figure not measured, as in {@link HostLoad#unmeasured}, is written as null)
      */
-    public static String write(List<SeedResult> seeds, long runtimeNanos, int hostCpus, String startedAt) {
-        return write(seeds, runtimeNanos, new HostLoad(hostCpus, Double.NaN, Double.NaN, Double.NaN, Double.NaN),
-                startedAt);
-    }
-
-    /** With the host's measured load ({@code host_load}: busy, own and other cores, load averages; null: not measured). */
     public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String startedAt) {
         StringBuilder out = new StringBuilder();
         out.append("{\n  \"benchmark\": \"kp:bench seeds\",\n");

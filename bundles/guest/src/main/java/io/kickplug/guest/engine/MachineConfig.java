@@ -4,6 +4,7 @@ import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.guest.virtio.DriverConfig;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * How a {@link GuestMachine} is built.
@@ -96,47 +97,78 @@ public record MachineConfig(String name, int vcpus, long exitLatencyNs, long inj
     }
 
     public MachineConfig withName(String n) {
-        return new MachineConfig(n, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues,
-                maxRequestBytes, supportedFeatures, timeout, pollQueues);
+        return with(d -> d.name = n);
     }
 
     public MachineConfig withVcpus(int n) {
-        return new MachineConfig(name, n, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues,
-                maxRequestBytes, supportedFeatures, timeout, pollQueues);
+        return with(d -> d.vcpus = n);
     }
 
     public MachineConfig withLatencies(long exitNs, long injectNs) {
-        return new MachineConfig(name, vcpus, exitNs, injectNs, kickPolicy, queueDepth, maxQueues, maxRequestBytes,
-                supportedFeatures, timeout, pollQueues);
+        return with(d -> {
+            d.exitLatencyNs = exitNs;
+            d.injectLatencyNs = injectNs;
+        });
     }
 
     public MachineConfig withKickPolicy(String policy) {
-        return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, policy, queueDepth, maxQueues,
-                maxRequestBytes, supportedFeatures, timeout, pollQueues);
+        return with(d -> d.kickPolicy = policy);
     }
 
     public MachineConfig withQueueDepth(int depth) {
-        return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, depth, maxQueues,
-                maxRequestBytes, supportedFeatures, timeout, pollQueues);
+        return with(d -> d.queueDepth = depth);
     }
 
     public MachineConfig withMaxQueues(int queues) {
-        return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, queues,
-                maxRequestBytes, supportedFeatures, timeout, pollQueues);
+        return with(d -> d.maxQueues = queues);
     }
 
     public MachineConfig withFeatures(long features) {
-        return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues,
-                maxRequestBytes, features, timeout, pollQueues);
+        return with(d -> d.supportedFeatures = features);
     }
 
     public MachineConfig withTimeout(Duration t) {
-        return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues,
-                maxRequestBytes, supportedFeatures, t, pollQueues);
+        return with(d -> d.timeout = t);
     }
 
     public MachineConfig withPollQueues(int n) {
-        return new MachineConfig(name, vcpus, exitLatencyNs, injectLatencyNs, kickPolicy, queueDepth, maxQueues,
-                maxRequestBytes, supportedFeatures, timeout, n);
+        return with(d -> d.pollQueues = n);
+    }
+
+    /** A copy with the fields {@code edit} changes; the canonical constructor checks the result. */
+    private MachineConfig with(Consumer<Draft> edit) {
+        Draft d = new Draft(this);
+        edit.accept(d);
+        return new MachineConfig(d.name, d.vcpus, d.exitLatencyNs, d.injectLatencyNs, d.kickPolicy, d.queueDepth,
+                d.maxQueues, d.maxRequestBytes, d.supportedFeatures, d.timeout, d.pollQueues);
+    }
+
+    /** The fields of a config being edited by one {@code with...} method. */
+    private static final class Draft {
+        String name;
+        int vcpus;
+        long exitLatencyNs;
+        long injectLatencyNs;
+        String kickPolicy;
+        int queueDepth;
+        int maxQueues;
+        int maxRequestBytes;
+        long supportedFeatures;
+        Duration timeout;
+        int pollQueues;
+
+        Draft(MachineConfig c) {
+            name = c.name;
+            vcpus = c.vcpus;
+            exitLatencyNs = c.exitLatencyNs;
+            injectLatencyNs = c.injectLatencyNs;
+            kickPolicy = c.kickPolicy;
+            queueDepth = c.queueDepth;
+            maxQueues = c.maxQueues;
+            maxRequestBytes = c.maxRequestBytes;
+            supportedFeatures = c.supportedFeatures;
+            timeout = c.timeout;
+            pollQueues = c.pollQueues;
+        }
     }
 }

@@ -263,7 +263,7 @@ final class VcpuMachine implements GuestMachine {
                 vcpus.forEach(v -> LockSupport.unpark(v.thread));
             } else {
                 // Every vCPU starts the run at the same virtual time, the latest any actor reached.
-                time.wakeAll(vcpus.stream().map(v -> v.actor).toList(), start);
+                time.wakeAll(vcpus.stream().map(v -> v.clock.actor).toList(), start);
             }
             await(r, timeout);
             if (time != null) {

@@ -17,7 +17,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -65,9 +64,8 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
     private volatile long interrupts;
     private volatile long completions;
     private volatile long requests;
-    /** Under virtual time: the time and this vCPU's actor in it; both null in real time. */
-    final VirtualTime time;
-    final VirtualTime.Actor actor;
+    /** Real or virtual time ({@link VcpuClock}). */
+    final VcpuClock clock;
     /** The queue this vCPU waits on for room (a tag, descriptors), woken by the vCPU that collects from it. */
     volatile RequestQueue waitingOn;
 
@@ -79,9 +77,8 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
         this.queue = queue;
         this.pollQueue = pollQueue;
         this.kickQueue = queue;
-        this.time = machine.time;
-        this.actor = time == null ? null : time.register("vcpu" + id);
         this.thread = new Thread(this, "vcpu" + id + "-" + config.name());
+        this.clock = new VcpuClock(machine.time, this, config, machine.cost);
         thread.setDaemon(true);
     }
 
@@ -105,50 +102,20 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
 
     /** Wakes this vCPU (LockSupport's unpark, or a wake at the caller's virtual time). */
     void wake() {
-        if (actor == null) {
-            LockSupport.unpark(thread);
-        } else {
-            time.wakeNow(actor);
-        }
+        clock.wake();
     }
 
-    /** Now: System.nanoTime, or this vCPU's virtual clock. */
     private long now() {
-        return actor == null ? System.nanoTime() : time.now(actor);
-    }
-
-    /**
-     * An idle vCPU waits for an interrupt, an IPI or a new run: parks for at most {@code nanos}; in virtual time
-     * blocks until woken, with that timeout only while it has I/O in flight (its progress deadline).
-     */
-    private void idle(long nanos) {
-        if (actor == null) {
-            LockSupport.parkNanos(this, nanos);
-        } else {
-            time.block(actor, inFlight > 0 ? nanos : VirtualTime.NEVER);
-        }
-    }
-
-    /** One turn of a vCPU spinning on the used ring for a polled completion. */
-    private void spin() {
-        if (actor == null) {
-            Thread.onSpinWait();
-        } else {
-            time.advance(actor, time.costs().pollNs());
-        }
+        return clock.now();
     }
 
     @Override
     public void run() {
-        if (actor != null) {
-            time.enter(actor);
-        }
+        clock.enter();
         try {
             runLoop();
         } finally {
-            if (actor != null) {
-                time.retire(actor);
-            }
+            clock.retire();
         }
     }
 
@@ -171,12 +138,12 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
                 if (!work && !irq.get() && remote.isEmpty() && machine.run == seen) {
                     checkProgress();
                     if (hipriInFlight > 0) {
-                        spin(); // polling: the vCPU spins on the used ring, as io_uring iopoll
+                        clock.spin(); // polling: the vCPU spins on the used ring, as io_uring iopoll
                     } else {
-                        idle(IDLE_PARK_NANOS);
+                        clock.idle(IDLE_PARK_NANOS, inFlight > 0);
                     }
-                } else if (actor != null) {
-                    time.yieldTurn(actor); // the vCPUs and I/O threads due earlier run first
+                } else {
+                    clock.yieldTurn(); // virtual time: the vCPUs and I/O threads due earlier run first
                 }
             }
         } catch (Throwable t) {
@@ -312,7 +279,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
             return true;
         }
         interrupts++;
-        injectNanos += inject();
+        injectNanos += clock.inject();
         for (RequestQueue q : affine) {
             if (q.hasUsed()) {
                 List<RequestSlot> done = new ArrayList<>();
@@ -357,7 +324,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
         }
         completions += done.size();
         q.drained();
-        if (actor != null) {
+        if (clock.virtual()) {
             // drained() unparks the host threads waiting for room; in virtual time they are woken here.
             for (VcpuThread v : machine.vcpus) {
                 if (v.waitingOn == q && !wake.contains(v)) {
@@ -377,9 +344,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
         while ((c = local.poll()) != null || (c = remote.poll()) != null) {
             any = true;
             lastProgress = now();
-            if (actor != null) {
-                time.charge(actor, time.costs().guestCompleteNs());
-            }
+            clock.chargeComplete();
             if (c.hipri()) {
                 hipriInFlight--;
             }
@@ -518,9 +483,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
             s = got[0];
         }
         s.prepare(op.requestType(), sector, data, hipri, io);
-        if (actor != null) {
-            time.charge(actor, time.costs().guestSubmitNs());
-        }
+        clock.chargeSubmit();
         List<RequestSlot> p = q == queue ? plug : pollPlug;
         p.add(s);
         requests++;
@@ -559,9 +522,9 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
                             + ")");
                 }
                 if (hipriInFlight > 0) {
-                    spin();
+                    clock.spin();
                 } else {
-                    idle(Math.min(left, IDLE_PARK_NANOS));
+                    clock.idle(Math.min(left, IDLE_PARK_NANOS), inFlight > 0);
                 }
             } finally {
                 waitingOn = null;
@@ -614,9 +577,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
                 kickQueue = q;
                 q.lock().lock(id);
             }
-            if (actor != null) {
-                time.charge(actor, time.costs().vqAddNs()); // virtqueue_add, under the lock (model charging)
-            }
+            clock.chargeVqAdd(); // virtqueue_add, under the lock (model charging)
             if (s.hipri()) {
                 hipriInFlight++;
             }
@@ -666,37 +627,14 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
         long t0 = now();
         // The exit: with ioeventfd off the device's queue handler runs during it (VirtualIoThread in virtual
         // time, SynchronousNotify in real time).
-        if (actor != null) {
-            actor.inExit = true;
-        } else {
-            SynchronousNotify.exit(true);
-        }
+        clock.inExit(true);
         try {
             driver.notify(kickQueue.index());
         } finally {
-            if (actor != null) {
-                actor.inExit = false;
-            } else {
-                SynchronousNotify.exit(false);
-            }
+            clock.inExit(false);
         }
         notifies++;
-        if (actor == null) {
-            exitNanos += machine.cost.exitFrom(t0);
-        } else {
-            time.advance(actor, config.exitLatencyNs());
-            exitNanos += now() - t0;
-        }
-    }
-
-    /** The injection cost of one interrupt that found used buffers: spun out, or charged in virtual time. */
-    private long inject() {
-        if (actor == null) {
-            return machine.cost.inject();
-        }
-        long t0 = now();
-        time.advance(actor, config.injectLatencyNs());
-        return now() - t0;
+        exitNanos += clock.exitCost(t0);
     }
 
     @Override

@@ -2,18 +2,15 @@ package io.kickplug.guest.bench;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.lockstat.LockStats;
-import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.blk.manager.DiskRegistry;
 import io.kickplug.blk.testkit.InProcessHost;
 import io.kickplug.guest.engine.StandardGuestEngine;
 import io.kickplug.guest.fio.JobSpec;
 import io.kickplug.guest.fio.RwMode;
 import io.kickplug.shell.testkit.GogoShell;
-import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -30,7 +27,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class KickBenchTest {
 
     private final DiskRegistry registry = InProcessHost.registry();
-    private final DiskManager disks = registry;
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
     private final LockStats lockStats = new LockStats() {
         @Override
@@ -48,9 +44,7 @@ class KickBenchTest {
 
     @BeforeEach
     void setUp() {
-        NotificationControl notifications = registry;
-        shell.add("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats,
-                notifications), "bench");
+        BenchShells.addBench(shell, registry, engine, lockStats);
     }
 
     @AfterEach
@@ -123,6 +117,6 @@ class KickBenchTest {
     }
 
     private String error(String line) {
-        return assertThrows(Exception.class, () -> shell.run(line)).getMessage();
+        return shell.refusal(Exception.class, line);
     }
 }

@@ -82,8 +82,7 @@ class SeedsBenchTest {
         };
         NotificationControl notifications = registry;
         bench = new SeedsBench(disks, new VirtqueueFactoryComponent(), engine, lockStats, notifications);
-        shell.add("kp", new BenchCommand(disks, new VirtqueueFactoryComponent(), engine, lockStats,
-                notifications), "bench");
+        BenchShells.addBench(shell, registry, engine, lockStats);
     }
 
     @AfterEach

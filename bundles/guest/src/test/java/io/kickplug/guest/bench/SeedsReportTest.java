@@ -131,7 +131,7 @@ class SeedsReportTest {
     @Test
     void theTableStatesEveryParameterAndThePublishedBesideTheMeasured() {
         String out = SeedsFormat.format(List.of(sample("000", true, 1.1), sample("004", false, Double.NaN)),
-                200_000_000L, 2, "/tmp/x.json");
+                200_000_000L, HostLoad.unmeasured(2), "/tmp/x.json");
         assertTrue(out.startsWith("kp:bench seeds: the five source experiments, 0.200s per point; host CPUs 2; host load"
                 + " not measured (2 cores for up to 8 vCPUs; compare directions, not sizes)\n"), out);
         assertTrue(out.contains("\nseed 000: title 000\n  published: 14K -> 34K IOPS\n  clock:     virtual time (x)\n"),
@@ -186,7 +186,7 @@ class SeedsReportTest {
     @Test
     void theJsonFileParsesBackWithEverySeedsFigures() throws Exception {
         String text = SeedsJson.write(List.of(sample("000", true, 1.1), sample("004", false, Double.NaN)),
-                200_000_000L, 2, "2024-01-01T00:00:00Z");
+                200_000_000L, HostLoad.unmeasured(2), "2024-01-01T00:00:00Z");
         JsonNode root = new ObjectMapper().readTree(text);
         assertEquals("kp:bench seeds", root.get("benchmark").asText());
         assertEquals(0.2, root.get("runtime_s").asDouble(), 1e-12);
@@ -217,7 +217,8 @@ class SeedsReportTest {
         assertTrue(seeds.get(1).get("within_2x").isNull());
         assertEquals("virtual time (x)", s0.get("clock").asText());
         // No seeds at all is still a document.
-        assertEquals(0, new ObjectMapper().readTree(SeedsJson.write(List.of(), 1, 1, "t")).get("seeds").size());
+        assertEquals(0, new ObjectMapper().readTree(SeedsJson.write(List.of(), 1, HostLoad.unmeasured(1), "t"))
+                .get("seeds").size());
     }
 
     /** Within 2x: same direction and between half and twice the published effect, bounds included. */

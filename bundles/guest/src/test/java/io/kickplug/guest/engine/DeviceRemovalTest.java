@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -140,23 +141,14 @@ class DeviceRemovalTest {
             long before = jobs.stream().mapToLong(CountingJob::completions).sum();
             swap(true);
             swaps++;
-            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            while (jobs.stream().mapToLong(CountingJob::completions).sum() == before
-                    && runners.stream().anyMatch(Thread::isAlive) && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
-            }
+            CountingJob.awaitProgress(jobs, before, () -> runners.stream().anyMatch(Thread::isAlive));
         }
         for (Thread t : runners) {
             t.join(Duration.ofMinutes(2).toMillis());
         }
         assertTrue(errors.isEmpty(), () -> "runs failed: " + errors);
         assertTrue(swaps >= Math.min(SWAPS, 3), "the jobs ended before enough swaps: " + swaps);
-        for (CountingJob job : jobs) {
-            assertEquals(0, job.doubles.get(), "requests completed twice");
-            assertEquals(job.submitted, job.completions(), "every submitted request completes");
-            assertEquals(0, job.mismatches.get(), "data read back differs from what was written");
-            assertEquals(0, job.errors.get(), "requests failed");
-        }
+        jobs.forEach(CountingJob::assertIntact);
         assertFalse(log.isEmpty(), "the guests saw the device go and come back");
         for (DeviceRecovery r : log) {
             assertEquals(null, r.error(), "recovery failed");
@@ -244,6 +236,26 @@ class DeviceRemovalTest {
 
         long completions() {
             return completed.get();
+        }
+
+        /** Every submitted request completed once, without error, and read back what was written. */
+        void assertIntact() {
+            assertEquals(0, doubles.get(), "requests completed twice");
+            assertEquals(submitted, completions(), "every submitted request completes");
+            assertEquals(0, mismatches.get(), "data read back differs from what was written");
+            assertEquals(0, errors.get(), "requests failed");
+        }
+
+        /**
+         * Waits (at most 20 s) until {@code jobs} completed more than {@code before} requests in all, or until
+         * {@code running} says their runners ended.
+         */
+        static void awaitProgress(List<CountingJob> jobs, long before, BooleanSupplier running) {
+            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            while (jobs.stream().mapToLong(CountingJob::completions).sum() == before && running.getAsBoolean()
+                    && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
         }
 
         @Override

@@ -105,21 +105,12 @@ class RingSwapTest {
             assertEquals(ring, host.setRing("r0", ring).ring());
             swaps++;
             // Each swap waits until the guest completed I/O on the returned device.
-            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            while (jobs.stream().mapToLong(CountingJob::completions).sum() == before && runner.isAlive()
-                    && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
-            }
+            CountingJob.awaitProgress(jobs, before, runner::isAlive);
         }
         runner.join(Duration.ofMinutes(2).toMillis());
         assertTrue(errors.isEmpty(), () -> "runs failed: " + errors);
         assertTrue(swaps >= Math.min(SWAPS, 3), "the jobs ended before enough swaps: " + swaps);
-        for (CountingJob job : jobs) {
-            assertEquals(0, job.doubles.get(), "requests completed twice");
-            assertEquals(job.submitted, job.completions(), "every submitted request completes");
-            assertEquals(0, job.mismatches.get(), "data read back differs from what was written");
-            assertEquals(0, job.errors.get(), "requests failed");
-        }
+        jobs.forEach(CountingJob::assertIntact);
         assertEquals(ring == RingFormat.PACKED, (machine.features() & VirtioFeatures.RING_PACKED) != 0,
                 "the guest negotiated the last format");
         assertFalse(log.isEmpty(), "the guest saw the device go and come back");

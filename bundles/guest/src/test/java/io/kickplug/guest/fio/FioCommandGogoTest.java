@@ -59,11 +59,9 @@ class FioCommandGogoTest {
 
     @Test
     void errorsAreOneLine() {
-        assertEquals("no disk named 'nosuch'",
-                assertThrows(DiskException.class, () -> shell.run("kp:fio nosuch --rw=read")).getMessage());
-        assertEquals("unknown fio option 'bogus'",
-                assertThrows(FioOptionException.class, () -> shell.run("kp:fio d1 --bogus=1")).getMessage());
+        assertEquals("no disk named 'nosuch'", shell.refusal(DiskException.class, "kp:fio nosuch --rw=read"));
+        assertEquals("unknown fio option 'bogus'", shell.refusal(FioOptionException.class, "kp:fio d1 --bogus=1"));
         assertEquals("invalid iodepth=0: iodepth must be from 1 to 65536",
-                assertThrows(FioOptionException.class, () -> shell.run("kp:fio d1 --iodepth=0")).getMessage());
+                shell.refusal(FioOptionException.class, "kp:fio d1 --iodepth=0"));
     }
 }

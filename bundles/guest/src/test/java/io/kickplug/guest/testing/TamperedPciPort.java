@@ -97,16 +97,34 @@ public final class TamperedPciPort implements GuestPort, PciFunction {
         return (pci.configSpace().read(msixCap + MSIX_MESSAGE_CONTROL, 2) & MSIX_CONTROL_ENABLE) != 0;
     }
 
-    private final class ConfigWindow implements RegisterWindow {
-        private final RegisterWindow real;
+    /** A window that passes every access to {@code real}; the tampering windows override what they change. */
+    private abstract static class ForwardingWindow implements RegisterWindow {
+        final RegisterWindow real;
 
-        ConfigWindow(RegisterWindow real) {
+        ForwardingWindow(RegisterWindow real) {
             this.real = real;
         }
 
         @Override
         public long size() {
             return real.size();
+        }
+
+        @Override
+        public long read(long offset, int width) {
+            return real.read(offset, width);
+        }
+
+        @Override
+        public void write(long offset, int width, long value) {
+            real.write(offset, width, value);
+        }
+    }
+
+    private final class ConfigWindow extends ForwardingWindow {
+
+        ConfigWindow(RegisterWindow real) {
+            super(real);
         }
 
         @Override
@@ -120,23 +138,12 @@ public final class TamperedPciPort implements GuestPort, PciFunction {
             }
             return value;
         }
-
-        @Override
-        public void write(long offset, int width, long value) {
-            real.write(offset, width, value);
-        }
     }
 
-    private final class VirtioBar implements RegisterWindow {
-        private final RegisterWindow real;
+    private final class VirtioBar extends ForwardingWindow {
 
         VirtioBar(RegisterWindow real) {
-            this.real = real;
-        }
-
-        @Override
-        public long size() {
-            return real.size();
+            super(real);
         }
 
         @Override

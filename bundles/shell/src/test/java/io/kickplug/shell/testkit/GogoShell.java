@@ -2,9 +2,14 @@ package io.kickplug.shell.testkit;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.Parameter;
 import org.apache.felix.gogo.runtime.CommandProcessorImpl;
 import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
 import org.apache.felix.service.command.CommandSession;
+import org.apache.felix.service.command.Descriptor;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
@@ -39,6 +44,38 @@ public final class GogoShell implements AutoCloseable, AfterEachCallback {
             session = processor.createSession(new ByteArrayInputStream(new byte[0]), out, out);
         }
         return session.execute(line);
+    }
+
+    /**
+     * Runs one command line that must fail with {@code type}; returns the failure's message (the one line a
+     * user sees).
+     */
+    public String refusal(Class<? extends Exception> type, String line) {
+        return Assertions.assertThrows(type, () -> run(line)).getMessage();
+    }
+
+    /** {@link #refusal(Class, String)} for the usual bad-argument failure. */
+    public String refusal(String line) {
+        return refusal(IllegalArgumentException.class, line);
+    }
+
+    /**
+     * Asserts that every public method of {@code commands} (a Gogo command each) and each of its parameters has a
+     * {@link Descriptor} (what {@code help} shows); returns how many commands there are.
+     */
+    public static int assertEveryCommandDescribed(Class<?> commands) {
+        int count = 0;
+        for (Method m : commands.getDeclaredMethods()) {
+            if (!Modifier.isPublic(m.getModifiers())) {
+                continue;
+            }
+            count++;
+            Assertions.assertNotNull(m.getAnnotation(Descriptor.class), m.getName());
+            for (Parameter p : m.getParameters()) {
+                Assertions.assertNotNull(p.getAnnotation(Descriptor.class), m.getName() + " " + p.getName());
+            }
+        }
+        return count;
     }
 
     /** What the commands printed so far. */

@@ -43,12 +43,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * is wrapped in an {@link InflightQueue} that records taken and used heads, and a start first recovers the
  * area as libvhost-user does, resubmitting heads an earlier back-end took and never used.
  *
- * <p>Kicks (issue 12): a device that waits on kick descriptors itself ({@link VirtioDevice#waitsOnKickDescriptors()},
- * Kickplug's block device on its event-loop I/O threads) gets the running queues' kick descriptors with each
- * activation, and its I/O threads poll them with {@link JunixDescriptorPoller}: one wake-up per kick, as in
- * QEMU's AioContext. The device holds them only between activation and reset, so a kick descriptor is
- * replaced or closed only while the device is stopped. Any other device gets kicks from a {@link KickPoller}
- * thread through {@link VirtioDevice#queueNotify(int)}.
+ * <p>Kicks (issue 12) reach the device through its own I/O threads or a {@link KickPoller} thread
+ * ({@link KickRegistration}); the call and error eventfds are in {@link RingEventFds}, the ring debug log in
+ * {@link RingDebugLog}.
  *
  * <p>Threading: the mutators run on the connection's message thread only; kicks arrive on the device's I/O
  * threads (or the {@link KickPoller} thread); {@link #usedBuffer} and {@link #deviceError} on I/O threads.
@@ -56,17 +53,14 @@ import java.util.concurrent.atomic.AtomicLong;
 final class BackendDevice implements DeviceSignals, Closeable {
 
     private static final Logger LOG = System.getLogger(BackendDevice.class.getName());
-    /** The debug log shows this many kicks and calls of each queue after each start, then every 10,000th. */
-    private static final long DEBUG_EVENTS = 200;
 
     private final String name;
     private final VirtioDevice device;
     private final VirtqueueFactory queueFactory;
     private final GuestMemoryFactory memoryFactory;
-    /** Reads the kicks when the device does not wait on them itself; {@code null} otherwise. */
-    private final KickPoller poller;
-    /** Kicks the device's I/O threads read (when {@link #poller} is {@code null}). */
-    private final AtomicLong kicksRead = new AtomicLong();
+    private final KickRegistration kicks;
+    private final RingDebugLog debug;
+    private final RingEventFds eventFds;
     private final Vring[] rings;
     private final MemoryTable memoryTable = new MemoryTable();
     private GuestMemory memory;
@@ -85,7 +79,6 @@ final class BackendDevice implements DeviceSignals, Closeable {
     private volatile boolean[] runningQueues;
     private volatile boolean needsReset;
     private volatile String lastFault;
-    private final AtomicLong interrupts = new AtomicLong();
     private final AtomicLong activations = new AtomicLong();
     private boolean configChangeLogged;
     /** The back-end request channel from SET_BACKEND_REQ_FD, or {@code null}. */
@@ -104,8 +97,9 @@ final class BackendDevice implements DeviceSignals, Closeable {
             rings[i] = new Vring(i);
         }
         this.runningQueues = new boolean[rings.length];
-        this.poller = device.waitsOnKickDescriptors() ? null
-                : new KickPoller("kickplug-vhost-" + name + "-kick", this::kicked);
+        this.debug = new RingDebugLog(name);
+        this.eventFds = new RingEventFds(rings, debug);
+        this.kicks = new KickRegistration(name, device, this::kicked);
     }
 
     int queueCount() {
@@ -241,10 +235,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         if (memoryTable.count() == 0) {
             throw new Refused("queue " + r.index + " addresses given before any memory region");
         }
-        int size = r.num > 0 ? r.num : device.maxQueueSize();
-        checkRingPart(r, "descriptor table", desc, descBytes(size));
-        checkRingPart(r, packed() ? "driver event suppression" : "available ring", avail, availBytes(size));
-        checkRingPart(r, packed() ? "device event suppression" : "used ring", used, usedBytes(size));
+        RingParts.check(memoryTable, packed(), r, r.num > 0 ? r.num : device.maxQueueSize(), desc, avail, used);
         stopIfRunning(r);
         r.descUser = desc;
         r.availUser = avail;
@@ -253,40 +244,16 @@ final class BackendDevice implements DeviceSignals, Closeable {
         reconcile();
     }
 
-    // Sizes of the three ring parts in the acked format (sections 2.7 and 2.8: for a packed ring the descriptor
-    // ring and the two 4-byte event suppression structures; SET_VRING_ADDR carries them in the same fields).
-    private long descBytes(int size) {
-        return packed() ? 16L * size : QueueLayout.descTableBytes(size);
-    }
-
-    private long availBytes(int size) {
-        return packed() ? RingFormat.EVENT_SUPPRESSION_BYTES : QueueLayout.availRingBytes(size);
-    }
-
-    private long usedBytes(int size) {
-        return packed() ? RingFormat.EVENT_SUPPRESSION_BYTES : QueueLayout.usedRingBytes(size);
-    }
-
-    private void checkRingPart(Vring r, String what, long uva, long length) throws Refused {
-        if (memoryTable.translate(uva, length) == -1) {
-            throw new Refused(String.format("queue %d %s at user address 0x%x (+%d) lies outside every memory region",
-                    r.index, what, uva, length));
-        }
-    }
-
     /** SET_VRING_KICK: the ring starts. */
     void setKick(int index, FileDescriptor fd) {
         Vring r = rings[index];
         FileDescriptor old = r.kick;
-        if (poller == null && old != null) {
+        if (kicks.deviceWaits() && old != null) {
             // The device's I/O threads watch the old descriptor while it runs: stop it before closing that one.
             stopIfRunning(r);
         }
         r.kick = fd;
-        if (poller != null) {
-            // register() returns once the poll thread uses the new descriptor, so the old one may be closed.
-            poller.register(r.index, fd);
-        }
+        kicks.register(r.index, fd);
         if (old != null) {
             Fds.close(old);
         }
@@ -302,54 +269,14 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
     }
 
-    /**
-     * SET_VRING_CALL; a null {@code fd} is NOFD: the driver polls this queue.
-     *
-     * <p>No notification is lost to the replacement. An I/O thread that signals the old descriptor after it
-     * closed here finds the new one ({@link #usedBuffer}). And when the old one was signalled at all, the new one
-     * is signalled once too, as the front-end may not have passed those on: QEMU connects with its
-     * <em>masked</em> notifier as each ring's call descriptor (vhost_virtqueue_init) and later sends the guest's
-     * notifier without looking at what reached the masked one; upstream's vhost_user_blk_start does so only
-     * after it started the rings, so a completion in between (a request pending at a reconnect, or one a stop
-     * completed) would never interrupt the guest, and with EVENT_IDX no later completion would either
-     * ({@code used_event} stays behind). (QEMU 7.2.22 as packaged here sends the guest's notifier before the
-     * rings start; BackendCrashIT's debug log shows the order.) libvhost-user signals every new call descriptor
-     * for the same reason ("in case of I/O hang after reconnecting"); a spurious notification is harmless: the
-     * driver reads the used ring and finds nothing new.
-     */
+    /** SET_VRING_CALL; a null {@code fd} is NOFD: the driver polls this queue ({@link RingEventFds#setCall}). */
     void setCall(int index, FileDescriptor fd) {
-        Vring r = rings[index];
-        EventFd old = r.call;
-        EventFd fresh = fd == null ? null : new EventFd("call of queue " + r.index, fd);
-        // Published before the old one closes: an I/O thread whose signal finds the old one closed then
-        // finds this one (usedBuffer).
-        r.call = fresh;
-        r.callNoFd = fd == null;
-        if (LOG.isLoggable(Level.DEBUG)) {
-            LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + index + " call " + (fd == null ? "NOFD" : "set")
-                    + (r.view != null ? " while running" : "") + (old != null ? ", replacing one signalled "
-                    + old.signals() + " times" : "") + "; " + ringState(r));
-        }
-        if (old != null) {
-            old.close(); // serialised with signal(): the count below is final
-            if (fresh != null && old.signals() > 0) {
-                LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": queue " + index + " new call descriptor signalled"
-                        + " once for the " + old.signals() + " notifications of the one it replaces");
-                if (fresh.signal()) {
-                    interrupts.incrementAndGet();
-                }
-            }
-        }
+        eventFds.setCall(index, fd, memory);
     }
 
     /** SET_VRING_ERR; a null {@code fd} is NOFD. */
     void setErr(int index, FileDescriptor fd) {
-        Vring r = rings[index];
-        EventFd old = r.err;
-        r.err = fd == null ? null : new EventFd("error of queue " + r.index, fd);
-        if (old != null) {
-            old.close();
-        }
+        eventFds.setErr(index, fd);
     }
 
     /** SET_VRING_ENABLE. */
@@ -365,17 +292,9 @@ final class BackendDevice implements DeviceSignals, Closeable {
             stopDevice();
         }
         r.started = false;
-        if (r.kick != null) {
-            unregisterKick(r);
-            Fds.close(r.kick);
-            r.kick = null;
-        }
+        kicks.close(r);
         // libvhost-user closes the call descriptor too; the front-end sends a new one with the next start.
-        EventFd call = r.call;
-        r.call = null;
-        if (call != null) {
-            call.close();
-        }
+        RingEventFds.closeCall(r);
         // Packed: the used position and its wrap counter in the upper half, as SET_VRING_BASE takes them back.
         int base = packed() && r.nextUsed >= 0 ? r.nextAvail | r.nextUsed << 16 : r.nextAvail;
         reconcile();
@@ -421,7 +340,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
             return;
         }
         runningQueues = new boolean[rings.length];
-        int[] usedBefore = LOG.isLoggable(Level.DEBUG) ? publishedUsed() : null;
+        int[] usedBefore = debug.enabled() ? RingDebugLog.publishedUsed(rings, memory) : null;
         boolean clean;
         try {
             device.reset();
@@ -438,13 +357,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
                 if (clean) {
                     notifyCompletedByStop(r);
                 }
-                if (LOG.isLoggable(Level.DEBUG)) {
-                    LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + r.index + " stopped at available index "
-                            + r.view.nextAvail() + ", used index " + r.view.nextUsed() + " after " + r.kicksSinceStart
-                            + " kicks and " + r.callsSinceStart + " calls" + (usedBefore[r.index] < 0 ? ""
-                            : ", the reset completed " + ((r.view.nextUsed() - usedBefore[r.index]) & 0xffff)
-                            + " requests") + "; " + ringState(r));
-                }
+                debug.stopped(r, usedBefore == null ? -1 : usedBefore[r.index], memory);
                 r.nextAvail = r.view.nextAvail();
                 r.nextUsed = r.view.nextUsed();
                 if (r.view instanceof InflightQueue iq && iq.resubmitPending() > 0) {
@@ -474,14 +387,12 @@ final class BackendDevice implements DeviceSignals, Closeable {
     private void notifyCompletedByStop(Vring r) {
         try {
             if (r.view.needsNotification()) {
-                LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": queue " + r.index
-                        + " notifies the requests its stop completed");
+                debug.notifiedAfterStop(r);
                 usedBuffer(r.index);
             }
         } catch (GuestFaultException e) {
             // A ring broken by the guest: the next start refuses it and signals the error descriptor.
-            LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": queue " + r.index + " not notified after its stop: "
-                    + e.getMessage());
+            debug.notNotifiedAfterStop(r, e);
         }
     }
 
@@ -531,35 +442,20 @@ final class BackendDevice implements DeviceSignals, Closeable {
                 r.view = createView(r, features);
                 r.kicksSinceStart.set(0);
                 r.callsSinceStart.set(0);
-                if (LOG.isLoggable(Level.DEBUG)) {
-                    LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + r.index + " starts at available index "
-                            + r.view.nextAvail() + ", used index " + r.view.nextUsed() + " (features 0x"
-                            + Long.toHexString(features) + ", call " + (r.callNoFd ? "NOFD" : r.call == null ? "none"
-                            : "set") + "); " + ringState(r));
-                }
+                debug.started(r, features, memory);
                 views.set(r.index, r.view);
                 runningNow[r.index] = true;
             } catch (Refused | GuestFaultException e) {
                 LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " not started: "
                         + e.getMessage());
-                signalError(r);
+                RingEventFds.signalError(r);
             }
         }
         if (Arrays.equals(runningNow, new boolean[rings.length])) {
             return;
         }
         List<DeviceQueue> list = Collections.unmodifiableList(views);
-        KickDescriptors kicks = null;
-        if (poller == null) {
-            List<FileDescriptor> fds = new ArrayList<>(Collections.nCopies(rings.length, (FileDescriptor) null));
-            for (Vring r : rings) {
-                if (runningNow[r.index]) {
-                    fds.set(r.index, r.kick);
-                }
-            }
-            kicks = new KickDescriptors(Collections.unmodifiableList(fds), JunixDescriptorPoller.INSTANCE,
-                    q -> kicksRead.incrementAndGet());
-        }
+        KickDescriptors kickFds = kicks.descriptors(rings, runningNow);
         // Publish the running set before activating: a kick that arrives from now on reaches the device.
         // Published after activate(), a kick landing between the activation's look at every queue and the
         // publication was dropped, and a request the driver added after that look waited forever (issue 13:
@@ -567,7 +463,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         // device before activate() sets its queues is harmless: the activation looks at every queue after it.
         runningQueues = runningNow;
         try {
-            device.activate(new DeviceActivation(features, memory, list, this, kicks));
+            device.activate(new DeviceActivation(features, memory, list, this, kickFds));
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "vhost-user " + name + ": device activation failed", e);
             try {
@@ -584,30 +480,39 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
         running = true;
         activations.incrementAndGet();
-        LOG.log(Level.DEBUG, () -> "vhost-user " + name + ": running queues " + describe(runningNow));
+        debug.running(runningNow);
     }
 
     private DeviceQueue createView(Vring r, long features) throws Refused {
-        long desc = translate(r.descUser, "descriptor table", descBytes(r.num));
-        long avail = translate(r.availUser, "available ring", availBytes(r.num));
-        long used = translate(r.usedUser, "used ring", usedBytes(r.num));
-        QueueLayout layout = new QueueLayout(r.num, desc, avail, used);
-        r.availGpa = avail;
+        QueueLayout layout = RingParts.locate(memoryTable, packed(), r);
+        long used = layout.usedRing();
+        r.availGpa = layout.availRing();
         r.usedGpa = used;
         int nextUsed = r.nextUsed;
         if ((features & VirtioFeatures.RING_PACKED) != 0) {
             // The packed ring keeps no index in memory: both positions come from SET_VRING_BASE (or the last
-            // stop). The inflight area's packed layout (libvhost-user's DescStatePacked) is not kept: requests
-            // in flight when a back-end dies are not resubmitted on a packed ring.
-            if (inflight != null) {
-                LOG.log(Level.INFO, "vhost-user " + name + ": queue " + r.index + " is packed; inflight I/O "
-                        + "tracking covers split rings only");
+            // stop), or from the inflight area's packed region, which also resubmits what an earlier back-end
+            // left in flight (PackedInflightQueue).
+            int usedPos = nextUsed >= 0 ? nextUsed : r.nextAvail;
+            InflightRegion area = inflight;
+            if (area != null && r.index < area.queueCount() && !area.packed()) {
+                LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " is packed but the inflight"
+                        + " area has the split layout (made before the features changed); no inflight tracking");
+            } else if (area != null && r.index < area.queueCount()) {
+                if (r.num > area.queueSize()) {
+                    throw new Refused("queue " + r.index + " size " + r.num + " exceeds the inflight area's "
+                            + area.queueSize());
+                }
+                return PackedInflightQueue.start(name, r.index, area.queue(r.index), memory, layout, features,
+                        r.nextAvail, usedPos, queueFactory, resubmitted);
             }
-            return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail,
-                    nextUsed >= 0 ? nextUsed : r.nextAvail);
+            return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail, usedPos);
         }
         InflightRegion area = inflight;
-        if (area != null && r.index < area.queueCount()) {
+        if (area != null && r.index < area.queueCount() && area.packed()) {
+            LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " is split but the inflight area has"
+                    + " the packed layout (made before the features changed); no inflight tracking");
+        } else if (area != null && r.index < area.queueCount()) {
             if (r.num > area.queueSize()) {
                 throw new Refused("queue " + r.index + " size " + r.num + " exceeds the inflight area's "
                         + area.queueSize());
@@ -641,61 +546,6 @@ final class BackendDevice implements DeviceSignals, Closeable {
             }
         }
         return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail, nextUsed);
-    }
-
-    private long translate(long uva, String what, long length) throws Refused {
-        long gpa = memoryTable.translate(uva, length);
-        if (gpa == -1) {
-            throw new Refused(String.format("%s at user address 0x%x (+%d) lies outside every memory region", what,
-                    uva, length));
-        }
-        return gpa;
-    }
-
-    /**
-     * The ring's indices in guest memory, for the debug log: avail flags/idx/used_event, used flags/idx/avail_event.
-     * Plain reads from the message thread while an I/O thread may write: a snapshot, not a synchronised view.
-     */
-    private String ringState(Vring r) {
-        GuestMemory m = memory;
-        if (m == null || r.availGpa < 0 || r.num == 0) {
-            return "ring not mapped";
-        }
-        try {
-            int n = r.num;
-            return String.format("avail flags %d idx %d used_event %d; used flags %d idx %d avail_event %d",
-                    m.readU16(r.availGpa) & 0xffff, m.readU16(r.availGpa + 2) & 0xffff,
-                    m.readU16(r.availGpa + 4 + 2L * n) & 0xffff, m.readU16(r.usedGpa) & 0xffff,
-                    m.readU16(r.usedGpa + 2) & 0xffff, m.readU16(r.usedGpa + 4 + 8L * n) & 0xffff);
-        } catch (RuntimeException e) {
-            return "ring not readable: " + e.getMessage();
-        }
-    }
-
-    /** Per running ring, used.idx as guest memory holds it now (a snapshot for the debug log), else -1. */
-    private int[] publishedUsed() {
-        int[] out = new int[rings.length];
-        for (Vring r : rings) {
-            out[r.index] = -1;
-            if (r.view != null && memory != null && r.usedGpa >= 0) {
-                try {
-                    out[r.index] = memory.readU16(r.usedGpa + 2) & 0xffff;
-                } catch (RuntimeException e) {
-                    // leave -1
-                }
-            }
-        }
-        return out;
-    }
-
-    private static String describe(boolean[] set) {
-        List<Integer> q = new ArrayList<>();
-        for (int i = 0; i < set.length; i++) {
-            if (set[i]) {
-                q.add(i);
-            }
-        }
-        return q.toString();
     }
 
     /**
@@ -733,29 +583,9 @@ final class BackendDevice implements DeviceSignals, Closeable {
         MappingRelease.release(name, resetsClean && !running, regions, area);
     }
 
-    /** The kick poller (if any) stops watching the ring's kick; the device's I/O threads do once it is reset. */
-    private void unregisterKick(Vring r) {
-        if (poller != null) {
-            poller.unregister(r.index);
-        }
-    }
-
     private void closeRing(Vring r) {
-        if (r.kick != null) {
-            unregisterKick(r);
-            Fds.close(r.kick);
-            r.kick = null;
-        }
-        EventFd c = r.call;
-        r.call = null;
-        if (c != null) {
-            c.close();
-        }
-        EventFd e = r.err;
-        r.err = null;
-        if (e != null) {
-            e.close();
-        }
+        kicks.close(r);
+        RingEventFds.close(r);
     }
 
     // Kicks and signals.
@@ -764,13 +594,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         // runningQueues is published (volatile) before the device is activated (start()), so a kick that
         // passes this check after the activation looked at the rings reaches the device.
         boolean[] q = runningQueues;
-        if (LOG.isLoggable(Level.DEBUG) && queue < rings.length) {
-            long n = rings[queue].kicksSinceStart.incrementAndGet();
-            if (n <= DEBUG_EVENTS || n % 10_000 == 0) {
-                LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + queue + " kick " + n + (queue < q.length
-                        && q[queue] ? "" : " (queue not running)") + (needsReset ? " (needs reset)" : ""));
-            }
-        }
+        debug.kick(rings, queue, queue < q.length && q[queue], needsReset);
         if (!needsReset && queue < q.length && q[queue]) {
             device.queueNotify(queue);
         }
@@ -780,27 +604,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
 
     @Override
     public void usedBuffer(int queueIndex) {
-        if (queueIndex < 0 || queueIndex >= rings.length) {
-            return;
-        }
-        EventFd call = rings[queueIndex].call;
-        // A queue set up with NOFD (a Linux poll queue) is never notified: the driver polls its used ring.
-        boolean sent = call != null && call.signal();
-        if (!sent && call != null && call.isClosed()) {
-            // SET_VRING_CALL replaced it meanwhile (the new one was published before this one closed).
-            EventFd now = rings[queueIndex].call;
-            sent = now != null && now != call && now.signal();
-        }
-        if (sent) {
-            interrupts.incrementAndGet();
-        }
-        if (LOG.isLoggable(Level.DEBUG)) {
-            long n = rings[queueIndex].callsSinceStart.incrementAndGet();
-            if (n <= DEBUG_EVENTS || n % 10_000 == 0) {
-                LOG.log(Level.DEBUG, "vhost-user " + name + ": queue " + queueIndex + " call " + n
-                        + (sent ? "" : call == null ? " not sent (no call descriptor)" : " not sent (closed)"));
-            }
-        }
+        eventFds.usedBuffer(queueIndex);
     }
 
     @Override
@@ -843,14 +647,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
                 + " (queues stop until the front-end stops and restarts the device)");
         // There is no status register on vhost-user: tell the front-end through the error eventfds.
         for (Vring r : rings) {
-            signalError(r);
-        }
-    }
-
-    private static void signalError(Vring r) {
-        EventFd err = r.err;
-        if (err != null) {
-            err.signal();
+            RingEventFds.signalError(r);
         }
     }
 
@@ -868,9 +665,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
             for (Vring r : rings) {
                 closeRing(r);
             }
-            if (poller != null) {
-                poller.close();
-            }
+            kicks.close();
             BackendChannel c = backendChannel;
             backendChannel = null;
             if (c != null) {
@@ -894,7 +689,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
             }
         }
         return new SessionStatus(owner, ackedFeatures, protocolFeatures, memoryRegions, memoryBytes,
-                runningCount, nofd.toString(), messages, refusals, poller != null ? poller.kicksSeen() : kicksRead.get(), interrupts.get(),
+                runningCount, nofd.toString(), messages, refusals, kicks.kicksSeen(), eventFds.interrupts(),
                 activations.get(), needsReset, lastRefusal);
     }
 }

@@ -22,25 +22,22 @@ import java.util.List;
  * clears them, so nothing the driver already got is resubmitted (libvhost-user, which publishes per element,
  * needs only the last head for that).
  */
-final class InflightQueue implements DeviceQueue {
+final class InflightQueue extends ForwardingInflightQueue {
 
     /** What {@link #recover} found: where the available ring continues and which heads to resubmit. */
     record Recovery(int nextAvail, int usedIdx, List<Integer> resubmit, long nextCounter, boolean fresh) {
     }
 
-    private final DeviceQueue queue;
     private final ByteBuffer area;
-    private final ArrayDeque<Integer> resubmit;
     private long counter;
     /** Heads pushed with their used index not published yet; I/O thread only. */
     private final int[] pending;
     private int pendingCount;
 
     InflightQueue(DeviceQueue queue, ByteBuffer area, Recovery recovery) {
-        this.queue = queue;
+        super(queue, new ArrayDeque<>(recovery.resubmit()));
         this.pending = new int[queue.size()];
         this.area = area;
-        this.resubmit = new ArrayDeque<>(recovery.resubmit());
         this.counter = recovery.nextCounter();
     }
 
@@ -110,18 +107,8 @@ final class InflightQueue implements DeviceQueue {
     }
 
     @Override
-    public int index() {
-        return queue.index();
-    }
-
-    @Override
     public int size() {
         return queue.size();
-    }
-
-    @Override
-    public boolean eventIdx() {
-        return queue.eventIdx();
     }
 
     @Override
@@ -175,6 +162,11 @@ final class InflightQueue implements DeviceQueue {
             return;
         }
         queue.publishUsed(); // the ring's used index, a release store
+        // Store-store: the used index is published before any flag is cleared. The release store orders only what
+        // precedes it, so without this fence a clear could be made before the index; a back-end killed in
+        // between would leave a request the driver never got neither in flight nor used. Pairs with recover(),
+        // which a later back-end runs on the same area.
+        VarHandle.storeStoreFence();
         for (int i = 0; i < pendingCount; i++) {
             area.put(desc(pending[i]), (byte) 0);
         }
@@ -191,33 +183,8 @@ final class InflightQueue implements DeviceQueue {
     }
 
     @Override
-    public void disableNotification() {
-        queue.disableNotification();
-    }
-
-    @Override
     public boolean enableNotification() {
         boolean more = queue.enableNotification();
         return more || !resubmit.isEmpty();
-    }
-
-    @Override
-    public int nextAvail() {
-        return queue.nextAvail();
-    }
-
-    @Override
-    public int nextUsed() {
-        return queue.nextUsed();
-    }
-
-    @Override
-    public boolean isBroken() {
-        return queue.isBroken();
-    }
-
-    /** Heads still to resubmit. */
-    int resubmitPending() {
-        return resubmit.size();
     }
 }

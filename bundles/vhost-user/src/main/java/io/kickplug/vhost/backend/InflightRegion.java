@@ -21,6 +21,10 @@ import java.util.List;
  * with {@code DescStateSplit {u8 inflight; u8 pad[5]; u16 next; u64 counter}}, packed, little-endian. Queue
  * areas are {@code align_up(16 * queue_size + 16, 64)} bytes apart, as libvhost-user lays them out.
  *
+ * <p>Packed virtqueues (negotiated VIRTIO_F_RING_PACKED when the area is created and mapped) use the packed queue
+ * region instead ({@link PackedInflightArea}: a 32-byte header and a 32-byte {@code DescStatePacked} per entry,
+ * {@code align_up(32 * queue_size + 32, 64)} bytes per queue, as DPDK's vhost library sizes it).
+ *
  * <p>The front-end keeps the area across back-end restarts (GET_INFLIGHT_FD once, SET_INFLIGHT_FD on every
  * start), so a new back-end finds what its predecessor had taken and not yet used.
  */
@@ -37,17 +41,20 @@ public final class InflightRegion {
     private static final int ALIGN = 64;
 
     private final int queueSize;
+    /** Whether the queue regions have the packed layout ({@link PackedInflightArea}). */
+    private final boolean packed;
     private final long mmapSize;
     private final List<ByteBuffer> queues;
     /** The mapping itself (the queues are slices of it), for {@link #unmap}. */
     private final MappedByteBuffer map;
 
-    private InflightRegion(MappedByteBuffer map, int numQueues, int queueSize) {
+    private InflightRegion(MappedByteBuffer map, int numQueues, int queueSize, boolean packed) {
         this.map = map;
         this.queueSize = queueSize;
+        this.packed = packed;
         this.mmapSize = map.capacity();
         List<ByteBuffer> q = new ArrayList<>();
-        long per = queueBytes(queueSize);
+        long per = queueBytes(queueSize, packed);
         for (int i = 0; i < numQueues; i++) {
             q.add(map.slice((int) (i * per), (int) per).order(ByteOrder.LITTLE_ENDIAN));
         }
@@ -60,9 +67,19 @@ public final class InflightRegion {
         return (raw + ALIGN - 1) / ALIGN * ALIGN;
     }
 
+    /** Bytes of one queue's area in the split or the packed layout. */
+    public static long queueBytes(int queueSize, boolean packed) {
+        return packed ? PackedInflightArea.queueBytes(queueSize) : queueBytes(queueSize);
+    }
+
     /** Bytes of the whole area for {@code numQueues} queues of {@code queueSize}. */
     public static long totalBytes(int numQueues, int queueSize) {
         return queueBytes(queueSize) * numQueues;
+    }
+
+    /** Bytes of the whole area for {@code numQueues} queues of {@code queueSize} in the split or packed layout. */
+    public static long totalBytes(int numQueues, int queueSize, boolean packed) {
+        return queueBytes(queueSize, packed) * numQueues;
     }
 
     /** The created area and the descriptor to send with the GET_INFLIGHT_FD reply (close it afterwards). */
@@ -78,6 +95,11 @@ public final class InflightRegion {
      * only the open descriptor (sent to the front-end) and the mapping keep it alive.
      */
     static Created create(int numQueues, int queueSize) throws IOException {
+        return create(numQueues, queueSize, false);
+    }
+
+    /** {@link #create(int, int)} in the split or the packed layout. */
+    static Created create(int numQueues, int queueSize, boolean packed) throws IOException {
         Path dir = Path.of("/dev/shm");
         if (!Files.isDirectory(dir)) {
             dir = Path.of(System.getProperty("java.io.tmpdir"));
@@ -86,10 +108,10 @@ public final class InflightRegion {
         RandomAccessFile raf = null;
         try {
             raf = new RandomAccessFile(file.toFile(), "rw");
-            long size = totalBytes(numQueues, queueSize);
+            long size = totalBytes(numQueues, queueSize, packed);
             raf.setLength(size);
             MappedByteBuffer map = raf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, size);
-            InflightRegion region = new InflightRegion(map, numQueues, queueSize);
+            InflightRegion region = new InflightRegion(map, numQueues, queueSize, packed);
             return new Created(region, raf);
         } catch (IOException | RuntimeException e) {
             if (raf != null) {
@@ -107,6 +129,12 @@ public final class InflightRegion {
      */
     static InflightRegion map(FileDescriptor fd, long mmapSize, long offset, int numQueues, int queueSize)
             throws IOException {
+        return map(fd, mmapSize, offset, numQueues, queueSize, false);
+    }
+
+    /** {@link #map(FileDescriptor, long, long, int, int)} in the split or the packed layout. */
+    static InflightRegion map(FileDescriptor fd, long mmapSize, long offset, int numQueues, int queueSize,
+            boolean packed) throws IOException {
         try {
             int n = Fds.number(fd);
             try (FileChannel ch = FileChannel.open(Path.of("/proc/self/fd/" + n), StandardOpenOption.READ,
@@ -116,8 +144,9 @@ public final class InflightRegion {
                             offset + mmapSize, ch.size()));
                 }
                 MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_WRITE, offset, mmapSize);
-                InflightRegion r = new InflightRegion(map, numQueues, queueSize);
+                InflightRegion r = new InflightRegion(map, numQueues, queueSize, packed);
                 for (ByteBuffer q : r.queues) {
+                    // desc_num is at offset 10 in both layouts.
                     q.putShort(OFF_DESC_NUM, (short) queueSize);
                 }
                 return r;
@@ -133,6 +162,11 @@ public final class InflightRegion {
 
     int queueSize() {
         return queueSize;
+    }
+
+    /** Whether the area has the packed layout (it was created or mapped while VIRTIO_F_RING_PACKED was acked). */
+    boolean packed() {
+        return packed;
     }
 
     long mmapSize() {

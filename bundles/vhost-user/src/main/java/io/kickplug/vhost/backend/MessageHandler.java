@@ -2,6 +2,7 @@ package io.kickplug.vhost.backend;
 
 import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.vhost.protocol.Fds;
@@ -262,9 +263,11 @@ public final class MessageHandler implements Closeable {
                 // The front-end owns the ring's size (section 2.7: a power of two up to 32768; QEMU allows
                 // vhost-user-blk queue-size up to 1024), whatever the
                 // disk's in-process queue size is.
-                if (!QueueLayout.isValidSize(num)) {
+                // Section 2.8: a packed ring may have any size from 1 to 32768.
+                if (dev.packed() ? !RingFormat.PACKED.isValidSize(num) : !QueueLayout.isValidSize(num)) {
                     throw new Refused("queue " + r + " size " + Integer.toUnsignedString(num)
-                            + " is not a power of two in 1.." + QueueLayout.MAX_SIZE);
+                            + (dev.packed() ? " is not from 1 to " : " is not a power of two in 1..")
+                            + QueueLayout.MAX_SIZE);
                 }
                 dev.setRingSize(r, num);
                 return null;
@@ -525,9 +528,9 @@ public final class MessageHandler implements Closeable {
         if (numQueues < 1 || numQueues > dev.queueCount()) {
             throw new Refused("inflight area for " + numQueues + " queues; the device has " + dev.queueCount());
         }
-        if (!QueueLayout.isValidSize(queueSize)) {
-            throw new Refused("inflight queue size " + queueSize + " is not a power of two in 1.."
-                    + QueueLayout.MAX_SIZE);
+        if (dev.packed() ? !RingFormat.PACKED.isValidSize(queueSize) : !QueueLayout.isValidSize(queueSize)) {
+            throw new Refused("inflight queue size " + queueSize + (dev.packed() ? " is not from 1 to "
+                    : " is not a power of two in 1..") + QueueLayout.MAX_SIZE);
         }
         return new int[] {numQueues, queueSize};
     }
@@ -536,7 +539,8 @@ public final class MessageHandler implements Closeable {
         expect(m, INFLIGHT_PAYLOAD, 0);
         int[] shape = inflightShape(m.body());
         try {
-            replyArea = InflightRegion.create(shape[0], shape[1]);
+            // Sized for the ring format the acked features select (the packed queue region is larger).
+            replyArea = InflightRegion.create(shape[0], shape[1], dev.packed());
         } catch (IOException e) {
             throw new Refused("cannot create the inflight area: " + e.getMessage(), e);
         }
@@ -551,14 +555,21 @@ public final class MessageHandler implements Closeable {
         long offset = b.getLong(8);
         // A refusal closes the descriptor (refuse()).
         int[] shape = inflightShape(b);
-        long want = InflightRegion.totalBytes(shape[0], shape[1]);
+        boolean packedArea = dev.packed();
+        long want = InflightRegion.totalBytes(shape[0], shape[1], packedArea);
+        if (mmapSize != want && mmapSize == InflightRegion.totalBytes(shape[0], shape[1], !packedArea)) {
+            // An area made while the other ring format was acked (a front-end that kept it across a change of
+            // features): taken in its own layout; queues of the other format then run without tracking.
+            packedArea = !packedArea;
+            want = mmapSize;
+        }
         if (mmapSize != want || offset < 0 || offset + mmapSize < 0) {
             throw new Refused(String.format("inflight area of 0x%x bytes at offset 0x%x; %d queues of %d need 0x%x",
                     mmapSize, offset, shape[0], shape[1], want));
         }
         InflightRegion region;
         try {
-            region = InflightRegion.map(m.fds()[0], mmapSize, offset, shape[0], shape[1]);
+            region = InflightRegion.map(m.fds()[0], mmapSize, offset, shape[0], shape[1], packedArea);
         } catch (IOException e) {
             throw new Refused("cannot map the inflight area: " + e.getMessage(), e);
         }

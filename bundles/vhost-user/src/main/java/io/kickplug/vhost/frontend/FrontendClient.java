@@ -7,6 +7,7 @@ import io.kickplug.api.memory.MemoryRegion;
 import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.DriverQueue;
 import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.api.virtio.VirtqueueFactory;
@@ -39,6 +40,13 @@ import org.newsclub.net.unix.AFUNIXSocketAddress;
  * reopen). Kick and call descriptors are pipes instead of eventfds (Java cannot create eventfds either): the
  * backend polls the kick pipe's read end and writes 8 bytes to the call pipe's write end, as it would with an
  * eventfd. Rings are laid out with the driver view of the given {@link VirtqueueFactory}.
+ *
+ * <p>Both ring formats: when the negotiated features hold VIRTIO_F_RING_PACKED (bit 34, offered by a back-end
+ * with the packed ring bundle and asked for in {@link #negotiate}'s wanted features) the queues are packed
+ * (VIRTIO 1.2 section 2.8). SET_VRING_ADDR then carries the descriptor ring, the driver event suppression area
+ * (in the available-ring field) and the device event suppression area (in the used-ring field), as QEMU sends
+ * them, and vring bases carry the wrap counter in bit 15 ({@link #initialBase()}: 0x8000 for a fresh ring).
+ * The factory must then serve packed rings too ({@code RingSelector.of(split, packed)}).
  */
 public class FrontendClient implements AutoCloseable {
 
@@ -289,12 +297,38 @@ public class FrontendClient implements AutoCloseable {
         this.callReaders = on;
     }
 
-    /** The driver view of a queue, resuming at available index {@code base}. */
+    /**
+     * The driver view of a queue, resuming at available index {@code base} (packed: position and wrap counter
+     * in bit 15; the fresh ring is {@link RingFormat#initialIndex()}).
+     */
     protected DriverQueue newDriverQueue(GuestMemory guestMemory, QueueLayout layout, long driverFeatures, int base) {
-        if (base != 0) {
-            throw new UnsupportedOperationException("resuming a driver queue needs the split driver view");
+        if (base != RingFormat.of(driverFeatures).initialIndex()) {
+            throw new UnsupportedOperationException("resuming a driver queue needs a driver view that can resume");
         }
         return queueFactory.createDriverQueue(guestMemory, layout, driverFeatures, -1, 0);
+    }
+
+    /** The ring format the negotiated features select: packed when VIRTIO_F_RING_PACKED was acked. */
+    public RingFormat ringFormat() {
+        return RingFormat.of(features);
+    }
+
+    /** The features acked by the last {@link #negotiate}. */
+    public long features() {
+        return features;
+    }
+
+    /**
+     * The vring base of a fresh ring in the negotiated format: 0 for split, 0x8000 for packed (position 0 with
+     * wrap counter 1 in bit 15, section 2.8.1), what QEMU sends with SET_VRING_BASE for a new ring.
+     */
+    public int initialBase() {
+        return ringFormat().initialIndex();
+    }
+
+    /** Queue {@code q}'s layout in the negotiated format (packed: ring, driver and device event areas). */
+    private QueueLayout layoutOf(Queue q) {
+        return ringFormat().layout(q.size, q.ringBase());
     }
 
     /** Sets up and starts queue {@code index} like QEMU: NUM, BASE, ADDR, KICK, CALL (or NOFD), ENABLE. */
@@ -311,7 +345,7 @@ public class FrontendClient implements AutoCloseable {
         }
         q.size = size;
         q.base = ringBase;
-        QueueLayout layout = QueueLayout.contiguous(q.size, q.ringBase());
+        QueueLayout layout = layoutOf(q);
         q.driver = newDriverQueue(memory, layout, features, base);
         return restartQueue(index, base, noCallFd);
     }
@@ -319,7 +353,7 @@ public class FrontendClient implements AutoCloseable {
     /** Sends queue {@code index}'s setup again (NUM, BASE, ADDR, KICK, CALL, ENABLE), keeping its driver state. */
     public Queue restartQueue(int index, int base, boolean noCallFd) throws IOException {
         Queue q = queue(index);
-        QueueLayout layout = QueueLayout.contiguous(q.size, q.ringBase());
+        QueueLayout layout = layoutOf(q);
         check(sendAck(VhostUser.SET_VRING_NUM, Message.vringState(index, q.size)), "SET_VRING_NUM");
         check(sendAck(VhostUser.SET_VRING_BASE, Message.vringState(index, base)), "SET_VRING_BASE");
         check(sendAck(VhostUser.SET_VRING_ADDR, vringAddr(index, USER_BASE + layout.descTable(),
@@ -354,10 +388,10 @@ public class FrontendClient implements AutoCloseable {
             q = new Queue(index);
             queues.add(q);
         }
-        QueueLayout layout = QueueLayout.contiguous(q.size, q.ringBase());
-        q.driver = newDriverQueue(memory, layout, features, 0);
+        QueueLayout layout = layoutOf(q);
+        q.driver = newDriverQueue(memory, layout, features, initialBase());
         check(sendAck(VhostUser.SET_VRING_NUM, Message.vringState(index, q.size)), "SET_VRING_NUM");
-        check(sendAck(VhostUser.SET_VRING_BASE, Message.vringState(index, 0)), "SET_VRING_BASE");
+        check(sendAck(VhostUser.SET_VRING_BASE, Message.vringState(index, initialBase())), "SET_VRING_BASE");
         check(sendAck(VhostUser.SET_VRING_ADDR, vringAddr(index, USER_BASE + layout.descTable(),
                 USER_BASE + layout.usedRing(), USER_BASE + layout.availRing())), "SET_VRING_ADDR");
         check(sendAck(VhostUser.SET_VRING_KICK, Message.u64(index), q.kick.source().getFileDescriptor()),
@@ -376,7 +410,11 @@ public class FrontendClient implements AutoCloseable {
         q.startCallReader();
     }
 
-    /** GET_VRING_BASE: stops the ring, returns its next available index. */
+    /**
+     * GET_VRING_BASE: stops the ring, returns its next available index. Packed (vhost-user.rst): bits 0-14 the
+     * next available position, bit 15 its wrap counter, bits 16-30 the next used position, bit 31 its wrap
+     * counter; {@link #restartQueue} sends it back as it is.
+     */
     public int stopQueue(int index) throws IOException {
         Message r = call(VhostUser.GET_VRING_BASE, Message.vringState(index, 0));
         ByteBuffer b = r.body();
@@ -386,9 +424,9 @@ public class FrontendClient implements AutoCloseable {
         return b.getInt();
     }
 
-    /** Queue {@code index}'s ring layout in guest memory. */
+    /** Queue {@code index}'s ring layout in guest memory, in the negotiated format. */
     public QueueLayout layout(int index) {
-        return QueueLayout.contiguous(QUEUE_SIZE, index * RING_STRIDE);
+        return ringFormat().layout(QUEUE_SIZE, index * RING_STRIDE);
     }
 
     public Queue queue(int index) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.iothread.IoSource;
 import io.kickplug.virtio.iothread.EventLoopThread;
+import io.kickplug.virtio.testkit.Await;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.CountDownLatch;
@@ -24,6 +25,12 @@ class EventLoopDescriptorTest {
 
     private static void kick(AFPipe pipe) throws Exception {
         pipe.sink().write(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(1).flip());
+    }
+
+    /** Has {@code loop} watch the pipe's read end as queue "q0", counting the handler's runs in {@code handled}. */
+    private static IoSource watch(EventLoopThread loop, AFPipe kick, AtomicInteger handled) throws Exception {
+        return loop.registerDescriptor("q0", kick.source().getFileDescriptor(), JunixDescriptorPoller.INSTANCE, null,
+                handled::incrementAndGet);
     }
 
     @Test
@@ -48,8 +55,7 @@ class EventLoopDescriptorTest {
     void tasksAndSignalsWakeALoopThatSleepsInPoll() throws Exception {
         try (EventLoopThread loop = new EventLoopThread("test-desc-wake"); AFPipe kick = AFPipe.open()) {
             AtomicInteger handled = new AtomicInteger();
-            IoSource source = loop.registerDescriptor("q0", kick.source().getFileDescriptor(),
-                    JunixDescriptorPoller.INSTANCE, null, handled::incrementAndGet);
+            IoSource source = watch(loop, kick, handled);
             for (int i = 0; i < 200; i++) {
                 CountDownLatch done = new CountDownLatch(1);
                 loop.execute(done::countDown); // the loop sleeps in poll(2) between these: a wake-up write each
@@ -57,11 +63,7 @@ class EventLoopDescriptorTest {
             }
             int before = handled.get();
             source.signal();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (handled.get() == before && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
-            }
-            assertTrue(handled.get() > before, "a signal (an in-process notification) ran the handler");
+            Await.await(() -> handled.get() > before, "a signal (an in-process notification) ran the handler");
             source.cancel();
         }
     }
@@ -70,13 +72,9 @@ class EventLoopDescriptorTest {
     void afterCancelTheLoopNoLongerReadsTheDescriptor() throws Exception {
         try (EventLoopThread loop = new EventLoopThread("test-desc-cancel"); AFPipe kick = AFPipe.open()) {
             AtomicInteger handled = new AtomicInteger();
-            IoSource source = loop.registerDescriptor("q0", kick.source().getFileDescriptor(),
-                    JunixDescriptorPoller.INSTANCE, null, handled::incrementAndGet);
+            IoSource source = watch(loop, kick, handled);
             kick(kick);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (handled.get() == 0 && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
-            }
+            Await.await(() -> handled.get() > 0, "the kick ran the handler");
             assertEquals(1, handled.get());
             source.cancel(); // returns once the loop stopped watching: the caller may close the descriptor
             kick(kick);

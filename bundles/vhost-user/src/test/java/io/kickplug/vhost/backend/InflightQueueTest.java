@@ -17,6 +17,14 @@ class InflightQueueTest {
         return ByteBuffer.allocate((int) InflightRegion.queueBytes(SIZE)).order(ByteOrder.LITTLE_ENDIAN);
     }
 
+    /** An area a previous back-end used (version 1) that recorded used index {@code usedIdx}. */
+    private static ByteBuffer recordedArea(int usedIdx) {
+        ByteBuffer a = area();
+        a.putShort(InflightRegion.OFF_VERSION, (short) 1);
+        a.putShort(InflightRegion.OFF_USED_IDX, (short) usedIdx);
+        return a;
+    }
+
     private static void inflight(ByteBuffer a, int head, long counter) {
         a.put(InflightQueue.desc(head), (byte) 1);
         a.putLong(InflightQueue.desc(head) + 8, counter);
@@ -34,9 +42,7 @@ class InflightQueueTest {
 
     @Test
     void inFlightHeadsAreResubmittedInTheOrderTheyWereTakenAndAvailContinuesAfterThem() {
-        ByteBuffer a = area();
-        a.putShort(InflightRegion.OFF_VERSION, (short) 1);
-        a.putShort(InflightRegion.OFF_USED_IDX, (short) 0xfffe);
+        ByteBuffer a = recordedArea(0xfffe);
         inflight(a, 6, 41);
         inflight(a, 2, 40);
         inflight(a, 3, 42);
@@ -50,9 +56,7 @@ class InflightQueueTest {
     void aBatchPublishedInTheUsedRingButNotRecordedIsFinished() {
         // The back-end died between publishing used.idx and clearing the head: the used ring is ahead of the
         // area, so the last batch's head is no longer in flight.
-        ByteBuffer a = area();
-        a.putShort(InflightRegion.OFF_VERSION, (short) 1);
-        a.putShort(InflightRegion.OFF_USED_IDX, (short) 9);
+        ByteBuffer a = recordedArea(9);
         a.putShort(InflightRegion.OFF_LAST_BATCH_HEAD, (short) 4);
         inflight(a, 4, 7);
         inflight(a, 1, 8);
@@ -67,9 +71,7 @@ class InflightQueueTest {
     void aWholeBatchPublishedButNotRecordedIsFinishedFromTheUsedRing() {
         // Batched publication (issue 12): three completions went out with one used.idx store, and the back-end
         // died before clearing their flags. Their heads are read from the used ring: none is resubmitted.
-        ByteBuffer a = area();
-        a.putShort(InflightRegion.OFF_VERSION, (short) 1);
-        a.putShort(InflightRegion.OFF_USED_IDX, (short) 0xffff);
+        ByteBuffer a = recordedArea(0xffff);
         a.putShort(InflightRegion.OFF_LAST_BATCH_HEAD, (short) 6);
         inflight(a, 5, 1);
         inflight(a, 2, 2);

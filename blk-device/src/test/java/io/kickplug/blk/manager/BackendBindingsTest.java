@@ -1,0 +1,376 @@
+package io.kickplug.blk.manager;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.kickplug.api.blk.AsyncBlockBackend;
+import io.kickplug.api.blk.BackendFactory;
+import io.kickplug.api.blk.BackendFilter;
+import io.kickplug.api.blk.BackendIo;
+import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.BlockBackend;
+import io.kickplug.blk.backend.SyncBackends;
+import io.kickplug.virtio.testkit.Await;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link BackendBindings}, {@link SwappableBackend} and {@link FilterChain} without OSGi: a backend factory's
+ * service going and coming back (the NBD bundle stopped and started) and a filter's (the throttle bundle), with
+ * requests in flight and arriving meanwhile. Nothing may be lost, completed twice or failed.
+ */
+class BackendBindingsTest {
+
+    /** An asynchronous backend that keeps what it is given until the test completes it. */
+    static final class HeldBackend implements AsyncBlockBackend {
+        final ConcurrentLinkedQueue<BackendIo> submitted = new ConcurrentLinkedQueue<>();
+        final AtomicInteger unplugs = new AtomicInteger();
+        volatile boolean closed;
+        final long size;
+
+        HeldBackend(long size) {
+            this.size = size;
+        }
+
+        @Override
+        public void submit(BackendIo io) {
+            if (closed) {
+                io.complete(new IOException("closed"));
+                return;
+            }
+            submitted.add(io);
+        }
+
+        @Override
+        public void unplug() {
+            unplugs.incrementAndGet();
+        }
+
+        /** Completes every request submitted so far; returns how many. */
+        int completeAll() {
+            int n = 0;
+            for (BackendIo io; (io = submitted.poll()) != null; n++) {
+                io.complete(null);
+            }
+            return n;
+        }
+
+        @Override
+        public String kind() {
+            return "held";
+        }
+
+        @Override
+        public long size() {
+            return size;
+        }
+
+        @Override
+        public boolean readOnly() {
+            return false;
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+        }
+    }
+
+    /** A factory of {@link HeldBackend}s that records what it opened. */
+    static final class HeldFactory implements BackendFactory {
+        final List<HeldBackend> opened = new CopyOnWriteArrayList<>();
+        final List<BackendSpec> specs = new CopyOnWriteArrayList<>();
+        final AtomicInteger failuresLeft = new AtomicInteger();
+        long size = 1 << 20;
+        String kind = "held";
+
+        @Override
+        public String kind() {
+            return kind;
+        }
+
+        @Override
+        public BlockBackend open(BackendSpec spec) throws IOException {
+            specs.add(spec);
+            if (failuresLeft.getAndDecrement() > 0) {
+                throw new IOException("server down");
+            }
+            HeldBackend b = new HeldBackend(size);
+            opened.add(b);
+            return b;
+        }
+    }
+
+    /** A request: records its completions. */
+    static final class Io implements BackendIo {
+        final List<IOException> completions = new CopyOnWriteArrayList<>();
+        final Op op;
+
+        Io(Op op) {
+            this.op = op;
+        }
+
+        @Override
+        public Op op() {
+            return op;
+        }
+
+        @Override
+        public long offset() {
+            return 0;
+        }
+
+        @Override
+        public long length() {
+            return 512;
+        }
+
+        @Override
+        public ByteBuffer[] buffers() {
+            return new ByteBuffer[] {ByteBuffer.allocate(512)};
+        }
+
+        @Override
+        public boolean fua() {
+            return false;
+        }
+
+        @Override
+        public boolean mayUnmap() {
+            return false;
+        }
+
+        @Override
+        public void complete(IOException error) {
+            completions.add(error);
+        }
+
+        boolean completedOk() {
+            return completions.size() == 1 && completions.get(0) == null;
+        }
+    }
+
+    private static final BackendSpec SPEC = new BackendSpec("held", "nbd+unix:///d?socket=/x", 0, false);
+
+    /** The backend as a disk's device reaches it: its view and its filter chain, as VirtioBlkDevice builds them. */
+    private static AsyncBlockBackend deviceChain(BackendBindings b, String disk, BlockBackend backend) {
+        UnaryOperator<AsyncBlockBackend> op = b.chainFor(disk);
+        return op.apply(SyncBackends.async(backend, disk, 1));
+    }
+
+    private static List<Io> submit(AsyncBlockBackend chain, int n) {
+        List<Io> ios = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Io io = new Io(i % 2 == 0 ? BackendIo.Op.WRITE : BackendIo.Op.READ);
+            ios.add(io);
+            chain.submit(io);
+        }
+        chain.unplug();
+        return ios;
+    }
+
+    @Test
+    void aGoneFactoryHoldsRequestsAndTheReturningOneGetsThemAfterReopeningTheSameSpec() throws Exception {
+        BackendBindings bindings = new BackendBindings();
+        HeldFactory nbd = new HeldFactory();
+        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
+        HeldBackend first = nbd.opened.get(0);
+
+        List<Io> early = submit(chain, 4);
+        assertEquals(4, first.submitted.size());
+
+        // The bundle stops: the suspension waits for the 4 in flight, so complete them from another thread.
+        Thread completer = new Thread(() -> {
+            Await.await(() -> bindings.suspended("n0"), "the disk to hold its requests");
+            first.completeAll();
+        });
+        completer.start();
+        bindings.factoryGone(nbd);
+        completer.join();
+        assertTrue(early.stream().allMatch(Io::completedOk), "requests in flight completed, not failed");
+        assertTrue(first.closed, "the gone bundle's backend is closed");
+        assertTrue(bindings.suspended("n0"));
+
+        // Requests while the bundle is away are held: none completes, none fails.
+        List<Io> held = submit(chain, 5);
+        assertTrue(held.stream().allMatch(io -> io.completions.isEmpty()), "held, not failed");
+        assertEquals(1, disk.size() >> 20, "the device still sees the disk's size");
+
+        // A factory of the kind comes back (a new bundle version: another object); the first open fails once.
+        HeldFactory again = new HeldFactory();
+        again.failuresLeft.set(1);
+        bindings.factoryArrived(again);
+        Await.await(() -> again.opened.size() == 1, "the backend opened again");
+        assertEquals(List.of(SPEC, SPEC), again.specs, "opened from the same spec (same URI), retried after a failure");
+        HeldBackend second = again.opened.get(0);
+        Await.await(() -> second.submitted.size() == 5, "the held requests sent to the new backend");
+        assertFalse(bindings.suspended("n0"));
+        assertEquals(5, second.completeAll());
+        assertTrue(held.stream().allMatch(Io::completedOk), "every held request completed once, without error");
+
+        List<Io> late = submit(chain, 3);
+        assertEquals(3, second.completeAll());
+        assertTrue(late.stream().allMatch(Io::completedOk));
+        assertTrue(early.stream().allMatch(io -> io.completions.size() == 1), "nothing completed twice");
+    }
+
+    @Test
+    void aReopenedBackendOfAnotherSizeIsRefusedAndRequestsStayHeld() throws Exception {
+        BackendBindings bindings = new BackendBindings();
+        HeldFactory nbd = new HeldFactory();
+        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
+        bindings.factoryGone(nbd);
+        List<Io> held = submit(chain, 2);
+        HeldFactory other = new HeldFactory();
+        other.size = 2 << 20;
+        bindings.factoryArrived(other);
+        Await.await(() -> other.opened.size() >= 2, "a few attempts");
+        assertTrue(other.opened.get(0).closed, "the refused backend is closed");
+        assertTrue(held.stream().allMatch(io -> io.completions.isEmpty()), "still held");
+        // Detaching fails the held requests (the device resets first in real life) and stops the retries.
+        disk.close();
+        assertTrue(held.stream().allMatch(io -> io.completions.size() == 1 && io.completions.get(0) != null));
+        int attempts = other.specs.size();
+        bindings.forget("n0");
+        Await.await(() -> true, "");
+        assertFalse(bindings.suspended("n0"));
+        assertTrue(other.specs.size() <= attempts + 1, "retries end once the disk is gone");
+    }
+
+    @Test
+    void aFactoryOfAnotherKindOrASynchronousBackendIsLeftAlone() throws Exception {
+        BackendBindings bindings = new BackendBindings();
+        HeldFactory nbd = new HeldFactory();
+        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        HeldFactory other = new HeldFactory();
+        bindings.factoryGone(other);
+        assertFalse(bindings.suspended("n0"), "another factory's departure does not touch the disk");
+        BlockBackend sync = new io.kickplug.blk.backend.MemoryBackendFactory().open(
+                new BackendSpec("memory", null, 1 << 20, false));
+        assertSame(sync, bindings.adopt("m0", sync, null, null), "a synchronous backend is kept as it is");
+        disk.close();
+    }
+
+    /** A filter that counts through a wrapper, holding nothing; its close must not close the view. */
+    static final class CountingFilter implements BackendFilter {
+        final AtomicInteger passed = new AtomicInteger();
+        final List<AsyncBlockBackend> closedWrappers = new CopyOnWriteArrayList<>();
+
+        @Override
+        public String name() {
+            return "counting";
+        }
+
+        @Override
+        public AsyncBlockBackend wrap(String disk, AsyncBlockBackend backend) {
+            return new AsyncBlockBackend() {
+                @Override
+                public void submit(BackendIo io) {
+                    passed.incrementAndGet();
+                    backend.submit(io);
+                }
+
+                @Override
+                public String kind() {
+                    return backend.kind();
+                }
+
+                @Override
+                public long size() {
+                    return backend.size();
+                }
+
+                @Override
+                public boolean readOnly() {
+                    return false;
+                }
+
+                @Override
+                public void close() throws IOException {
+                    closedWrappers.add(this);
+                    backend.close();
+                }
+            };
+        }
+    }
+
+    @Test
+    void aFilterThatGoesIsTakenOutOfRunningDisksAndOneThatComesBackIsPutIn() throws Exception {
+        BackendBindings bindings = new BackendBindings();
+        HeldFactory nbd = new HeldFactory();
+        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        CountingFilter filter = new CountingFilter();
+        bindings.addFilter(filter);
+        AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
+        HeldBackend backend = nbd.opened.get(0);
+
+        submit(chain, 2);
+        assertEquals(2, filter.passed.get(), "the disk goes through the filter");
+        bindings.removeFilter(filter);
+        assertEquals(1, filter.closedWrappers.size(), "the gone filter's wrapper is retired");
+        assertFalse(backend.closed, "retiring a wrapper leaves the backend open");
+        submit(chain, 2);
+        assertEquals(2, filter.passed.get(), "no longer through the gone filter");
+
+        CountingFilter back = new CountingFilter();
+        bindings.addFilter(back);
+        submit(chain, 3);
+        assertEquals(3, back.passed.get(), "the returning filter is in force on the running disk");
+        assertEquals(7, backend.completeAll(), "every request reached the backend");
+        bindings.removeFilter(back);
+        bindings.addFilter(back);
+        chain.close();
+        assertFalse(backend.closed, "the device's close closes its view, not the disk's backend");
+        assertEquals(2, back.closedWrappers.size(), "one retired, the last closed with the device");
+        bindings.addFilter(new CountingFilter());
+        assertEquals(2, back.closedWrappers.size(), "a closed device's chain is no longer rebuilt");
+        disk.close();
+        assertTrue(backend.closed);
+    }
+
+    @Test
+    void aSuspensionGivesUpWaitingAfterItsTimeoutAndTheCloseFailsWhatIsLeft() throws Exception {
+        HeldBackend b = new HeldBackend(1 << 20);
+        SwappableBackend s = new SwappableBackend("n0", b);
+        Io io = new Io(BackendIo.Op.READ);
+        s.submit(io);
+        s.suspend(50);
+        assertTrue(b.closed);
+        // The held backend completes late (as NBD's close fails its requests): counted once, no error lost.
+        b.completeAll();
+        assertEquals(1, io.completions.size());
+        assertNull(io.completions.get(0));
+        s.close();
+    }
+
+    @Test
+    void aDiskTakenDownWhileItsBackendIsAwayFailsItsHeldRequestsAtOnce() throws Exception {
+        BackendBindings bindings = new BackendBindings();
+        HeldFactory nbd = new HeldFactory();
+        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
+        bindings.factoryGone(nbd);
+        List<Io> held = submit(chain, 3);
+        assertTrue(held.stream().allMatch(io -> io.completions.isEmpty()));
+        // kp:detach or a core bundle's swap: the device's reset must not wait for them until its timeout.
+        bindings.failHeld("n0");
+        assertTrue(held.stream().allMatch(io -> io.completions.size() == 1 && io.completions.get(0) != null));
+        Io late = submit(chain, 1).get(0);
+        assertEquals(1, late.completions.size(), "one arriving before the device stopped fails too");
+        chain.close();
+        disk.close();
+        bindings.forget("n0");
+    }
+}

@@ -1,0 +1,53 @@
+package io.kickplug.launcher;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+/** One connection to a daemon's control socket, for tests: a statement a line out, one JSON line back. */
+public final class ControlClient implements AutoCloseable {
+    final SocketChannel channel;
+    final OutputStream out;
+    /** The answers, a line each (read directly when a test sends raw bytes). */
+    public final BufferedReader in;
+
+    public ControlClient(Path socket) throws IOException {
+        channel = SocketChannel.open(UnixDomainSocketAddress.of(socket));
+        out = Channels.newOutputStream(channel);
+        in = new BufferedReader(new InputStreamReader(Channels.newInputStream(channel), StandardCharsets.UTF_8));
+    }
+
+    /** Sends {@code line} as it is, then a newline. */
+    public void send(byte[] line) throws IOException {
+        out.write(line);
+        out.write('\n');
+        out.flush();
+    }
+
+    /** Sends one statement; returns the answer line (null when the server closed the connection). */
+    public String ask(String statement) throws IOException {
+        send(statement.getBytes(StandardCharsets.UTF_8));
+        return in.readLine();
+    }
+
+    /** {@link #ask} for a lambda: "" when the server closed, an assertion error on an I/O error. */
+    public String tryAsk(String statement) {
+        try {
+            String a = ask(statement);
+            return a == null ? "" : a;
+        } catch (IOException e) {
+            throw new AssertionError("control socket: " + e, e);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        channel.close();
+    }
+}
