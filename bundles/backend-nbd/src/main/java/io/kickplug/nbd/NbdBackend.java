@@ -5,9 +5,6 @@ import io.kickplug.api.blk.BackendIo;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
-import java.net.StandardProtocolFamily;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
@@ -95,10 +92,10 @@ public final class NbdBackend implements AsyncBlockBackend {
      * @throws IOException when the server cannot be reached, is not an NBD server or refuses the export
      */
     public static NbdBackend open(NbdUri uri, boolean readOnly, Options options) throws IOException {
-        SocketChannel channel = connect(uri, options.handshakeTimeoutMs());
+        SocketChannel channel = ServerDial.connect(uri, options.handshakeTimeoutMs());
         ExportInfo info;
         try {
-            info = handshake(channel, uri, options.handshakeTimeoutMs());
+            info = ServerDial.handshake(channel, uri, options.handshakeTimeoutMs());
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
@@ -128,49 +125,6 @@ public final class NbdBackend implements AsyncBlockBackend {
             connections.get(i).start(null);
         }
         watchdog.start();
-    }
-
-    private static SocketChannel connect(NbdUri uri, long timeoutMs) throws IOException {
-        SocketAddress target = uri.address();
-        SocketChannel channel;
-        if (uri.unix()) {
-            channel = SocketChannel.open(StandardProtocolFamily.UNIX);
-        } else {
-            InetSocketAddress unresolved = (InetSocketAddress) target;
-            target = new InetSocketAddress(unresolved.getHostString(), unresolved.getPort());
-            channel = SocketChannel.open();
-        }
-        try {
-            channel.connect(target);
-            if (!uri.unix()) {
-                channel.socket().setTcpNoDelay(true);
-            }
-            return channel;
-        } catch (IOException e) {
-            channel.close();
-            throw new IOException("cannot connect to the NBD server of " + uri + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** The handshake, bounded in time: a server that says nothing has its connection closed after the timeout. */
-    private static ExportInfo handshake(SocketChannel channel, NbdUri uri, long timeoutMs) throws IOException {
-        Thread guard = new Thread(() -> {
-            try {
-                Thread.sleep(timeoutMs);
-                channel.close();
-            } catch (InterruptedException | IOException e) {
-                // handshake done (interrupted) or already closed
-            }
-        }, "kickplug-nbd-handshake-guard");
-        guard.setDaemon(true);
-        guard.start();
-        try {
-            return new Handshake(channel, "NBD server " + uri).negotiate(uri.export());
-        } catch (java.nio.channels.AsynchronousCloseException e) {
-            throw new IOException("NBD server " + uri + " did not complete the handshake in " + timeoutMs + " ms");
-        } finally {
-            guard.interrupt();
-        }
     }
 
     @Override
@@ -448,8 +402,8 @@ public final class NbdBackend implements AsyncBlockBackend {
             while (!closed) {
                 if (ch == null) {
                     try {
-                        ch = connect(uri, options.handshakeTimeoutMs());
-                        ExportInfo again = handshake(ch, uri, options.handshakeTimeoutMs());
+                        ch = ServerDial.connect(uri, options.handshakeTimeoutMs());
+                        ExportInfo again = ServerDial.handshake(ch, uri, options.handshakeTimeoutMs());
                         if (again.size() != info.size()) {
                             throw new NbdRefusedException("the export's size changed from " + info.size() + " to "
                                     + again.size() + " bytes");
@@ -460,7 +414,7 @@ public final class NbdBackend implements AsyncBlockBackend {
                         LOG.log(Level.INFO, where + (served ? ": connected again" : ": connected"));
                     } catch (IOException | RuntimeException e) {
                         lastError = e.getMessage();
-                        closeQuietly(ch);
+                        ServerDial.closeQuietly(ch);
                         ch = null;
                         failures++;
                         if (!backoff(failures)) {
@@ -496,7 +450,7 @@ public final class NbdBackend implements AsyncBlockBackend {
             lock.lock();
             try {
                 if (closed) {
-                    closeQuietly(ch);
+                    ServerDial.closeQuietly(ch);
                     return;
                 }
                 up = true;
@@ -523,7 +477,7 @@ public final class NbdBackend implements AsyncBlockBackend {
             if (reason != null && !(cause instanceof NbdProtocolException)) {
                 cause = new IOException(where + ": " + reason, cause);
             }
-            closeQuietly(ch);
+            ServerDial.closeQuietly(ch);
             lock.lock();
             try {
                 up = false;
@@ -629,7 +583,7 @@ public final class NbdBackend implements AsyncBlockBackend {
                 if (closeReason == null) {
                     closeReason = "a write failed: " + e.getMessage();
                 }
-                closeQuietly(ch);
+                ServerDial.closeQuietly(ch);
             }
         }
 
@@ -697,17 +651,7 @@ public final class NbdBackend implements AsyncBlockBackend {
             if (System.nanoTime() - oldest > TimeUnit.MILLISECONDS.toNanos(options.requestTimeoutMs())) {
                 closeReason = "no reply in " + options.requestTimeoutMs() + " ms";
                 LOG.log(Level.WARNING, where + ": no reply in " + options.requestTimeoutMs() + " ms; reconnecting");
-                closeQuietly(channel);
-            }
-        }
-    }
-
-    private static void closeQuietly(SocketChannel ch) {
-        if (ch != null) {
-            try {
-                ch.close();
-            } catch (IOException e) {
-                // nothing to do
+                ServerDial.closeQuietly(channel);
             }
         }
     }
