@@ -4,7 +4,11 @@
 # and the backend process's CPU time per I/O (utime+stime from /proc/PID/stat, sampled when the guest
 # starts and ends fio).
 #
-#   bench.sh [--runtime SECONDS] [--queues N]
+#   bench.sh [--runtime SECONDS] [--queues N] [--packed on|off] [--backends "kickplug qsd"]
+#
+# --packed on boots QEMU with packed=on on its vhost-user-blk-pci device: Kickplug serves packed rings,
+# qemu-storage-daemon does not offer VIRTIO_F_RING_PACKED and its guest runs split rings (the PACKED column
+# says what the guest asked for). --backends picks which of the two run.
 #
 # Needs: distribution/target/kickplug.jar (mvn -B install -DskipTests) and the real-guest cache
 # (realguest.sh prepare bundles/vhost-user/target/realguest). The guest runs under KVM when the CPU has
@@ -16,10 +20,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/bench-lib.sh"
 runtime=10
 queues=2
+packed=off
+backends="kickplug qsd"
 while [ $# -gt 0 ]; do
     case $1 in
         --runtime) runtime=$2; shift 2 ;;
         --queues) queues=$2; shift 2 ;;
+        --packed) packed=$2; shift 2 ;;
+        --backends) backends=$2; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -73,7 +81,7 @@ run_one() { # kind iodepth numjobs
             RG-FIO-BEGIN*) t0=$(cpu_ticks "$backend_pid") ;;
             RG-FIO-EXIT*) t1=$(cpu_ticks "$backend_pid") ;;
         esac
-    done < <(bash "$here/realguest.sh" run "$cache" "$sock" "$work/job.fio" --queues "$queues" --sum-mb 1 2>&1)
+    done < <(bash "$here/realguest.sh" run "$cache" "$sock" "$work/job.fio" --queues "$queues" --packed "$packed" --sum-mb 1 2>&1)
     kill "$backend_pid" 2>/dev/null || true
     wait "$backend_pid" 2>/dev/null || true
     backend_pid=""
@@ -95,11 +103,12 @@ run_one() { # kind iodepth numjobs
         "$p99 $unit" "$cpu_us"
 }
 
-echo "fio randread 4k, $runtime s, $queues queues, null backends; ACCEL: the accelerator each run's guest ran under"
+echo "fio randread 4k, $runtime s, $queues queues, null backends, packed=$packed; ACCEL: the accelerator each run's guest ran under"
 printf "%-9s %-8s %-8s %-6s %-9s %-12s %-12s %s\n" BACKEND IODEPTH NUMJOBS ACCEL IOPS "CLAT-P50" "CLAT-P99" \
     "BACKEND-CPU-US/IO"
 for spec in "64 2" "1 1"; do
     set -- $spec
-    run_one kickplug "$1" "$2"
-    run_one qsd "$1" "$2"
+    for kind in $backends; do
+        run_one "$kind" "$1" "$2"
+    done
 done
