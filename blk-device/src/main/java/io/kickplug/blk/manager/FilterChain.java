@@ -17,12 +17,11 @@ import java.util.function.Consumer;
  * limits are in force again as soon as the throttle bundle is back, and no disk keeps a stopped bundle's objects.
  * Filters never close the view: the device does, through {@link #close}.
  */
-final class FilterChain implements AsyncBlockBackend {
+final class FilterChain extends ForwardingAsyncBackend {
 
     private static final Logger LOG = System.getLogger(FilterChain.class.getName());
 
     private final String disk;
-    private final AsyncBlockBackend view;
     private final AsyncBlockBackend unclosable;
     private final Consumer<FilterChain> onClose;
     /** The outermost wrapper now (the view itself without filters). */
@@ -31,8 +30,8 @@ final class FilterChain implements AsyncBlockBackend {
     private boolean closed;
 
     FilterChain(String disk, AsyncBlockBackend view, List<BackendFilter> filters, Consumer<FilterChain> onClose) {
+        super(view);
         this.disk = disk;
-        this.view = view;
         this.unclosable = new Unclosable(view);
         this.onClose = onClose;
         this.chain = wrap(filters);
@@ -102,41 +101,6 @@ final class FilterChain implements AsyncBlockBackend {
         chain.unplug();
     }
 
-    @Override
-    public boolean supportsFua() {
-        return view.supportsFua();
-    }
-
-    @Override
-    public String kind() {
-        return view.kind();
-    }
-
-    @Override
-    public long size() {
-        return view.size();
-    }
-
-    @Override
-    public boolean readOnly() {
-        return view.readOnly();
-    }
-
-    @Override
-    public boolean supportsDiscard() {
-        return view.supportsDiscard();
-    }
-
-    @Override
-    public boolean supportsWriteZeroes() {
-        return view.supportsWriteZeroes();
-    }
-
-    @Override
-    public void resize(long newSize) throws IOException {
-        view.resize(newSize);
-    }
-
     /** The device closes: the filters' wrappers, then the view (the device's worker pool, not the backend). */
     @Override
     public void close() throws IOException {
@@ -159,57 +123,10 @@ final class FilterChain implements AsyncBlockBackend {
     }
 
     /** The view as the filters get it: their close leaves it open. */
-    private static final class Unclosable implements AsyncBlockBackend {
-
-        private final AsyncBlockBackend view;
+    private static final class Unclosable extends ForwardingAsyncBackend {
 
         Unclosable(AsyncBlockBackend view) {
-            this.view = view;
-        }
-
-        @Override
-        public void submit(BackendIo io) {
-            view.submit(io);
-        }
-
-        @Override
-        public void unplug() {
-            view.unplug();
-        }
-
-        @Override
-        public boolean supportsFua() {
-            return view.supportsFua();
-        }
-
-        @Override
-        public String kind() {
-            return view.kind();
-        }
-
-        @Override
-        public long size() {
-            return view.size();
-        }
-
-        @Override
-        public boolean readOnly() {
-            return view.readOnly();
-        }
-
-        @Override
-        public boolean supportsDiscard() {
-            return view.supportsDiscard();
-        }
-
-        @Override
-        public boolean supportsWriteZeroes() {
-            return view.supportsWriteZeroes();
-        }
-
-        @Override
-        public void resize(long newSize) throws IOException {
-            view.resize(newSize);
+            super(view);
         }
 
         @Override
