@@ -166,7 +166,22 @@ final class VcpuMachine implements GuestMachine {
     }
 
     private GuestInterrupts connect(int gen) {
-        return interrupts.connect(gen, this::deviceGone);
+        GuestInterrupts lines = interrupts.connect(gen, this::deviceGone);
+        if (time == null) {
+            return lines;
+        }
+        return new GuestInterrupts() { // in virtual time each interrupt sent costs the device its irqfd write
+            @Override
+            public void raise(int vector) {
+                lines.raise(vector);
+                time.interruptSent();
+            }
+
+            @Override
+            public void deviceRemoved() {
+                lines.deviceRemoved();
+            }
+        };
     }
 
     private void startVcpus() {
