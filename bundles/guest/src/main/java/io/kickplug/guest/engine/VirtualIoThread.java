@@ -176,7 +176,7 @@ final class VirtualIoThread implements IoThread {
 
     /** One iteration: the signalled sources, the tasks, the end-of-iteration tasks; charged as the device's. */
     private boolean runIteration() {
-        long work = time.deviceWork();
+        actor.workMark = time.deviceWork();
         boolean any = false;
         handling = true;
         try {
@@ -199,7 +199,7 @@ final class VirtualIoThread implements IoThread {
         }
         if (any) {
             iterations++;
-            charge(actor, work);
+            charge(actor);
         }
         return any;
     }
@@ -232,7 +232,7 @@ final class VirtualIoThread implements IoThread {
             }
             time.advance(vcpu, busy - now); // a scheduling point: the loop may have begun an iteration meanwhile
         }
-        long work = time.deviceWork();
+        vcpu.workMark = time.deviceWork();
         inline = Thread.currentThread();
         handling = true;
         try {
@@ -245,19 +245,16 @@ final class VirtualIoThread implements IoThread {
             vcpu.wake(handlersDone, 0);
         }
         iterations++;
-        charge(vcpu, work);
+        charge(vcpu);
         time.occupy(actor, time.now(vcpu));
         if (!tasks.isEmpty() || s.pending) {
             time.wake(actor, time.now(vcpu));
         }
     }
 
-    /** The model's device cost of the requests completed since {@code workBefore}, on {@code who}'s clock. */
-    private void charge(VirtualTime.Actor who, long workBefore) {
-        long done = time.deviceWork() - workBefore;
-        if (done > 0) {
-            time.charge(who, done * time.costs().deviceRequestNs());
-        }
+    /** The model's device cost of the requests completed since {@code who}'s work mark, on its clock. */
+    private void charge(VirtualTime.Actor who) {
+        time.chargeDeviceWork(who, 0);
     }
 
     private void run(Runnable r) {

@@ -246,6 +246,8 @@ public final class VirtualTime implements IoThreadFactory {
         long cpuMark;
         /** In a notify's exit (ioeventfd off: a queue handler runs here). */
         boolean inExit;
+        /** The device's completed requests when this actor's device work was last charged (model charging). */
+        long workMark;
 
         Actor(String name, int index) {
             this.name = name;
@@ -469,7 +471,25 @@ public final class VirtualTime implements IoThreadFactory {
     void interruptSent() {
         Actor a = current();
         if (a != null && running == a && !shutdown) {
-            advance(a, costs.irqfdNs());
+            chargeDeviceWork(a, costs.irqfdNs());
+        }
+    }
+
+    /**
+     * Charges {@code a} the model's device cost of the requests completed since its work mark
+     * ({@link Charging#MODEL} only; measured charging measures it), plus {@code extraNanos}: before an interrupt
+     * goes out, the device's work that preceded it is on its clock, as it would be with measured charging.
+     */
+    void chargeDeviceWork(Actor a, long extraNanos) {
+        long done = 0;
+        if (charging == Charging.MODEL) {
+            long work = deviceWork.getAsLong();
+            done = Math.max(0, work - a.workMark);
+            a.workMark = work;
+        }
+        long nanos = done * costs.deviceRequestNs() + extraNanos;
+        if (nanos > 0) {
+            advance(a, nanos);
         }
     }
 
