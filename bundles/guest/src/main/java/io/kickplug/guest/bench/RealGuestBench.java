@@ -94,10 +94,10 @@ public final class RealGuestBench {
         HostLoad.Sample before = HostLoad.sample();
         List<RealGuestReport.Seed> seeds = new ArrayList<>();
         for (Plan plan : List.of(seed002(o.runtimeNanos()), seed003(o.runtimeNanos()), seed004(o.runtimeNanos()))) {
-            seeds.add(runSeed(plan, image, how, o.runtimeNanos()));
+            seeds.add(runSeed(plan.withSteps(rounds(plan.steps(), o.rounds())), image, how, o.runtimeNanos()));
         }
         return new RealGuestReport(null, how, image.qemuVersion(), image.kernelVersion(), dir.toString(),
-                o.runtimeNanos(), HostLoad.between(before, HostLoad.sample()), seeds);
+                o.runtimeNanos(), o.rounds(), HostLoad.between(before, HostLoad.sample()), seeds);
     }
 
     // ---------------------------------------------------------------------------------------------- plans
@@ -112,16 +112,75 @@ public final class RealGuestBench {
      * @param apply what the host switches before the job
      */
     record Step(String name, String label, String job, Map<String, String> params, Runnable apply) {
+
+        /** The variant a round's step measures: its name without the round suffix ("bh64" for "bh64_2"). */
+        String variant() {
+            int r = name.indexOf('_');
+            return r < 0 ? name : name.substring(0, r);
+        }
+    }
+
+    /**
+     * The warm-up, then {@code rounds} rounds of the measured steps, interleaved (A B C A B C) so that a drift of the
+     * host's load spreads over every variant; a later round's step is named "NAME_R" and has the round count in
+     * its parameters.
+     */
+    static List<Step> rounds(List<Step> steps, int rounds) {
+        List<Step> out = new ArrayList<>();
+        steps.stream().filter(st -> st.label() == null).forEach(out::add);
+        for (int r = 1; r <= rounds; r++) {
+            for (Step st : steps) {
+                if (st.label() == null) {
+                    continue;
+                }
+                Map<String, String> p = new LinkedHashMap<>(st.params());
+                p.put("rounds", Integer.toString(rounds));
+                out.add(new Step(r == 1 ? st.name() : st.name() + "_" + r, st.label(), st.job(), p, st.apply()));
+            }
+        }
+        return out;
     }
 
     /** A seed on the real guest: its disk, export, guest settings and steps, and how its result is built. */
     record Plan(String id, String title, DiskSpec disk, int queues, String blkParams, List<Step> steps,
             java.util.function.Function<Map<String, Measured>, RealGuestReport.Seed> result) {
+
+        Plan withSteps(List<Step> other) {
+            return new Plan(id, title, disk, queues, blkParams, other, result);
+        }
     }
 
     /** A point's figures: fio's in the guest and the exported device's counters. */
     record Measured(Step step, FioTerse fio, long guestIrqs, long requests, long interrupts, long suppressed,
-            long kicks, Set<String> strategies, List<LockStatRow> locks) {
+            long kicks, Set<String> strategies, List<LockStatRow> locks, List<Double> roundIops) {
+
+        /**
+         * The rounds of one variant together: fio's IOPS, mean latency and p99 are the medians of the rounds, the
+         * device's counters and the guest's interrupts are summed (so per-request figures cover every round).
+         */
+        static Measured merge(List<Measured> rounds) {
+            Measured first = rounds.get(0);
+            if (rounds.size() == 1) {
+                return first;
+            }
+            List<Double> iops = rounds.stream().map(x -> x.fio().iops()).toList();
+            FioTerse f = new FioTerse(first.fio().job(), 0, median(iops), 0,
+                    median(rounds.stream().map(x -> x.fio().clatMeanUs()).toList()),
+                    median(rounds.stream().map(x -> x.fio().clatP99Us()).toList()),
+                    median(rounds.stream().map(x -> x.fio().latMeanUs()).toList()), first.fio().runtimeMs());
+            Set<String> strategies = new TreeSet<>();
+            List<LockStatRow> locks = new ArrayList<>();
+            long irqs = 0;
+            for (Measured x : rounds) {
+                strategies.addAll(x.strategies());
+                locks.addAll(x.locks());
+                irqs = irqs < 0 || x.guestIrqs() < 0 ? -1 : irqs + x.guestIrqs();
+            }
+            return new Measured(first.step(), f, irqs, rounds.stream().mapToLong(Measured::requests).sum(),
+                    rounds.stream().mapToLong(Measured::interrupts).sum(),
+                    rounds.stream().mapToLong(Measured::suppressed).sum(), rounds.stream().mapToLong(Measured::kicks).sum(),
+                    Set.copyOf(strategies), locks, iops);
+        }
 
         double perRequest(long n) {
             return requests <= 0 ? Double.NaN : (double) n / requests;
@@ -130,6 +189,10 @@ public final class RealGuestBench {
         Map<String, Double> figures() {
             Map<String, Double> f = new LinkedHashMap<>();
             f.put("IOPS", fio.iops());
+            if (roundIops.size() > 1) {
+                f.put("IOPS-min", roundIops.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN));
+                f.put("IOPS-max", roundIops.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN));
+            }
             f.put("lat-mean-us", fio.latMeanUs());
             f.put("clat-p99-us", fio.clatP99Us());
             f.put("requests", (double) requests);
@@ -315,14 +378,16 @@ public final class RealGuestBench {
         for (Measured x : m.values()) {
             String kind = x.step().params().get("tracked-lock");
             Map<String, Double> f = x.figures();
-            LockStatRow row = x.locks().stream().filter(r -> r.name().endsWith(" tracked-" + kind)).findFirst()
-                    .orElse(null);
-            if (row == null || row.acquisitions() == 0) {
+            // The export's rows of this kind, one per round (reset before each).
+            List<LockStatRow> rows = x.locks().stream().filter(r -> r.name().endsWith(" tracked-" + kind)).toList();
+            long acquisitions = rows.stream().mapToLong(LockStatRow::acquisitions).sum();
+            if (acquisitions == 0) {
                 notes.add(kind + ": the export's " + kind + " lock was not used (" + x.locks().stream()
-                        .filter(r -> r.acquisitions() > 0).map(LockStatRow::name).toList() + ")");
+                        .filter(r -> r.acquisitions() > 0).map(LockStatRow::name).distinct().toList() + ")");
             }
-            f.put("lock-contentions", row == null ? Double.NaN : row.contentions());
-            f.put("lock-wait-total-us", row == null ? Double.NaN : row.waittimeTotalNs() / 1e3);
+            f.put("lock-contentions", rows.isEmpty() ? Double.NaN : rows.stream().mapToDouble(LockStatRow::contentions).sum());
+            f.put("lock-wait-total-us", rows.isEmpty() ? Double.NaN
+                    : rows.stream().mapToDouble(LockStatRow::waittimeTotalNs).sum() / 1e3);
             points.add(new SeedResult.Point(x.step().label(), x.step().params(), f));
         }
         double yielding = iops(m, "yielding");
@@ -340,6 +405,14 @@ public final class RealGuestBench {
         return new RealGuestReport.Seed("004", "tracked-requests lock yielding vs mutex vs sharded", null, points, line,
                 figures, SeedVerdicts.seed004(yielding, mutex),
                 (SeedVerdicts.ratio(yielding, mutex) - 1) / (517.0 / 254.0 - 1), notes);
+    }
+
+    static double median(List<Double> values) {
+        double[] v = values.stream().mapToDouble(Double::doubleValue).filter(x -> !Double.isNaN(x)).sorted().toArray();
+        if (v.length == 0) {
+            return Double.NaN;
+        }
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 
     private static double iops(Map<String, Measured> m, String step) {
@@ -375,7 +448,7 @@ public final class RealGuestBench {
             Map<String, Step> byName = new LinkedHashMap<>();
             plan.steps().forEach(s -> byName.put(s.name(), s));
             Map<String, List<QueueCounters>> before = new HashMap<>();
-            Map<String, Measured> measured = new LinkedHashMap<>();
+            Map<String, List<Measured>> measured = new LinkedHashMap<>();
             Map<String, Object[]> after = new HashMap<>();
             try (GuestConsole console = launcher.start(image.command(initrd, socket, plan.queues(), how,
                     plan.blkParams()))) {
@@ -404,10 +477,13 @@ public final class RealGuestBench {
                     List<QueueCounters> a = (List<QueueCounters>) after.get(out.step())[0];
                     @SuppressWarnings("unchecked")
                     List<LockStatRow> locks = (List<LockStatRow>) after.get(out.step())[1];
-                    measured.put(out.step(), measure(step, out, before.get(out.step()), a, locks));
+                    measured.computeIfAbsent(step.variant(), v -> new ArrayList<>())
+                            .add(measure(step, out, before.get(out.step()), a, locks));
                 }
             }
-            return plan.result().apply(measured);
+            Map<String, Measured> merged = new LinkedHashMap<>();
+            measured.forEach((variant, runs) -> merged.put(variant, Measured.merge(runs)));
+            return plan.result().apply(merged);
         } catch (IOException | RuntimeException e) {
             return RealGuestReport.Seed.notRun(plan.id(), plan.title(), String.valueOf(e.getMessage()));
         } catch (InterruptedException e) {
@@ -448,7 +524,7 @@ public final class RealGuestBench {
             }
         }
         return new Measured(step, out.fio(), out.guestIrqs(), requests, sent, suppressed, kicks, Set.copyOf(strategies),
-                locks);
+                locks, List.of(out.fio().iops()));
     }
 
     private String freeName(String seed) {

@@ -19,9 +19,10 @@ public final class RealGuestFormat {
             return "real Linux guest: not run: " + r.notRun();
         }
         return String.format(Locale.ROOT, "real Linux guest: %s, accel %s, kernel %s (%s), %d vCPUs, 1 GiB, fio in the"
-                + " guest over Kickplug's vhost-user-blk export of a null disk in this runtime, %s per point, one boot"
-                + " per seed; %s", r.qemu(), r.accel(), r.kernel(), r.image(), RealGuestReport.VCPUS,
-                SeedsFormat.seconds(r.runtimeNanos()), r.load() == null ? "host load not measured" : load(r.load()));
+                + " guest over Kickplug's vhost-user-blk export of a null disk in this runtime, %s per point, %d"
+                + " round(s) of every point interleaved in one boot per seed (figures: medians of the rounds); %s",
+                r.qemu(), r.accel(), r.kernel(), r.image(), RealGuestReport.VCPUS,
+                SeedsFormat.seconds(r.runtimeNanos()), r.rounds(), r.load() == null ? "host load not measured" : load(r.load()));
     }
 
     /** The host's load over the real-guest part: QEMU is among the other processes. */
@@ -86,6 +87,7 @@ public final class RealGuestFormat {
         out.append("    \"image\": ").append(SeedsJson.string(r.image())).append(",\n");
         out.append("    \"vcpus\": ").append(RealGuestReport.VCPUS).append(",\n");
         out.append("    \"runtime_s\": ").append(SeedsJson.number(r.runtimeNanos() / 1e9)).append(",\n");
+        out.append("    \"rounds\": ").append(r.rounds()).append(",\n");
         HostLoad l = r.load();
         if (l == null) {
             out.append("    \"host_load\": null,\n");

@@ -10,31 +10,38 @@ import java.util.Map;
  * The real-guest options of {@code kp:bench seeds}: {@code --real-guest} (also run seeds 002, 003 and 004 on a
  * Linux guest in QEMU over Kickplug's vhost-user export), {@code --real-guest-only} (only those),
  * {@code --guest-image DIR} (the kernel and initramfs the harness builds), {@code --qemu PATH} and
- * {@code --guest-runtime S} (fio's runtime per point in the guest).
+ * {@code --guest-runtime S} (fio's runtime per point in the guest), {@code --guest-rounds N} (each point N times,
+ * interleaved, medians reported).
  *
  * @param only whether the simulated seeds are skipped
  * @param image the image directory given ({@code --guest-image}, else {@value #IMAGE_ENV}), or null for the
  *     default {@link #DEFAULT_IMAGE} under the working directory
  * @param qemu the QEMU binary given, or null for {@code qemu-system-x86_64} on the PATH
  * @param runtimeNanos fio's runtime per point in the guest
+ * @param rounds how many times each point runs ({@code --guest-rounds}), interleaved in one boot; the medians count
  */
-public record RealGuestOptions(boolean only, Path image, String qemu, long runtimeNanos) {
+public record RealGuestOptions(boolean only, Path image, String qemu, long runtimeNanos, int rounds) {
 
     /** The environment variable naming the image directory when {@code --guest-image} is not given. */
     public static final String IMAGE_ENV = "KICKPLUG_GUEST_IMAGE";
     /** Where the real-guest tests and bench.sh build it, relative to a source checkout. */
     public static final String DEFAULT_IMAGE = "bundles/vhost-user/target/realguest";
     public static final long DEFAULT_RUNTIME_NANOS = 3_000_000_000L;
+    public static final int DEFAULT_ROUNDS = 3;
     /** How to get the image, for the usage and the "not run" lines. */
     public static final String HOW_TO_BUILD = "build it with bundles/vhost-user/src/test/realguest/realguest.sh prepare"
             + " DIR (from a source checkout, as root or with qemu-system-x86, busybox-static and fio installed) and"
             + " pass --guest-image DIR or set " + IMAGE_ENV;
-    static final String USAGE = "--real-guest, --real-guest-only, --guest-image DIR, --qemu PATH, --guest-runtime S";
+    static final String USAGE = "--real-guest, --real-guest-only, --guest-image DIR, --qemu PATH, --guest-runtime S,"
+            + " --guest-rounds N";
 
     public RealGuestOptions {
         if (runtimeNanos < 1_000_000_000L || runtimeNanos % 1_000_000_000L != 0 || runtimeNanos > 600_000_000_000L) {
             throw new IllegalArgumentException("--guest-runtime must be whole seconds from 1 to 600 (fio's runtime in"
                     + " the guest): " + runtimeNanos / 1e9 + "s");
+        }
+        if (rounds < 1 || rounds > 20) {
+            throw new IllegalArgumentException("--guest-rounds must be from 1 to 20: " + rounds);
         }
     }
 
@@ -57,6 +64,7 @@ public record RealGuestOptions(boolean only, Path image, String qemu, long runti
         String image = null;
         String qemu = null;
         String runtime = null;
+        String rounds = null;
         List<String> seen = new ArrayList<>();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
@@ -66,8 +74,8 @@ public record RealGuestOptions(boolean only, Path image, String qemu, long runti
             }
             int eq = arg.indexOf('=');
             String name = eq < 0 ? arg : arg.substring(0, eq);
-            if (!List.of("--real-guest", "--real-guest-only", "--guest-image", "--qemu", "--guest-runtime")
-                    .contains(name)) {
+            if (!List.of("--real-guest", "--real-guest-only", "--guest-image", "--qemu", "--guest-runtime",
+                    "--guest-rounds").contains(name)) {
                 rest.add(arg);
                 continue;
             }
@@ -97,6 +105,7 @@ public record RealGuestOptions(boolean only, Path image, String qemu, long runti
             switch (name) {
                 case "--guest-image" -> image = value.trim();
                 case "--qemu" -> qemu = value.trim();
+                case "--guest-rounds" -> rounds = value.trim();
                 default -> runtime = value.trim();
             }
         }
@@ -110,7 +119,15 @@ public record RealGuestOptions(boolean only, Path image, String qemu, long runti
             image = env.get(IMAGE_ENV).trim();
         }
         long nanos = runtime == null ? DEFAULT_RUNTIME_NANOS : SeedsOptions.runtime(runtime);
-        return new Split(new RealGuestOptions(only, image == null ? null : path(image), qemu, nanos), rest);
+        int n = RealGuestOptions.DEFAULT_ROUNDS;
+        if (rounds != null) {
+            try {
+                n = Integer.parseInt(rounds);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--guest-rounds must be an integer: '" + rounds + "'");
+            }
+        }
+        return new Split(new RealGuestOptions(only, image == null ? null : path(image), qemu, nanos, n), rest);
     }
 
     /** The image directory to look in: the one given, or {@link #DEFAULT_IMAGE} under the working directory. */

@@ -14,11 +14,12 @@ import java.util.Map;
  * @param kernel the guest kernel's version (the image's kernel-version file)
  * @param image the image directory
  * @param runtimeNanos fio's runtime per point in the guest
+ * @param rounds how many times each point ran (interleaved, in the same boot); its figures are the medians
  * @param load the host's load over the real-guest part (QEMU counts as "other processes")
  * @param seeds the seeds, in order
  */
 public record RealGuestReport(String notRun, String accel, String qemu, String kernel, String image,
-        long runtimeNanos, HostLoad load, List<Seed> seeds) {
+        long runtimeNanos, int rounds, HostLoad load, List<Seed> seeds) {
 
     /** The guest's vCPUs, as in the real-guest harness. */
     public static final int VCPUS = 2;
@@ -28,7 +29,7 @@ public record RealGuestReport(String notRun, String accel, String qemu, String k
     }
 
     static RealGuestReport notRun(String why, String image, long runtimeNanos) {
-        return new RealGuestReport(why, null, null, null, image, runtimeNanos, null, List.of());
+        return new RealGuestReport(why, null, null, null, image, runtimeNanos, 0, null, List.of());
     }
 
     /**

@@ -119,6 +119,9 @@ class RealGuestTest {
         assertEquals(Path.of("/img"), s.realGuest().imageDir());
         assertEquals("/usr/bin/q", s.realGuest().qemu());
         assertEquals(2_000_000_000L, s.realGuest().runtimeNanos());
+        assertEquals(RealGuestOptions.DEFAULT_ROUNDS, s.realGuest().rounds());
+        assertEquals(5, RealGuestOptions.extract(List.of("--real-guest", "--guest-rounds", "5"), Map.of()).realGuest()
+                .rounds());
         RealGuestOptions.Split none = RealGuestOptions.extract(List.of("--runtime", "1"), Map.of());
         assertNull(none.realGuest());
         assertEquals(List.of("--runtime", "1"), none.rest());
@@ -139,6 +142,8 @@ class RealGuestTest {
         assertTrue(extractError("--real-guest", "--qemu").startsWith("--qemu needs a value"));
         assertTrue(extractError("--real-guest", "--guest-runtime", "0.5").startsWith("--guest-runtime must be whole"),
                 extractError("--real-guest", "--guest-runtime", "0.5"));
+        assertEquals("--guest-rounds must be from 1 to 20: 0", extractError("--real-guest", "--guest-rounds", "0"));
+        assertEquals("--guest-rounds must be an integer: 'x'", extractError("--real-guest", "--guest-rounds=x"));
         assertTrue(extractError("--real-guest", "--guest-runtime", "soon").startsWith("invalid --runtime"),
                 extractError("--real-guest", "--guest-runtime", "soon"));
     }
@@ -176,7 +181,7 @@ class RealGuestTest {
                 .missing().replace("/ is", " is"));
 
         RealGuestReport r = new RealGuestBench(null, null, null, null).run(new RealGuestOptions(false, img, null,
-                RealGuestOptions.DEFAULT_RUNTIME_NANOS), env);
+                RealGuestOptions.DEFAULT_RUNTIME_NANOS, 1), env);
         assertEquals("the vhost-user bundle (kp:vhost) is not active in this runtime", r.notRun());
         String text = RealGuestFormat.text(r, List.of());
         assertTrue(text.contains("real Linux guest: not run: the vhost-user bundle (kp:vhost) is not active"), text);
@@ -238,7 +243,12 @@ class RealGuestTest {
                 lines.add("RG-STEP-OUT " + step + " fio: io_u error on file /dev/vda: Input/output error");
                 lines.add("RG-STEP-EXIT " + step + "=1");
             } else {
-                String t = terse(step, iops.getOrDefault(step, 1000.0));
+                // Rounds 1, 2, 3 of a variant ("mutex", "mutex_2", "mutex_3"): 1.0, 0.9, 1.1 times its IOPS, so the
+                // median is the variant's.
+                int u = step.indexOf('_');
+                int round = u < 0 ? 1 : Integer.parseInt(step.substring(u + 1));
+                String t = terse(step, iops.getOrDefault(u < 0 ? step : step.substring(0, u), 1000.0)
+                        * (round == 1 ? 1.0 : round == 2 ? 0.9 : 1.1));
                 lines.add("RG-STEP-OUT " + step + " " + t);
                 lines.add("RG-STEP-EXIT " + step + "=0");
             }
@@ -380,6 +390,7 @@ class RealGuestTest {
                 }
             };
             List<List<String>> commands = new ArrayList<>();
+            List<List<String>> stepLists = new ArrayList<>();
             // IOPS so that each seed's new variant wins: the scripted figures decide the verdicts.
             Map<String, Double> iops = Map.of("immediate64", 1000.0, "bh64", 1050.0, "defercall64", 1090.0,
                     "hipri0", 1000.0, "hipri1", 1200.0, "yielding", 1000.0, "mutex", 2040.0, "sharded", 1500.0);
@@ -398,9 +409,10 @@ class RealGuestTest {
                 commands.add(command);
                 Path initrd = Path.of(command.get(command.indexOf("-initrd") + 1));
                 String steps = new String(Cpio.find(Files.newInputStream(initrd), "rg/steps"), StandardCharsets.UTF_8);
+                stepLists.add(steps.lines().toList());
                 return new ScriptedGuest(steps.lines().toList(), iops, null);
             }, "tcg");
-            RealGuestReport r = bench.run(new RealGuestOptions(true, img, qemu.toString(), 1_000_000_000L), Map.of());
+            RealGuestReport r = bench.run(new RealGuestOptions(true, img, qemu.toString(), 1_000_000_000L, 3), Map.of());
             assertNull(r.notRun());
             assertEquals("tcg", r.accel());
             assertEquals("QEMU emulator version 7.2.0 (scripted)", r.qemu());
@@ -413,6 +425,12 @@ class RealGuestTest {
             assertTrue(String.join(" ", commands.get(0)).contains("-accel tcg,thread=multi"));
 
             // 002 ran no request through the scripted guest: said, with no verdict.
+            // 3 rounds interleaved after one warm-up: warmup, A B C, A_2 B_2 C_2, A_3 B_3 C_3.
+            assertEquals(List.of("warmup", "hipri0", "hipri1", "hipri0_2", "hipri1_2", "hipri0_3", "hipri1_3"),
+                    stepLists.get(1));
+            assertEquals(1 + 6 * 3, stepLists.get(0).size());
+            Path firstInitrd = Path.of(commands.get(2).get(commands.get(2).indexOf("-initrd") + 1));
+            assertFalse(Files.exists(firstInitrd), "the boot's work folder is removed");
             RealGuestReport.Seed s002 = r.seeds().get(0);
             assertEquals(6, s002.points().size());
             assertNull(s002.directionMatches());
@@ -423,7 +441,10 @@ class RealGuestTest {
             assertTrue(s003.directionMatches());
             assertEquals(1.0, s003.magnitudeRatio(), 1e-9);
             RealGuestReport.Seed s004 = r.seeds().get(2);
-            assertEquals(2.04, s004.measuredFigures().get("mutex_vs_yielding_ratio"), 1e-9);
+            assertEquals(2.04, s004.measuredFigures().get("mutex_vs_yielding_ratio"), 1e-9, "medians of the rounds");
+            assertEquals(2040 * 0.9, s004.points().get(1).figures().get("IOPS-min"), 1e-6);
+            assertEquals(2040 * 1.1, s004.points().get(1).figures().get("IOPS-max"), 1e-6);
+            assertEquals("3", s004.points().get(1).params().get("rounds"));
             assertTrue(s004.directionMatches());
             assertEquals("2", s004.points().get(0).params().get("iothreads"));
             assertEquals("yielding", s004.points().get(0).params().get("tracked-lock"));
@@ -432,6 +453,7 @@ class RealGuestTest {
                     true, List.of()).with(0.96, "virtual time");
             String text = RealGuestFormat.text(r, List.of(sim));
             assertTrue(text.contains("real Linux guest: QEMU emulator version 7.2.0 (scripted), accel tcg"), text);
+            assertTrue(text.contains("3 round(s) of every point interleaved"), text);
             assertTrue(text.contains("  note: TCG: QEMU emulates the guest's 2 vCPUs"), text);
             assertTrue(text.contains("  simulated:  simulated line 003 [matches, 0.96x within 2x]"), text);
             assertTrue(text.contains("  real guest: hipri=1 vs hipri=0: IOPS +20.0% (1000 -> 1200)"), text);
