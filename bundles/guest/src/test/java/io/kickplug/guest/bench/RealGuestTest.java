@@ -333,6 +333,12 @@ class RealGuestTest {
                 .getMessage();
         assertTrue(why.contains("the initramfs has no step mode: rebuild it with realguest.sh prepare"), why);
 
+        GuestConsole refused = console("qemu-system-x86_64: warning: host doesn't support requested feature",
+                "qemu-system-x86_64: -chardev socket,id=c0,path=/x: Failed to connect to '/x': Connection refused");
+        why = assertThrows(IllegalStateException.class, () -> RealGuestSteps.run(refused, List.of("a"), none, SECOND,
+                SECOND)).getMessage();
+        assertTrue(why.startsWith("real guest, step a: 'qemu-system-x86_64: -chardev socket"), why);
+
         GuestConsole silent = console();
         why = assertThrows(IllegalStateException.class, () -> RealGuestSteps.run(silent, List.of("a"), none,
                 2 * SECOND, SECOND)).getMessage();
