@@ -243,6 +243,8 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             throw new DiskException("no tracked lock kind given (expected yielding, mutex or sharded)");
         }
         disk.device().setTrackedLock(kind);
+        // The disk's exported devices (vhost-user) switch with it: one lock kind per disk.
+        exportedDevices(name).forEach(d -> d.setTrackedLock(kind));
         LOG.log(Level.INFO, "disk " + name + ": tracked-requests lock is now " + kind.label());
         return disk.info();
     }
@@ -401,6 +403,17 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
                     rows.add(row);
                 }
             }
+            // Each exported device's own tracked-requests lock ("d1 export0 tracked-mutex").
+            List<Export> exported = exports.getOrDefault(disk.spec().name(), List.of());
+            for (int i = 0; i < exported.size(); i++) {
+                var t = exported.get(i).device().trackedRequests();
+                for (TrackedLockKind kind : TrackedLockKind.values()) {
+                    LockStatRow row = t.stats(kind).row(disk.spec().name() + " export" + i + " tracked-" + kind.label());
+                    if (kind == t.kind() || row.acquisitions() > 0) {
+                        rows.add(row);
+                    }
+                }
+            }
         }
         return rows;
     }
@@ -411,6 +424,9 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         for (AttachedDisk disk : disks.values()) {
             for (TrackedLockKind kind : TrackedLockKind.values()) {
                 disk.device().trackedRequests().stats(kind).reset();
+                for (Export e : exports.getOrDefault(disk.spec().name(), List.of())) {
+                    e.device().trackedRequests().stats(kind).reset();
+                }
             }
         }
     }
@@ -463,7 +479,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         VirtioBlkDevice device = new VirtioBlkDevice(BlkDeviceSpec.of(name, disk.backend(), spec.backend().readOnly(),
                 numQueues, spec.queueSize(), serial(spec), disk.threads())
                 .withMapping(QueueMapping.of(List.of(), numQueues, disk.threads().size()))
-                .withTrackedLock(spec.trackedLock()).withWorkers(spec.workers()).withNotifiers(notifiers)
+                .withTrackedLock(disk.device().trackedRequests().kind()).withWorkers(spec.workers()).withNotifiers(notifiers)
                 .withFilter(bindings.chainFor(name)));
         // Start with the strategies configured for the disk's queues (kp:notify), queue by queue.
         List<QueueCounters> configured = disk.device().queueCounters();
