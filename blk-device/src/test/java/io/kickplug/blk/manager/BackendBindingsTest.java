@@ -114,6 +114,15 @@ class BackendBindingsTest {
 
     private static final BackendSpec SPEC = new BackendSpec("held", "nbd+unix:///d?socket=/x", 0, false);
 
+    private final BackendBindings bindings = new BackendBindings();
+    /** The "nbd" factory: disk n0's backend comes from it. */
+    private final HeldFactory nbd = new HeldFactory();
+
+    /** Disk n0 on a backend of {@link #nbd}, adopted by {@link #bindings} as the disk registry does. */
+    private BlockBackend adoptNbdDisk() throws IOException {
+        return bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+    }
+
     /** The backend as a disk's device reaches it: its view and its filter chain, as VirtioBlkDevice builds them. */
     private static AsyncBlockBackend deviceChain(BackendBindings b, String disk, BlockBackend backend) {
         UnaryOperator<AsyncBlockBackend> op = b.chainFor(disk);
@@ -149,9 +158,7 @@ class BackendBindingsTest {
 
     @Test
     void aGoneFactoryHoldsRequestsAndTheReturningOneGetsThemAfterReopeningTheSameSpec() throws Exception {
-        BackendBindings bindings = new BackendBindings();
-        HeldFactory nbd = new HeldFactory();
-        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        BlockBackend disk = adoptNbdDisk();
         AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
         HeldBackend first = nbd.opened.get(0);
 
@@ -195,9 +202,7 @@ class BackendBindingsTest {
 
     @Test
     void aReopenedBackendOfAnotherSizeIsRefusedAndRequestsStayHeld() throws Exception {
-        BackendBindings bindings = new BackendBindings();
-        HeldFactory nbd = new HeldFactory();
-        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        BlockBackend disk = adoptNbdDisk();
         AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
         bindings.factoryGone(nbd);
         List<RecordedIo> held = submit(chain, 2);
@@ -219,9 +224,7 @@ class BackendBindingsTest {
 
     @Test
     void aFactoryOfAnotherKindOrASynchronousBackendIsLeftAlone() throws Exception {
-        BackendBindings bindings = new BackendBindings();
-        HeldFactory nbd = new HeldFactory();
-        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        BlockBackend disk = adoptNbdDisk();
         HeldFactory other = new HeldFactory();
         bindings.factoryGone(other);
         assertFalse(bindings.suspended("n0"), "another factory's departure does not touch the disk");
@@ -261,9 +264,7 @@ class BackendBindingsTest {
 
     @Test
     void aFilterThatGoesIsTakenOutOfRunningDisksAndOneThatComesBackIsPutIn() throws Exception {
-        BackendBindings bindings = new BackendBindings();
-        HeldFactory nbd = new HeldFactory();
-        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        BlockBackend disk = adoptNbdDisk();
         CountingFilter filter = new CountingFilter();
         bindings.addFilter(filter);
         AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
@@ -310,9 +311,7 @@ class BackendBindingsTest {
 
     @Test
     void aDiskTakenDownWhileItsBackendIsAwayFailsItsHeldRequestsAtOnce() throws Exception {
-        BackendBindings bindings = new BackendBindings();
-        HeldFactory nbd = new HeldFactory();
-        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        BlockBackend disk = adoptNbdDisk();
         AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
         bindings.factoryGone(nbd);
         List<RecordedIo> held = submit(chain, 3);
