@@ -123,6 +123,18 @@ class BackendBindingsTest {
         return bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
     }
 
+    /** Disk n0 and its device's chain, set by {@link #heldWhileTheFactoryIsGone}. */
+    private BlockBackend disk;
+    private AsyncBlockBackend chain;
+
+    /** Adopts disk n0, takes its factory away and submits {@code n} requests, which must be held. */
+    private List<RecordedIo> heldWhileTheFactoryIsGone(int n) throws IOException {
+        disk = adoptNbdDisk();
+        chain = deviceChain(bindings, "n0", disk);
+        bindings.factoryGone(nbd);
+        return submit(chain, n);
+    }
+
     /** The backend as a disk's device reaches it: its view and its filter chain, as VirtioBlkDevice builds them. */
     private static AsyncBlockBackend deviceChain(BackendBindings b, String disk, BlockBackend backend) {
         UnaryOperator<AsyncBlockBackend> op = b.chainFor(disk);
@@ -202,10 +214,7 @@ class BackendBindingsTest {
 
     @Test
     void aReopenedBackendOfAnotherSizeIsRefusedAndRequestsStayHeld() throws Exception {
-        BlockBackend disk = adoptNbdDisk();
-        AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
-        bindings.factoryGone(nbd);
-        List<RecordedIo> held = submit(chain, 2);
+        List<RecordedIo> held = heldWhileTheFactoryIsGone(2);
         HeldFactory other = new HeldFactory();
         other.size = 2 << 20;
         bindings.factoryArrived(other);
@@ -311,10 +320,7 @@ class BackendBindingsTest {
 
     @Test
     void aDiskTakenDownWhileItsBackendIsAwayFailsItsHeldRequestsAtOnce() throws Exception {
-        BlockBackend disk = adoptNbdDisk();
-        AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
-        bindings.factoryGone(nbd);
-        List<RecordedIo> held = submit(chain, 3);
+        List<RecordedIo> held = heldWhileTheFactoryIsGone(3);
         assertTrue(held.stream().allMatch(BackendBindingsTest::pending));
         // kp:detach or a core bundle's swap: the device's reset must not wait for them until its timeout.
         bindings.failHeld("n0");
