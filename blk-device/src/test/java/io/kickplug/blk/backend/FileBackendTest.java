@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskException;
+import io.kickplug.blk.testkit.ImageFiles;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
@@ -19,15 +20,12 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The raw image file backend. Files live under target/ (a disk file system: O_DIRECT needs one; /tmp may be
@@ -35,20 +33,8 @@ import org.junit.jupiter.api.Test;
  */
 class FileBackendTest {
 
-    private Path dir;
-
-    @BeforeEach
-    void createDir() throws IOException {
-        Files.createDirectories(Path.of("target"));
-        dir = Files.createTempDirectory(Path.of("target"), "file-backend-");
-    }
-
-    @AfterEach
-    void deleteDir() throws IOException {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
-    }
+    @TempDir(factory = ImageFiles.UnderTarget.class)
+    Path dir;
 
     private Path image(String name, byte[] content) throws IOException {
         return Files.write(dir.resolve(name), content);
