@@ -396,37 +396,24 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
     public synchronized List<LockStatRow> lockStats() {
         List<LockStatRow> rows = new ArrayList<>();
         for (AttachedDisk disk : disks.values()) {
-            var tracked = disk.device().trackedRequests();
-            for (TrackedLockKind kind : TrackedLockKind.values()) {
-                LockStatRow row = tracked.stats(kind).row(disk.spec().name() + " tracked-" + kind.label());
-                if (kind == tracked.kind() || row.acquisitions() > 0) {
-                    rows.add(row);
-                }
-            }
+            String name = disk.spec().name();
+            TrackedLockRows.add(rows, disk.device().trackedRequests(), name);
             // Each exported device's own tracked-requests lock ("d1 export0 tracked-mutex").
-            List<Export> exported = exports.getOrDefault(disk.spec().name(), List.of());
+            List<Export> exported = exports.getOrDefault(name, List.of());
             for (int i = 0; i < exported.size(); i++) {
-                var t = exported.get(i).device().trackedRequests();
-                for (TrackedLockKind kind : TrackedLockKind.values()) {
-                    LockStatRow row = t.stats(kind).row(disk.spec().name() + " export" + i + " tracked-" + kind.label());
-                    if (kind == t.kind() || row.acquisitions() > 0) {
-                        rows.add(row);
-                    }
-                }
+                TrackedLockRows.add(rows, exported.get(i).device().trackedRequests(), name + " export" + i);
             }
         }
         return rows;
     }
 
-    /** Zeroes the tracked-requests lock statistics of every disk. */
+    /** Zeroes the tracked-requests lock statistics of every disk and of its exported devices. */
     @Override
     public synchronized void resetLockStats() {
         for (AttachedDisk disk : disks.values()) {
-            for (TrackedLockKind kind : TrackedLockKind.values()) {
-                disk.device().trackedRequests().stats(kind).reset();
-                for (Export e : exports.getOrDefault(disk.spec().name(), List.of())) {
-                    e.device().trackedRequests().stats(kind).reset();
-                }
+            TrackedLockRows.reset(disk.device().trackedRequests());
+            for (Export e : exports.getOrDefault(disk.spec().name(), List.of())) {
+                TrackedLockRows.reset(e.device().trackedRequests());
             }
         }
     }
