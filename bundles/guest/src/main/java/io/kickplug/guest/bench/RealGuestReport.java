@@ -55,14 +55,11 @@ public record RealGuestReport(String notRun, String accel, String qemu, String k
 
         /** Same sign and {@code 0.5 <= magnitudeRatio <= 2}; null when not run or not measurable. */
         public Boolean withinTwoX() {
-            if (directionMatches == null || Double.isNaN(magnitudeRatio) || Double.isInfinite(magnitudeRatio)) {
-                return null;
-            }
-            return magnitudeRatio >= 0.5 && magnitudeRatio <= 2;
+            return SeedVerdicts.withinTwoX(directionMatches, magnitudeRatio);
         }
 
         public String verdict() {
-            return directionMatches == null ? "not run" : directionMatches ? "matches" : "differs";
+            return SeedVerdicts.verdict(directionMatches);
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.notify.CompletionNotifier;
+import io.kickplug.guest.testing.EndOfBatchNotifier;
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.TransportKind;
@@ -29,22 +30,6 @@ import org.junit.jupiter.api.Timeout;
  * charging: the same figures on any host.
  */
 class VirtualInterruptTest {
-
-    /** Decides once at the end of each batch, as defer-call does for one queue. */
-    private static final class EndOfBatchNotifier implements CompletionNotifier {
-        @Override
-        public void begin(Queue queue) {
-        }
-
-        @Override
-        public void usedBufferPushed(Queue queue) {
-        }
-
-        @Override
-        public void end(Queue queue) {
-            queue.notifyIfNeeded();
-        }
-    }
 
     private final NotifierRegistry notifiers = new NotifierRegistry();
     private final DiskRegistry registry = InProcessHost.registry(notifiers);
