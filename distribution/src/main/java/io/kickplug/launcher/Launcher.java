@@ -38,6 +38,12 @@ final class Launcher {
     /** How long a stop waits for gogo.shell's start job (see {@link ShellStart}) before it stops anyway. */
     private static final Duration SHELL_START_TIMEOUT = Duration.ofSeconds(10);
     private static final String GOGO_SHELL = "org.apache.felix.gogo.shell";
+    /**
+     * A daemon that stops as soon as it is ready and its later bundles have started: the class-data archive's
+     * training run at package time (distribution/pom.xml), so that the archive holds what a daemon loads on the
+     * way to ready (its control socket included), not only what a {@code -c} run loads.
+     */
+    static final String EXIT_WHEN_READY = "kickplug.daemon.exitWhenReady";
     private static final String DEMO = "demo.gosh";
     /**
      * What gosh's login profile sets up, so statements behave as at the console: Gogo commands first,
@@ -74,6 +80,8 @@ final class Launcher {
     /** The persistent bundle cache, or {@code null} (a temporary cache or {@code --cache}). */
     private StateDir state;
     private boolean shutDown;
+    /** A daemon with a state folder sweeps stale temporary files after it is ready ({@link #startLater}). */
+    private boolean sweepLater;
     /** Set when shutdown begins; failures after it are the shutdown's doing (SIGTERM), not the user's. */
     private volatile boolean stopping;
 
@@ -100,6 +108,9 @@ final class Launcher {
             if (options.daemon()) {
                 serve();
                 startLater();
+                if (Boolean.getBoolean(EXIT_WHEN_READY)) {
+                    return 0;
+                }
                 out.println("kickplug: running (pid " + ProcessHandle.current().pid() + "); stop with SIGTERM");
                 framework.waitForStop(0);
             }
@@ -210,8 +221,10 @@ final class Launcher {
 
     /** A debug line per start-up phase with the time since the launcher started (what to look at when it is slow). */
     private void phase(String what) {
-        long millis = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
-        LOG.fine(() -> "start-up: " + what + " at " + millis + " ms");
+        if (LOG.isLoggable(java.util.logging.Level.FINE)) {
+            long millis = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+            LOG.fine("start-up: " + what + " at " + millis + " ms");
+        }
     }
 
     static List<String> loadStatements(Options options) throws StartupException {
@@ -245,23 +258,43 @@ final class Launcher {
     private void boot(List<String> statements) throws StartupException, InterruptedException {
         boolean lazy = options.daemon() && !Boolean.getBoolean("kickplug.daemon.eager");
         java.util.Set<String> words = LazyStart.words(statements);
-        BundleSet.Contents contents;
+        Path bundleDir = BundleSet.bundleDir(felixHome);
+        List<Path> jars;
         try {
-            contents = BundleSet.scan(BundleSet.bundleDir(felixHome));
+            jars = BundleFacts.list(bundleDir);
         } catch (IOException e) {
             throw new StartupException("cannot read the bundle set: " + Errors.message(e), e);
         }
+        Map<String, String> config = frameworkConfig(jars);
+        phase("state opened");
+        // From a reusable cache, what the jars say comes from the facts kept with it; otherwise from the jars.
+        BundleFacts.Facts facts = state != null && state.reusable()
+                ? BundleFacts.read(state.facts(), bundleDir, jars) : null;
+        String newFacts = null;
+        if (facts == null) {
+            facts = readJars(bundleDir);
+            if (state != null) {
+                try {
+                    newFacts = BundleFacts.format(facts.contents(), facts.commands());
+                } catch (IOException e) {
+                    LOG.fine(() -> "the bundle facts are not kept: " + Errors.message(e));
+                }
+            }
+        }
+        phase("bundle set read" + (newFacts == null && state != null ? " (from the cache)" : ""));
+        BundleSet.Contents contents = facts.contents();
         for (Path notBundle : contents.notBundles()) {
             err.println("warning: not a bundle, skipped: " + notBundle.getFileName());
         }
-        Map<String, String> config = frameworkConfig(contents);
         synchronized (lifecycle) {
             if (shutDown) {
                 throw new StartupException("stopped during startup", null);
             }
             try {
                 framework = new FrameworkFactory().newFramework(config);
+                phase("framework created");
                 framework.init();
+                phase("framework initialised");
                 if (state != null) {
                     // A cached bundle that was started persistently (by hand, with Gogo's start) would be started
                     // by the framework's start below, ahead of the launcher's order and lazy start.
@@ -307,7 +340,7 @@ final class Launcher {
                         b.uninstall(); // installed by hand into the cache: not part of the distribution
                     }
                 }
-                state.installed();
+                state.installed(newFacts);
             } catch (BundleException | IOException e) {
                 state.forget();
                 throw new StartupException("cannot update the bundle cache in " + state.dir() + ": "
@@ -316,31 +349,34 @@ final class Launcher {
         }
         phase(installed.size() + " bundles installed");
         List<CommandComponents.Command> expected = new ArrayList<>();
-        CommandIndex index = CommandIndex.load(felixHome);
+        List<Map.Entry<BundleSet.Jar, Bundle>> now = new ArrayList<>();
+        List<Bundle> resolve = new ArrayList<>();
         for (Map.Entry<BundleSet.Jar, Bundle> entry : installed) {
             BundleSet.Jar jar = entry.getKey();
             if (jar.fragment()) {
+                resolve.add(entry.getValue());
                 continue;
             }
             if (jar.group() == BundleSet.Group.CONSOLE) {
                 console.add(entry.getValue());
                 continue;
             }
-            List<CommandComponents.Command> commands = List.of();
-            if (jar.isProject()) {
-                try {
-                    commands = index.of(jar.path());
-                } catch (IOException e) {
-                    throw new StartupException("cannot read the components of " + jar.symbolicName() + ": "
-                            + Errors.message(e), e);
-                }
-            }
+            List<CommandComponents.Command> commands = facts.commands().getOrDefault(jar.path(), List.of());
             if (lazy && LazyStart.later(jar.symbolicName(), commands, words)) {
                 later.add(Map.entry(jar, entry.getValue()));
                 continue;
             }
-            start(jar, entry.getValue());
+            now.add(entry);
+            resolve.add(entry.getValue());
             expected.addAll(commands);
+        }
+        // One resolver run for every bundle that starts now, rather than one per bundle start. A bundle it cannot
+        // resolve fails its start below with the resolver's message, as before.
+        framework.adapt(org.osgi.framework.wiring.FrameworkWiring.class).resolveBundles(resolve);
+        phase("bundles resolved");
+        for (Map.Entry<BundleSet.Jar, Bundle> entry : now) {
+            start(entry.getKey(), entry.getValue());
+            phase("started " + entry.getKey().symbolicName());
         }
         phase("bundles started");
         List<String> missing = Readiness.await(context, expected, STARTUP_TIMEOUT);
@@ -367,12 +403,41 @@ final class Launcher {
         }
     }
 
+    /** Reads the manifests of the bundle jars and the command components of the project bundles. */
+    private BundleFacts.Facts readJars(Path bundleDir) throws StartupException {
+        BundleSet.Contents contents;
+        try {
+            contents = BundleSet.scan(bundleDir);
+        } catch (IOException e) {
+            throw new StartupException("cannot read the bundle set: " + Errors.message(e), e);
+        }
+        Map<Path, List<CommandComponents.Command>> commands = new HashMap<>();
+        CommandIndex index = CommandIndex.load(felixHome);
+        for (BundleSet.Jar jar : contents.bundles()) {
+            if (jar.isProject() && !jar.fragment()) {
+                try {
+                    commands.put(jar.path(), index.of(jar.path()));
+                } catch (IOException e) {
+                    throw new StartupException("cannot read the components of " + jar.symbolicName() + ": "
+                            + Errors.message(e), e);
+                }
+            }
+        }
+        return new BundleFacts.Facts(contents, commands);
+    }
+
     /** A daemon's bundles that wait until it is ready (see {@link LazyStart}); a failure there is only logged. */
     private void startLater() {
         try {
             startLaterBundles();
         } finally {
             laterStarted.countDown();
+        }
+        if (sweepLater) {
+            // Housekeeping a daemon does after it is ready: folders and files left by killed processes.
+            for (String warning : TempFiles.sweep(Path.of(System.getProperty("java.io.tmpdir")), Path.of("/dev/shm"))) {
+                err.println("warning: " + warning);
+            }
         }
     }
 
@@ -413,7 +478,7 @@ final class Launcher {
         }
     }
 
-    private Map<String, String> frameworkConfig(BundleSet.Contents contents) throws StartupException {
+    private Map<String, String> frameworkConfig(List<Path> jars) throws StartupException {
         Map<String, String> config = new HashMap<>();
         for (String key : System.getProperties().stringPropertyNames()) {
             if (PASSED_PREFIXES.stream().anyMatch(key::startsWith)) {
@@ -421,11 +486,16 @@ final class Launcher {
             }
         }
         if (options.cache() == null) {
-            state = openState(contents);
+            state = openState(jars);
         }
         if (state != null) {
-            for (String warning : TempFiles.sweep(Path.of(System.getProperty("java.io.tmpdir")), Path.of("/dev/shm"))) {
-                err.println("warning: " + warning);
+            if (options.daemon()) {
+                sweepLater = true; // not on the way to ready
+            } else {
+                for (String warning : TempFiles.sweep(Path.of(System.getProperty("java.io.tmpdir")),
+                        Path.of("/dev/shm"))) {
+                    err.println("warning: " + warning);
+                }
             }
             if (System.getProperty(TempFiles.JUNIXSOCKET_TMPDIR) == null) {
                 try {
@@ -479,7 +549,7 @@ final class Launcher {
      * The persistent bundle cache: {@code --state DIR}, or for a daemon without {@code --state} the default one
      * ({@link #defaultState}), which falls back to a temporary cache when it cannot be made or another daemon uses it.
      */
-    private StateDir openState(BundleSet.Contents contents) throws StartupException {
+    private StateDir openState(List<Path> bundleJars) throws StartupException {
         Path dir = options.state();
         boolean explicit = dir != null;
         if (Options.NO_STATE.equals(dir) || (!explicit && !options.daemon())) {
@@ -491,11 +561,7 @@ final class Launcher {
                 return null;
             }
         }
-        List<Path> jars = new ArrayList<>();
-        for (BundleSet.Jar jar : contents.bundles()) {
-            jars.add(jar.path());
-        }
-        jars.addAll(contents.notBundles());
+        List<Path> jars = new ArrayList<>(bundleJars);
         jars.addAll(runtimeJars());
         try {
             StateDir opened = StateDir.open(dir, jars);

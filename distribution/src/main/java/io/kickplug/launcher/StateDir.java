@@ -25,7 +25,8 @@ import java.util.List;
  * jar: path, size, modification time, for the framework jar, the launcher jar and every bundle jar),
  * {@code DIR/kickplug.lock} held (locked) by the one process that uses the folder, {@code DIR/config}
  * ConfigAdmin's folder (emptied at every start: a daemon's disks come from its statements and its control
- * socket, not from an earlier run), {@code DIR/native} junixsocket's native library.
+ * socket, not from an earlier run), {@code DIR/native} junixsocket's native library, {@code DIR/bundles.txt} what
+ * the launcher read from the jars ({@link BundleFacts}).
  *
  * <p>The cache is used again only when {@code distribution.txt} names exactly the jars there are now, with the
  * same sizes and times; anything else (a jar added, removed, rebuilt or replaced, another Felix, a missing or
@@ -37,6 +38,7 @@ final class StateDir {
 
     static final String RECORD = "distribution.txt";
     static final String LOCK = "kickplug.lock";
+    static final String FACTS = "bundles.txt";
     private static final String HEADER = "# kickplug state 1";
 
     private final Path dir;
@@ -135,8 +137,32 @@ final class StateDir {
         return reusable;
     }
 
+    /** What the launcher read from the jars ({@link BundleFacts}); used only while {@link #reusable}. */
+    Path facts() {
+        return dir.resolve(FACTS);
+    }
+
     /** Records the distribution once every bundle is installed, so that the next start uses the cache. */
     void installed() throws IOException {
+        installed(null);
+    }
+
+    /**
+     * Records the distribution once every bundle is installed, so that the next start uses the cache, with
+     * {@code facts} ({@link BundleFacts}, written first: a record never goes with the facts of other jars), or
+     * without new ones when {@code null}.
+     */
+    void installed(String facts) throws IOException {
+        if (!reusable) {
+            Files.deleteIfExists(facts());
+        }
+        if (facts != null) {
+            // With a reusable cache too (its facts were missing): the record says the jars are those it was made
+            // from, and the facts were read from them now.
+            Path tmpFacts = dir.resolve(FACTS + ".tmp");
+            Files.writeString(tmpFacts, facts, StandardCharsets.UTF_8);
+            Files.move(tmpFacts, facts(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        }
         if (reusable) {
             return;
         }

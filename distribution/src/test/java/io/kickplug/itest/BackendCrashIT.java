@@ -20,6 +20,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import io.kickplug.virtio.testkit.OutputProcess;
+import io.kickplug.virtio.testkit.RealGuestOutput;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -109,8 +110,8 @@ class BackendCrashIT {
         Daemon first = startDaemon();
         awaitTrue(() -> first.logHas("listening on " + socket), STEP_SECONDS, "the daemon listens", first);
 
-        guest = OutputProcess.start("crash-guest", harness.crashVerifyRun(socket, SUM_MB, "--reconnect", "1",
-                "--packed", packed ? "on" : "off"), java.util.Map.of("RG_MONITOR", monitor.toString()));
+        guest = RealGuestOutput.boot("crash-guest", harness.crashVerifyRun(socket, SUM_MB, "--reconnect", "1",
+                "--packed", packed ? "on" : "off"), java.util.Map.of("RG_MONITOR", monitor.toString())).guest();
         assertTrue(guest.awaitLine("RG-FIO-BEGIN", STEP_SECONDS), () -> "fio did not start:\n" + guest.text());
 
         Random random = new Random();

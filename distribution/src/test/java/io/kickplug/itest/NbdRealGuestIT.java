@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.kickplug.virtio.testkit.OutputProcess;
+import io.kickplug.virtio.testkit.RealGuestOutput;
 import java.io.IOException;
 import java.lang.ProcessBuilder.Redirect;
 import java.nio.charset.StandardCharsets;
@@ -90,7 +91,7 @@ class NbdRealGuestIT {
                 new java.io.File("/dev/null"))).redirectOutput(daemonLog.toFile()).redirectErrorStream(true).start();
         awaitTrue(() -> log().contains("listening on " + vhostSocket), STEP_SECONDS, "the daemon listens");
 
-        guest = OutputProcess.start("nbd-guest", harness.crashVerifyRun(vhostSocket, SUM_MB));
+        guest = RealGuestOutput.boot("nbd-guest", harness.crashVerifyRun(vhostSocket, SUM_MB)).guest();
         assertTrue(guest.awaitLine("RG-FIO-BEGIN", STEP_SECONDS), () -> "fio did not start:\n" + guest.text());
 
         Random random = new Random();

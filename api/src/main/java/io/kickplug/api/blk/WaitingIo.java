@@ -6,33 +6,20 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
 
 /** One operation submitted to an {@link AsyncBlockBackend} by a caller that waits for it (the synchronous methods). */
-final class WaitingIo implements BackendIo {
+final class WaitingIo extends FixedBackendIo {
 
     static final ByteBuffer[] NO_BUFFERS = new ByteBuffer[0];
 
-    private final Op op;
-    private final long offset;
-    private final long length;
-    private final ByteBuffer[] buffers;
-    private final boolean mayUnmap;
     private final CountDownLatch done = new CountDownLatch(1);
     private volatile IOException error;
 
     private WaitingIo(Op op, long offset, long length, ByteBuffer[] buffers, boolean mayUnmap) {
-        this.op = op;
-        this.offset = offset;
-        this.length = length;
-        this.buffers = buffers;
-        this.mayUnmap = mayUnmap;
+        super(op, offset, length, buffers, false, mayUnmap);
     }
 
     static void run(AsyncBlockBackend backend, Op op, long offset, ByteBuffer[] buffers, boolean mayUnmap)
             throws IOException {
-        long length = 0;
-        for (ByteBuffer b : buffers) {
-            length += b.remaining();
-        }
-        wait(backend, new WaitingIo(op, offset, length, buffers, mayUnmap));
+        wait(backend, new WaitingIo(op, offset, remaining(buffers), buffers, mayUnmap));
     }
 
     static void run(AsyncBlockBackend backend, Op op, long offset, long length, boolean mayUnmap) throws IOException {
@@ -46,42 +33,12 @@ final class WaitingIo implements BackendIo {
             io.done.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while waiting for a " + io.op + " of the "
+            throw new InterruptedIOException("interrupted while waiting for a " + io.op() + " of the "
                     + backend.kind() + " backend");
         }
         if (io.error != null) {
             throw new IOException(io.error.getMessage(), io.error);
         }
-    }
-
-    @Override
-    public Op op() {
-        return op;
-    }
-
-    @Override
-    public long offset() {
-        return offset;
-    }
-
-    @Override
-    public long length() {
-        return length;
-    }
-
-    @Override
-    public ByteBuffer[] buffers() {
-        return buffers;
-    }
-
-    @Override
-    public boolean fua() {
-        return false;
-    }
-
-    @Override
-    public boolean mayUnmap() {
-        return mayUnmap;
     }
 
     @Override

@@ -38,6 +38,7 @@ import org.newsclub.net.unix.KickplugPoll;
  * java -cp benchmarks/target/benchmarks.jar io.kickplug.benchmarks.vhost.VhostBench \
  *     [--jar distribution/target/kickplug.jar] [--qsd /usr/bin/qemu-storage-daemon] [--runs 3] [--runtime 5]
  *     [--warmup 2] [--depths 1,32,64] [--backends null,file] [--java-opts "-XX:+UseSerialGC"] [--ring split]
+ *     [--kp-commands "kp:notify d0 defer-call"]
  * </pre>
  *
  * {@code --ring packed} asks for VIRTIO_F_RING_PACKED (bit 34): Kickplug offers it (its packed ring bundle) and
@@ -121,6 +122,7 @@ public final class VhostBench {
         o.put("backends", "null,file");
         o.put("java-opts", "-XX:+UseSerialGC");
         o.put("ring", "split");
+        o.put("kp-commands", ""); // extra daemon commands after kp:attach, ';'-separated (e.g. "kp:notify d0 bh")
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 >= args.length || !o.containsKey(args[i].substring(2))) {
                 System.err.println("usage: VhostBench [--name value]... with names " + o.keySet());
@@ -209,7 +211,13 @@ public final class VhostBench {
         Path script = dir.resolve("serve-" + backend + ".gosh");
         String attach = backend.equals("null") ? "kp:attach --backend null d0 1G"
                 : "kp:attach --backend file --file " + image + " d0";
-        Files.writeString(script, attach + "\nkp:vhost d0 --socket " + socket + "\n");
+        StringBuilder extra = new StringBuilder();
+        for (String c : opts.get("kp-commands").split(";")) {
+            if (!c.isBlank()) {
+                extra.append(c.trim()).append('\n');
+            }
+        }
+        Files.writeString(script, attach + "\n" + extra + "kp:vhost d0 --socket " + socket + "\n");
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         for (String f : opts.get("java-opts").trim().split("\\s+")) {

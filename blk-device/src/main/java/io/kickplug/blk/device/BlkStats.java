@@ -2,13 +2,16 @@ package io.kickplug.blk.device;
 
 import io.kickplug.blk.request.Outcome;
 import io.kickplug.blk.request.RequestType;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Request counters of one disk, kept across device resets. Thread-safe. A queue's I/O thread counts into its own
- * {@link Batch} with plain fields and publishes it once per batch ({@link #publish}): no atomic per request.
+ * {@link Batch} with plain fields and publishes it with release stores of the queue's totals ({@link #publish}) and
+ * one atomic update of the in-flight count per batch at most ({@link #settle}): no atomic per request.
  */
 public final class BlkStats {
 
@@ -24,6 +27,17 @@ public final class BlkStats {
         int unsupported;
         long bytesRead;
         long bytesWritten;
+        /** Published totals of this queue: written by its I/O thread only ({@link BlkStats#publish}). */
+        @SuppressWarnings("unused")
+        private long totalCompleted;
+        @SuppressWarnings("unused")
+        private long totalIoErrors;
+        @SuppressWarnings("unused")
+        private long totalUnsupported;
+        @SuppressWarnings("unused")
+        private long totalBytesRead;
+        @SuppressWarnings("unused")
+        private long totalBytesWritten;
 
         /** A request was taken from the queue. */
         void begin() {
@@ -52,6 +66,25 @@ public final class BlkStats {
         }
     }
 
+    private static final VarHandle TOTAL_COMPLETED;
+    private static final VarHandle TOTAL_IO_ERRORS;
+    private static final VarHandle TOTAL_UNSUPPORTED;
+    private static final VarHandle TOTAL_BYTES_READ;
+    private static final VarHandle TOTAL_BYTES_WRITTEN;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            TOTAL_COMPLETED = l.findVarHandle(Batch.class, "totalCompleted", long.class);
+            TOTAL_IO_ERRORS = l.findVarHandle(Batch.class, "totalIoErrors", long.class);
+            TOTAL_UNSUPPORTED = l.findVarHandle(Batch.class, "totalUnsupported", long.class);
+            TOTAL_BYTES_READ = l.findVarHandle(Batch.class, "totalBytesRead", long.class);
+            TOTAL_BYTES_WRITTEN = l.findVarHandle(Batch.class, "totalBytesWritten", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     /** Each queue's batch, reused by every activation of the queue (one activation at a time). */
     private final java.util.Map<Integer, Batch> batches = new java.util.HashMap<>();
     private volatile Batch[] batchList = new Batch[0];
@@ -70,36 +103,58 @@ public final class BlkStats {
     }
 
     /**
-     * Adds a batch's counts and clears it: its requests taken are in flight from now on, its completions
-     * counted. Call before the used index that carries its completions is published (a driver that sees a
-     * completion sees it counted) and before {@link #released(int)} of any of them.
+     * Adds a batch's completion counts to its queue's totals and clears them: release stores of fields that only
+     * the queue's I/O thread writes, so no atomic read-modify-write; readers sum the totals with acquire loads.
+     * Call before the used index that carries the completions is published (a driver that sees a completion sees
+     * it counted). The requests taken are counted in flight by {@link #settle}.
      */
     void publish(Batch b) {
-        if (b.begun != 0) {
-            inFlight.addAndGet(b.begun);
-            b.begun = 0;
-        }
         if (b.completed == 0) {
             return;
         }
-        completed.add(b.completed);
+        TOTAL_COMPLETED.setRelease(b, b.totalCompleted + b.completed);
         if (b.ioErrors != 0) {
-            ioErrors.add(b.ioErrors);
+            TOTAL_IO_ERRORS.setRelease(b, b.totalIoErrors + b.ioErrors);
         }
         if (b.unsupported != 0) {
-            unsupported.add(b.unsupported);
+            TOTAL_UNSUPPORTED.setRelease(b, b.totalUnsupported + b.unsupported);
         }
         if (b.bytesRead != 0) {
-            bytesRead.add(b.bytesRead);
+            TOTAL_BYTES_READ.setRelease(b, b.totalBytesRead + b.bytesRead);
         }
         if (b.bytesWritten != 0) {
-            bytesWritten.add(b.bytesWritten);
+            TOTAL_BYTES_WRITTEN.setRelease(b, b.totalBytesWritten + b.bytesWritten);
         }
         b.completed = 0;
         b.ioErrors = 0;
         b.unsupported = 0;
         b.bytesRead = 0;
         b.bytesWritten = 0;
+    }
+
+    /**
+     * Counts the batch's requests taken as in flight and {@code released} of its requests (already in a published
+     * used index) out of flight, in one atomic update of the net change, none when they cancel out (a request
+     * taken and completed in one batch). Call after the used index that carries the released ones is published
+     * (a reset that waits in {@link #awaitIdle} then reads indices that match the ring's, issue 13), and at the
+     * end of each drain for the requests still in flight, before any completion of theirs can be released.
+     */
+    void settle(Batch b, int released) {
+        long delta = b.begun - (long) released;
+        b.begun = 0;
+        if (delta != 0 && inFlight.addAndGet(delta) == 0 && idleWaiters > 0) {
+            synchronized (idle) {
+                idle.notifyAll();
+            }
+        }
+    }
+
+    private static long sum(LongAdder adder, VarHandle total, Batch[] list) {
+        long n = adder.sum();
+        for (Batch b : list) {
+            n += (long) total.getAcquire(b); // pairs with publish()'s release store
+        }
+        return n;
     }
 
     private final LongAdder completed = new LongAdder();
@@ -188,7 +243,7 @@ public final class BlkStats {
     }
 
     public long requestsCompleted() {
-        return completed.sum();
+        return sum(completed, TOTAL_COMPLETED, batchList);
     }
 
     /**
@@ -205,18 +260,18 @@ public final class BlkStats {
     }
 
     public long ioErrors() {
-        return ioErrors.sum();
+        return sum(ioErrors, TOTAL_IO_ERRORS, batchList);
     }
 
     public long unsupported() {
-        return unsupported.sum();
+        return sum(unsupported, TOTAL_UNSUPPORTED, batchList);
     }
 
     public long bytesRead() {
-        return bytesRead.sum();
+        return sum(bytesRead, TOTAL_BYTES_READ, batchList);
     }
 
     public long bytesWritten() {
-        return bytesWritten.sum();
+        return sum(bytesWritten, TOTAL_BYTES_WRITTEN, batchList);
     }
 }

@@ -228,6 +228,7 @@ final class QueueWorker implements Runnable, PollHandler {
             // Requests taken and not completed in this run (a worker pool's) are in flight from now on, before
             // any completion of theirs can be released.
             disk.processor().publish(batch);
+            disk.processor().settle(batch, 0);
         }
     }
 
@@ -594,7 +595,9 @@ final class QueueWorker implements Runnable, PollHandler {
         } finally {
             int n = unreleased;
             unreleased = 0;
-            disk.processor().released(n);
+            // After the used index: the batch's requests taken in, the published ones out of flight, one atomic
+            // update of the difference at most (none for requests taken and completed in this batch).
+            disk.processor().settle(batch, n);
             counters.publish(); // the queue's counters with the batch they count
         }
     }

@@ -107,6 +107,11 @@ final class RequestProcessor {
         stats.publish(batch);
     }
 
+    /** Counts a queue's batch in and {@code released} of its requests out of flight ({@link BlkStats#settle}). */
+    void settle(BlkStats.Batch batch, int released) {
+        stats.settle(batch, released);
+    }
+
     /** A request {@link #finish}ed earlier is now in the used ring: it no longer holds up a reset. */
     void released() {
         stats.released();

@@ -243,6 +243,8 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             throw new DiskException("no tracked lock kind given (expected yielding, mutex or sharded)");
         }
         disk.device().setTrackedLock(kind);
+        // The disk's exported devices (vhost-user) switch with it: one lock kind per disk.
+        exportedDevices(name).forEach(d -> d.setTrackedLock(kind));
         LOG.log(Level.INFO, "disk " + name + ": tracked-requests lock is now " + kind.label());
         return disk.info();
     }
@@ -394,23 +396,24 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
     public synchronized List<LockStatRow> lockStats() {
         List<LockStatRow> rows = new ArrayList<>();
         for (AttachedDisk disk : disks.values()) {
-            var tracked = disk.device().trackedRequests();
-            for (TrackedLockKind kind : TrackedLockKind.values()) {
-                LockStatRow row = tracked.stats(kind).row(disk.spec().name() + " tracked-" + kind.label());
-                if (kind == tracked.kind() || row.acquisitions() > 0) {
-                    rows.add(row);
-                }
+            String name = disk.spec().name();
+            TrackedLockRows.add(rows, disk.device().trackedRequests(), name);
+            // Each exported device's own tracked-requests lock ("d1 export0 tracked-mutex").
+            List<Export> exported = exports.getOrDefault(name, List.of());
+            for (int i = 0; i < exported.size(); i++) {
+                TrackedLockRows.add(rows, exported.get(i).device().trackedRequests(), name + " export" + i);
             }
         }
         return rows;
     }
 
-    /** Zeroes the tracked-requests lock statistics of every disk. */
+    /** Zeroes the tracked-requests lock statistics of every disk and of its exported devices. */
     @Override
     public synchronized void resetLockStats() {
         for (AttachedDisk disk : disks.values()) {
-            for (TrackedLockKind kind : TrackedLockKind.values()) {
-                disk.device().trackedRequests().stats(kind).reset();
+            TrackedLockRows.reset(disk.device().trackedRequests());
+            for (Export e : exports.getOrDefault(disk.spec().name(), List.of())) {
+                TrackedLockRows.reset(e.device().trackedRequests());
             }
         }
     }
@@ -463,7 +466,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         VirtioBlkDevice device = new VirtioBlkDevice(BlkDeviceSpec.of(name, disk.backend(), spec.backend().readOnly(),
                 numQueues, spec.queueSize(), serial(spec), disk.threads())
                 .withMapping(QueueMapping.of(List.of(), numQueues, disk.threads().size()))
-                .withTrackedLock(spec.trackedLock()).withWorkers(spec.workers()).withNotifiers(notifiers)
+                .withTrackedLock(disk.device().trackedRequests().kind()).withWorkers(spec.workers()).withNotifiers(notifiers)
                 .withFilter(bindings.chainFor(name)));
         // Start with the strategies configured for the disk's queues (kp:notify), queue by queue.
         List<QueueCounters> configured = disk.device().queueCounters();

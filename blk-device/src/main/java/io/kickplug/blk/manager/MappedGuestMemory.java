@@ -1,5 +1,6 @@
 package io.kickplug.blk.manager;
 
+import io.kickplug.api.memory.BufferViews;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.memory.MemoryLease;
 import io.kickplug.api.memory.MemoryRegion;
@@ -208,6 +209,12 @@ public final class MappedGuestMemory implements GuestMemory {
     @Override
     public ByteBuffer[] views(long address, long length) {
         return open().views(address, length);
+    }
+
+    /** The wrapped memory's reusing views (the interface's default would allocate a view array per call). */
+    @Override
+    public void viewsInto(long address, long length, BufferViews into) {
+        open().viewsInto(address, length, into);
     }
 
     @Override

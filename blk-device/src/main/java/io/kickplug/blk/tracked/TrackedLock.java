@@ -1,6 +1,7 @@
 package io.kickplug.blk.tracked;
 
 import io.kickplug.api.blk.TrackedLockKind;
+import io.kickplug.api.iothread.VirtualWaits;
 import io.kickplug.api.lockstat.LockCounters;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -8,6 +9,12 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The lock of one tracked-requests list. Held only for short, non-blocking critical sections (insert,
  * remove, scan); never across backend I/O.
+ *
+ * <p>In virtual time ({@link VirtualWaits#current()} not null on the calling thread) the same lock code runs, with
+ * two scheduling points, before the acquisition and before the release, so the critical section is charged while
+ * the lock is held and a thread due in that interval finds it held; a contended acquirer waits in virtual time
+ * ({@link VirtualWaits#await}) where it would park, and is woken ({@link VirtualWaits#wake}) where it would be
+ * unparked, after the modelled wake-up of a blocked thread ({@link VirtualWaits#wakeUpNanos()}).
  */
 abstract class TrackedLock {
 
@@ -34,7 +41,14 @@ abstract class TrackedLock {
     }
 
     final void lock() {
-        long waitNanos = acquire();
+        VirtualWaits v = VirtualWaits.current();
+        long waitNanos;
+        if (v == null) {
+            waitNanos = acquire();
+        } else {
+            v.point(); // threads due before this acquisition run first: one of them may take the lock
+            waitNanos = acquire(v);
+        }
         long me = Thread.currentThread().getId();
         boolean bounce = lastOwner != -1 && lastOwner != me;
         lastOwner = me;
@@ -42,21 +56,40 @@ abstract class TrackedLock {
             stats.contended(bounce);
         }
         stats.acquired(bounce, waitNanos);
-        acquiredAt = (acquisitions++ & (HOLD_SAMPLE - 1)) == 0 ? System.nanoTime() : 0; // the first, then 1 in 16
+        // The first, then 1 in 16; +1 keeps 0 for "not timed" when the virtual clock reads 0.
+        acquiredAt = (acquisitions++ & (HOLD_SAMPLE - 1)) == 0 ? now(v) + 1 : 0;
     }
 
     final void unlock() {
+        VirtualWaits v = VirtualWaits.current();
+        if (v != null) {
+            v.point(); // the critical section is charged with the lock held: threads due meanwhile find it held
+        }
         long at = acquiredAt;
         if (at != 0) {
-            stats.releasedSample(System.nanoTime() - at, HOLD_SAMPLE);
+            stats.releasedSample(now(v) + 1 - at, HOLD_SAMPLE);
         }
-        release();
+        if (v == null) {
+            release();
+        } else {
+            release(v);
+        }
+    }
+
+    private static long now(VirtualWaits v) {
+        return v == null ? System.nanoTime() : v.now();
     }
 
     /** Takes the lock; returns how long it waited for another holder, or -1 when it did not have to wait. */
     abstract long acquire();
 
     abstract void release();
+
+    /** {@link #acquire()} in virtual time: a contended acquirer waits with {@code v}, the wait in virtual time. */
+    abstract long acquire(VirtualWaits v);
+
+    /** {@link #release()} in virtual time: wakes the waiters with {@code v}. */
+    abstract void release(VirtualWaits v);
 
     /** QEMU's QemuMutex after seed 004: a plain mutex; contenders spin briefly, then block. */
     static final class Mutex extends TrackedLock {
@@ -79,6 +112,28 @@ abstract class TrackedLock {
         @Override
         void release() {
             lock.unlock();
+        }
+
+        /**
+         * A contended acquirer blocks (a futex wait) until a release wakes it, then tries again; the lock is free
+         * from the release on, so a thread due before the woken waiter runs may take it first.
+         */
+        @Override
+        long acquire(VirtualWaits v) {
+            if (lock.tryLock()) {
+                return -1;
+            }
+            long start = v.now();
+            do {
+                v.await(this);
+            } while (!lock.tryLock());
+            return v.now() - start;
+        }
+
+        @Override
+        void release(VirtualWaits v) {
+            lock.unlock();
+            v.wake(this, v.wakeUpNanos()); // the waiters (if any) were blocked: each pays a wake-up, then tries again
         }
     }
 
@@ -107,22 +162,9 @@ abstract class TrackedLock {
 
         @Override
         long acquire() {
-            Waiter me;
-            guard.lock();
-            try {
-                if (!held) {
-                    held = true;
-                    return -1;
-                }
-                me = new Waiter();
-                if (tail == null) {
-                    head = me;
-                } else {
-                    tail.next = me;
-                }
-                tail = me;
-            } finally {
-                guard.unlock();
+            Waiter me = enqueue();
+            if (me == null) {
+                return -1;
             }
             long start = System.nanoTime();
             boolean interrupted = false;
@@ -139,12 +181,40 @@ abstract class TrackedLock {
             return waited;
         }
 
-        @Override
-        void release() {
-            Waiter next;
+        /** Takes the lock when free (returns null), else queues the caller and returns its place. */
+        private Waiter enqueue() {
             guard.lock();
             try {
-                next = head;
+                if (!held) {
+                    held = true;
+                    return null;
+                }
+                Waiter me = new Waiter();
+                if (tail == null) {
+                    head = me;
+                } else {
+                    tail.next = me;
+                }
+                tail = me;
+                return me;
+            } finally {
+                guard.unlock();
+            }
+        }
+
+        @Override
+        void release() {
+            Waiter next = handOff();
+            if (next != null) {
+                LockSupport.unpark(next.thread);
+            }
+        }
+
+        /** Frees the lock, or hands it to the first waiter (returned): the lock then stays held, by the waiter. */
+        private Waiter handOff() {
+            guard.lock();
+            try {
+                Waiter next = head;
                 if (next == null) {
                     held = false;
                 } else {
@@ -154,11 +224,36 @@ abstract class TrackedLock {
                     }
                     next.granted = true; // hand-off: the lock stays held, now by the waiter
                 }
+                return next;
             } finally {
                 guard.unlock();
             }
+        }
+
+        /**
+         * The contended acquirer queues and blocks (the coroutine yields) until the lock is handed to it; it holds
+         * the lock from the hand-off on, and runs only after its wake-up.
+         */
+        @Override
+        long acquire(VirtualWaits v) {
+            Waiter me = enqueue();
+            if (me == null) {
+                return -1;
+            }
+            long start = v.now();
+            while (!me.granted) {
+                v.await(me);
+            }
+            return v.now() - start;
+        }
+
+        /** Hands the lock to the first waiter and wakes it: the lock stays held for the waiter's wake-up too. */
+        @Override
+        void release(VirtualWaits v) {
+            Waiter next = handOff();
             if (next != null) {
-                LockSupport.unpark(next.thread);
+                v.wake(next, v.wakeUpNanos());
+                LockSupport.unpark(next.thread); // a waiter outside virtual time (none while it runs) parks on the host
             }
         }
 

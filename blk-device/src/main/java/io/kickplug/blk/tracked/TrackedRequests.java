@@ -218,6 +218,11 @@ public final class TrackedRequests {
         private Request next;
         private List<Request> waiters;
         private boolean ended;
+        /**
+         * Whether {@link #begin} made this request wait for an earlier one; written and read by the thread that
+         * begins and arms it. Without a dependency nobody else ever touches {@link #pending}.
+         */
+        private boolean dependent;
 
         private Request(Runnable onReady) {
             this.onReady = onReady;
@@ -241,7 +246,10 @@ public final class TrackedRequests {
             this.next = null;
             this.waiters = null;
             this.ended = false;
-            pending.set(1);
+            this.dependent = false;
+            // A plain (release) store: the only other threads that update it do so after finding this request in
+            // a list, which it enters under a shard lock taken after this store.
+            pending.lazySet(1);
         }
 
         public Access access() {
@@ -263,6 +271,9 @@ public final class TrackedRequests {
          * itself; false when the continuation will run when the last dependency ends.
          */
         public boolean arm() {
+            if (!dependent) {
+                return true; // it waits for nothing: no other thread decrements its count (no atomic per request)
+            }
             return pending.decrementAndGet() == 0;
         }
 
@@ -390,6 +401,7 @@ public final class TrackedRequests {
                     }
                     x.waiters.add(r);
                     r.pending.incrementAndGet();
+                    r.dependent = true;
                 }
             }
         }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskException;
+import io.kickplug.blk.testkit.ImageFiles;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
@@ -19,15 +20,11 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The raw image file backend. Files live under target/ (a disk file system: O_DIRECT needs one; /tmp may be
@@ -35,20 +32,8 @@ import org.junit.jupiter.api.Test;
  */
 class FileBackendTest {
 
-    private Path dir;
-
-    @BeforeEach
-    void createDir() throws IOException {
-        Files.createDirectories(Path.of("target"));
-        dir = Files.createTempDirectory(Path.of("target"), "file-backend-");
-    }
-
-    @AfterEach
-    void deleteDir() throws IOException {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
-    }
+    @TempDir(factory = ImageFiles.UnderTarget.class)
+    Path dir;
 
     private Path image(String name, byte[] content) throws IOException {
         return Files.write(dir.resolve(name), content);
@@ -56,12 +41,6 @@ class FileBackendTest {
 
     private static BackendSpec spec(Path path, boolean readOnly, boolean direct) {
         return new BackendSpec("file", path.toString(), 0, readOnly, direct);
-    }
-
-    private static byte[] random(int length, long seed) {
-        byte[] bytes = new byte[length];
-        new Random(seed).nextBytes(bytes);
-        return bytes;
     }
 
     private static byte[] read(FileBackend backend, long offset, int... pieces) throws IOException {
@@ -145,7 +124,7 @@ class FileBackendTest {
     @Test
     void dataRoundTripsThroughScatteredBuffers() throws IOException {
         Path path = image("rt.img", new byte[64 * 1024]);
-        byte[] data = random(12 * 512, 1);
+        byte[] data = BackendIo.random(12 * 512, 1);
         try (FileBackend backend = FileBackend.open(spec(path, false, false))) {
             assertTrue(backend.blocking());
             assertEquals(64 * 1024, backend.size());
@@ -181,7 +160,7 @@ class FileBackendTest {
 
     @Test
     void readOnlyOpensForReadingOnly() throws IOException {
-        byte[] content = random(2048, 2);
+        byte[] content = BackendIo.random(2048, 2);
         Path path = image("ro.img", content);
         try (FileBackend backend = FileBackend.open(spec(path, true, false))) {
             assertTrue(backend.readOnly());
@@ -213,7 +192,7 @@ class FileBackendTest {
     @Test
     void writeZeroesAndDiscardZeroFillAcrossChunks() throws IOException {
         int size = 3 * FileBackend.BOUNCE_BYTES + 4096;
-        byte[] content = random(size, 3);
+        byte[] content = BackendIo.random(size, 3);
         Path path = image("z.img", content);
         try (FileBackend backend = FileBackend.open(spec(path, false, false))) {
             assertTrue(backend.supportsWriteZeroes());
@@ -235,7 +214,7 @@ class FileBackendTest {
     // Resize is the only way the image changes size; growing reads zeroes, even after a shrink.
     @Test
     void resizeUpAndDown() throws IOException {
-        byte[] content = random(8192, 4);
+        byte[] content = BackendIo.random(8192, 4);
         Path path = image("r.img", content);
         try (FileBackend backend = FileBackend.open(spec(path, false, false))) {
             backend.resize(4096);
@@ -255,15 +234,15 @@ class FileBackendTest {
     // O_DIRECT on a file system that supports it: unaligned guest buffers and unaligned sectors still work.
     @Test
     void directIoRoundTripsUnalignedRequests() throws IOException {
-        byte[] content = random(4 * FileBackend.BOUNCE_BYTES, 5);
+        byte[] content = BackendIo.random(4 * FileBackend.BOUNCE_BYTES, 5);
         Path path = image("direct.img", content);
-        byte[] data = random(5 * 512, 6);
+        byte[] data = BackendIo.random(5 * 512, 6);
         try (FileBackend backend = FileBackend.open(spec(path, false, true))) {
             assertTrue(backend.direct());
             write(backend, 512, data, 700, 1860); // starts and ends inside a 4 KiB block
             assertArrayEquals(data, read(backend, 512, 3, 2557));
             // Longer than one bounce buffer, unaligned at both ends: several windows, two partial blocks.
-            byte[] big = random(FileBackend.BOUNCE_BYTES + 1536, 7);
+            byte[] big = BackendIo.random(FileBackend.BOUNCE_BYTES + 1536, 7);
             write(backend, 8192 + 512, big, big.length / 2, big.length - big.length / 2);
             assertArrayEquals(big, read(backend, 8192 + 512, big.length));
             backend.writeZeroes(1024, 512, false);
@@ -284,7 +263,7 @@ class FileBackendTest {
 
     @Test
     void directResizeKeepsBlockSizes() throws IOException {
-        Path path = image("dr.img", random(8192, 8));
+        Path path = image("dr.img", BackendIo.random(8192, 8));
         try (FileBackend backend = FileBackend.open(spec(path, false, true))) {
             backend.resize(65536);
             assertEquals(65536, Files.size(path));

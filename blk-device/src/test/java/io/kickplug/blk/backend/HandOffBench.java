@@ -109,6 +109,7 @@ public final class HandOffBench {
 
         @Override
         public ByteBuffer[] buffers() {
+            ByteBuffer[] buffers = super.buffers();
             buffers[0].clear();
             return buffers;
         }

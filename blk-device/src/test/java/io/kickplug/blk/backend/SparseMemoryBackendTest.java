@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /** The memory backend allocates chunks on first write and frees them on whole-chunk zeroing. */
@@ -25,17 +24,11 @@ class SparseMemoryBackendTest {
         BackendIo.write(backend, offset, data);
     }
 
-    private static byte[] random(int length, long seed) {
-        byte[] bytes = new byte[length];
-        new Random(seed).nextBytes(bytes);
-        return bytes;
-    }
-
     @Test
     void aTebibyteDiskAllocatesOnlyWhatIsWritten() throws IOException {
         MemoryBackend backend = new MemoryBackend(TIB, false);
         assertEquals(0, backend.allocatedBytes());
-        byte[] block = random(4096, 1);
+        byte[] block = BackendIo.random(4096, 1);
         write(backend, TIB - 4096, block);
         write(backend, 0, block);
         assertArrayEquals(block, read(backend, TIB - 4096, 4096));
@@ -46,7 +39,7 @@ class SparseMemoryBackendTest {
     @Test
     void zeroingWholeChunksFreesThem() throws IOException {
         MemoryBackend backend = new MemoryBackend(8192, false, 2048);
-        byte[] data = random(8192, 2);
+        byte[] data = BackendIo.random(8192, 2);
         write(backend, 0, data);
         assertEquals(8192, backend.allocatedBytes());
         backend.discard(2048, 2048); // chunk 1 exactly
@@ -64,7 +57,7 @@ class SparseMemoryBackendTest {
     @Test
     void theShortLastChunkIsFreedWhenZeroedToTheEnd() throws IOException {
         MemoryBackend backend = new MemoryBackend(3072, false, 2048);
-        write(backend, 0, random(3072, 3));
+        write(backend, 0, BackendIo.random(3072, 3));
         backend.writeZeroes(2048, 1024, false);
         assertEquals(2048, backend.allocatedBytes());
         assertArrayEquals(new byte[1024], read(backend, 2048, 1024));
@@ -73,7 +66,7 @@ class SparseMemoryBackendTest {
     @Test
     void resizeShrinksAndGrowsWithZeroes() throws IOException {
         MemoryBackend backend = new MemoryBackend(8192, false, 2048);
-        byte[] data = random(8192, 4);
+        byte[] data = BackendIo.random(8192, 4);
         write(backend, 0, data);
         backend.resize(3072);
         assertEquals(3072, backend.size());

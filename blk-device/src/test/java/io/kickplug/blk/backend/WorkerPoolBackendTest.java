@@ -59,7 +59,7 @@ class WorkerPoolBackendTest {
             pool.submit(read);
             pool.unplug();
             Await.await(() -> read.completions.get() == 1, TIMEOUT, "second batch");
-            assertEquals(1, read.buffers[0].get(0));
+            assertEquals(1, read.buffers()[0].get(0));
         } finally {
             pool.close();
         }

@@ -10,6 +10,7 @@ import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.queue.SplitDeviceQueue;
+import io.kickplug.virtio.testkit.Descriptors;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -110,11 +111,7 @@ final class DirectRingDriver {
     }
 
     private void desc(int index, long addr, int len, int flags, int next) {
-        long d = layout.descTable() + 16L * index;
-        memory.writeU64(d, addr);
-        memory.writeU32(d + 8, len);
-        memory.writeU16(d + 12, (short) flags);
-        memory.writeU16(d + 14, (short) next);
+        Descriptors.writeSplit(memory, layout.descTable(), index, addr, len, flags, next);
     }
 
     /** Puts {@code head} in the next available slot; {@link #publish} makes it visible. */

@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * A descriptor chain over plain byte arrays, for tests that need no guest memory: each array is one
@@ -150,11 +151,15 @@ public final class FakeChain implements DescriptorChain {
         long position;
         long end;
 
-        Cursor(DiscardSegments segments, long start, long end) {
+        /** What {@link #need} throws: a reader's underflow, a writer's overflow. */
+        private final Supplier<RuntimeException> tooShort;
+
+        Cursor(DiscardSegments segments, long start, long end, Supplier<RuntimeException> tooShort) {
             this.segments = segments;
             this.start = start;
             this.position = start;
             this.end = end;
+            this.tooShort = tooShort;
         }
 
         public long remaining() {
@@ -187,19 +192,16 @@ public final class FakeChain implements DescriptorChain {
             return oldEnd;
         }
 
-        abstract void need(long length);
+        void need(long length) {
+            if (length < 0 || length > remaining()) {
+                throw tooShort.get();
+            }
+        }
     }
 
     private static final class Reader extends Cursor implements ChainReader {
         Reader(DiscardSegments segments, long start, long end) {
-            super(segments, start, end);
-        }
-
-        @Override
-        void need(long length) {
-            if (length < 0 || length > remaining()) {
-                throw new BufferUnderflowException();
-            }
+            super(segments, start, end, BufferUnderflowException::new);
         }
 
         @Override
@@ -234,14 +236,7 @@ public final class FakeChain implements DescriptorChain {
 
     private static final class Writer extends Cursor implements ChainWriter {
         Writer(DiscardSegments segments, long start, long end) {
-            super(segments, start, end);
-        }
-
-        @Override
-        void need(long length) {
-            if (length < 0 || length > remaining()) {
-                throw new BufferOverflowException();
-            }
+            super(segments, start, end, BufferOverflowException::new);
         }
 
         @Override

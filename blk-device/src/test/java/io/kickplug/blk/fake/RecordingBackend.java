@@ -28,45 +28,37 @@ public class RecordingBackend extends ForwardingBackend {
 
     @Override
     public void read(long offset, ByteBuffer[] dst) throws IOException {
-        reads.incrementAndGet();
-        threads.add(Thread.currentThread().getName());
-        failIfTold();
+        dataCall(reads);
         super.read(offset, dst);
     }
 
     @Override
     public void write(long offset, ByteBuffer[] src) throws IOException {
-        writes.incrementAndGet();
-        threads.add(Thread.currentThread().getName());
-        failIfTold();
+        dataCall(writes);
         super.write(offset, src);
     }
 
     @Override
     public void flush() throws IOException {
-        flushes.incrementAndGet();
-        failIfTold();
+        call(flushes);
         super.flush();
     }
 
     @Override
     public void discard(long offset, long length) throws IOException {
-        discards.incrementAndGet();
-        failIfTold();
+        call(discards);
         super.discard(offset, length);
     }
 
     @Override
     public void writeZeroes(long offset, long length, boolean mayUnmap) throws IOException {
-        zeroings.incrementAndGet();
-        failIfTold();
+        call(zeroings);
         super.writeZeroes(offset, length, mayUnmap);
     }
 
     @Override
     public void resize(long newSize) throws IOException {
-        resizes.incrementAndGet();
-        failIfTold();
+        call(resizes);
         super.resize(newSize);
     }
 
@@ -76,7 +68,15 @@ public class RecordingBackend extends ForwardingBackend {
         super.close();
     }
 
-    private void failIfTold() throws IOException {
+    /** A read or write: counted, its thread noted, failed if told. */
+    private void dataCall(AtomicInteger counter) throws IOException {
+        threads.add(Thread.currentThread().getName());
+        call(counter);
+    }
+
+    /** Counts a call, then throws the {@link #failure} if one is set. */
+    private void call(AtomicInteger counter) throws IOException {
+        counter.incrementAndGet();
         IOException e = failure;
         if (e != null) {
             throw e;

@@ -13,6 +13,7 @@ import io.kickplug.api.blk.BackendIo;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.blk.backend.SyncBackends;
+import io.kickplug.blk.testkit.RecordedIo;
 import io.kickplug.virtio.testkit.Await;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -111,56 +112,28 @@ class BackendBindingsTest {
         }
     }
 
-    /** A request: records its completions. */
-    static final class Io implements BackendIo {
-        final List<IOException> completions = new CopyOnWriteArrayList<>();
-        final Op op;
+    private static final BackendSpec SPEC = new BackendSpec("held", "nbd+unix:///d?socket=/x", 0, false);
 
-        Io(Op op) {
-            this.op = op;
-        }
+    private final BackendBindings bindings = new BackendBindings();
+    /** The "nbd" factory: disk n0's backend comes from it. */
+    private final HeldFactory nbd = new HeldFactory();
 
-        @Override
-        public Op op() {
-            return op;
-        }
-
-        @Override
-        public long offset() {
-            return 0;
-        }
-
-        @Override
-        public long length() {
-            return 512;
-        }
-
-        @Override
-        public ByteBuffer[] buffers() {
-            return new ByteBuffer[] {ByteBuffer.allocate(512)};
-        }
-
-        @Override
-        public boolean fua() {
-            return false;
-        }
-
-        @Override
-        public boolean mayUnmap() {
-            return false;
-        }
-
-        @Override
-        public void complete(IOException error) {
-            completions.add(error);
-        }
-
-        boolean completedOk() {
-            return completions.size() == 1 && completions.get(0) == null;
-        }
+    /** Disk n0 on a backend of {@link #nbd}, adopted by {@link #bindings} as the disk registry does. */
+    private BlockBackend adoptNbdDisk() throws IOException {
+        return bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
     }
 
-    private static final BackendSpec SPEC = new BackendSpec("held", "nbd+unix:///d?socket=/x", 0, false);
+    /** Disk n0 and its device's chain, set by {@link #heldWhileTheFactoryIsGone}. */
+    private BlockBackend disk;
+    private AsyncBlockBackend chain;
+
+    /** Adopts disk n0, takes its factory away and submits {@code n} requests, which must be held. */
+    private List<RecordedIo> heldWhileTheFactoryIsGone(int n) throws IOException {
+        disk = adoptNbdDisk();
+        chain = deviceChain(bindings, "n0", disk);
+        bindings.factoryGone(nbd);
+        return submit(chain, n);
+    }
 
     /** The backend as a disk's device reaches it: its view and its filter chain, as VirtioBlkDevice builds them. */
     private static AsyncBlockBackend deviceChain(BackendBindings b, String disk, BlockBackend backend) {
@@ -168,10 +141,26 @@ class BackendBindingsTest {
         return op.apply(SyncBackends.async(backend, disk, 1));
     }
 
-    private static List<Io> submit(AsyncBlockBackend chain, int n) {
-        List<Io> ios = new ArrayList<>();
+    private static RecordedIo io(BackendIo.Op op) {
+        return new RecordedIo(op, 0, ByteBuffer.allocate(512));
+    }
+
+    private static boolean completedOk(RecordedIo io) {
+        return io.completions.get() == 1 && io.error == null;
+    }
+
+    private static boolean failedOnce(RecordedIo io) {
+        return io.completions.get() == 1 && io.error != null;
+    }
+
+    private static boolean pending(RecordedIo io) {
+        return io.completions.get() == 0;
+    }
+
+    private static List<RecordedIo> submit(AsyncBlockBackend chain, int n) {
+        List<RecordedIo> ios = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            Io io = new Io(i % 2 == 0 ? BackendIo.Op.WRITE : BackendIo.Op.READ);
+            RecordedIo io = io(i % 2 == 0 ? BackendIo.Op.WRITE : BackendIo.Op.READ);
             ios.add(io);
             chain.submit(io);
         }
@@ -181,13 +170,11 @@ class BackendBindingsTest {
 
     @Test
     void aGoneFactoryHoldsRequestsAndTheReturningOneGetsThemAfterReopeningTheSameSpec() throws Exception {
-        BackendBindings bindings = new BackendBindings();
-        HeldFactory nbd = new HeldFactory();
-        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        BlockBackend disk = adoptNbdDisk();
         AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
         HeldBackend first = nbd.opened.get(0);
 
-        List<Io> early = submit(chain, 4);
+        List<RecordedIo> early = submit(chain, 4);
         assertEquals(4, first.submitted.size());
 
         // The bundle stops: the suspension waits for the 4 in flight, so complete them from another thread.
@@ -198,13 +185,13 @@ class BackendBindingsTest {
         completer.start();
         bindings.factoryGone(nbd);
         completer.join();
-        assertTrue(early.stream().allMatch(Io::completedOk), "requests in flight completed, not failed");
+        assertTrue(early.stream().allMatch(BackendBindingsTest::completedOk), "requests in flight completed, not failed");
         assertTrue(first.closed, "the gone bundle's backend is closed");
         assertTrue(bindings.suspended("n0"));
 
         // Requests while the bundle is away are held: none completes, none fails.
-        List<Io> held = submit(chain, 5);
-        assertTrue(held.stream().allMatch(io -> io.completions.isEmpty()), "held, not failed");
+        List<RecordedIo> held = submit(chain, 5);
+        assertTrue(held.stream().allMatch(BackendBindingsTest::pending), "held, not failed");
         assertEquals(1, disk.size() >> 20, "the device still sees the disk's size");
 
         // A factory of the kind comes back (a new bundle version: another object); the first open fails once.
@@ -217,31 +204,26 @@ class BackendBindingsTest {
         Await.await(() -> second.submitted.size() == 5, "the held requests sent to the new backend");
         assertFalse(bindings.suspended("n0"));
         assertEquals(5, second.completeAll());
-        assertTrue(held.stream().allMatch(Io::completedOk), "every held request completed once, without error");
+        assertTrue(held.stream().allMatch(BackendBindingsTest::completedOk), "every held request completed once, without error");
 
-        List<Io> late = submit(chain, 3);
+        List<RecordedIo> late = submit(chain, 3);
         assertEquals(3, second.completeAll());
-        assertTrue(late.stream().allMatch(Io::completedOk));
-        assertTrue(early.stream().allMatch(io -> io.completions.size() == 1), "nothing completed twice");
+        assertTrue(late.stream().allMatch(BackendBindingsTest::completedOk));
+        assertTrue(early.stream().allMatch(io -> io.completions.get() == 1), "nothing completed twice");
     }
 
     @Test
     void aReopenedBackendOfAnotherSizeIsRefusedAndRequestsStayHeld() throws Exception {
-        BackendBindings bindings = new BackendBindings();
-        HeldFactory nbd = new HeldFactory();
-        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
-        AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
-        bindings.factoryGone(nbd);
-        List<Io> held = submit(chain, 2);
+        List<RecordedIo> held = heldWhileTheFactoryIsGone(2);
         HeldFactory other = new HeldFactory();
         other.size = 2 << 20;
         bindings.factoryArrived(other);
         Await.await(() -> other.opened.size() >= 2, "a few attempts");
         assertTrue(other.opened.get(0).closed, "the refused backend is closed");
-        assertTrue(held.stream().allMatch(io -> io.completions.isEmpty()), "still held");
+        assertTrue(held.stream().allMatch(BackendBindingsTest::pending), "still held");
         // Detaching fails the held requests (the device resets first in real life) and stops the retries.
         disk.close();
-        assertTrue(held.stream().allMatch(io -> io.completions.size() == 1 && io.completions.get(0) != null));
+        assertTrue(held.stream().allMatch(BackendBindingsTest::failedOnce));
         int attempts = other.specs.size();
         bindings.forget("n0");
         Await.await(() -> true, "");
@@ -251,9 +233,7 @@ class BackendBindingsTest {
 
     @Test
     void aFactoryOfAnotherKindOrASynchronousBackendIsLeftAlone() throws Exception {
-        BackendBindings bindings = new BackendBindings();
-        HeldFactory nbd = new HeldFactory();
-        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        BlockBackend disk = adoptNbdDisk();
         HeldFactory other = new HeldFactory();
         bindings.factoryGone(other);
         assertFalse(bindings.suspended("n0"), "another factory's departure does not touch the disk");
@@ -275,32 +255,17 @@ class BackendBindingsTest {
 
         @Override
         public AsyncBlockBackend wrap(String disk, AsyncBlockBackend backend) {
-            return new AsyncBlockBackend() {
+            return new ForwardingAsyncBackend(backend) {
                 @Override
                 public void submit(BackendIo io) {
                     passed.incrementAndGet();
-                    backend.submit(io);
-                }
-
-                @Override
-                public String kind() {
-                    return backend.kind();
-                }
-
-                @Override
-                public long size() {
-                    return backend.size();
-                }
-
-                @Override
-                public boolean readOnly() {
-                    return false;
+                    super.submit(io);
                 }
 
                 @Override
                 public void close() throws IOException {
                     closedWrappers.add(this);
-                    backend.close();
+                    super.close();
                 }
             };
         }
@@ -308,9 +273,7 @@ class BackendBindingsTest {
 
     @Test
     void aFilterThatGoesIsTakenOutOfRunningDisksAndOneThatComesBackIsPutIn() throws Exception {
-        BackendBindings bindings = new BackendBindings();
-        HeldFactory nbd = new HeldFactory();
-        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
+        BlockBackend disk = adoptNbdDisk();
         CountingFilter filter = new CountingFilter();
         bindings.addFilter(filter);
         AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
@@ -344,31 +307,26 @@ class BackendBindingsTest {
     void aSuspensionGivesUpWaitingAfterItsTimeoutAndTheCloseFailsWhatIsLeft() throws Exception {
         HeldBackend b = new HeldBackend(1 << 20);
         SwappableBackend s = new SwappableBackend("n0", b);
-        Io io = new Io(BackendIo.Op.READ);
+        RecordedIo io = io(BackendIo.Op.READ);
         s.submit(io);
         s.suspend(50);
         assertTrue(b.closed);
         // The held backend completes late (as NBD's close fails its requests): counted once, no error lost.
         b.completeAll();
-        assertEquals(1, io.completions.size());
-        assertNull(io.completions.get(0));
+        assertEquals(1, io.completions.get());
+        assertNull(io.error);
         s.close();
     }
 
     @Test
     void aDiskTakenDownWhileItsBackendIsAwayFailsItsHeldRequestsAtOnce() throws Exception {
-        BackendBindings bindings = new BackendBindings();
-        HeldFactory nbd = new HeldFactory();
-        BlockBackend disk = bindings.adopt("n0", nbd.open(SPEC), nbd, SPEC);
-        AsyncBlockBackend chain = deviceChain(bindings, "n0", disk);
-        bindings.factoryGone(nbd);
-        List<Io> held = submit(chain, 3);
-        assertTrue(held.stream().allMatch(io -> io.completions.isEmpty()));
+        List<RecordedIo> held = heldWhileTheFactoryIsGone(3);
+        assertTrue(held.stream().allMatch(BackendBindingsTest::pending));
         // kp:detach or a core bundle's swap: the device's reset must not wait for them until its timeout.
         bindings.failHeld("n0");
-        assertTrue(held.stream().allMatch(io -> io.completions.size() == 1 && io.completions.get(0) != null));
-        Io late = submit(chain, 1).get(0);
-        assertEquals(1, late.completions.size(), "one arriving before the device stopped fails too");
+        assertTrue(held.stream().allMatch(BackendBindingsTest::failedOnce));
+        RecordedIo late = submit(chain, 1).get(0);
+        assertEquals(1, late.completions.get(), "one arriving before the device stopped fails too");
         chain.close();
         disk.close();
         bindings.forget("n0");

@@ -54,6 +54,22 @@ class DiskRegistryExportTest {
     }
 
     @Test
+    void kpTrackedLockReachesTheExportsAndTheirLocksHaveStatisticsRows() {
+        registry.attach(DiskSpec.memory("d0", 1 << 20).withTrackedLock(io.kickplug.api.blk.TrackedLockKind.YIELDING));
+        io.kickplug.blk.device.VirtioBlkDevice before = registry.exportDevice("d0", 1);
+        assertEquals(io.kickplug.api.blk.TrackedLockKind.YIELDING, before.trackedRequests().kind());
+        registry.setTrackedLock("d0", io.kickplug.api.blk.TrackedLockKind.MUTEX);
+        assertEquals(io.kickplug.api.blk.TrackedLockKind.MUTEX, before.trackedRequests().kind(),
+                "an export switches with its disk");
+        io.kickplug.blk.device.VirtioBlkDevice after = registry.exportDevice("d0", 1);
+        assertEquals(io.kickplug.api.blk.TrackedLockKind.MUTEX, after.trackedRequests().kind(),
+                "a new export starts with the disk's current kind, not the one it was attached with");
+        List<String> rows = registry.lockStats().stream().map(io.kickplug.api.lockstat.LockStatRow::name).toList();
+        assertTrue(rows.containsAll(List.of("d0 tracked-mutex", "d0 export0 tracked-mutex", "d0 export1 tracked-mutex")),
+                rows.toString());
+    }
+
+    @Test
     void unknownDisksAndBadQueueCountsAreRefused() {
         assertThrows(DiskException.class, () -> registry.exportDevice("nope", 1));
         registry.attach(DiskSpec.memory("d0", 1 << 20));

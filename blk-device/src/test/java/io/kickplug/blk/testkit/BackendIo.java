@@ -5,11 +5,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.kickplug.api.blk.BlockBackend;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Random;
 
 /** Backend reads and writes for tests, scattered over several buffers as a request's segments are. */
 public final class BackendIo {
 
     private BackendIo() {
+    }
+
+    /** {@code length} bytes of a pseudo-random pattern that {@code seed} repeats (test data). */
+    public static byte[] random(int length, long seed) {
+        byte[] bytes = new byte[length];
+        new Random(seed).nextBytes(bytes);
+        return bytes;
     }
 
     /**

@@ -1,6 +1,6 @@
 package io.kickplug.blk.testkit;
 
-import io.kickplug.api.blk.BackendIo;
+import io.kickplug.api.blk.FixedBackendIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
@@ -12,14 +12,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * completed, with which error, on which thread. Subclasses add factories or react to the completion (calling
  * {@code super.complete}).
  */
-public class RecordedIo implements BackendIo {
+public class RecordedIo extends FixedBackendIo {
 
-    public final Op op;
-    public final long offset;
-    public final long length;
-    public final ByteBuffer[] buffers;
-    public final boolean fua;
-    public final boolean mayUnmap;
     public final AtomicInteger completions = new AtomicInteger();
     public final CountDownLatch done = new CountDownLatch(1);
     public volatile IOException error;
@@ -27,55 +21,12 @@ public class RecordedIo implements BackendIo {
     public volatile String thread;
 
     public RecordedIo(Op op, long offset, long length, ByteBuffer[] buffers, boolean fua, boolean mayUnmap) {
-        this.op = op;
-        this.offset = offset;
-        this.length = length;
-        this.buffers = buffers;
-        this.fua = fua;
-        this.mayUnmap = mayUnmap;
+        super(op, offset, length, buffers, fua, mayUnmap);
     }
 
     /** An operation on {@code buffers}, its length theirs, without FUA or unmapping. */
     public RecordedIo(Op op, long offset, ByteBuffer... buffers) {
         this(op, offset, remaining(buffers), buffers, false, false);
-    }
-
-    private static long remaining(ByteBuffer[] buffers) {
-        long n = 0;
-        for (ByteBuffer b : buffers) {
-            n += b.remaining();
-        }
-        return n;
-    }
-
-    @Override
-    public Op op() {
-        return op;
-    }
-
-    @Override
-    public long offset() {
-        return offset;
-    }
-
-    @Override
-    public long length() {
-        return length;
-    }
-
-    @Override
-    public ByteBuffer[] buffers() {
-        return buffers;
-    }
-
-    @Override
-    public boolean fua() {
-        return fua;
-    }
-
-    @Override
-    public boolean mayUnmap() {
-        return mayUnmap;
     }
 
     @Override

@@ -40,22 +40,7 @@ final class Command {
 
     /** Copies {@code src}'s remaining bytes into the READ's buffers at byte {@code at} of the command, absolute. */
     void copyIn(long at, ByteBuffer src) {
-        ByteBuffer[] buffers = io.buffers();
-        long skip = at;
-        int i = 0;
-        while (i < buffers.length && skip >= buffers[i].remaining()) {
-            skip -= buffers[i].remaining();
-            i++;
-        }
-        while (src.hasRemaining() && i < buffers.length) {
-            ByteBuffer b = buffers[i];
-            int room = b.remaining() - (int) skip;
-            int n = Math.min(room, src.remaining());
-            b.put(b.position() + (int) skip, src, src.position(), n);
-            src.position(src.position() + n);
-            skip = 0;
-            i++;
-        }
+        transfer(at, src.remaining(), src, true);
     }
 
     /** Zeroes {@code n} bytes of the READ's buffers at byte {@code at} of the command (a hole). */
@@ -70,6 +55,15 @@ final class Command {
 
     /** Copies {@code n} bytes of the WRITE's buffers from byte {@code at} into {@code dst} (at its position). */
     void copyOut(long at, int n, ByteBuffer dst) {
+        transfer(at, n, dst, false);
+    }
+
+    /**
+     * Moves {@code n} bytes between the operation's buffers, from byte {@code at} of the command, and {@code other}
+     * at its position (advanced): into the buffers when {@code intoBuffers}, out of them otherwise. The buffers'
+     * own positions are left alone (absolute puts).
+     */
+    private void transfer(long at, int n, ByteBuffer other, boolean intoBuffers) {
         ByteBuffer[] buffers = io.buffers();
         long skip = at;
         int i = 0;
@@ -81,8 +75,13 @@ final class Command {
         while (left > 0 && i < buffers.length) {
             ByteBuffer b = buffers[i];
             int m = Math.min(b.remaining() - (int) skip, left);
-            dst.put(dst.position(), b, b.position() + (int) skip, m);
-            dst.position(dst.position() + m);
+            int index = b.position() + (int) skip;
+            if (intoBuffers) {
+                b.put(index, other, other.position(), m);
+            } else {
+                other.put(other.position(), b, index, m);
+            }
+            other.position(other.position() + m);
             left -= m;
             skip = 0;
             i++;

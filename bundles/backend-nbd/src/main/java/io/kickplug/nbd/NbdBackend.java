@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 
 /**
  * A disk on an NBD server: the client side of the NBD protocol (the NBD project's {@code doc/proto.md}) behind the
@@ -168,19 +169,19 @@ public final class NbdBackend implements AsyncBlockBackend {
 
     /** Connections that are up now. */
     public int liveConnections() {
-        lock.lock();
-        try {
-            return live;
-        } finally {
-            lock.unlock();
-        }
+        return (int) readLocked(() -> live);
     }
 
     /** Commands sent again after their connection dropped, since open. */
     public long resubmitted() {
+        return readLocked(() -> resubmitted);
+    }
+
+    /** A counter guarded by {@code lock}, read under it (status calls, not the request path). */
+    private long readLocked(LongSupplier field) {
         lock.lock();
         try {
-            return resubmitted;
+            return field.getAsLong();
         } finally {
             lock.unlock();
         }

@@ -1,6 +1,7 @@
 package io.kickplug.nbd;
 
 import io.kickplug.api.blk.BackendIo;
+import io.kickplug.api.blk.FixedBackendIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -68,45 +69,10 @@ final class SplitIo {
         return out.toArray(new ByteBuffer[0]);
     }
 
-    private final class Part implements BackendIo {
-        private final long at;
-        private final long length;
-        private final ByteBuffer[] buffers;
-
+    /** One command's share of the parent: its range, views of its buffers, the parent's op and flags. */
+    private final class Part extends FixedBackendIo {
         Part(long at, long length) {
-            this.at = at;
-            this.length = length;
-            this.buffers = range(io.buffers(), at, length);
-        }
-
-        @Override
-        public Op op() {
-            return io.op();
-        }
-
-        @Override
-        public long offset() {
-            return io.offset() + at;
-        }
-
-        @Override
-        public long length() {
-            return length;
-        }
-
-        @Override
-        public ByteBuffer[] buffers() {
-            return buffers;
-        }
-
-        @Override
-        public boolean fua() {
-            return io.fua();
-        }
-
-        @Override
-        public boolean mayUnmap() {
-            return io.mayUnmap();
+            super(io.op(), io.offset() + at, length, range(io.buffers(), at, length), io.fua(), io.mayUnmap());
         }
 
         @Override

@@ -48,7 +48,7 @@ class NbdMaxPayloadTest {
     private TestIo run(TestIo io) throws InterruptedException {
         backend.submit(io);
         backend.unplug();
-        assertTrue(io.await(10), io.op + " completed");
+        assertTrue(io.await(10), io.op() + " completed");
         assertEquals(1, io.completions.get(), "completed once");
         return io;
     }

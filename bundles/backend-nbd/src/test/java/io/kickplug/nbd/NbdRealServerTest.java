@@ -152,7 +152,7 @@ class NbdRealServerTest {
         backend.unplug();
         for (TestIo io : List.of(fua, zero, trim, flush)) {
             assertTrue(io.await(10));
-            assertNull(io.error, io.op + ": " + io.error);
+            assertNull(io.error, io.op() + ": " + io.error);
         }
         TestIo read = TestIo.read(65536, 65536);
         backend.submit(read);
@@ -214,7 +214,7 @@ class NbdRealServerTest {
                 server.start();
             }
             for (TestIo w : batch) {
-                assertTrue(w.await(30), "a request completes within the reconnect bound: " + w.offset);
+                assertTrue(w.await(30), "a request completes within the reconnect bound: " + w.offset());
             }
             all.addAll(batch);
         }
@@ -224,12 +224,12 @@ class NbdRealServerTest {
             assertEquals(1, w.completions.get(), "completed exactly once");
             if (w.error == null) {
                 ok++;
-                TestIo r = TestIo.read(w.offset, 4096);
+                TestIo r = TestIo.read(w.offset(), 4096);
                 backend.submit(r);
                 backend.unplug();
                 assertTrue(r.await(10));
                 assertNull(r.error);
-                assertArrayEquals(datas.get(i), r.data(), "write at " + w.offset + " reads back");
+                assertArrayEquals(datas.get(i), r.data(), "write at " + w.offset() + " reads back");
             }
         }
         assertTrue(ok >= all.size() - 16, "at most the batch in flight at the kill may fail: " + ok + " of " + all.size());

@@ -181,7 +181,7 @@ class ReplyParserFuzzTest {
                 MAX_PAYLOAD, "t", table);
         // Pre-fill with 9s so that the hole's zeroes show.
         for (int i = 0; i < 1024; i++) {
-            io.buffers[0].put(i, (byte) 9);
+            io.buffers()[0].put(i, (byte) 9);
         }
         reader.readOne();
         reader.readOne();

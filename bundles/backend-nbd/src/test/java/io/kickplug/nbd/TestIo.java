@@ -23,7 +23,7 @@ final class TestIo extends RecordedIo {
     }
 
     byte[] data() {
-        ByteBuffer b = buffers[0].duplicate().clear();
+        ByteBuffer b = buffers()[0].duplicate().clear();
         byte[] out = new byte[b.remaining()];
         b.get(out);
         return out;

@@ -8,16 +8,28 @@ public final class Args {
 
     /** A positive int, as an option value ("--queues 4"). */
     public static int positiveInt(String option, String text) {
-        int value;
+        return (int) inRange(option, text, 1, Integer.MAX_VALUE, "a positive integer");
+    }
+
+    /** An int of 0 or more ("--poll-queues 0"), {@code expected} naming what it counts in the message. */
+    public static int nonNegativeInt(String option, String text, String expected) {
+        return (int) inRange(option, text, 0, Integer.MAX_VALUE, expected);
+    }
+
+    /**
+     * A whole number in {@code [min, max]}; otherwise a one-line message "invalid OPTION 'TEXT': expected
+     * EXPECTED".
+     */
+    public static long inRange(String option, String text, long min, long max, String expected) {
         try {
-            value = Integer.parseInt(text == null ? "" : text.trim());
+            long value = Long.parseLong(text == null ? "" : text.trim());
+            if (value >= min && value <= max) {
+                return value;
+            }
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("invalid " + option + " '" + text + "': expected a positive integer");
+            // the message below
         }
-        if (value < 1) {
-            throw new IllegalArgumentException("invalid " + option + " '" + text + "': expected a positive integer");
-        }
-        return value;
+        throw new IllegalArgumentException("invalid " + option + " '" + text + "': expected " + expected);
     }
 
     /** A size that must fit an int (a block size), with the size syntax of {@link Sizes}. */

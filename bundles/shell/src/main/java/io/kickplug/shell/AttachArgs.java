@@ -81,16 +81,8 @@ public final class AttachArgs {
      * @throws IllegalArgumentException for a latency that is not nanoseconds in range, or options on another backend
      */
     public static DiskSpec withNullOptions(DiskSpec spec, boolean readZeroes, String latencyNs) {
-        long ns;
-        try {
-            ns = latencyNs == null || latencyNs.isBlank() ? 0 : Long.parseLong(latencyNs.trim());
-        } catch (NumberFormatException e) {
-            ns = -1;
-        }
-        if (ns < 0 || ns > BackendSpec.MAX_LATENCY_NS) {
-            throw new IllegalArgumentException("--latency-ns must be nanoseconds in 0.." + BackendSpec.MAX_LATENCY_NS
-                    + ", not '" + latencyNs + "'");
-        }
+        long ns = latencyNs == null || latencyNs.isBlank() ? 0 : Args.inRange("--latency-ns", latencyNs, 0,
+                BackendSpec.MAX_LATENCY_NS, "nanoseconds in 0.." + BackendSpec.MAX_LATENCY_NS);
         if (!readZeroes && ns == 0) {
             return spec;
         }

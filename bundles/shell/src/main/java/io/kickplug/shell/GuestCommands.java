@@ -24,6 +24,7 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 public final class GuestCommands {
 
     private static final String UNSET = "";
+    private static final String NANOS = "nanoseconds, 0 or more";
 
     @Reference(name = "guestControl", cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
@@ -67,10 +68,10 @@ public final class GuestCommands {
                 || !pollQueues.isEmpty();
         if (change) {
             s = c.configure(new GuestSettings(vcpus.isEmpty() ? s.vcpus() : Args.positiveInt("--vcpus", vcpus),
-                    exitNs.isEmpty() ? s.exitLatencyNs() : nanos("--exit-ns", exitNs),
-                    injectNs.isEmpty() ? s.injectLatencyNs() : nanos("--inject-ns", injectNs),
+                    exitNs.isEmpty() ? s.exitLatencyNs() : Args.inRange("--exit-ns", exitNs, 0, Long.MAX_VALUE, NANOS),
+                    injectNs.isEmpty() ? s.injectLatencyNs() : Args.inRange("--inject-ns", injectNs, 0, Long.MAX_VALUE, NANOS),
                     kickPolicy.isEmpty() ? s.kickPolicy() : kickPolicy.trim(),
-                    pollQueues.isEmpty() ? s.pollQueues() : count("--poll-queues", pollQueues)));
+                    pollQueues.isEmpty() ? s.pollQueues() : Args.nonNegativeInt("--poll-queues", pollQueues, "an integer, 0 or more")));
         }
         if (json) {
             return JsonShapes.guest(s, c.kickPolicies());
@@ -94,29 +95,5 @@ public final class GuestCommands {
             return json ? JsonOut.write(java.util.Map.of("reset", true)) : "lock statistics reset";
         }
         return json ? JsonShapes.lockstat(stats.rows()) : LockStatTable.format(stats.rows());
-    }
-
-    private static int count(String option, String text) {
-        try {
-            int value = Integer.parseInt(text.trim());
-            if (value >= 0) {
-                return value;
-            }
-        } catch (NumberFormatException e) {
-            // the message below
-        }
-        throw new IllegalArgumentException("invalid " + option + " '" + text + "': expected an integer, 0 or more");
-    }
-
-    private static long nanos(String option, String text) {
-        try {
-            long value = Long.parseLong(text.trim());
-            if (value >= 0) {
-                return value;
-            }
-        } catch (NumberFormatException e) {
-            // the message below
-        }
-        throw new IllegalArgumentException("invalid " + option + " '" + text + "': expected nanoseconds, 0 or more");
     }
 }

@@ -60,7 +60,7 @@ public final class NotifyCommands {
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String disk,
             @Descriptor("strategy name (see kp:strategies)") String strategy) {
-        int q = queue.isEmpty() ? NotificationControl.ALL_QUEUES : queueIndex(queue);
+        int q = queue.isEmpty() ? NotificationControl.ALL_QUEUES : Args.nonNegativeInt("--queue", queue, "a queue number, 0 or more");
         List<QueueCounters> switched = control().setStrategy(disk, strategy, q);
         return json ? JsonShapes.switched(switched) : NotifyText.switched(switched);
     }
@@ -122,17 +122,5 @@ public final class NotifyCommands {
             throw new IllegalStateException("no notification control: the io.kickplug.blk bundle is not active");
         }
         return c;
-    }
-
-    private static int queueIndex(String text) {
-        try {
-            int q = Integer.parseInt(text.trim());
-            if (q >= 0) {
-                return q;
-            }
-        } catch (NumberFormatException e) {
-            // the message below
-        }
-        throw new IllegalArgumentException("invalid --queue '" + text + "': expected a queue number, 0 or more");
     }
 }

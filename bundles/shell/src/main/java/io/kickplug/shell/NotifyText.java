@@ -137,7 +137,7 @@ public final class NotifyText {
      * {@code "vhost_user_export": [...]} (queues in the same form) when {@code exported} is not empty.
      */
     public static String statsJson(String disk, List<QueueCounters> queues, List<QueueCounters> exported) {
-        StringBuilder sb = new StringBuilder("{\"disk\": ").append(string(disk)).append(", \"queues\": [");
+        StringBuilder sb = new StringBuilder("{\"disk\": ").append(JsonOut.write(disk)).append(", \"queues\": [");
         queuesJson(sb, queues);
         sb.append(']');
         if (!exported.isEmpty()) {
@@ -153,8 +153,8 @@ public final class NotifyText {
             QueueCounters c = queues.get(i);
             sb.append(i == 0 ? "" : ", ").append('{');
             sb.append("\"queue\": ").append(c.queue());
-            sb.append(", \"strategy\": ").append(string(c.strategy()));
-            sb.append(", \"configured\": ").append(string(c.configured()));
+            sb.append(", \"strategy\": ").append(JsonOut.write(c.strategy()));
+            sb.append(", \"configured\": ").append(JsonOut.write(c.configured()));
             field(sb, "requests", c.requests());
             field(sb, "bytes", c.bytes());
             field(sb, "avail_notifications", c.availNotifications());
@@ -170,7 +170,7 @@ public final class NotifyText {
             sb.append(", \"batch_histogram\": {");
             List<Long> h = c.batchHistogram();
             for (int b = 0; b < h.size(); b++) {
-                sb.append(b == 0 ? "" : ", ").append(string(QueueCounters.BATCH_BUCKETS.get(b))).append(": ")
+                sb.append(b == 0 ? "" : ", ").append(JsonOut.write(QueueCounters.BATCH_BUCKETS.get(b))).append(": ")
                         .append(h.get(b));
             }
             sb.append("}}");
@@ -179,24 +179,5 @@ public final class NotifyText {
 
     private static void field(StringBuilder sb, String name, long value) {
         sb.append(", \"").append(name).append("\": ").append(value);
-    }
-
-    /** A JSON string; names here are checked identifiers, but quote and escape anyway. */
-    private static String string(String s) {
-        StringBuilder sb = new StringBuilder("\"");
-        for (char ch : s.toCharArray()) {
-            switch (ch) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                default -> {
-                    if (ch < 0x20) {
-                        sb.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
-                    } else {
-                        sb.append(ch);
-                    }
-                }
-            }
-        }
-        return sb.append('"').toString();
     }
 }

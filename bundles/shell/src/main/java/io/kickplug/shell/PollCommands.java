@@ -54,23 +54,10 @@ public final class PollCommands {
             case "off" -> false;
             default -> throw new IllegalArgumentException("invalid mode '" + mode + "': expected on or off");
         };
-        PollParams params = maxNs.isEmpty() ? null : PollParams.defaults().withMaxNs(nanos(maxNs));
+        PollParams params = maxNs.isEmpty() ? null : PollParams.defaults().withMaxNs(Args.inRange("--poll-max-ns", maxNs, 0,
+                PollParams.LIMIT_MAX_NS, "nanoseconds in 0.." + PollParams.LIMIT_MAX_NS));
         PollStatus status = disks.setPolling(disk, on, params);
         return json ? JsonShapes.poll(status) : format(status);
-    }
-
-    private static long nanos(String text) {
-        long value;
-        try {
-            value = Long.parseLong(text.trim());
-        } catch (NumberFormatException e) {
-            value = -1;
-        }
-        if (value < 0 || value > PollParams.LIMIT_MAX_NS) {
-            throw new IllegalArgumentException("invalid --poll-max-ns '" + text + "': expected nanoseconds in 0.."
-                    + PollParams.LIMIT_MAX_NS);
-        }
-        return value;
     }
 
     static String format(PollStatus s) {

@@ -11,6 +11,8 @@ import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.DeviceStatus;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class FormattingTest {
 
@@ -79,26 +81,19 @@ class FormattingTest {
         assertEquals(DiskSpec.DEFAULT_GUEST_MEMORY, spec.guestMemoryBytes());
     }
 
-    @Test
-    void attachArgsRejectBadValuesWithOneLine() {
-        assertEquals("invalid size 'abc': expected bytes with an optional K, M, G or T suffix",
-                assertThrows(IllegalArgumentException.class,
-                        () -> AttachArgs.spec("d1", "abc", "1", "256", "1", "mmio", "memory")).getMessage());
-        assertEquals("invalid --queues 'x': expected a positive integer",
-                assertThrows(IllegalArgumentException.class,
-                        () -> AttachArgs.spec("d1", "1M", "x", "256", "1", "mmio", "memory")).getMessage());
-        assertEquals("invalid --iothreads '0': expected a positive integer",
-                assertThrows(IllegalArgumentException.class,
-                        () -> AttachArgs.spec("d1", "1M", "1", "256", "0", "mmio", "memory")).getMessage());
-        assertEquals("unknown backend 'disk' (expected file, memory, null or nbd)",
-                assertThrows(IllegalArgumentException.class,
-                        () -> AttachArgs.spec("d1", "1M", "1", "256", "1", "mmio", "disk")).getMessage());
-        assertEquals("the file backend needs --file PATH",
-                assertThrows(IllegalArgumentException.class,
-                        () -> AttachArgs.spec("d1", "1M", "1", "256", "1", "mmio", "file")).getMessage());
-        assertEquals("unknown transport 'usb' (expected mmio or pci)",
-                assertThrows(IllegalArgumentException.class,
-                        () -> AttachArgs.spec("d1", "1M", "1", "256", "1", "usb", "memory")).getMessage());
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', quoteCharacter = '"', value = {
+        "abc | 1 | 1 | mmio | memory | invalid size 'abc': expected bytes with an optional K, M, G or T suffix",
+        "1M  | x | 1 | mmio | memory | invalid --queues 'x': expected a positive integer",
+        "1M  | 1 | 0 | mmio | memory | invalid --iothreads '0': expected a positive integer",
+        "1M  | 1 | 1 | mmio | disk   | unknown backend 'disk' (expected file, memory, null or nbd)",
+        "1M  | 1 | 1 | mmio | file   | the file backend needs --file PATH",
+        "1M  | 1 | 1 | usb  | memory | unknown transport 'usb' (expected mmio or pci)",
+    })
+    void attachArgsRejectBadValuesWithOneLine(String size, String queues, String ioThreads, String transport,
+            String backend, String message) {
+        assertEquals(message, assertThrows(IllegalArgumentException.class,
+                () -> AttachArgs.spec("d1", size, queues, "256", ioThreads, transport, backend)).getMessage());
     }
 
     @Test

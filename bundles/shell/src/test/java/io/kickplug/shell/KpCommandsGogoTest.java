@@ -257,6 +257,8 @@ class KpCommandsGogoTest {
                 shell.refusal("kp:attach --workers 0 m1 1M"));
         assertEquals("unknown backend 'disk' (expected file, memory, null or nbd)",
                 shell.refusal("kp:attach --backend disk m1 1M"));
+        assertEquals("invalid --latency-ns '-1': expected nanoseconds in 0..1000000000",
+                shell.refusal("kp:attach --backend null --latency-ns -1 n1 1M"));
         assertTrue(attached.isEmpty());
     }
 

@@ -10,6 +10,12 @@ final class ThrottleGroup {
     private final String name;
     private final ThrottleState state;
     private final List<ThrottledBackend> members = new CopyOnWriteArrayList<>();
+    /**
+     * Whether any bucket has a limit; written under the lock by {@link #configure}, read without it by a member's
+     * submit: an unlimited group admits every request without a wait, so its members skip the group's lock, clock
+     * and buckets (the levels start from empty when limits are set again, so the skipped accounting is not owed).
+     */
+    private volatile boolean limited;
 
     ThrottleGroup(String name, LongSupplier clock) {
         this.name = name;
@@ -24,6 +30,11 @@ final class ThrottleGroup {
         return state.admit(write, bytes);
     }
 
+    /** Whether any limit is set (no lock: a volatile read). */
+    boolean limited() {
+        return limited;
+    }
+
     synchronized ThrottleLimits limits() {
         return state.limits();
     }
@@ -32,6 +43,7 @@ final class ThrottleGroup {
     void configure(ThrottleLimits limits) {
         synchronized (this) {
             state.configure(limits);
+            limited = limits.any();
         }
         for (ThrottledBackend m : members) {
             m.release();

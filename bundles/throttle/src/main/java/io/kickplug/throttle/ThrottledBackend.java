@@ -25,6 +25,8 @@ final class ThrottledBackend implements AsyncBlockBackend {
     private final ArrayDeque<Long> queuedAt = new ArrayDeque<>();
     private ScheduledFuture<?> armed;
     private volatile boolean passThrough;
+    /** {@code queue.size()}, written under this object's lock, read without it by {@link #submit}. */
+    private volatile int queued;
     private long delayed;
     private long delayedNanos;
     /** What {@link #close} tells the wrapper's owner, or null. */
@@ -65,7 +67,11 @@ final class ThrottledBackend implements AsyncBlockBackend {
     @Override
     public void submit(BackendIo io) {
         BackendIo.Op op = io.op();
-        if (!passThrough && (op == BackendIo.Op.READ || op == BackendIo.Op.WRITE)) {
+        // An unlimited group with nothing queued here admits at once: no lock, clock or bucket per request. Only a
+        // limited group queues (queued counts it), so a request passing here while limits are being lifted can
+        // overtake only requests that the release after the change lets through anyway.
+        if (!passThrough && (op == BackendIo.Op.READ || op == BackendIo.Op.WRITE)
+                && (group.limited() || queued != 0)) {
             synchronized (this) {
                 if (!queue.isEmpty()) {
                     enqueue(io);
@@ -85,6 +91,7 @@ final class ThrottledBackend implements AsyncBlockBackend {
     private void enqueue(BackendIo io) {
         queue.add(io);
         queuedAt.add(System.nanoTime());
+        queued = queue.size();
     }
 
     private void arm(long waitNanos) {
@@ -120,6 +127,7 @@ final class ThrottledBackend implements AsyncBlockBackend {
                     }
                 }
                 queue.poll();
+                queued = queue.size();
                 long since = queuedAt.poll();
                 delayed++;
                 delayedNanos += System.nanoTime() - since;

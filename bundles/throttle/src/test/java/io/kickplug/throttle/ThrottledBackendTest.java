@@ -83,6 +83,27 @@ class ThrottledBackendTest {
         assertTrue(text.contains("throttle group d0"), text);
     }
 
+    /** An unlimited group lets requests through without its buckets; limits set again apply to the next ones. */
+    @Test
+    void unlimitedPassesAtOnceAndLimitsSetAgainApply() throws Exception {
+        Recording inner = new Recording();
+        AsyncBlockBackend disk = throttles.wrap("d0", inner);
+        for (int i = 0; i < 50; i++) {
+            disk.submit(read(i * 512L)); // the fake clock stands still: any limit would hold most of these
+        }
+        assertEquals(50, inner.offsets.size(), "no limit: every request passes at once");
+        throttles.configure("d0", List.of("--iops", "10"));
+        for (int i = 0; i < 5; i++) {
+            disk.submit(read(i * 512L));
+        }
+        assertEquals(52, inner.offsets.size(), "limits set: the bucket of 1 (+1) lets two through");
+        assertEquals(3L, throttles.stats("d0").get("throttle_waiting"));
+        throttles.configure("d0", List.of("--clear"));
+        await(() -> inner.offsets.size() == 55, "released by clearing the limits");
+        disk.submit(read(4096));
+        assertEquals(56, inner.offsets.size(), "unlimited again: passes at once");
+    }
+
     @Test
     void aSharedGroupLimitsTheDisksTogetherAndStopPassesEverythingThrough() throws Exception {
         Recording a = new Recording();

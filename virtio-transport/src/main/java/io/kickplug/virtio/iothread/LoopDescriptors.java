@@ -155,7 +155,7 @@ final class LoopDescriptors {
             }
             if (n > 0) {
                 if (s.onRead != null) {
-                    loop.run(s.onRead, "descriptor read of " + s.sourceName);
+                    runOnRead(s);
                 }
                 loop.queue(s);
             } else if (n < 0 || (events & DescriptorPoller.FAILED) != 0) {
@@ -166,6 +166,15 @@ final class LoopDescriptors {
                 i--;
                 rebuildPollSet();
             }
+        }
+    }
+
+    /** A source's read callback; its failure is logged as {@link EventLoopThread#run} would (no string per read). */
+    private void runOnRead(LoopSource s) {
+        try {
+            s.onRead.run();
+        } catch (Throwable e) {
+            LOG.log(Level.SEVERE, "I/O thread " + loop.name() + ": descriptor read of " + s.sourceName + " failed", e);
         }
     }
 

@@ -61,11 +61,24 @@ public final class OffHeapGuestMemory implements GuestMemory {
     }
 
     private final Region[] regions;
+    /**
+     * The one region's one chunk when the memory is a single region in a single buffer (a vhost-user front-end's
+     * usual table, an in-process guest's RAM), else {@code null}: the ring and header accessors then check one
+     * unsigned range and index that buffer, without the region search of {@link #check}.
+     */
+    private final ByteBuffer flat;
+    private final long flatStart;
+    private final long flatSize;
     private final List<MemoryRegion> layout;
     private final long totalSize;
 
     private OffHeapGuestMemory(Region[] regions) {
         this.regions = regions;
+        // At least 8 bytes, so that size - width (width <= 8) cannot wrap in the unsigned range tests below.
+        boolean single = regions.length == 1 && regions[0].chunks.length == 1 && regions[0].size >= Long.BYTES;
+        this.flat = single ? regions[0].chunks[0] : null;
+        this.flatStart = single ? regions[0].start : 0;
+        this.flatSize = single ? regions[0].size : 0;
         List<MemoryRegion> l = new ArrayList<>();
         long total = 0;
         for (Region r : regions) {
@@ -265,6 +278,11 @@ public final class OffHeapGuestMemory implements GuestMemory {
         if (length == 0) {
             return true;
         }
+        if (flat != null && length > 0) {
+            // One region: [address, address + length) inside it, unsigned, without overflow.
+            long fo = address - flatStart;
+            return Long.compareUnsigned(fo, flatSize) < 0 && length <= flatSize - fo;
+        }
         try {
             check(address, length);
             return true;
@@ -288,6 +306,11 @@ public final class OffHeapGuestMemory implements GuestMemory {
 
     @Override
     public byte readU8(long address) {
+        ByteBuffer f = flat;
+        long fo = address - flatStart;
+        if (f != null && Long.compareUnsigned(fo, flatSize) < 0) {
+            return f.get((int) fo);
+        }
         Region r = check(address, 1);
         long off = address - r.start;
         return chunk(r, off).get(index(r, off));
@@ -295,6 +318,12 @@ public final class OffHeapGuestMemory implements GuestMemory {
 
     @Override
     public void writeU8(long address, byte value) {
+        ByteBuffer f = flat;
+        long fo = address - flatStart;
+        if (f != null && Long.compareUnsigned(fo, flatSize) < 0) {
+            f.put((int) fo, value);
+            return;
+        }
         Region r = check(address, 1);
         long off = address - r.start;
         chunk(r, off).put(index(r, off), value);
@@ -322,6 +351,20 @@ public final class OffHeapGuestMemory implements GuestMemory {
      * ordered before it either way.
      */
     private long load(long address, int width, boolean acquire) {
+        ByteBuffer f = flat;
+        long fo = address - flatStart;
+        // One buffer: [address, address + width) lies inside it when 0 <= fo <= size - width, unsigned (flat is set
+        // only for a region of at least 8 bytes, so size - width does not wrap); anything else takes the checked
+        // path below, which throws the precise exception.
+        if (f != null && Long.compareUnsigned(fo, flatSize - width) <= 0
+                && (!acquire || (address & (width - 1)) == 0)) {
+            int i = (int) fo;
+            return switch (width) {
+                case 2 -> acquire ? (short) SHORT.getAcquire(f, i) : f.getShort(i);
+                case 4 -> acquire ? (int) INT.getAcquire(f, i) : f.getInt(i);
+                default -> f.getLong(i);
+            };
+        }
         Region r = check(address, width);
         long off = address - r.start;
         if ((!acquire || (address & (width - 1)) == 0) && inOneChunk(r, off, width) && off + width <= r.size) {
@@ -345,6 +388,30 @@ public final class OffHeapGuestMemory implements GuestMemory {
      * visible before it (a release store in one aligned chunk, else a release fence then byte stores).
      */
     private void store(long address, int width, long value, boolean release) {
+        ByteBuffer f = flat;
+        long fo = address - flatStart;
+        if (f != null && Long.compareUnsigned(fo, flatSize - width) <= 0
+                && (!release || (address & (width - 1)) == 0)) { // one buffer, as in load()
+            int i = (int) fo;
+            switch (width) {
+                case 2 -> {
+                    if (release) {
+                        SHORT.setRelease(f, i, (short) value);
+                    } else {
+                        f.putShort(i, (short) value);
+                    }
+                }
+                case 4 -> {
+                    if (release) {
+                        INT.setRelease(f, i, (int) value);
+                    } else {
+                        f.putInt(i, (int) value);
+                    }
+                }
+                default -> f.putLong(i, value);
+            }
+            return;
+        }
         Region r = check(address, width);
         long off = address - r.start;
         if ((!release || (address & (width - 1)) == 0) && inOneChunk(r, off, width) && off + width <= r.size) {

@@ -26,6 +26,31 @@ class OffHeapGuestMemoryTest {
         assertEquals(0xcafebabe, m.readU32Acquire(104));
     }
 
+    /** The one-buffer fast path (a single region in one chunk) checks exactly what the region search checks. */
+    @Test
+    void singleRegionAwayFromZeroChecksBothEnds() {
+        OffHeapGuestMemory m = OffHeapGuestMemory.allocate(List.of(new MemoryRegion(0x10000, 4096)), 30);
+        m.writeU64(0x10000 + 4088, 0x1122334455667788L);
+        assertEquals(0x1122334455667788L, m.readU64(0x10000 + 4088));
+        assertEquals((short) 0x1122, m.readU16Acquire(0x10000 + 4094));
+        assertEquals(0x11, m.readU8(0x10000 + 4095));
+        assertThrows(InvalidGuestAddressException.class, () -> m.readU16(0x10000 - 2));
+        assertThrows(InvalidGuestAddressException.class, () -> m.readU8(0x10000 - 1));
+        assertThrows(InvalidGuestAddressException.class, () -> m.writeU32(0x10000 + 4096, 1));
+        assertThrows(PartialBufferException.class, () -> m.readU32(0x10000 + 4094));
+        assertThrows(PartialBufferException.class, () -> m.writeU64(0x10000 + 4089, 1));
+        assertTrue(m.isValidRange(0x10000, 4096));
+        assertFalse(m.isValidRange(0x10000, 4097));
+        assertFalse(m.isValidRange(0x10000 - 1, 2));
+        assertFalse(m.isValidRange(0x10000 + 4095, Long.MAX_VALUE));
+        // A region smaller than the widest access takes the checked path: nothing wraps.
+        OffHeapGuestMemory tiny = OffHeapGuestMemory.allocate(List.of(new MemoryRegion(64, 4)), 30);
+        tiny.writeU32(64, 7);
+        assertEquals(7, tiny.readU32(64));
+        assertThrows(PartialBufferException.class, () -> tiny.readU64(64));
+        assertThrows(InvalidGuestAddressException.class, () -> tiny.readU16(68));
+    }
+
     @Test
     void addressOutsideEveryRegionIsInvalid() {
         OffHeapGuestMemory m = OffHeapGuestMemory.allocate(4096);

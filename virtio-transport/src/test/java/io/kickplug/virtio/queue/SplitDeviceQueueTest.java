@@ -22,6 +22,13 @@ class SplitDeviceQueueTest {
 
     private final OffHeapGuestMemory mem = OffHeapGuestMemory.allocate(1 << 20);
 
+    /** The chain's buffer count and its readable and writable byte totals. */
+    private static void assertBuffers(DescriptorChain c, int buffers, long readable, long writable) {
+        assertEquals(buffers, c.bufferCount(), "buffers");
+        assertEquals(readable, c.readableBytes(), "readable bytes");
+        assertEquals(writable, c.writableBytes(), "writable bytes");
+    }
+
     @Test
     void threeDescriptorChainIsReadAndWrittenThroughCursors() {
         RawRing ring = new RawRing(mem, 16, 0);
@@ -33,9 +40,7 @@ class SplitDeviceQueueTest {
         DescriptorChain c = q.pop();
         assertNotNull(c);
         assertEquals(3, c.head());
-        assertEquals(3, c.bufferCount());
-        assertEquals(16, c.readableBytes());
-        assertEquals(513, c.writableBytes());
+        assertBuffers(c, 3, 16, 513);
         ChainReader r = c.reader();
         assertEquals(0x04030201, r.readU32());
         assertEquals(0x0C0B0A0908070605L, r.readU64());
@@ -84,9 +89,7 @@ class SplitDeviceQueueTest {
         ring.desc(5, table, 48, INDIRECT | WRITE, 0).makeAvailable(5);
         DescriptorChain c = new SplitDeviceQueue(mem, 0, ring.layout(), ALL).pop();
         assertEquals(5, c.head());
-        assertEquals(3, c.bufferCount());
-        assertEquals(16, c.readableBytes());
-        assertEquals(4097, c.writableBytes());
+        assertBuffers(c, 3, 16, 4097);
     }
 
     @Test
@@ -98,9 +101,7 @@ class SplitDeviceQueueTest {
         ring.indirectDesc(table, 0, d + 0x100, 512, WRITE, 0);
         ring.desc(0, d, 16, NEXT, 1).desc(1, table, 16, INDIRECT, 0).makeAvailable(0);
         DescriptorChain c = new SplitDeviceQueue(mem, 0, ring.layout(), ALL).pop();
-        assertEquals(2, c.bufferCount());
-        assertEquals(16, c.readableBytes());
-        assertEquals(512, c.writableBytes());
+        assertBuffers(c, 2, 16, 512);
     }
 
     @Test

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * A minimal device for transport tests: on a notify its I/O thread drains the queue and completes each
  * chain by writing 0x5a into its last writable byte. Runs the drain loop of {@link DeviceQueue}.
  */
-public final class EchoDevice implements VirtioDevice {
+public final class EchoDevice implements VirtioDevice, AutoCloseable {
     private final int queues;
     private final long features;
     private final byte[] config = new byte[8];

@@ -62,9 +62,7 @@ public final class RawPackedRing {
     }
 
     private void writeDesc(long table, int index, long addr, int len, int id, int flags) {
-        long d = table + 16L * index;
-        memory.writeU64(d, addr);
-        memory.writeU32(d + 8, len);
+        long d = Descriptors.writeAddrLen(memory, table, index, addr, len);
         memory.writeU16(d + 12, (short) id);
         memory.writeU16Release(d + 14, (short) flags);
     }

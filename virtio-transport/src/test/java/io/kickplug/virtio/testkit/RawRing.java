@@ -38,22 +38,14 @@ public final class RawRing {
 
     /** Writes descriptor {@code index} of the queue's table. */
     public RawRing desc(int index, long addr, int len, int flags, int next) {
-        writeDesc(layout.descTable(), index, addr, len, flags, next);
+        Descriptors.writeSplit(memory, layout.descTable(), index, addr, len, flags, next);
         return this;
     }
 
     /** Writes descriptor {@code index} of an indirect table at {@code table}. */
     public RawRing indirectDesc(long table, int index, long addr, int len, int flags, int next) {
-        writeDesc(table, index, addr, len, flags, next);
+        Descriptors.writeSplit(memory, table, index, addr, len, flags, next);
         return this;
-    }
-
-    private void writeDesc(long table, int index, long addr, int len, int flags, int next) {
-        long d = table + 16L * index;
-        memory.writeU64(d, addr);
-        memory.writeU32(d + 8, len);
-        memory.writeU16(d + 12, (short) flags);
-        memory.writeU16(d + 14, (short) next);
     }
 
     /** Puts {@code head} in the next avail slot and publishes avail.idx (release). */

@@ -5,7 +5,6 @@ import static io.kickplug.api.transport.MmioRegisters.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.memory.GuestMemory;
-import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtqueueFactory;
@@ -32,13 +31,8 @@ final class MmioTestDriver extends TestDriver {
     }
 
     @Override
-    TransportInstance transport() {
+    TransportBase transport() {
         return mmio;
-    }
-
-    @Override
-    VirtioFunction function() {
-        return mmio.function();
     }
 
     @Override

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.transport.RegisterWindow;
-import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtqueueFactory;
@@ -116,13 +115,8 @@ final class PciTestDriver extends TestDriver {
     }
 
     @Override
-    TransportInstance transport() {
+    TransportBase transport() {
         return pci;
-    }
-
-    @Override
-    VirtioFunction function() {
-        return pci.function();
     }
 
     @Override

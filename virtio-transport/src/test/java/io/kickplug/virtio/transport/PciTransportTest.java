@@ -12,6 +12,7 @@ import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import io.kickplug.virtio.queue.SplitDriverQueue;
+import io.kickplug.virtio.testkit.Closing;
 import io.kickplug.virtio.testkit.EchoDevice;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,11 +28,8 @@ class PciTransportTest {
     private PciTestDriver driver;
 
     @AfterEach
-    void tearDown() {
-        if (driver != null) {
-            driver.close();
-        }
-        device.close();
+    void tearDown() throws Exception {
+        Closing.inOrder(driver, device);
     }
 
     private PciTestDriver open(boolean msix) {

@@ -20,9 +20,12 @@ abstract class TestDriver implements AutoCloseable {
         t.port().connectInterrupts(raised::add);
     }
 
-    abstract TransportInstance transport();
+    abstract TransportBase transport();
 
-    abstract VirtioFunction function();
+    /** The transport's virtio function (both transports keep it in {@link TransportBase}). */
+    final VirtioFunction function() {
+        return transport().function();
+    }
 
     abstract int readStatus();
 

@@ -18,6 +18,7 @@ import io.kickplug.virtio.packed.ds.PackedVirtqueueFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.util.Arrays;
 import java.util.stream.Stream;
+import io.kickplug.virtio.testkit.Closing;
 import io.kickplug.virtio.testkit.EchoDevice;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -62,13 +63,8 @@ class TransportContractTest {
     private RingFormat ring;
 
     @AfterEach
-    void tearDown() {
-        if (driver != null) {
-            driver.close();
-        }
-        if (device != null) {
-            device.close();
-        }
+    void tearDown() throws Exception {
+        Closing.inOrder(driver, device);
     }
 
     /** The device offers the ring format's feature (packed: VIRTIO_F_RING_PACKED) and the driver accepts it. */

@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.felix.service.command.Descriptor;
+import org.apache.felix.service.command.Function;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
@@ -38,6 +39,13 @@ public final class BenchCommand {
     private final LockStats lockStats;
     private final NotificationControl notifications;
     private final AtomicBoolean running = new AtomicBoolean();
+    /** {@code kp:vhost} and {@code kp:vhost-stop} of the vhost-user bundle, for {@code --real-guest}; optional. */
+    @Reference(name = "vhostCommand", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            target = "(&(osgi.command.scope=kp)(osgi.command.function=vhost))")
+    volatile Function vhostCommand;
+    @Reference(name = "vhostStopCommand", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            target = "(&(osgi.command.scope=kp)(osgi.command.function=vhost-stop))")
+    volatile Function vhostStopCommand;
     /** The runtime's I/O threads (ioeventfd off in real threads); optional. */
     @Reference(name = "ioThreadFactory", cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC)
@@ -68,13 +76,16 @@ public final class BenchCommand {
     @Descriptor("run a benchmark in the simulated guest on a temporary memory disk: kp:bench kick [--runtime S]"
             + " [--exit-us 1,10,50] [--disk-size SIZE] [--transport mmio|pci] (seed 000: under-lock vs"
             + " outside-lock kick at each exit latency); kp:bench seeds [--runtime S] [--json FILE] [--html FILE]"
-            + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] (the five seed experiments side by"
-            + " side, published figure beside the measured one, direction and within-2x verdicts, JSON and HTML)")
+            + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] [--real-guest|--real-guest-only]"
+            + " [--guest-image DIR] [--qemu PATH] [--guest-runtime S] [--guest-rounds N] (the five seed experiments side by"
+            + " side, published figure beside the measured one, direction and within-2x verdicts, JSON and HTML;"
+            + " --real-guest also runs 002, 003 and 004 on a Linux guest in QEMU over Kickplug's vhost-user export)")
     public String bench(@Descriptor("the benchmark (kick or seeds), then its options") String... args) {
         if (args.length == 0) {
             throw new IllegalArgumentException("which benchmark? usage: kp:bench kick [--runtime S] [--exit-us 1,10,50]"
                     + " [--disk-size SIZE] [--transport mmio|pci] | kp:bench seeds [--runtime S] [--json FILE] [--html FILE]"
-                    + " [--clock auto|real|virtual] [--charging measured|model] [--seed N]");
+                    + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] [--real-guest|--real-guest-only]"
+                    + " [--guest-image DIR] [--qemu PATH] [--guest-runtime S] [--guest-rounds N]");
         }
         List<String> options = Arrays.asList(args).subList(1, args.length);
         return switch (args[0]) {
@@ -83,13 +94,49 @@ public final class BenchCommand {
                 yield exclusive(() -> KickBench.format(new KickBench(disks, virtqueues, engine, lockStats).run(o)));
             }
             case "seeds" -> {
-                SeedsOptions o = SeedsOptions.parse(options);
-                yield exclusive(() -> new SeedsBench(disks, virtqueues, engine, lockStats, notifications)
-                        .withIoThreads(ioThreads).run(o).format());
+                RealGuestOptions.Split split = RealGuestOptions.extract(options, System.getenv());
+                SeedsOptions o = SeedsOptions.parse(split.rest());
+                if (split.realGuest() == null) {
+                    yield exclusive(() -> new SeedsBench(disks, virtqueues, engine, lockStats, notifications)
+                            .withIoThreads(ioThreads).run(o).format());
+                }
+                yield exclusive(() -> RealGuestSeeds.run(split.realGuest().only() ? null
+                        : new SeedsBench(disks, virtqueues, engine, lockStats, notifications).withIoThreads(ioThreads),
+                        o, split.realGuest(), new RealGuestBench(disks, notifications, lockStats, exporter())));
             }
             default -> throw new IllegalArgumentException("unknown benchmark '" + args[0] + "' (available: "
                     + String.join(", ", BENCHMARKS) + ")");
         };
+    }
+
+    /** The vhost-user export through the vhost-user bundle's own commands, or null when it is not active. */
+    private RealGuestBench.Exporter exporter() {
+        Function export = vhostCommand;
+        Function stop = vhostStopCommand;
+        if (export == null || stop == null) {
+            return null;
+        }
+        return new RealGuestBench.Exporter() {
+            @Override
+            public void export(String disk, java.nio.file.Path socket, int queues) {
+                call(export, List.of(disk, "--socket", socket.toString(), "--queues", Integer.toString(queues)));
+            }
+
+            @Override
+            public void stop(String disk) {
+                call(stop, List.of(disk));
+            }
+        };
+    }
+
+    private static void call(Function f, List<Object> args) {
+        try {
+            f.execute(null, args);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
     }
 
     private String exclusive(java.util.function.Supplier<String> benchmark) {

@@ -49,15 +49,12 @@ public record SeedResult(String id, String title, String published, Map<String, 
      * {@code 0.5 <= magnitudeRatio <= 2}; {@code null} when not measurable or not run.
      */
     public Boolean withinTwoX() {
-        if (directionMatches == null || Double.isNaN(magnitudeRatio) || Double.isInfinite(magnitudeRatio)) {
-            return null;
-        }
-        return magnitudeRatio >= 0.5 && magnitudeRatio <= 2;
+        return SeedVerdicts.withinTwoX(directionMatches, magnitudeRatio);
     }
 
     /** "matches", "differs" or "not run". */
     public String verdict() {
-        return directionMatches == null ? "not run" : directionMatches ? "matches" : "differs";
+        return SeedVerdicts.verdict(directionMatches);
     }
 
     public SeedResult {

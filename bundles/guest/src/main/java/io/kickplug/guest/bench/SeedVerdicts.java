@@ -12,6 +12,22 @@ public final class SeedVerdicts {
     private SeedVerdicts() {
     }
 
+    /**
+     * Whether a measured effect is within a factor of 2 of the published one: same sign ({@code directionMatches})
+     * and {@code 0.5 <= magnitudeRatio <= 2}; {@code null} when not run or not measurable.
+     */
+    public static Boolean withinTwoX(Boolean directionMatches, double magnitudeRatio) {
+        if (directionMatches == null || Double.isNaN(magnitudeRatio) || Double.isInfinite(magnitudeRatio)) {
+            return null;
+        }
+        return magnitudeRatio >= 0.5 && magnitudeRatio <= 2;
+    }
+
+    /** "matches", "differs" or "not run" ({@code directionMatches} null). */
+    public static String verdict(Boolean directionMatches) {
+        return directionMatches == null ? "not run" : directionMatches ? "matches" : "differs";
+    }
+
     /** {@code after / before}, or NaN when {@code before} is not positive or either is not a number. */
     public static double ratio(double before, double after) {
         if (!(before > 0) || Double.isNaN(after)) {

@@ -92,6 +92,9 @@ final class VcpuMachine implements GuestMachine {
     private boolean closed;
     /** The machine's hold on its memory while its vCPUs may touch it (issue 18); closed by {@link #close}. */
     private final MemoryLease memoryLease;
+    /** The least host time a run in virtual time is given before it counts as hung. */
+    private static final Duration VIRTUAL_MIN_WAIT = Duration.ofMinutes(10);
+
     /** The virtual time the vCPUs run in (with the disk's I/O threads), or {@code null}: real time. */
     final VirtualTime time;
 
@@ -166,7 +169,22 @@ final class VcpuMachine implements GuestMachine {
     }
 
     private GuestInterrupts connect(int gen) {
-        return interrupts.connect(gen, this::deviceGone);
+        GuestInterrupts lines = interrupts.connect(gen, this::deviceGone);
+        if (time == null) {
+            return lines;
+        }
+        return new GuestInterrupts() { // in virtual time each interrupt sent costs the device its irqfd write
+            @Override
+            public void raise(int vector) {
+                lines.raise(vector);
+                time.interruptSent();
+            }
+
+            @Override
+            public void deviceRemoved() {
+                lines.deviceRemoved();
+            }
+        };
     }
 
     private void startVcpus() {
@@ -287,6 +305,12 @@ final class VcpuMachine implements GuestMachine {
     }
 
     private void await(JobRun.Run r, Duration timeout) {
+        if (time != null && timeout.compareTo(VIRTUAL_MIN_WAIT) < 0) {
+            // The timeout is the run's length plus a margin on the host's clock; in virtual time a second of the
+            // machine's time may take minutes of the host's on a loaded host. A stalled device is caught in virtual
+            // time by the vCPUs' progress deadline.
+            timeout = VIRTUAL_MIN_WAIT;
+        }
         try {
             r.done.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {

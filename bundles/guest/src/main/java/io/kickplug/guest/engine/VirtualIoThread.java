@@ -34,6 +34,13 @@ final class VirtualIoThread implements IoThread {
     private volatile long iterations;
     /** A vCPU thread running a handler of this loop during its exit (ioeventfd off), else null. */
     private volatile Thread inline;
+    /**
+     * The loop's handlers are running, on the loop (an iteration) or on a vCPU (its exit). They may pause at a
+     * scheduling point (the tracked-requests lock, an interrupt sent), and nobody else may run them meanwhile: who
+     * finds this set waits in virtual time for {@link #handlersDone}. Read and written by the running actor only.
+     */
+    private volatile boolean handling;
+    private final Object handlersDone = new Object();
 
     VirtualIoThread(VirtualTime time, String name) {
         this.time = time;
@@ -153,6 +160,9 @@ final class VirtualIoThread implements IoThread {
         time.enter(actor);
         try {
             while (!closed) {
+                while (handling && !time.isShutdown()) {
+                    actor.await(handlersDone); // a vCPU's exit is running the handlers (ioeventfd off)
+                }
                 if (runIteration()) {
                     time.yieldTurn(actor);
                 } else {
@@ -166,24 +176,30 @@ final class VirtualIoThread implements IoThread {
 
     /** One iteration: the signalled sources, the tasks, the end-of-iteration tasks; charged as the device's. */
     private boolean runIteration() {
-        long work = time.deviceWork();
+        actor.workMark = time.deviceWork();
         boolean any = false;
-        for (Source s : sources) {
-            if (s.pending && !s.cancelled) {
-                s.pending = false;
-                any = true;
-                run(s.handler);
+        handling = true;
+        try {
+            for (Source s : sources) {
+                if (s.pending && !s.cancelled) {
+                    s.pending = false;
+                    any = true;
+                    run(s.handler);
+                }
             }
+            Runnable t;
+            while ((t = tasks.poll()) != null) {
+                any = true;
+                run(t);
+            }
+            any |= runEndTasks();
+        } finally {
+            handling = false;
+            actor.wake(handlersDone, 0);
         }
-        Runnable t;
-        while ((t = tasks.poll()) != null) {
-            any = true;
-            run(t);
-        }
-        any |= runEndTasks();
         if (any) {
             iterations++;
-            charge(actor, work);
+            charge(actor);
         }
         return any;
     }
@@ -204,34 +220,41 @@ final class VirtualIoThread implements IoThread {
      */
     private void runInline(Source s) {
         VirtualTime.Actor vcpu = time.current();
-        long busy = actor.clock;
-        long now = time.now(vcpu);
-        if (busy > now) {
-            time.advance(vcpu, busy - now);
+        while (!time.isShutdown()) {
+            if (handling) {
+                vcpu.await(handlersDone); // the loop (or another exit) is in the handlers, paused at a scheduling point
+                continue;
+            }
+            long busy = actor.clock;
+            long now = time.now(vcpu);
+            if (busy <= now) {
+                break;
+            }
+            time.advance(vcpu, busy - now); // a scheduling point: the loop may have begun an iteration meanwhile
         }
-        long work = time.deviceWork();
+        vcpu.workMark = time.deviceWork();
         inline = Thread.currentThread();
+        handling = true;
         try {
             s.pending = false;
             run(s.handler);
             runEndTasks();
         } finally {
             inline = null;
+            handling = false;
+            vcpu.wake(handlersDone, 0);
         }
         iterations++;
-        charge(vcpu, work);
+        charge(vcpu);
         time.occupy(actor, time.now(vcpu));
         if (!tasks.isEmpty() || s.pending) {
             time.wake(actor, time.now(vcpu));
         }
     }
 
-    /** The model's device cost of the requests completed since {@code workBefore}, on {@code who}'s clock. */
-    private void charge(VirtualTime.Actor who, long workBefore) {
-        long done = time.deviceWork() - workBefore;
-        if (done > 0) {
-            time.charge(who, done * time.costs().deviceRequestNs());
-        }
+    /** The model's device cost of the requests completed since {@code who}'s work mark, on its clock. */
+    private void charge(VirtualTime.Actor who) {
+        time.chargeDeviceWork(who, 0);
     }
 
     private void run(Runnable r) {

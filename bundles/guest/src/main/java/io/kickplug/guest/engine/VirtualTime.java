@@ -2,6 +2,7 @@ package io.kickplug.guest.engine;
 
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.IoThreadFactory;
+import io.kickplug.api.iothread.VirtualWaits;
 import io.kickplug.guest.lock.LockWaits;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -78,15 +79,19 @@ public final class VirtualTime implements IoThreadFactory {
      * @param guestCompleteNs {@link Charging#MODEL} only: guest CPU per request completed (handler, callback)
      * @param deviceRequestNs {@link Charging#MODEL} only: device CPU per request (pop, parse, submit, push)
      * @param pollNs one poll of the used ring by a vCPU that spins for a hipri completion
+     * @param threadWakeNs from a release to the moment a thread that blocked on the lock (futex wait, a yielded
+     *     coroutine's I/O thread in ppoll) runs again: the device's tracked-requests lock ({@link VirtualWaits})
+     * @param irqfdNs the device's cost of sending one used-buffer notification: the eventfd write(2) on the irqfd
+     *     (QEMU's {@code virtio_notify_irqfd}), charged to the sending I/O thread
      */
     public record Costs(long ioeventfdWakeNs, long guestSubmitNs, long vqAddNs, long guestCompleteNs,
-            long deviceRequestNs, long pollNs) {
+            long deviceRequestNs, long pollNs, long threadWakeNs, long irqfdNs) {
 
-        public static final Costs DEFAULTS = new Costs(5_000, 1_500, 200, 1_000, 2_500, 200);
+        public static final Costs DEFAULTS = new Costs(5_000, 1_500, 200, 1_000, 2_500, 200, 5_000, 1_000);
 
         public Costs {
             if (ioeventfdWakeNs < 0 || vqAddNs < 0 || guestSubmitNs < 0 || guestCompleteNs < 0 || deviceRequestNs < 0
-                    || pollNs <= 0) {
+                    || pollNs <= 0 || threadWakeNs < 0 || irqfdNs < 0) {
                 throw new IllegalArgumentException("costs must not be negative (poll positive): " + this);
             }
         }
@@ -223,8 +228,11 @@ public final class VirtualTime implements IoThreadFactory {
 
     // Actors ---------------------------------------------------------------------------------------------
 
-    /** A thread under this virtual time: a vCPU or an I/O thread. */
-    final class Actor implements LockWaits {
+    /**
+     * A thread under this virtual time: a vCPU or an I/O thread. Its {@link LockWaits} make the guest's vq lock
+     * wait in virtual time, its {@link VirtualWaits} the device's tracked-requests lock.
+     */
+    final class Actor implements LockWaits, VirtualWaits {
         final String name;
         final int index;
         volatile Thread thread;
@@ -238,6 +246,8 @@ public final class VirtualTime implements IoThreadFactory {
         long cpuMark;
         /** In a notify's exit (ioeventfd off: a queue handler runs here). */
         boolean inExit;
+        /** The device's completed requests when this actor's device work was last charged (model charging). */
+        long workMark;
 
         Actor(String name, int index) {
             this.name = name;
@@ -265,9 +275,35 @@ public final class VirtualTime implements IoThreadFactory {
             }
             if (waiting != null) {
                 for (Actor w : waiting) {
-                    wake(w, clock);
+                    VirtualTime.this.wake(w, clock);
                 }
             }
+        }
+
+        @Override
+        public void point() {
+            if (running == this && Thread.currentThread() == thread) {
+                yieldTurn(this);
+            }
+        }
+
+        @Override
+        public void wake(Object token, long delayNanos) {
+            List<Actor> waiting;
+            synchronized (VirtualTime.this) {
+                waiting = lockWaiters.remove(token);
+            }
+            if (waiting != null) {
+                long at = VirtualTime.this.now(this) + delayNanos;
+                for (Actor w : waiting) {
+                    VirtualTime.this.wake(w, at);
+                }
+            }
+        }
+
+        @Override
+        public long wakeUpNanos() {
+            return costs.threadWakeNs();
         }
 
         VirtualTime time() {
@@ -301,6 +337,7 @@ public final class VirtualTime implements IoThreadFactory {
         a.thread = Thread.currentThread();
         CURRENT.set(a);
         LockWaits.install(a);
+        VirtualWaits.install(a);
         awaitTurn(a);
     }
 
@@ -323,6 +360,7 @@ public final class VirtualTime implements IoThreadFactory {
         if (Thread.currentThread() == a.thread) {
             CURRENT.remove();
             LockWaits.install(null);
+            VirtualWaits.install(null);
         }
     }
 
@@ -421,6 +459,37 @@ public final class VirtualTime implements IoThreadFactory {
         device.clock = Math.max(device.clock, until);
         if (device.blocked && device.wakeAt != NEVER) {
             device.wakeAt = Math.max(device.wakeAt, device.clock);
+        }
+    }
+
+    /**
+     * The device sent a used-buffer notification from the current thread: its irqfd write
+     * ({@link Costs#irqfdNs}) is charged to the sender, and the charge is a scheduling point, so a vCPU the
+     * interrupt woke handles it while the device goes on completing (its later completions then find the driver's
+     * {@code used_event} moved on, and notify again, unless a strategy batched them). Not from outside virtual time.
+     */
+    void interruptSent() {
+        Actor a = current();
+        if (a != null && running == a && !shutdown) {
+            chargeDeviceWork(a, costs.irqfdNs());
+        }
+    }
+
+    /**
+     * Charges {@code a} the model's device cost of the requests completed since its work mark
+     * ({@link Charging#MODEL} only; measured charging measures it), plus {@code extraNanos}: before an interrupt
+     * goes out, the device's work that preceded it is on its clock, as it would be with measured charging.
+     */
+    void chargeDeviceWork(Actor a, long extraNanos) {
+        long done = 0;
+        if (charging == Charging.MODEL) {
+            long work = deviceWork.getAsLong();
+            done = Math.max(0, work - a.workMark);
+            a.workMark = work;
+        }
+        long nanos = done * costs.deviceRequestNs() + extraNanos;
+        if (nanos > 0) {
+            advance(a, nanos);
         }
     }
 

@@ -8,6 +8,7 @@ import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.api.notify.CompletionNotifier;
+import io.kickplug.guest.testing.EndOfBatchNotifier;
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.blk.manager.DiskRegistry;
 import io.kickplug.blk.notify.NotifierRegistry;
@@ -37,22 +38,6 @@ import org.junit.jupiter.api.io.TempDir;
  * unbound, which exercises the report's fallback note.
  */
 class SeedsBenchTest {
-
-    /** Decides once at the end of each batch: the simplest strategy that keeps the notifier contract. */
-    private static final class EndOfBatchNotifier implements CompletionNotifier {
-        @Override
-        public void begin(Queue queue) {
-        }
-
-        @Override
-        public void usedBufferPushed(Queue queue) {
-        }
-
-        @Override
-        public void end(Queue queue) {
-            queue.notifyIfNeeded();
-        }
-    }
 
     private final NotifierRegistry notifiers = new NotifierRegistry();
     private final DiskRegistry registry = InProcessHost.registry(notifiers);

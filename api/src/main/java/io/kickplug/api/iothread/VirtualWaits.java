@@ -1,0 +1,56 @@
+package io.kickplug.api.iothread;
+
+import org.osgi.annotation.versioning.ProviderType;
+
+/**
+ * How a device lock waits, and what its clock reads, on the current thread when that thread runs in virtual time
+ * (the simulated guest's {@code --clock virtual}: one thread runs at a time, scheduled by virtual clocks, see the
+ * README's "Virtual time"). A thread in real time has none ({@link #current()} is null) and the lock waits on the
+ * host as usual. The virtual time installs one on each of its threads (vCPUs and I/O threads), so that a lock the
+ * device takes (the tracked-requests lock of seed 004) is held, contended and waited for in virtual time: the lock
+ * calls {@link #point()} before it acquires and before it releases, so a thread due while the lock is held finds it
+ * held; a contended acquirer {@link #await}s instead of parking, and the releaser {@link #wake}s it.
+ */
+@ProviderType
+public interface VirtualWaits {
+
+    /** Now, on the current thread's virtual clock. */
+    long now();
+
+    /** A scheduling point: the CPU time the thread spent so far is charged, and threads due earlier run first. */
+    void point();
+
+    /** Blocks in virtual time until {@link #wake} is called for {@code token} (the caller then looks again). */
+    void await(Object token);
+
+    /** Makes the threads waiting for {@code token} runnable, {@code delayNanos} of virtual time from now. */
+    void wake(Object token, long delayNanos);
+
+    /**
+     * The modelled cost of waking a thread blocked in the kernel (a futex or ppoll wait) from another core: what a
+     * waiter that parked pays between its waker's signal and running again.
+     */
+    long wakeUpNanos();
+
+    /** The current thread's waits, or {@code null} in real time. */
+    static VirtualWaits current() {
+        return Holder.CURRENT.get();
+    }
+
+    /** Installs {@code waits} for the current thread ({@code null} removes them). */
+    static void install(VirtualWaits waits) {
+        if (waits == null) {
+            Holder.CURRENT.remove();
+        } else {
+            Holder.CURRENT.set(waits);
+        }
+    }
+
+    /** Not part of the interface: the per-thread slot. */
+    final class Holder {
+        static final ThreadLocal<VirtualWaits> CURRENT = new ThreadLocal<>();
+
+        private Holder() {
+        }
+    }
+}

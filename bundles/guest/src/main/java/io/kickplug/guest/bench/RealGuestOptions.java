@@ -1,0 +1,145 @@
+package io.kickplug.guest.bench;
+
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The real-guest options of {@code kp:bench seeds}: {@code --real-guest} (also run seeds 002, 003 and 004 on a
+ * Linux guest in QEMU over Kickplug's vhost-user export), {@code --real-guest-only} (only those),
+ * {@code --guest-image DIR} (the kernel and initramfs the harness builds), {@code --qemu PATH} and
+ * {@code --guest-runtime S} (fio's runtime per point in the guest), {@code --guest-rounds N} (each point N times,
+ * interleaved, medians reported).
+ *
+ * @param only whether the simulated seeds are skipped
+ * @param image the image directory given ({@code --guest-image}, else {@value #IMAGE_ENV}), or null for the
+ *     default {@link #DEFAULT_IMAGE} under the working directory
+ * @param qemu the QEMU binary given, or null for {@code qemu-system-x86_64} on the PATH
+ * @param runtimeNanos fio's runtime per point in the guest
+ * @param rounds how many times each point runs ({@code --guest-rounds}), interleaved in one boot; the medians count
+ */
+public record RealGuestOptions(boolean only, Path image, String qemu, long runtimeNanos, int rounds) {
+
+    /** The environment variable naming the image directory when {@code --guest-image} is not given. */
+    public static final String IMAGE_ENV = "KICKPLUG_GUEST_IMAGE";
+    /** Where the real-guest tests and bench.sh build it, relative to a source checkout. */
+    public static final String DEFAULT_IMAGE = "bundles/vhost-user/target/realguest";
+    public static final long DEFAULT_RUNTIME_NANOS = 3_000_000_000L;
+    public static final int DEFAULT_ROUNDS = 3;
+    /** How to get the image, for the usage and the "not run" lines. */
+    public static final String HOW_TO_BUILD = "build it with bundles/vhost-user/src/test/realguest/realguest.sh prepare"
+            + " DIR (from a source checkout, as root or with qemu-system-x86, busybox-static and fio installed) and"
+            + " pass --guest-image DIR or set " + IMAGE_ENV;
+    static final String USAGE = "--real-guest, --real-guest-only, --guest-image DIR, --qemu PATH, --guest-runtime S,"
+            + " --guest-rounds N";
+
+    public RealGuestOptions {
+        if (runtimeNanos < 1_000_000_000L || runtimeNanos % 1_000_000_000L != 0 || runtimeNanos > 600_000_000_000L) {
+            throw new IllegalArgumentException("--guest-runtime must be whole seconds from 1 to 600 (fio's runtime in"
+                    + " the guest): " + runtimeNanos / 1e9 + "s");
+        }
+        if (rounds < 1 || rounds > 20) {
+            throw new IllegalArgumentException("--guest-rounds must be from 1 to 20: " + rounds);
+        }
+    }
+
+    /** The options found and the arguments left for {@link SeedsOptions#parse}; {@code realGuest} null when off. */
+    public record Split(RealGuestOptions realGuest, List<String> rest) {
+    }
+
+    /**
+     * Takes the real-guest options out of {@code args} ("--name value" or "--name=value"; the two flags take no
+     * value), leaving the others in order.
+     *
+     * @param env the environment ({@value #IMAGE_ENV})
+     * @throws IllegalArgumentException for a missing value, an option given twice, or a real-guest setting
+     *     without {@code --real-guest}
+     */
+    public static Split extract(List<String> args, Map<String, String> env) {
+        List<String> rest = new ArrayList<>();
+        boolean on = false;
+        boolean only = false;
+        String image = null;
+        String qemu = null;
+        String runtime = null;
+        String rounds = null;
+        List<String> seen = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+            String arg = args.get(i);
+            if (arg == null || !arg.startsWith("--")) {
+                rest.add(arg);
+                continue;
+            }
+            int eq = arg.indexOf('=');
+            String name = eq < 0 ? arg : arg.substring(0, eq);
+            if (!List.of("--real-guest", "--real-guest-only", "--guest-image", "--qemu", "--guest-runtime",
+                    "--guest-rounds").contains(name)) {
+                rest.add(arg);
+                continue;
+            }
+            if (seen.contains(name)) {
+                throw new IllegalArgumentException("option " + name + " given twice");
+            }
+            seen.add(name);
+            if (name.equals("--real-guest") || name.equals("--real-guest-only")) {
+                if (eq >= 0) {
+                    throw new IllegalArgumentException(name + " takes no value");
+                }
+                on = true;
+                only |= name.equals("--real-guest-only");
+                continue;
+            }
+            String value;
+            if (eq >= 0) {
+                value = arg.substring(eq + 1);
+            } else if (i + 1 < args.size() && args.get(i + 1) != null && !args.get(i + 1).startsWith("--")) {
+                value = args.get(++i);
+            } else {
+                value = "";
+            }
+            if (value.isBlank()) {
+                throw new IllegalArgumentException(name + " needs a value (" + USAGE + ")");
+            }
+            switch (name) {
+                case "--guest-image" -> image = value.trim();
+                case "--qemu" -> qemu = value.trim();
+                case "--guest-rounds" -> rounds = value.trim();
+                default -> runtime = value.trim();
+            }
+        }
+        if (!on) {
+            if (!seen.isEmpty()) {
+                throw new IllegalArgumentException(seen.get(0) + " needs --real-guest or --real-guest-only");
+            }
+            return new Split(null, rest);
+        }
+        if (image == null && env != null && env.get(IMAGE_ENV) != null && !env.get(IMAGE_ENV).isBlank()) {
+            image = env.get(IMAGE_ENV).trim();
+        }
+        long nanos = runtime == null ? DEFAULT_RUNTIME_NANOS : SeedsOptions.runtime(runtime);
+        int n = RealGuestOptions.DEFAULT_ROUNDS;
+        if (rounds != null) {
+            try {
+                n = Integer.parseInt(rounds);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--guest-rounds must be an integer: '" + rounds + "'");
+            }
+        }
+        return new Split(new RealGuestOptions(only, image == null ? null : path(image), qemu, nanos, n), rest);
+    }
+
+    /** The image directory to look in: the one given, or {@link #DEFAULT_IMAGE} under the working directory. */
+    public Path imageDir() {
+        return image != null ? image : Path.of(DEFAULT_IMAGE).toAbsolutePath();
+    }
+
+    private static Path path(String value) {
+        try {
+            return Path.of(value);
+        } catch (InvalidPathException e) {
+            throw new IllegalArgumentException("invalid --guest-image '" + value + "': " + e.getReason());
+        }
+    }
+}
