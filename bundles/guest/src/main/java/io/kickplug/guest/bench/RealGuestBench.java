@@ -394,15 +394,8 @@ public final class RealGuestBench {
         double yielding = iops(m, "yielding");
         double mutex = iops(m, "mutex");
         double sharded = iops(m, "sharded");
-        Map<String, Double> figures = new LinkedHashMap<>();
-        figures.put("yielding_iops", yielding);
-        figures.put("mutex_iops", mutex);
-        figures.put("sharded_iops", sharded);
-        figures.put("mutex_vs_yielding_ratio", SeedVerdicts.ratio(yielding, mutex));
-        figures.put("sharded_vs_yielding_ratio", SeedVerdicts.ratio(yielding, sharded));
-        String line = String.format(Locale.ROOT, "yielding %.0f -> mutex %.0f IOPS, ratio %s (published 2.04); "
-                + "sharded %.0f IOPS, ratio %s", yielding, mutex, SeedsFormat.ratio(SeedVerdicts.ratio(yielding, mutex)),
-                sharded, SeedsFormat.ratio(SeedVerdicts.ratio(yielding, sharded)));
+        Map<String, Double> figures = SeedsFormat.seed004Figures(yielding, mutex, sharded);
+        String line = SeedsFormat.seed004Line(yielding, mutex, sharded);
         return new RealGuestReport.Seed("004", "tracked-requests lock yielding vs mutex vs sharded", null, points, line,
                 figures, SeedVerdicts.seed004(yielding, mutex),
                 (SeedVerdicts.ratio(yielding, mutex) - 1) / (517.0 / 254.0 - 1), notes);

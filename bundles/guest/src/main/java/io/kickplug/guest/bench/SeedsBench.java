@@ -485,15 +485,8 @@ public final class SeedsBench {
         double yielding = iops.get(TrackedLockKind.YIELDING);
         double mutex = iops.get(TrackedLockKind.MUTEX);
         double sharded = iops.get(TrackedLockKind.SHARDED);
-        Map<String, Double> measured = new LinkedHashMap<>();
-        measured.put("yielding_iops", yielding);
-        measured.put("mutex_iops", mutex);
-        measured.put("sharded_iops", sharded);
-        measured.put("mutex_vs_yielding_ratio", SeedVerdicts.ratio(yielding, mutex));
-        measured.put("sharded_vs_yielding_ratio", SeedVerdicts.ratio(yielding, sharded));
-        String line = String.format(Locale.ROOT, "yielding %.0f -> mutex %.0f IOPS, ratio %s (published 2.04); "
-                + "sharded %.0f IOPS, ratio %s", yielding, mutex, SeedsFormat.ratio(SeedVerdicts.ratio(yielding, mutex)),
-                sharded, SeedsFormat.ratio(SeedVerdicts.ratio(yielding, sharded)));
+        Map<String, Double> measured = SeedsFormat.seed004Figures(yielding, mutex, sharded);
+        String line = SeedsFormat.seed004Line(yielding, mutex, sharded);
         return new SeedResult("004", "tracked-requests lock yielding vs mutex vs sharded (QEMU reqs_lock, 2023)",
                 "254k -> 517k IOPS, ratio 2.04 (randread 4k iodepth 64, 4 IOThreads, 8 virtqueues)",
                 figures("yielding_iops", 254_000, "mutex_iops", 517_000, "mutex_vs_yielding_ratio", 517.0 / 254.0),

@@ -1,5 +1,6 @@
 package io.kickplug.guest.bench;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -106,5 +107,23 @@ public final class SeedsFormat {
     /** "2.43", "n/a". */
     static String ratio(double r) {
         return Double.isNaN(r) ? "n/a" : String.format(Locale.ROOT, "%.2f", r);
+    }
+
+    /** Seed 004's figures (simulated and real guest alike): the three kinds' IOPS and both ratios to yielding. */
+    static Map<String, Double> seed004Figures(double yielding, double mutex, double sharded) {
+        Map<String, Double> figures = new LinkedHashMap<>();
+        figures.put("yielding_iops", yielding);
+        figures.put("mutex_iops", mutex);
+        figures.put("sharded_iops", sharded);
+        figures.put("mutex_vs_yielding_ratio", SeedVerdicts.ratio(yielding, mutex));
+        figures.put("sharded_vs_yielding_ratio", SeedVerdicts.ratio(yielding, sharded));
+        return figures;
+    }
+
+    /** Seed 004's measured line: "yielding Y -> mutex M IOPS, ratio R (published 2.04); sharded S IOPS, ratio R'". */
+    static String seed004Line(double yielding, double mutex, double sharded) {
+        return String.format(Locale.ROOT, "yielding %.0f -> mutex %.0f IOPS, ratio %s (published 2.04); "
+                + "sharded %.0f IOPS, ratio %s", yielding, mutex, ratio(SeedVerdicts.ratio(yielding, mutex)),
+                sharded, ratio(SeedVerdicts.ratio(yielding, sharded)));
     }
 }
