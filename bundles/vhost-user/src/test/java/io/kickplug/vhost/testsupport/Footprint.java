@@ -4,7 +4,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
@@ -45,6 +48,43 @@ public final class Footprint {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * The open descriptors by number with what each refers to ({@code socket:[inode]}, a path, ...), without the
+     * listing's own descriptor. A leak check compares two of these with {@link #openedSince}: a count alone
+     * also moves when a descriptor opened before the check (another test class's stream, closed by its
+     * cleaner after a GC) is closed meanwhile, which is not a leak of what the check watches.
+     */
+    public Map<String, String> fdTargets() {
+        Path dir = proc.resolve("fd");
+        Map<String, String> targets = new HashMap<>();
+        try (Stream<Path> s = Files.list(dir)) {
+            s.forEach(fd -> {
+                try {
+                    String target = Files.readSymbolicLink(fd).toString();
+                    if (!(this == SELF && target.endsWith("/fd"))) { // the listing's own directory descriptor
+                        targets.put(fd.getFileName().toString(), target);
+                    }
+                } catch (IOException closedMeanwhile) {
+                    // closed between the listing and the read: not open
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return targets;
+    }
+
+    /** Descriptors open now that were not open, to the same target, in {@code before} ("7 -> socket:[123]"). */
+    public List<String> openedSince(Map<String, String> before) {
+        List<String> opened = new ArrayList<>();
+        fdTargets().forEach((fd, target) -> {
+            if (!target.equals(before.get(fd))) {
+                opened.add(fd + " -> " + target);
+            }
+        });
+        return opened;
     }
 
     /** Threads of the process (entries of task). */
@@ -88,11 +128,6 @@ public final class Footprint {
     /** Lines of /proc/self/maps whose path contains {@code needle}. */
     public static long countMappings(String needle) {
         return SELF.mappings(needle);
-    }
-
-    /** Open descriptors of this process. */
-    public static long countFds() {
-        return SELF.fds();
     }
 
     /** Threads of this process. */
