@@ -110,6 +110,16 @@ public final class SeedsBench {
     private final NotificationControl notifications;
     /** Points measured per run (warm-ups not counted): 000 8, 001 2, 002 6, 003 2, 004 3. */
     static final int TOTAL_POINTS = 21;
+    private static final Map<String, Integer> POINTS = Map.of("000", 8, "001", 2, "002", 6, "003", 2, "004", 3);
+
+    /** The points a run of {@code o}'s seeds measures. */
+    static int points(SeedsOptions o) {
+        int n = 0;
+        for (String id : o.only()) {
+            n += POINTS.get(id);
+        }
+        return n;
+    }
     private SeedsOptions options = new SeedsOptions(DEFAULT_RUNTIME_NANOS, null);
     private double freeCores;
     private SeedProgress progress = new SeedProgress(TOTAL_POINTS);
@@ -142,12 +152,22 @@ public final class SeedsBench {
         HostLoad.Sample before = HostLoad.sample();
         options = o;
         freeCores = SeedClock.freeCores();
-        progress = new SeedProgress(TOTAL_POINTS);
-        seeds.add(seed000(o.runtimeNanos()));
-        seeds.add(seed001(o.runtimeNanos()));
-        seeds.add(seed002(o.runtimeNanos()));
-        seeds.add(seed003(o.runtimeNanos()));
-        seeds.add(seed004(o.runtimeNanos()));
+        progress = new SeedProgress(points(o));
+        if (o.runs("000")) {
+            seeds.add(seed000(o.runtimeNanos()));
+        }
+        if (o.runs("001")) {
+            seeds.add(seed001(o.runtimeNanos()));
+        }
+        if (o.runs("002")) {
+            seeds.add(seed002(o.runtimeNanos()));
+        }
+        if (o.runs("003")) {
+            seeds.add(seed003(o.runtimeNanos()));
+        }
+        if (o.runs("004")) {
+            seeds.add(seed004(o.runtimeNanos()));
+        }
         HostLoad load = HostLoad.between(before, HostLoad.sample());
         if (o.html() != null) {
             writeFile(o.html(), SeedsHtml.write(seeds, o.runtimeNanos(), load, started));

@@ -40,7 +40,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Locale;
 import java.util.Objects;
+import java.util.Set;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
@@ -53,9 +55,13 @@ import static io.kickplug.guest.bench.SeedJobs.writeFile;
 /**
  * @param runtimeNanos each measured point's runtime
  * @param json where to write the JSON result, or {@code null} for a new file in the temporary directory
+ * @param only the seeds to run ({@link #SEEDS} by default), in the order of {@link #SEEDS}
  */
 public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
-        Path html) {
+        Path html, Set<String> only) {
+
+    /** The seed ids, in the order they run. */
+    public static final List<String> SEEDS = List.of("000", "001", "002", "003", "004");
 
     public static final String AUTO = "auto";
     public static final String REAL = "real";
@@ -71,6 +77,21 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
             throw new IllegalArgumentException("--clock must be auto, real or virtual: " + clock);
         }
         Objects.requireNonNull(charging, "charging");
+        only = Set.copyOf(Objects.requireNonNull(only, "only"));
+        if (only.isEmpty() || !SEEDS.containsAll(only)) {
+            throw new IllegalArgumentException("--only takes seed ids among " + String.join(",", SEEDS) + ": " + only);
+        }
+    }
+
+    /** Without {@code --only}: all five seeds. */
+    public SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
+            Path html) {
+        this(runtimeNanos, json, clock, charging, seed, html, Set.copyOf(SEEDS));
+    }
+
+    /** Whether seed {@code id} runs. */
+    public boolean runs(String id) {
+        return only.contains(id);
     }
 
     /** Real or virtual time as each seed's vCPU count and the host's free cores say; measured charging. */
@@ -91,9 +112,10 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         String clock = AUTO;
         VirtualTime.Charging charging = VirtualTime.Charging.MEASURED;
         long seed = DEFAULT_SEED;
+        Set<String> only = Set.copyOf(SEEDS);
         for (Map.Entry<String, String> option : OptionArgs.parse(args,
-                "--runtime S, --json FILE, --html FILE, --clock auto|real|virtual, --charging measured|model or "
-                        + "--seed N").entrySet()) {
+                "--runtime S, --json FILE, --html FILE, --clock auto|real|virtual, --charging measured|model, "
+                        + "--seed N or --only LIST").entrySet()) {
             String name = option.getKey();
             String value = option.getValue() == null ? "" : option.getValue().trim();
             switch (name) {
@@ -114,11 +136,30 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
                         throw new IllegalArgumentException("--seed must be an integer: '" + value + "'");
                     }
                 }
+                case "--only" -> only = only(value);
                 default -> throw new IllegalArgumentException("unknown option " + name
-                        + " (expected --runtime, --json, --html, --clock, --charging or --seed)");
+                        + " (expected --runtime, --json, --html, --clock, --charging, --seed or --only)");
             }
         }
-        return new SeedsOptions(runtime, json, clock, charging, seed, html);
+        return new SeedsOptions(runtime, json, clock, charging, seed, html, only);
+    }
+
+    /** "002", "2,4", "000,003": seed ids or their numbers, comma-separated. */
+    static Set<String> only(String value) {
+        Set<String> ids = new java.util.LinkedHashSet<>();
+        for (String part : value.split(",", -1)) {
+            String p = part.trim();
+            if (!p.matches("\\d{1,3}")) {
+                throw new IllegalArgumentException("--only takes seed ids (000-004), comma-separated: '" + value + "'");
+            }
+            String id = String.format(Locale.ROOT, "%03d", Integer.parseInt(p));
+            if (!SEEDS.contains(id)) {
+                throw new IllegalArgumentException("--only: no seed " + id + " (seeds are " + String.join(", ", SEEDS)
+                        + ")");
+            }
+            ids.add(id);
+        }
+        return ids;
     }
 
     private static Path file(String option, String value) {

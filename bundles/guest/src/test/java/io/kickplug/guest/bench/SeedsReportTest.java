@@ -72,10 +72,10 @@ class SeedsReportTest {
         assertEquals("--json needs a value", parseError("--json"));
         assertEquals("--json needs a file name", parseError("--json", " "));
         assertEquals("--runtime is given twice", parseError("--runtime", "1", "--runtime", "2"));
-        assertEquals("unknown option --iodepth (expected --runtime, --json, --html, --clock, --charging or --seed)",
+        assertEquals("unknown option --iodepth (expected --runtime, --json, --html, --clock, --charging, --seed or --only)",
                 parseError("--iodepth", "4"));
         assertEquals("unexpected argument 'fast' (expected --runtime S, --json FILE, --html FILE, --clock "
-                + "auto|real|virtual, --charging measured|model or --seed N)", parseError("fast"));
+                + "auto|real|virtual, --charging measured|model, --seed N or --only LIST)", parseError("fast"));
         SeedsOptions o = SeedsOptions.parse(List.of("--clock", "virtual", "--charging=model", "--seed",
                 "7", "--html", "r.html"));
         assertEquals("virtual", o.clock());
@@ -88,6 +88,23 @@ class SeedsReportTest {
         assertEquals("--clock must be auto, real or virtual: 'fast'", parseError("--clock", "fast"));
         assertEquals("unknown charging 'cpu' (expected measured or model)", parseError("--charging", "cpu"));
         assertEquals("--seed must be an integer: 'x'", parseError("--seed", "x"));
+    }
+
+    @Test
+    void onlyPicksSeedsByIdOrNumberAndTheProgressCountsTheirPoints() {
+        SeedsOptions all = SeedsOptions.parse(List.of());
+        assertEquals(java.util.Set.copyOf(SeedsOptions.SEEDS), all.only());
+        assertEquals(SeedsBench.TOTAL_POINTS, SeedsBench.points(all));
+        SeedsOptions two = SeedsOptions.parse(List.of("--only", "002,4"));
+        assertEquals(java.util.Set.of("002", "004"), two.only());
+        assertTrue(two.runs("002"));
+        assertTrue(two.runs("004"));
+        assertFalse(two.runs("000"));
+        assertEquals(6 + 3, SeedsBench.points(two));
+        assertEquals(8, SeedsBench.points(SeedsOptions.parse(List.of("--only=000"))));
+        assertEquals("--only: no seed 005 (seeds are 000, 001, 002, 003, 004)", parseError("--only", "5"));
+        assertEquals("--only takes seed ids (000-004), comma-separated: '002,'", parseError("--only", "002,"));
+        assertEquals("--only takes seed ids (000-004), comma-separated: 'x'", parseError("--only", "x"));
     }
 
     private static String parseError(String... args) {
