@@ -61,11 +61,15 @@ final class QueueChannel implements CompletionNotifier.Queue {
         this.context = context;
         this.stats = stats;
         this.registry = registry;
-        resolve(); // before the I/O thread sees the channel: the activation starts with the configured one
+        resolve(false); // before the I/O thread sees the channel: the activation starts with the configured one
     }
 
-    /** Sets the strategy the configured name resolves to (or the fallback); true when it changed. */
-    private boolean resolve() {
+    /**
+     * Sets the strategy the configured name resolves to (or the fallback); true when it changed. A counted
+     * switch is added to the counters before the new name is published, so a reader that sees the new name
+     * also sees the switch counted (the name is the volatile write that publishes both).
+     */
+    private boolean resolve(boolean countSwitch) {
         String wanted = stats.configured;
         CompletionNotifier next = registry.resolve(wanted);
         String name = wanted;
@@ -73,11 +77,15 @@ final class QueueChannel implements CompletionNotifier.Queue {
             next = ImmediateNotifier.INSTANCE;
             name = CompletionNotifier.IMMEDIATE;
         }
-        stats.inUse = name;
         if (next == strategy) {
+            stats.inUse = name;
             return false;
         }
         strategy = next;
+        if (countSwitch) {
+            stats.switches.increment();
+        }
+        stats.inUse = name;
         return true;
     }
 
@@ -219,8 +227,7 @@ final class QueueChannel implements CompletionNotifier.Queue {
                 call(() -> leaving.detach(this));
                 notifyIfNeeded(); // whatever the leaving strategy did not decide
                 attachment = null;
-                if (resolve()) {
-                    stats.switches.increment();
+                if (resolve(true)) {
                     LOG.log(Level.DEBUG, () -> "disk " + disk + " queue " + queue.index() + ": notifier " + leaving
                             + " -> " + stats.inUse);
                 }
