@@ -1,6 +1,7 @@
 package io.kickplug.guest.bench;
 
 import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
@@ -43,7 +44,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import static io.kickplug.guest.bench.SeedJobs.figures;
 import static io.kickplug.guest.bench.SeedJobs.jobFile;
 import static io.kickplug.guest.bench.SeedJobs.nullDisk;
@@ -559,8 +562,7 @@ public final class SeedsBench {
             disks.attach(spec);
         } else {
             disks.attach(spec, time);
-            String name = spec.name();
-            time.deviceWork(() -> notifications.counters(name).stream().mapToLong(QueueCounters::requests).sum());
+            time.deviceWork(deviceWork(spec.name()));
         }
         try {
             setup.accept(spec.name());
@@ -634,5 +636,22 @@ public final class SeedsBench {
             name = DISK_PREFIX + seed + "-" + i;
         }
         return name;
+    }
+
+    /**
+     * The disk's completed requests, for the model's device cost. The disk's virtual I/O threads may run one
+     * more iteration after the point detached it (they run freely after the time shuts down): from then on
+     * the last count stands, rather than the thread dying on "no disk named".
+     */
+    private LongSupplier deviceWork(String disk) {
+        AtomicLong last = new AtomicLong(); // read by several I/O threads once the time has shut down
+        return () -> {
+            try {
+                last.set(notifications.counters(disk).stream().mapToLong(QueueCounters::requests).sum());
+            } catch (DiskException gone) {
+                // detached: no more work
+            }
+            return last.get();
+        };
     }
 }

@@ -159,9 +159,12 @@ class SeedsBenchTest {
         assertTrue(registry.list().isEmpty(), "every temporary disk detached: " + registry.list());
     }
 
-    /** With both bh and defer-call bound, seed 002 ran what it names and gives a direction verdict. */
+    /**
+     * With both bh and defer-call bound, seed 002 ran what it names and gives a direction verdict. The timeout
+     * only guards against a hang: 20 s idle, 44 s with both cores busy, past 120 s at load 7 on 2 cores.
+     */
     @Test
-    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    @Timeout(value = 400, unit = TimeUnit.SECONDS)
     void seed002GivesAVerdictOnlyWhenBothStrategiesRan() {
         notifiers.add("bh", new EndOfBatchNotifier(), 0, 2);
         SeedResult r = bench.seed002(200_000_000L);
