@@ -16,8 +16,9 @@ import org.osgi.annotation.versioning.ProviderType;
  * when the queue stops using this strategy (a switch or the service going away), between batches.
  *
  * <p>The contract: after {@link #detach}, and whenever the I/O thread is idle, every used buffer pushed has
- * been followed by a {@link Queue#notifyIfNeeded()} decision; a strategy may only delay a decision to a
- * later point on the same I/O thread.
+ * been followed by a decision ({@link Queue#notifyIfNeeded()} or {@link Queue#notificationWanted()}), and
+ * every notification owed has been sent; a strategy may only delay a decision or a send to a later point on
+ * the same I/O thread.
  */
 @ConsumerType
 public interface CompletionNotifier {
@@ -38,8 +39,8 @@ public interface CompletionNotifier {
     void end(Queue queue);
 
     /**
-     * {@code queue} stops using this strategy: make every decision still owed now. The default makes one
-     * decision, which is all any strategy can owe.
+     * {@code queue} stops using this strategy: make every decision still owed now and send an owed
+     * notification. The default makes one decision, which also sends what is owed.
      */
     default void detach(Queue queue) {
         queue.notifyIfNeeded();
@@ -64,12 +65,26 @@ public interface CompletionNotifier {
         /**
          * Decides whether the driver wants a used-buffer notification for the buffers pushed since the
          * last decision (VIRTIO 1.2 section 2.7.7.2: with EVENT_IDX by {@code used_event}, else by the
-         * NO_INTERRUPT flag) and sends it when so. Does nothing and returns false when nothing was pushed
-         * since the last decision.
+         * NO_INTERRUPT flag) and sends it when so, or when a notification is owed ({@link #notificationWanted()}).
+         * Without pushed buffers it makes no decision and only sends an owed notification.
          *
          * @return true when a notification was sent
          */
         boolean notifyIfNeeded();
+
+        /**
+         * Decides, as {@link #notifyIfNeeded()} does, for the buffers pushed since the last decision, but does
+         * not send: the notification, when wanted, is owed until {@link #sendNotification()} (or
+         * {@link #notifyIfNeeded()}) sends it. Several wanted decisions owe one notification. This is QEMU's
+         * {@code virtio_notify_irqfd()} since seed 002's series: {@code virtio_should_notify()} per completion,
+         * the irqfd write deferred with {@code defer_call()} and deduplicated.
+         *
+         * @return true when a notification is owed after this decision (this one or an earlier one wanted it)
+         */
+        boolean notificationWanted();
+
+        /** Sends the notification owed by earlier {@link #notificationWanted()} decisions, if one is owed. */
+        void sendNotification();
 
         /** The strategy's per-queue state; {@code null} until set, cleared when the strategy changes. */
         Object attachment();

@@ -20,7 +20,8 @@ import java.util.List;
  *     avail_event, section 2.7.10) or batched under one notification.
  * @param interruptsSent used-buffer notifications sent
  * @param interruptsSuppressed decisions that sent no notification because the driver did not want one
- *     (NO_INTERRUPT or used_event, section 2.7.7.2)
+ *     (NO_INTERRUPT or used_event, section 2.7.7.2), or whose wanted notification was already owed and
+ *     goes out with it (a strategy that defers sends, defer-call): sent plus suppressed is the decisions
  * @param batches completion batches (a strategy's begin/end bracket with at least one used buffer)
  * @param batchHistogram batches by used buffers per batch, buckets {@link #BATCH_BUCKETS}
  * @param inFlight requests taken and not yet completed, now

@@ -36,6 +36,8 @@ final class QueueChannel implements CompletionNotifier.Queue {
     private CompletionNotifier strategy = ImmediateNotifier.INSTANCE;
     private Object attachment;
     private int pendingUsed;
+    /** A {@link #notificationWanted()} decision wanted a notification that has not been sent yet. */
+    private boolean owed;
     private boolean inBatch;
     private int batchSize;
     /** A switch was asked for; re-resolve at the next safe point. */
@@ -130,18 +132,54 @@ final class QueueChannel implements CompletionNotifier.Queue {
 
     @Override
     public boolean notifyIfNeeded() {
+        if (closed) {
+            return false;
+        }
+        if (pendingUsed > 0) {
+            pendingUsed = 0;
+            publisher.run();
+            if (queue.needsNotification()) {
+                owed = false;
+                send();
+                return true;
+            }
+            stats.interruptsSuppressed.increment();
+        }
+        if (owed) { // a deferred decision's notification: the used index it covers is published already
+            owed = false;
+            send();
+            return true;
+        }
+        return false;
+    }
+
+    @Override
+    public boolean notificationWanted() {
         if (closed || pendingUsed == 0) {
             return false;
         }
         pendingUsed = 0;
-        publisher.run();
-        if (queue.needsNotification()) {
-            signals.usedBuffer(queue.index());
-            stats.interruptsSent.increment();
+        publisher.run(); // the used index first: the decision reads used_event after it (2.7.7.2)
+        if (queue.needsNotification() && !owed) {
+            owed = true;
             return true;
         }
+        // Not wanted, or wanted while one is owed already: that one notification covers this buffer too.
         stats.interruptsSuppressed.increment();
-        return false;
+        return owed;
+    }
+
+    @Override
+    public void sendNotification() {
+        if (owed && !closed) {
+            owed = false;
+            send();
+        }
+    }
+
+    private void send() {
+        signals.usedBuffer(queue.index());
+        stats.interruptsSent.increment();
     }
 
     /** A used buffer was pushed: opens the batch when it is the first, then tells the strategy. */

@@ -7,9 +7,16 @@ import org.osgi.service.component.annotations.Component;
 
 /**
  * Completion batching with QEMU's {@code defer_call()} (seed 002): {@link #begin}/{@link #end} nest per
- * thread; a notification wanted inside is deferred, deduplicated per queue, and decided once when the
- * thread's outermost {@link #end} runs. Outside any bracket a used buffer is decided on at once, like
+ * thread; inside them each used buffer is decided on at once ({@link Queue#notificationWanted()}, QEMU's
+ * {@code virtio_should_notify()} per completion in {@code virtio_notify_irqfd()}), and the notification it
+ * wants is deferred, deduplicated per queue, and sent once when the thread's outermost {@link #end} runs (the
+ * deferred irqfd write). Outside any bracket a used buffer is decided on and notified at once, like
  * {@code defer_call()} runs its function immediately when no section is open.
+ *
+ * <p>Deciding per buffer, not once at the end, matters with EVENT_IDX: a driver that re-enables callbacks
+ * ({@code used_event}) in the middle of the batch after consuming what was pushed so far wants no
+ * notification for the buffers pushed before, and gets one only if a later buffer crosses its
+ * {@code used_event} (VIRTIO 1.2 section 2.7.7.2).
  *
  * <p>All calls of one thread's sections happen on that thread (the device's I/O thread), so the state is a
  * per-thread depth and list, with no locking.
@@ -27,7 +34,7 @@ public final class DeferCallNotifier implements CompletionNotifier {
         }
     };
 
-    /** One thread's open sections and the queues whose decision waits for the outermost end. */
+    /** One thread's open sections and the queues whose notification waits for the outermost end. */
     private static final class Sections {
         int depth;
         List<Queue> deferred = new ArrayList<>();
@@ -47,7 +54,7 @@ public final class DeferCallNotifier implements CompletionNotifier {
         Sections s = sections.get();
         if (s.depth == 0) {
             queue.notifyIfNeeded();
-        } else if (queue.attachment() != DEFERRED) {
+        } else if (queue.notificationWanted() && queue.attachment() != DEFERRED) {
             queue.attach(DEFERRED);
             s.deferred.add(queue);
         }
@@ -62,8 +69,8 @@ public final class DeferCallNotifier implements CompletionNotifier {
         if (--s.depth > 0) {
             return;
         }
-        // The outermost end: one decision per deferred queue. A decision may run device code that opens a
-        // new section on this thread; it starts from the emptied list.
+        // The outermost end: one send per queue that owes a notification. A send may run device code that
+        // opens a new section on this thread; it starts from the emptied list.
         List<Queue> due = s.deferred;
         s.deferred = s.spare != null ? s.spare : new ArrayList<>(); // a nested end while draining: a new list
         s.spare = null;
@@ -71,14 +78,14 @@ public final class DeferCallNotifier implements CompletionNotifier {
             Queue q = due.get(i);
             if (q.attachment() == DEFERRED) {
                 q.attach(null);
-                q.notifyIfNeeded();
+                q.sendNotification();
             }
         }
         due.clear();
         s.spare = due;
     }
 
-    /** Leaving a queue in the middle of another queue's section: decide for it now. */
+    /** Leaving a queue in the middle of another queue's section: decide for it and send what it owes now. */
     @Override
     public void detach(Queue queue) {
         if (queue.attachment() == DEFERRED) {

@@ -2,12 +2,17 @@ package io.kickplug.batching;
 
 import io.kickplug.virtio.testkit.InlineIoThread;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** defer-call (seed 002): one decision per queue per outermost section, none inside. */
+/**
+ * defer-call (seed 002): a decision per used buffer (QEMU's {@code virtio_should_notify()} per completion), the
+ * notification it wants sent once per queue at the outermost section's end (the deferred irqfd write).
+ */
 class DeferCallNotifierTest {
 
     private final InlineIoThread loop = InlineIoThread.manual();
@@ -19,12 +24,60 @@ class DeferCallNotifierTest {
         deferCall.begin(q);
         for (int i = 0; i < 64; i++) {
             q.push(deferCall);
-            assertEquals(0, q.decisions.size(), "decided inside the section after " + (i + 1));
+            assertEquals(i + 1, q.decisions.size(), "a decision per used buffer");
+            assertEquals(0, q.sent, "sent inside the section after " + (i + 1));
         }
         deferCall.end(q);
         assertEquals(1, q.sent);
-        assertEquals(List.of(64), q.covered);
+        assertEquals(64, q.covered.size());
         assertEquals(0, deferCall.depth());
+    }
+
+    // 2.7.7.2 with EVENT_IDX, decided per buffer: the driver polls the used ring during the batch and re-arms
+    // used_event at what it consumed; the buffers pushed before its re-arm owe nothing, a later one that
+    // crosses used_event does. One decision over the whole batch at its end would have notified for them.
+    @Test
+    void aDriverThatReArmsMidBatchGetsNoNotificationForWhatItAlreadyConsumed() {
+        FakeQueue q = new FakeQueue(0, loop);
+        q.usedEvent = 0; // wants entry 0
+        q.batch(deferCall, 1);
+        assertEquals(1, q.sent);
+        q.usedEvent = 0xffff; // callbacks off while it processes: used_event far behind
+
+        deferCall.begin(q);
+        for (int i = 0; i < 6; i++) {
+            q.push(deferCall); // used index 2..7
+        }
+        q.usedEvent = 5; // consumed entries up to 4, re-armed for entry 5, which it already sees published
+        q.push(deferCall); // used index 8: entry 7, used_event 5 is behind this decision's range [7, 8)
+        deferCall.end(q);
+        assertEquals(1, q.sent, "nothing owed: each decision's range missed used_event");
+
+        deferCall.begin(q);
+        q.usedEvent = 9; // wants entry 9
+        q.push(deferCall); // entry 8
+        assertFalse(q.owed());
+        q.push(deferCall); // entry 9 crosses used_event
+        assertTrue(q.owed());
+        q.push(deferCall);
+        deferCall.end(q);
+        assertEquals(2, q.sent);
+        assertFalse(q.owed());
+    }
+
+    @Test
+    void theDeferredSendIsOnePerQueueHoweverManyDecisionsWantedIt() {
+        FakeQueue q = new FakeQueue(0, loop);
+        deferCall.begin(q);
+        deferCall.begin(q); // nested
+        for (int i = 0; i < 5; i++) {
+            q.push(deferCall);
+        }
+        deferCall.end(q);
+        assertEquals(0, q.sent, "an inner end sends nothing");
+        deferCall.end(q);
+        assertEquals(1, q.sent);
+        assertEquals(5, q.decisions.size());
     }
 
     @Test
@@ -38,10 +91,12 @@ class DeferCallNotifierTest {
             b.push(deferCall);
         }
         deferCall.end(a);
-        assertEquals(0, a.decisions.size() + b.decisions.size());
+        assertEquals(0, a.sent + b.sent);
         deferCall.end(b);
-        assertEquals(List.of(3), a.covered);
-        assertEquals(List.of(3), b.covered);
+        assertEquals(List.of(1, 1, 1), a.covered);
+        assertEquals(List.of(1, 1, 1), b.covered);
+        assertEquals(1, a.sent);
+        assertEquals(1, b.sent);
     }
 
     @Test
@@ -57,7 +112,7 @@ class DeferCallNotifierTest {
         FakeQueue q = new FakeQueue(0, loop);
         q.suppress = true;
         q.batch(deferCall, 8);
-        assertEquals(1, q.decisions.size());
+        assertEquals(8, q.decisions.size());
         assertEquals(0, q.sent);
     }
 
@@ -70,11 +125,15 @@ class DeferCallNotifierTest {
         a.push(deferCall);
         b.push(deferCall);
         deferCall.end(a);
+        assertEquals(0, a.sent);
         deferCall.detach(a); // a's batch is closed: a safe point for a, while b's section is open
+        assertEquals(1, a.sent, "detach sends what a owes");
         assertEquals(List.of(1), a.covered);
         deferCall.end(b);
+        assertEquals(1, a.sent, "and only once");
         assertEquals(List.of(1), a.covered);
         assertEquals(List.of(1), b.covered);
+        assertEquals(1, b.sent);
     }
 
     @Test

@@ -8,8 +8,9 @@ import java.util.function.LongSupplier;
 
 /**
  * A queue as a strategy sees it, with the device's bookkeeping: used buffers pushed since the last decision,
- * and a record of the decisions (with the loop iteration each happened in). The driver wants every
- * notification unless {@link #suppress} is set.
+ * a notification owed by a deferred decision, and a record of the decisions (with the loop iteration each
+ * happened in). The driver wants every notification unless {@link #suppress} is set; with {@link #usedEvent}
+ * set, it wants them by EVENT_IDX's rule instead (VIRTIO 1.2 section 2.7.7.2).
  */
 final class FakeQueue implements CompletionNotifier.Queue {
 
@@ -18,7 +19,13 @@ final class FakeQueue implements CompletionNotifier.Queue {
     private final LongSupplier iteration;
     private int pending;
     private Object attachment;
+    private boolean owed;
     boolean suppress;
+    /** EVENT_IDX: the driver's used_event (a 16-bit ring index), or null for the NO_INTERRUPT flag model. */
+    Integer usedEvent;
+    /** EVENT_IDX: the used index the device has published, and the one its last decision covered. */
+    int usedIdx;
+    private int signalled;
     int pushed;
     int sent;
     /** Per decision: the loop iteration it happened in. */
@@ -36,6 +43,7 @@ final class FakeQueue implements CompletionNotifier.Queue {
     void push(CompletionNotifier strategy) {
         pending++;
         pushed++;
+        usedIdx = (usedIdx + 1) & 0xffff;
         strategy.usedBufferPushed(this);
     }
 
@@ -68,19 +76,54 @@ final class FakeQueue implements CompletionNotifier.Queue {
         return pending;
     }
 
-    @Override
-    public synchronized boolean notifyIfNeeded() {
-        if (pending == 0) {
-            return false;
-        }
+    /** One decision for the buffers pushed since the last: does the driver want a notification? */
+    private boolean decide() {
         decisions.add(iteration.getAsLong());
         covered.add(pending);
         pending = 0;
-        if (suppress) {
+        if (usedEvent == null) {
+            return !suppress;
+        }
+        int old = signalled;
+        signalled = usedIdx;
+        // vring_need_event: the used index moved past used_event since the last decision (2.7.7.2)
+        return ((usedIdx - usedEvent - 1) & 0xffff) < ((usedIdx - old) & 0xffff);
+    }
+
+    @Override
+    public synchronized boolean notifyIfNeeded() {
+        if (pending > 0 && decide()) {
+            owed = false;
+            sent++;
+            return true;
+        }
+        boolean wasOwed = owed;
+        sendNotification();
+        return wasOwed;
+    }
+
+    @Override
+    public synchronized boolean notificationWanted() {
+        if (pending == 0) {
             return false;
         }
-        sent++;
-        return true;
+        if (decide() && !owed) {
+            owed = true;
+            return true;
+        }
+        return owed;
+    }
+
+    @Override
+    public synchronized void sendNotification() {
+        if (owed) {
+            owed = false;
+            sent++;
+        }
+    }
+
+    boolean owed() {
+        return owed;
     }
 
     @Override

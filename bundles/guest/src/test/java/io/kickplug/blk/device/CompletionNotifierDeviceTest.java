@@ -188,6 +188,71 @@ class CompletionNotifierDeviceTest {
         assertEquals(3, counters().switches());
     }
 
+    /** Decides per used buffer without sending (defer-call's half inside a section); sends at the end if told. */
+    private static final class DecideNow implements CompletionNotifier {
+        private final boolean sendAtEnd;
+
+        DecideNow(boolean sendAtEnd) {
+            this.sendAtEnd = sendAtEnd;
+        }
+
+        @Override
+        public void begin(Queue queue) {
+        }
+
+        @Override
+        public void usedBufferPushed(Queue queue) {
+            queue.notificationWanted();
+        }
+
+        @Override
+        public void end(Queue queue) {
+            if (sendAtEnd) {
+                queue.sendNotification();
+            }
+        }
+    }
+
+    // 2.7.7.2 without EVENT_IDX, NO_INTERRUPT clear: every decision wants a notification; those of one batch
+    // owe one, sent at its end; the others count as suppressed, so sent plus suppressed is the decisions.
+    @Test
+    void decisionsPerBufferOweOneNotificationPerBatch() throws Exception {
+        start(ALL & ~VirtioFeatures.RING_EVENT_IDX);
+        notifiers.add("per-buffer", new DecideNow(true), 0, 1);
+        rig.device.setStrategy("per-buffer", -1).forEach(latch -> awaitLatch(latch));
+        addWrites(8);
+        kick();
+        awaitCompleted(8);
+        QueueCounters c = counters();
+        assertTrue(c.batches() >= 1 && c.batches() <= 8, "batches " + c.batches());
+        assertEquals(c.batches(), c.interruptsSent(), "one notification per batch");
+        assertEquals(8 - c.batches(), c.interruptsSuppressed());
+        for (int i = 0; i < 8; i++) {
+            assertTrue(guest.awaitUsed(0, TIMEOUT) != null, "used buffer " + i);
+        }
+    }
+
+    // The contract: an owed notification is sent when the strategy leaves, however long it was owed.
+    @Test
+    void anOwedNotificationIsSentWhenItsStrategyLeaves() throws Exception {
+        start(ALL & ~VirtioFeatures.RING_EVENT_IDX);
+        DecideNow neverSends = new DecideNow(false);
+        notifiers.add("owes", neverSends, 0, 1);
+        rig.device.setStrategy("owes", -1).forEach(latch -> awaitLatch(latch));
+        addWrites(4);
+        kick();
+        // the first decision owes the notification, the three after it are covered by it
+        await(() -> counters().requests() == 4 && counters().inFlight() == 0
+                && counters().interruptsSuppressed() == 3, "4 completions and their decisions");
+        assertEquals(0, counters().interruptsSent());
+        assertEquals(0, guest.interruptStatus());
+
+        notifiers.remove(neverSends); // returns once the queue has left the strategy
+        assertEquals(1, counters().interruptsSent());
+        assertEquals(3, counters().interruptsSuppressed());
+        assertTrue(guest.interruptStatus() != 0, "the owed interrupt reached the driver");
+    }
+
     @Test
     void strategyConfiguredBeforeActivationAndBadNames() {
         start(ALL);
