@@ -63,16 +63,16 @@ final class QueueChannel implements CompletionNotifier.Queue {
         this.context = context;
         this.stats = stats;
         this.registry = registry;
-        resolve(false); // before the I/O thread sees the channel: the activation starts with the configured one
+        resolve(stats.configured, false); // before the I/O thread sees the channel: the activation starts with the configured one
     }
 
     /**
-     * Sets the strategy the configured name resolves to (or the fallback); true when it changed. A counted
-     * switch is added to the counters before the new name is published, so a reader that sees the new name
-     * also sees the switch counted (the name is the volatile write that publishes both).
+     * Sets the strategy that {@code wanted} (a configured name read once by the caller) resolves to, or the
+     * fallback; true when it changed. A counted switch is added to the counters before the new name is
+     * published, so a reader that sees the new name also sees the switch counted (the name is the volatile
+     * write that publishes both).
      */
-    private boolean resolve(boolean countSwitch) {
-        String wanted = stats.configured;
+    private boolean resolve(String wanted, boolean countSwitch) {
         CompletionNotifier next = registry.resolve(wanted);
         String name = wanted;
         if (next == null) {
@@ -238,7 +238,7 @@ final class QueueChannel implements CompletionNotifier.Queue {
         }
         switchPending = true;
         if (closed) {
-            release();
+            closedAnswer();
         } else {
             context.post(this::applySwitchIfPending);
         }
@@ -258,36 +258,52 @@ final class QueueChannel implements CompletionNotifier.Queue {
             return;
         }
         switchPending = false;
+        // Only the callers that asked before the configuration is read below are answered by this resolution:
+        // each wrote its configured name before it registered (requestSwitch), so this read sees it. One that
+        // registers after the snapshot set switchPending after it, and the resolution its post runs answers it.
+        // (Answering every waiter here answered a caller whose name was written after the read, with the old
+        // strategy still in use: SwapUnderLoadTest, a switch right after a strategy service came back.)
+        List<CountDownLatch> answered = takeWaiting();
         if (!closed) {
+            String wanted = stats.configured;
             CompletionNotifier leaving = strategy;
-            CompletionNotifier target = registry.resolve(stats.configured);
+            CompletionNotifier target = registry.resolve(wanted);
             if ((target == null ? ImmediateNotifier.INSTANCE : target) != leaving) {
                 call(() -> leaving.detach(this));
                 notifyIfNeeded(); // whatever the leaving strategy did not decide
                 attachment = null;
-                if (resolve(true)) {
+                if (resolve(wanted, true)) {
                     LOG.log(Level.DEBUG, () -> "disk " + disk + " queue " + queue.index() + ": notifier " + leaving
                             + " -> " + stats.inUse);
                 }
             }
         }
-        release();
+        answered.forEach(CountDownLatch::countDown);
     }
 
-    private void release() {
+    private List<CountDownLatch> takeWaiting() {
         synchronized (waitingLock) {
-            waiting.forEach(CountDownLatch::countDown);
+            List<CountDownLatch> taken = List.copyOf(waiting);
             waiting.clear();
+            return taken;
         }
     }
 
     /** The activation stops: no more decisions, switches or strategy calls. Any thread. */
     void close() {
         closed = true;
-        // The next activation starts with what the configured name resolves to: show that before anyone
-        // waiting for a switch is released.
-        stats.inUse = registry.resolve(stats.configured) != null ? stats.configured : CompletionNotifier.IMMEDIATE;
-        release();
+        closedAnswer();
+    }
+
+    /**
+     * After close: the next activation starts with what the configured name resolves to; shows that, read
+     * after the waiters were taken (as in {@link #applySwitch}), then answers them.
+     */
+    private void closedAnswer() {
+        List<CountDownLatch> answered = takeWaiting();
+        String wanted = stats.configured;
+        stats.inUse = registry.resolve(wanted) != null ? wanted : CompletionNotifier.IMMEDIATE;
+        answered.forEach(CountDownLatch::countDown);
     }
 
     /** A strategy that throws is a bug in its bundle: log it, fall back, and decide now. */

@@ -253,6 +253,73 @@ class CompletionNotifierDeviceTest {
         assertTrue(guest.interruptStatus() != 0, "the owed interrupt reached the driver");
     }
 
+    /**
+     * A strategy whose detach runs {@code onDetach} once, on the I/O thread, in the middle of the switch that
+     * leaves it (after the switch has read the configured name).
+     */
+    private static final class LeaveHook implements CompletionNotifier {
+        volatile Runnable onDetach;
+
+        @Override
+        public void begin(Queue queue) {
+        }
+
+        @Override
+        public void usedBufferPushed(Queue queue) {
+        }
+
+        @Override
+        public void end(Queue queue) {
+        }
+
+        @Override
+        public void detach(Queue queue) {
+            Runnable hook = onDetach;
+            onDetach = null;
+            if (hook != null) {
+                hook.run();
+            }
+            CompletionNotifier.super.detach(queue);
+        }
+    }
+
+    // A caller's switch is answered only by a resolution that read its configured name: one asked for while
+    // another switch of the queue is resolving waits for the next (SwapUnderLoadTest's "did not switch in
+    // time", a switch right after a strategy service was re-added, answered with the strategy it left).
+    @Test
+    void aSwitchAskedForDuringAnotherIsAnsweredByItsOwnResolution() throws Exception {
+        start(ALL & ~VirtioFeatures.RING_EVENT_IDX);
+        LeaveHook first = new LeaveHook();
+        LeaveHook second = new LeaveHook();
+        notifiers.add("first", first, 0, 1);
+        notifiers.add("second", second, 0, 2);
+        rig.device.setStrategy("first", -1).forEach(latch -> awaitLatch(latch));
+        assertEquals("first", counters().strategy());
+
+        List<java.util.concurrent.CountDownLatch> late = new java.util.concurrent.CopyOnWriteArrayList<>();
+        long[] lateCountWhenLeavingSecond = {-1};
+        // On the I/O thread, inside the switch to "second" (after it read the configured name): another caller
+        // configures "immediate" and asks for its switch, from its own thread.
+        first.onDetach = () -> {
+            Thread caller = new Thread(() -> late.addAll(rig.device.setStrategy(CompletionNotifier.IMMEDIATE, 0)));
+            caller.start();
+            try {
+                caller.join();
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        };
+        // The late caller's own resolution leaves "second": it must still be waiting then.
+        second.onDetach = () -> lateCountWhenLeavingSecond[0] = late.get(0).getCount();
+        rig.device.setStrategy("second", 0).forEach(latch -> awaitLatch(latch));
+        assertEquals(1, late.size());
+        awaitLatch(late.get(0));
+        assertEquals(1, lateCountWhenLeavingSecond[0],
+                "the late caller was answered by the switch that read the configuration before it asked");
+        assertEquals(CompletionNotifier.IMMEDIATE, counters().strategy());
+        assertEquals(3, counters().switches());
+    }
+
     @Test
     void strategyConfiguredBeforeActivationAndBadNames() {
         start(ALL);
