@@ -136,21 +136,15 @@ final class QueueChannel implements CompletionNotifier.Queue {
             return false;
         }
         if (pendingUsed > 0) {
-            pendingUsed = 0;
-            publisher.run();
-            if (queue.needsNotification()) {
-                owed = false;
-                send();
-                return true;
-            }
-            stats.interruptsSuppressed.increment();
+            decide();
         }
-        if (owed) { // a deferred decision's notification: the used index it covers is published already
-            owed = false;
-            send();
-            return true;
+        if (!owed) {
+            return false;
         }
-        return false;
+        // This decision's notification, or an earlier deferred one's: the used index it covers is published.
+        owed = false;
+        send();
+        return true;
     }
 
     @Override
@@ -158,13 +152,24 @@ final class QueueChannel implements CompletionNotifier.Queue {
         if (closed || pendingUsed == 0) {
             return false;
         }
+        return decide();
+    }
+
+    /**
+     * One decision for the used buffers pushed since the last: publishes the used index, then asks the ring
+     * (VIRTIO 1.2 section 2.7.7.2: the used index first, the decision reads used_event after it). A wanted
+     * notification is owed until sent; one wanted while another is owed is covered by it and, like one not
+     * wanted, counted as suppressed, so sent plus suppressed is the number of decisions.
+     *
+     * @return whether a notification is owed now
+     */
+    private boolean decide() {
         pendingUsed = 0;
-        publisher.run(); // the used index first: the decision reads used_event after it (2.7.7.2)
+        publisher.run();
         if (queue.needsNotification() && !owed) {
             owed = true;
             return true;
         }
-        // Not wanted, or wanted while one is owed already: that one notification covers this buffer too.
         stats.interruptsSuppressed.increment();
         return owed;
     }

@@ -232,6 +232,47 @@ class CompletionNotifierDeviceTest {
         }
     }
 
+    /** Decides through notificationWanted and notifyIfNeeded in turn, per used buffer; sends what is owed at the end. */
+    private static final class Alternate implements CompletionNotifier {
+        private int pushed;
+
+        @Override
+        public void begin(Queue queue) {
+        }
+
+        @Override
+        public void usedBufferPushed(Queue queue) {
+            if (pushed++ % 2 == 0) {
+                queue.notificationWanted();
+            } else {
+                queue.notifyIfNeeded();
+            }
+        }
+
+        @Override
+        public void end(Queue queue) {
+            queue.sendNotification();
+        }
+    }
+
+    // 2.7.7.2 without EVENT_IDX, NO_INTERRUPT clear: every decision wants a notification. A notifyIfNeeded
+    // decision that finds one owed sends that one for both, and the other counts as suppressed: sent plus
+    // suppressed is the number of decisions, however a strategy mixes the two calls.
+    @Test
+    void anImmediateDecisionAfterADeferredOneSendsOnceAndCountsBoth() throws Exception {
+        start(ALL & ~VirtioFeatures.RING_EVENT_IDX);
+        notifiers.add("alternate", new Alternate(), 0, 1);
+        rig.device.setStrategy("alternate", -1).forEach(latch -> awaitLatch(latch));
+        addWrites(8);
+        kick();
+        awaitCompleted(8); // sent + suppressed == 8
+        QueueCounters c = counters();
+        assertTrue(c.interruptsSent() >= 4 && c.interruptsSent() <= 8, "sent " + c.interruptsSent());
+        for (int i = 0; i < 8; i++) {
+            assertTrue(guest.awaitUsed(0, TIMEOUT) != null, "used buffer " + i);
+        }
+    }
+
     // The contract: an owed notification is sent when the strategy leaves, however long it was owed.
     @Test
     void anOwedNotificationIsSentWhenItsStrategyLeaves() throws Exception {
