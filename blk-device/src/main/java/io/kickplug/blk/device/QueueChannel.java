@@ -63,7 +63,8 @@ final class QueueChannel implements CompletionNotifier.Queue {
         this.context = context;
         this.stats = stats;
         this.registry = registry;
-        resolve(stats.configured, false); // before the I/O thread sees the channel: the activation starts with the configured one
+        // Before the I/O thread sees the channel: the activation starts with the configured one.
+        resolve(stats.configured, false);
     }
 
     /**

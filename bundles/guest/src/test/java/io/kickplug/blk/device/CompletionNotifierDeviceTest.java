@@ -232,7 +232,7 @@ class CompletionNotifierDeviceTest {
         }
     }
 
-    /** Decides through notificationWanted and notifyIfNeeded in turn, per used buffer; sends what is owed at the end. */
+    /** Decides through notificationWanted and notifyIfNeeded in turn, per used buffer; sends what is owed at end. */
     private static final class Alternate implements CompletionNotifier {
         private int pushed;
 
