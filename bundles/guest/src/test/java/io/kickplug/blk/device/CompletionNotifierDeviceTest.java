@@ -135,9 +135,13 @@ class CompletionNotifierDeviceTest {
         assertEquals(7, counters().interruptsSuppressed());
     }
 
-    /** A strategy that never decides on its own: everything it holds is owed at detach. */
+    /**
+     * A strategy that never decides on its own: everything it holds is owed at detach. Its detach runs
+     * {@code onDetach} once, on the I/O thread, in the middle of the switch that leaves it.
+     */
     private static final class Hold implements CompletionNotifier {
         final AtomicInteger detached = new AtomicInteger();
+        volatile Runnable onDetach;
 
         @Override
         public void begin(Queue queue) {
@@ -154,6 +158,11 @@ class CompletionNotifierDeviceTest {
         @Override
         public void detach(Queue queue) {
             detached.incrementAndGet();
+            Runnable hook = onDetach;
+            onDetach = null;
+            if (hook != null) {
+                hook.run();
+            }
             CompletionNotifier.super.detach(queue);
         }
     }
@@ -191,9 +200,17 @@ class CompletionNotifierDeviceTest {
     /** Decides per used buffer without sending (defer-call's half inside a section); sends at the end if told. */
     private static final class DecideNow implements CompletionNotifier {
         private final boolean sendAtEnd;
+        /** Every other decision through notifyIfNeeded, which sends at once. */
+        private final boolean alternate;
+        private int pushed;
 
         DecideNow(boolean sendAtEnd) {
+            this(sendAtEnd, false);
+        }
+
+        DecideNow(boolean sendAtEnd, boolean alternate) {
             this.sendAtEnd = sendAtEnd;
+            this.alternate = alternate;
         }
 
         @Override
@@ -202,7 +219,11 @@ class CompletionNotifierDeviceTest {
 
         @Override
         public void usedBufferPushed(Queue queue) {
-            queue.notificationWanted();
+            if (alternate && pushed++ % 2 == 1) {
+                queue.notifyIfNeeded();
+            } else {
+                queue.notificationWanted();
+            }
         }
 
         @Override
@@ -232,36 +253,13 @@ class CompletionNotifierDeviceTest {
         }
     }
 
-    /** Decides through notificationWanted and notifyIfNeeded in turn, per used buffer; sends what is owed at end. */
-    private static final class Alternate implements CompletionNotifier {
-        private int pushed;
-
-        @Override
-        public void begin(Queue queue) {
-        }
-
-        @Override
-        public void usedBufferPushed(Queue queue) {
-            if (pushed++ % 2 == 0) {
-                queue.notificationWanted();
-            } else {
-                queue.notifyIfNeeded();
-            }
-        }
-
-        @Override
-        public void end(Queue queue) {
-            queue.sendNotification();
-        }
-    }
-
     // 2.7.7.2 without EVENT_IDX, NO_INTERRUPT clear: every decision wants a notification. A notifyIfNeeded
     // decision that finds one owed sends that one for both, and the other counts as suppressed: sent plus
     // suppressed is the number of decisions, however a strategy mixes the two calls.
     @Test
     void anImmediateDecisionAfterADeferredOneSendsOnceAndCountsBoth() throws Exception {
         start(ALL & ~VirtioFeatures.RING_EVENT_IDX);
-        notifiers.add("alternate", new Alternate(), 0, 1);
+        notifiers.add("alternate", new DecideNow(true, true), 0, 1);
         rig.device.setStrategy("alternate", -1).forEach(latch -> awaitLatch(latch));
         addWrites(8);
         kick();
@@ -294,44 +292,14 @@ class CompletionNotifierDeviceTest {
         assertTrue(guest.interruptStatus() != 0, "the owed interrupt reached the driver");
     }
 
-    /**
-     * A strategy whose detach runs {@code onDetach} once, on the I/O thread, in the middle of the switch that
-     * leaves it (after the switch has read the configured name).
-     */
-    private static final class LeaveHook implements CompletionNotifier {
-        volatile Runnable onDetach;
-
-        @Override
-        public void begin(Queue queue) {
-        }
-
-        @Override
-        public void usedBufferPushed(Queue queue) {
-        }
-
-        @Override
-        public void end(Queue queue) {
-        }
-
-        @Override
-        public void detach(Queue queue) {
-            Runnable hook = onDetach;
-            onDetach = null;
-            if (hook != null) {
-                hook.run();
-            }
-            CompletionNotifier.super.detach(queue);
-        }
-    }
-
     // A caller's switch is answered only by a resolution that read its configured name: one asked for while
     // another switch of the queue is resolving waits for the next (SwapUnderLoadTest's "did not switch in
     // time", a switch right after a strategy service was re-added, answered with the strategy it left).
     @Test
     void aSwitchAskedForDuringAnotherIsAnsweredByItsOwnResolution() throws Exception {
         start(ALL & ~VirtioFeatures.RING_EVENT_IDX);
-        LeaveHook first = new LeaveHook();
-        LeaveHook second = new LeaveHook();
+        Hold first = new Hold();
+        Hold second = new Hold();
         notifiers.add("first", first, 0, 1);
         notifiers.add("second", second, 0, 2);
         rig.device.setStrategy("first", -1).forEach(latch -> awaitLatch(latch));
