@@ -31,8 +31,11 @@ final class SwappableBackend implements AsyncBlockBackend {
     private final boolean fua;
     private volatile long size;
     private final Object lock = new Object();
-    /** The backend now, {@code null} while suspended. Under lock. */
-    private AsyncBlockBackend current;
+    /**
+     * The backend now, {@code null} while suspended. Written under lock; volatile for {@link #submit}'s check,
+     * after its hand-over, that the backend it submitted to is still the one the device's unplug reaches.
+     */
+    private volatile AsyncBlockBackend current;
     private boolean closed;
     /** The disk is being taken down: requests that would be held fail instead. Under lock. */
     private boolean failing;
@@ -77,6 +80,14 @@ final class SwappableBackend implements AsyncBlockBackend {
             io.complete(new IOException("disk " + disk + ": the backend is closed"));
         } else if (c != null) {
             b.submit(c);
+            // A backend that batches until unplug (NBD) may hold c. If a suspension took b away meanwhile, the
+            // device's unplug() reaches the next backend (or none), and suspend()'s own unplug of b may have come
+            // before c was in b's batch: c would wait there until suspend's timeout closed b and failed it. So
+            // whoever comes second unplugs b: suspend's unplug follows its volatile write of current, this read
+            // follows b.submit(c); one of the two sees the other.
+            if (current != b) {
+                b.unplug();
+            }
         }
     }
 

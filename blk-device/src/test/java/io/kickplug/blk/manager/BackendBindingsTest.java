@@ -32,11 +32,17 @@ import org.junit.jupiter.api.Test;
  */
 class BackendBindingsTest {
 
-    /** An asynchronous backend that keeps what it is given until the test completes it. */
+    /**
+     * An asynchronous backend that keeps what it is given until the test completes it; with
+     * {@link #answersAtUnplug}, a backend that batches until unplug (NBD) whose server answers at once.
+     */
     static final class HeldBackend implements AsyncBlockBackend {
         final ConcurrentLinkedQueue<BackendIo> submitted = new ConcurrentLinkedQueue<>();
         final AtomicInteger unplugs = new AtomicInteger();
         volatile boolean closed;
+        volatile boolean answersAtUnplug;
+        /** Runs in submit, before the request joins the batch. */
+        volatile Runnable beforeSubmit;
         final long size;
 
         HeldBackend(long size) {
@@ -45,6 +51,11 @@ class BackendBindingsTest {
 
         @Override
         public void submit(BackendIo io) {
+            Runnable hook = beforeSubmit;
+            if (hook != null) {
+                beforeSubmit = null;
+                hook.run();
+            }
             if (closed) {
                 io.complete(new IOException("closed"));
                 return;
@@ -55,6 +66,9 @@ class BackendBindingsTest {
         @Override
         public void unplug() {
             unplugs.incrementAndGet();
+            if (answersAtUnplug) {
+                completeAll();
+            }
         }
 
         /** Completes every request submitted so far; returns how many. */
@@ -210,6 +224,31 @@ class BackendBindingsTest {
         assertEquals(3, second.completeAll());
         assertTrue(late.stream().allMatch(BackendBindingsTest::completedOk));
         assertTrue(early.stream().allMatch(io -> io.completions.get() == 1), "nothing completed twice");
+    }
+
+    // RemoteBundlesSwapIT (flake hunt): the NBD bundle updated while the guest wrote, one request stuck in the old
+    // backend's batch for the suspension's 30 s, then failed. The device handed it over just before the
+    // suspension took the backend away and unplugged it, so it joined the batch after that unplug, and the
+    // device's own unplug went to the (absent) next backend.
+    @Test
+    void aRequestThatJoinsTheBatchAfterTheSuspensionsUnplugIsStillSent() throws Exception {
+        HeldBackend old = new HeldBackend(1 << 20);
+        old.answersAtUnplug = true;
+        SwappableBackend swappable = new SwappableBackend("n0", old);
+        Thread suspender = new Thread(() -> swappable.suspend(60_000));
+        old.beforeSubmit = () -> {
+            suspender.start();
+            Await.await(() -> old.unplugs.get() == 1, "the suspension's unplug");
+        };
+        RecordedIo io = io(BackendIo.Op.WRITE);
+        swappable.submit(io);
+        swappable.unplug(); // the device's end of batch reaches the current backend: none
+        Await.await(() -> io.completions.get() == 1, "the request sent and answered");
+        assertTrue(completedOk(io), "completed without error: " + io.error);
+        suspender.join(10_000);
+        assertFalse(suspender.isAlive(), "the suspension ended once nothing was in flight");
+        assertTrue(old.closed);
+        assertTrue(swappable.suspended());
     }
 
     @Test
