@@ -2,6 +2,7 @@ package io.kickplug.guest.virtio;
 
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.memory.MemoryLease;
 import io.kickplug.api.transport.GuestInterrupts;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.virtio.DeviceIds;
@@ -396,7 +397,15 @@ public final class VirtioBlkDriver implements AutoCloseable {
         // The guest keeps its memory: the returned device must see it (same shared pages).
         long cookie = System.nanoTime() ^ 0x5DEECE66DL;
         memory.writeU64(probeCell, cookie);
-        if (next.memory().readU64(probeCell) != cookie) {
+        boolean same;
+        // The returned device's memory is a mapping of its own, which its registry unmaps as soon as the disk goes
+        // again: it is read only under a lease (a read racing the unmap would crash the process with SIGSEGV; a
+        // released mapping refuses the lease with ReleasedMemoryException, and the recovery waits for the next
+        // device).
+        try (MemoryLease lease = next.memory().lease()) {
+            same = next.memory().readU64(probeCell) == cookie;
+        }
+        if (!same) {
             throw new NotTheSameDevice("the device of " + name + " came back with other guest memory;"
                     + " the guest's buffers are not there, so it cannot resume");
         }
