@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Flake hunt: runs the whole suite (mvn -B verify) N times, every second run with all CPUs saturated by a
-# background load, keeps each run's surefire/failsafe reports and lists every test that failed at least once.
+# background load, keeps each run's surefire/failsafe reports (and hs_err files) and lists every test that failed
+# at least once, or whose test JVM died (surefire's "Crashed tests").
 # Not part of the normal test command. See README "Testing".
 #
 #   scripts/flake-hunt.sh [-n RUNS] [-o DIR] [-l LOADERS] [-- MAVEN ARGS...]
@@ -69,6 +70,13 @@ failed_cases() {
     ' "$@"
 }
 
+# Prints each test class that surefire or failsafe lists under "Crashed tests:" in the Maven log given.
+crashed_classes() {
+    awk '/Crashed tests:/ { c = 1; next }
+         c && /^\[ERROR\] +[A-Za-z_][A-Za-z0-9_.$]* *$/ { print $2; next }
+         { c = 0 }' "$1" | sort -u
+}
+
 echo "flake hunt: $runs runs of mvn ${mvn_args[*]} in $root; output $out"
 for i in $(seq "$runs"); do
     load=idle
@@ -96,6 +104,15 @@ for i in $(seq "$runs"); do
             run_failed=$((run_failed + 1))
         done < <(failed_cases "$out/run-$i"/*.xml)
     fi
+    # A test JVM that died (a crash, System.exit) leaves no report for its class; surefire names it in the log,
+    # and the JVM may have left an hs_err file, which goes with the run's reports.
+    while read -r cls; do
+        printf '%s\t%s\t%s\t%s\t%s\n' "$i" "$load" "$cls" "(test JVM died)" "crash" >> "$failures"
+        run_failed=$((run_failed + 1))
+    done < <(crashed_classes "$out/run-$i.log")
+    find . -path ./target -prune -o -type f -name 'hs_err_pid*.log' -print | while read -r f; do
+        mv "$f" "$out/run-$i/$(echo "${f#./}" | tr '/' '_')"
+    done
     tests=$(cat "$out/run-$i"/*.xml 2>/dev/null | grep -c '<testcase ' || true)
     printf 'run %d (%s): mvn exit %d, %d s, %d report files, %d test cases, %d failed\n' \
         "$i" "$load" "$status" "$secs" "$n_reports" "$tests" "$run_failed" | tee -a "$out/runs.txt"
