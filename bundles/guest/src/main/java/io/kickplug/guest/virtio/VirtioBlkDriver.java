@@ -397,11 +397,11 @@ public final class VirtioBlkDriver implements AutoCloseable {
         // The guest keeps its memory: the returned device must see it (same shared pages).
         long cookie = System.nanoTime() ^ 0x5DEECE66DL;
         memory.writeU64(probeCell, cookie);
-        boolean same;
         // The returned device's memory is a mapping of its own, which its registry unmaps as soon as the disk goes
         // again: it is read only under a lease (a read racing the unmap would crash the process with SIGSEGV; a
         // released mapping refuses the lease with ReleasedMemoryException, and the recovery waits for the next
         // device).
+        boolean same;
         try (MemoryLease lease = next.memory().lease()) {
             same = next.memory().readU64(probeCell) == cookie;
         }

@@ -6,22 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.DiskException;
+import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.guest.DeviceRecovery;
-import io.kickplug.api.memory.MemoryLease;
-import io.kickplug.api.transport.GuestPort;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
-import java.util.Collections;
-import java.util.IdentityHashMap;
-import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.memory.MemoryLease;
 import io.kickplug.api.memory.ReleasedMemoryException;
+import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.blk.backend.MemoryBackendFactory;
 import io.kickplug.blk.manager.DiskRegistry;
@@ -32,10 +23,19 @@ import io.kickplug.virtio.ds.IoThreadFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -183,8 +183,7 @@ class MachineMemoryReleaseTest {
     }
 
     /** A live disk's registers with the given memory. */
-    private record PortWithMemory(GuestMemory memory, io.kickplug.api.transport.GuestPort live)
-            implements io.kickplug.api.transport.GuestPort {
+    private record PortWithMemory(GuestMemory memory, GuestPort live) implements GuestPort {
         @Override
         public io.kickplug.api.transport.TransportKind kind() {
             return live.kind();
