@@ -1,5 +1,6 @@
 package io.kickplug.shell;
 
+import io.kickplug.api.json.JsonText;
 import java.util.Iterator;
 import java.util.Locale;
 import java.util.Map;
@@ -25,7 +26,7 @@ public final class JsonOut {
         if (value == null) {
             sb.append("null");
         } else if (value instanceof String s) {
-            string(sb, s);
+            JsonText.appendQuoted(sb, s);
         } else if (value instanceof Boolean || value instanceof Integer || value instanceof Long
                 || value instanceof Short || value instanceof Byte) {
             sb.append(value);
@@ -38,7 +39,7 @@ public final class JsonOut {
             Iterator<? extends Map.Entry<?, ?>> it = map.entrySet().iterator();
             while (it.hasNext()) {
                 Map.Entry<?, ?> e = it.next();
-                string(sb, String.valueOf(e.getKey()));
+                JsonText.appendQuoted(sb, String.valueOf(e.getKey()));
                 sb.append(':');
                 write(sb, e.getValue());
                 if (it.hasNext()) {
@@ -58,29 +59,7 @@ public final class JsonOut {
             }
             sb.append(']');
         } else {
-            string(sb, value.toString());
+            JsonText.appendQuoted(sb, value.toString());
         }
-    }
-
-    private static void string(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                case '\n' -> sb.append("\\n");
-                case '\r' -> sb.append("\\r");
-                case '\t' -> sb.append("\\t");
-                default -> {
-                    if (c < 0x20 || c == 0x2028 || c == 0x2029) {
-                        sb.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
-        }
-        sb.append('"');
     }
 }

@@ -24,4 +24,11 @@ class JsonOutTest {
                 + "\"l\":[1,[]]}", JsonOut.write(m));
         assertEquals("[null]", JsonOut.write(Arrays.asList((Object) null)));
     }
+
+    /** RFC 8259 section 7: every control character escaped; U+2028/U+2029 too, so a literal never breaks a line. */
+    @Test
+    void escapesEveryControlCharacterAndTheUnicodeLineBreaks() {
+        assertEquals("[\"\\t\\r\\u001f\\u2028\\u2029\\u0000\u00e9\"]",
+                JsonOut.write(List.of("\t\r\u001f\u2028\u2029\u0000\u00e9")));
+    }
 }

@@ -1,5 +1,6 @@
 package io.kickplug.guest.bench;
 
+import io.kickplug.api.json.JsonText;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -80,11 +81,11 @@ public final class RealGuestFormat {
     /** The {@code "real_guest": {...}} member (no trailing comma). */
     static String json(RealGuestReport r) {
         StringBuilder out = new StringBuilder("  \"real_guest\": {\n");
-        out.append("    \"not_run\": ").append(SeedsJson.string(r.notRun())).append(",\n");
-        out.append("    \"qemu\": ").append(SeedsJson.string(r.qemu())).append(",\n");
-        out.append("    \"accel\": ").append(SeedsJson.string(r.accel())).append(",\n");
-        out.append("    \"kernel\": ").append(SeedsJson.string(r.kernel())).append(",\n");
-        out.append("    \"image\": ").append(SeedsJson.string(r.image())).append(",\n");
+        out.append("    \"not_run\": ").append(JsonText.quote(r.notRun())).append(",\n");
+        out.append("    \"qemu\": ").append(JsonText.quote(r.qemu())).append(",\n");
+        out.append("    \"accel\": ").append(JsonText.quote(r.accel())).append(",\n");
+        out.append("    \"kernel\": ").append(JsonText.quote(r.kernel())).append(",\n");
+        out.append("    \"image\": ").append(JsonText.quote(r.image())).append(",\n");
         out.append("    \"vcpus\": ").append(RealGuestReport.VCPUS).append(",\n");
         out.append("    \"runtime_s\": ").append(SeedsJson.number(r.runtimeNanos() / 1e9)).append(",\n");
         out.append("    \"rounds\": ").append(r.rounds()).append(",\n");
@@ -99,30 +100,30 @@ public final class RealGuestFormat {
                     .append(SeedsJson.number(l.loadAvgStart())).append(", \"loadavg_1min_end\": ")
                     .append(SeedsJson.number(l.loadAvgEnd())).append("},\n");
         }
-        out.append("    \"note\": ").append(SeedsJson.string(r.notRun() == null && "tcg".equals(r.accel())
+        out.append("    \"note\": ").append(JsonText.quote(r.notRun() == null && "tcg".equals(r.accel())
                 ? RealGuestBench.TCG_NOTE : null)).append(",\n");
         out.append("    \"seeds\": [");
         for (int i = 0; i < r.seeds().size(); i++) {
             RealGuestReport.Seed s = r.seeds().get(i);
             out.append(i == 0 ? "\n" : ",\n");
-            out.append("      {\"id\": ").append(SeedsJson.string(s.id()));
-            out.append(", \"title\": ").append(SeedsJson.string(s.title()));
-            out.append(", \"not_run\": ").append(SeedsJson.string(s.notRun()));
-            out.append(",\n       \"measured\": ").append(SeedsJson.string(s.measured()));
+            out.append("      {\"id\": ").append(JsonText.quote(s.id()));
+            out.append(", \"title\": ").append(JsonText.quote(s.title()));
+            out.append(", \"not_run\": ").append(JsonText.quote(s.notRun()));
+            out.append(",\n       \"measured\": ").append(JsonText.quote(s.measured()));
             out.append(",\n       \"measured_figures\": ").append(numbers(s.measuredFigures()));
             out.append(",\n       \"direction_matches\": ").append(s.directionMatches());
-            out.append(", \"verdict\": ").append(SeedsJson.string(s.verdict()));
+            out.append(", \"verdict\": ").append(JsonText.quote(s.verdict()));
             out.append(", \"magnitude_ratio\": ").append(SeedsJson.number(s.magnitudeRatio()));
             out.append(", \"within_2x\": ").append(s.withinTwoX());
             out.append(",\n       \"notes\": [");
             for (int n = 0; n < s.notes().size(); n++) {
-                out.append(n == 0 ? "" : ", ").append(SeedsJson.string(s.notes().get(n)));
+                out.append(n == 0 ? "" : ", ").append(JsonText.quote(s.notes().get(n)));
             }
             out.append("],\n       \"points\": [");
             for (int p = 0; p < s.points().size(); p++) {
                 SeedResult.Point pt = s.points().get(p);
                 out.append(p == 0 ? "\n" : ",\n");
-                out.append("         {\"label\": ").append(SeedsJson.string(pt.label()));
+                out.append("         {\"label\": ").append(JsonText.quote(pt.label()));
                 out.append(", \"params\": ").append(strings(pt.params(), r.accel()));
                 out.append(", \"figures\": ").append(numbers(pt.figures())).append('}');
             }
@@ -147,7 +148,7 @@ public final class RealGuestFormat {
         StringBuilder out = new StringBuilder("{");
         boolean first = true;
         for (Map.Entry<String, Double> e : map.entrySet()) {
-            out.append(first ? "" : ", ").append(SeedsJson.string(e.getKey())).append(": ")
+            out.append(first ? "" : ", ").append(JsonText.quote(e.getKey())).append(": ")
                     .append(SeedsJson.number(e.getValue()));
             first = false;
         }
@@ -157,9 +158,9 @@ public final class RealGuestFormat {
     private static String strings(Map<String, String> map, String accel) {
         StringBuilder out = new StringBuilder("{");
         for (Map.Entry<String, String> e : map.entrySet()) {
-            out.append(SeedsJson.string(e.getKey())).append(": ").append(SeedsJson.string(e.getValue())).append(", ");
+            out.append(JsonText.quote(e.getKey())).append(": ").append(JsonText.quote(e.getValue())).append(", ");
         }
-        return out.append("\"accel\": ").append(SeedsJson.string(accel)).append('}').toString();
+        return out.append("\"accel\": ").append(JsonText.quote(accel)).append('}').toString();
     }
 
     /** The HTML section: heading, per seed simulated and real-guest lines, a bar chart of IOPS and the points. */

@@ -1,5 +1,6 @@
 package io.kickplug.guest.bench;
 
+import io.kickplug.api.json.JsonText;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -23,7 +24,7 @@ public final class SeedsJson {
     public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String startedAt) {
         StringBuilder out = new StringBuilder();
         out.append("{\n  \"benchmark\": \"kp:bench seeds\",\n");
-        out.append("  \"started\": ").append(string(startedAt)).append(",\n");
+        out.append("  \"started\": ").append(JsonText.quote(startedAt)).append(",\n");
         out.append("  \"runtime_s\": ").append(number(runtimeNanos / 1e9)).append(",\n");
         out.append("  \"host_cpus\": ").append(load.cpus()).append(",\n");
         out.append("  \"host_load\": {\"busy_cores\": ").append(number(load.busyCores()))
@@ -37,27 +38,27 @@ public final class SeedsJson {
             SeedResult s = seeds.get(i);
             out.append(i == 0 ? "\n" : ",\n");
             out.append("    {\n");
-            out.append("      \"id\": ").append(string(s.id())).append(",\n");
-            out.append("      \"title\": ").append(string(s.title())).append(",\n");
-            out.append("      \"published\": ").append(string(s.published())).append(",\n");
+            out.append("      \"id\": ").append(JsonText.quote(s.id())).append(",\n");
+            out.append("      \"title\": ").append(JsonText.quote(s.title())).append(",\n");
+            out.append("      \"published\": ").append(JsonText.quote(s.published())).append(",\n");
             out.append("      \"published_figures\": ").append(numbers(s.publishedFigures())).append(",\n");
-            out.append("      \"measured\": ").append(string(s.measured())).append(",\n");
+            out.append("      \"measured\": ").append(JsonText.quote(s.measured())).append(",\n");
             out.append("      \"measured_figures\": ").append(numbers(s.measuredFigures())).append(",\n");
-            out.append("      \"rule\": ").append(string(s.rule())).append(",\n");
+            out.append("      \"rule\": ").append(JsonText.quote(s.rule())).append(",\n");
             out.append("      \"direction_matches\": ").append(s.directionMatches()).append(",\n"); // null: not run
-            out.append("      \"verdict\": ").append(string(s.verdict())).append(",\n");
+            out.append("      \"verdict\": ").append(JsonText.quote(s.verdict())).append(",\n");
             out.append("      \"magnitude_ratio\": ").append(number(s.magnitudeRatio())).append(",\n");
             out.append("      \"within_2x\": ").append(s.withinTwoX()).append(",\n"); // null: not measurable
-            out.append("      \"clock\": ").append(string(s.clock())).append(",\n");
+            out.append("      \"clock\": ").append(JsonText.quote(s.clock())).append(",\n");
             out.append("      \"notes\": [");
             for (int n = 0; n < s.notes().size(); n++) {
-                out.append(n == 0 ? "" : ", ").append(string(s.notes().get(n)));
+                out.append(n == 0 ? "" : ", ").append(JsonText.quote(s.notes().get(n)));
             }
             out.append("],\n      \"points\": [");
             for (int p = 0; p < s.points().size(); p++) {
                 SeedResult.Point pt = s.points().get(p);
                 out.append(p == 0 ? "\n" : ",\n");
-                out.append("        {\"label\": ").append(string(pt.label()));
+                out.append("        {\"label\": ").append(JsonText.quote(pt.label()));
                 out.append(", \"params\": ").append(strings(pt.params()));
                 out.append(", \"figures\": ").append(numbers(pt.figures())).append('}');
             }
@@ -72,7 +73,7 @@ public final class SeedsJson {
         StringBuilder out = new StringBuilder("{");
         boolean first = true;
         for (Map.Entry<String, Double> e : map.entrySet()) {
-            out.append(first ? "" : ", ").append(string(e.getKey())).append(": ").append(number(e.getValue()));
+            out.append(first ? "" : ", ").append(JsonText.quote(e.getKey())).append(": ").append(number(e.getValue()));
             first = false;
         }
         return out.append('}').toString();
@@ -82,7 +83,7 @@ public final class SeedsJson {
         StringBuilder out = new StringBuilder("{");
         boolean first = true;
         for (Map.Entry<String, String> e : map.entrySet()) {
-            out.append(first ? "" : ", ").append(string(e.getKey())).append(": ").append(string(e.getValue()));
+            out.append(first ? "" : ", ").append(JsonText.quote(e.getKey())).append(": ").append(JsonText.quote(e.getValue()));
             first = false;
         }
         return out.append('}').toString();
@@ -98,31 +99,5 @@ public final class SeedsJson {
             return Long.toString((long) v);
         }
         return Double.toString(v);
-    }
-
-    /** A JSON string with RFC 8259 escapes. */
-    static String string(String s) {
-        if (s == null) {
-            return "null";
-        }
-        StringBuilder out = new StringBuilder("\"");
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        return out.append('"').toString();
     }
 }

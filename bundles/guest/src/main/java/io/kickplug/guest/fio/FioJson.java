@@ -1,5 +1,6 @@
 package io.kickplug.guest.fio;
 
+import io.kickplug.api.json.JsonText;
 import java.util.List;
 import java.util.Locale;
 
@@ -22,19 +23,19 @@ public final class FioJson {
     public static String format(FioReport report) {
         StringBuilder o = new StringBuilder(4096);
         o.append("{\n");
-        field(o, 1, "fio version", str(VERSION), true);
+        field(o, 1, "fio version", JsonText.quote(VERSION), true);
         field(o, 1, "timestamp", Long.toString(report.time().toEpochSecond()), true);
         field(o, 1, "timestamp_ms", Long.toString(report.time().toInstant().toEpochMilli()), true);
-        field(o, 1, "time", str(FioText.CTIME.format(report.time())), true);
+        field(o, 1, "time", JsonText.quote(FioText.CTIME.format(report.time())), true);
         FioReport.GuestInfo g = report.guest();
         o.append(indent(1)).append("\"kickplug\" : {\n");
-        field(o, 2, "disk", str(g.disk()), true);
+        field(o, 2, "disk", JsonText.quote(g.disk()), true);
         field(o, 2, "capacity_bytes", Long.toString(g.capacityBytes()), true);
         field(o, 2, "vcpus", Integer.toString(g.vcpus()), true);
         field(o, 2, "queues", Integer.toString(g.queues()), true);
         field(o, 2, "exit_latency_ns", Long.toString(g.exitLatencyNs()), true);
         field(o, 2, "inject_latency_ns", Long.toString(g.injectLatencyNs()), true);
-        field(o, 2, "kick_policy", str(g.kickPolicy()), true);
+        field(o, 2, "kick_policy", JsonText.quote(g.kickPolicy()), true);
         field(o, 2, "notifies", Long.toString(g.notifies()), true);
         field(o, 2, "interrupts", Long.toString(g.interrupts()), true);
         field(o, 2, "iothread_cpu_ns", Long.toString(g.deviceCpuNanos()), false);
@@ -45,13 +46,13 @@ public final class FioJson {
             JobResult r = reported.get(i);
             JobSpec spec = specFor(report, r);
             o.append(indent(2)).append("{\n");
-            field(o, 3, "jobname", str(r.name()), true);
+            field(o, 3, "jobname", JsonText.quote(r.name()), true);
             field(o, 3, "groupid", Integer.toString(r.groupId()), true);
             field(o, 3, "error", Integer.toString(r.error()), true);
             o.append(indent(3)).append("\"errors\" : [");
             List<String> errors = r.errors();
             for (int e = 0; e < errors.size(); e++) {
-                o.append(e == 0 ? "" : ", ").append(str(errors.get(e)));
+                o.append(e == 0 ? "" : ", ").append(JsonText.quote(errors.get(e)));
             }
             o.append("],\n");
             jobOptions(o, spec, r.jobs());
@@ -79,18 +80,18 @@ public final class FioJson {
 
     private static void jobOptions(StringBuilder o, JobSpec s, int jobs) {
         o.append(indent(3)).append("\"job options\" : {\n");
-        field(o, 4, "name", str(s.name()), true);
+        field(o, 4, "name", JsonText.quote(s.name()), true);
         if (s.filename() != null) {
-            field(o, 4, "filename", str(s.filename()), true);
+            field(o, 4, "filename", JsonText.quote(s.filename()), true);
         }
-        field(o, 4, "rw", str(s.rw().fioName()), true);
-        field(o, 4, "bs", str(s.fixedBlockSize() ? Integer.toString(s.bsMin()) : s.bsMin() + "-" + s.bsMax()), true);
-        field(o, 4, "ioengine", str(s.ioengine().fioName()), true);
-        field(o, 4, "iodepth", str(Integer.toString(s.iodepth())), true);
+        field(o, 4, "rw", JsonText.quote(s.rw().fioName()), true);
+        field(o, 4, "bs", JsonText.quote(s.fixedBlockSize() ? Integer.toString(s.bsMin()) : s.bsMin() + "-" + s.bsMax()), true);
+        field(o, 4, "ioengine", JsonText.quote(s.ioengine().fioName()), true);
+        field(o, 4, "iodepth", JsonText.quote(Integer.toString(s.iodepth())), true);
         if (s.verify() != VerifyKind.NONE) {
-            field(o, 4, "verify", str(s.verify().fioName()), true);
+            field(o, 4, "verify", JsonText.quote(s.verify().fioName()), true);
         }
-        field(o, 4, "numjobs", str(Integer.toString(s.numjobs())), false);
+        field(o, 4, "numjobs", JsonText.quote(Integer.toString(s.numjobs())), false);
         o.append(indent(3)).append("},\n");
     }
 
@@ -134,7 +135,7 @@ public final class FioJson {
     }
 
     private static void field(StringBuilder o, int level, String key, String value, boolean comma) {
-        o.append(indent(level)).append(str(key)).append(" : ").append(value).append(comma ? ",\n" : "\n");
+        o.append(indent(level)).append(JsonText.quote(key)).append(" : ").append(value).append(comma ? ",\n" : "\n");
     }
 
     private static String indent(int level) {
@@ -147,28 +148,5 @@ public final class FioJson {
             return "0.000000";
         }
         return String.format(Locale.ROOT, "%.6f", v);
-    }
-
-    /** A JSON string with RFC 8259 escapes. */
-    static String str(String s) {
-        StringBuilder b = new StringBuilder(s.length() + 2).append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                case '\r' -> b.append("\\r");
-                case '\t' -> b.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
-        }
-        return b.append('"').toString();
     }
 }

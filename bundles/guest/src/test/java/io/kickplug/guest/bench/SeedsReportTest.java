@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kickplug.api.json.JsonText;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -270,7 +271,7 @@ class SeedsReportTest {
         assertEquals("null", SeedsJson.number(Double.POSITIVE_INFINITY));
         assertEquals("12", SeedsJson.number(12.0));
         assertEquals("0.5", SeedsJson.number(0.5));
-        assertEquals("\"\\u0001\"", SeedsJson.string("\u0001"));
-        assertEquals("null", SeedsJson.string(null));
+        assertEquals("\"\\u0001\"", JsonText.quote("\u0001"));
+        assertEquals("null", JsonText.quote(null));
     }
 }

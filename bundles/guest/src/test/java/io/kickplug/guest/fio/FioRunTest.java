@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kickplug.api.blk.VirtioBlk;
+import io.kickplug.api.json.JsonText;
 import java.util.List;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -268,6 +269,6 @@ class FioRunTest {
         assertEquals("34.0k", FioText.num2str(34_000, 4, 1000, new String[] {"", "k", "M"}));
         assertEquals("3068", FioText.num2str(3068, 4, 1000, new String[] {"", "k", "M"}));
         assertEquals("57029", FioText.num2str(57_029, 6, 1000, new String[] {"", "k", "M"}));
-        assertEquals("\"a\\\"b\\\\c\\n\"", FioJson.str("a\"b\\c\n"));
+        assertEquals("\"a\\\"b\\\\c\\n\"", JsonText.quote("a\"b\\c\n"));
     }
 }

@@ -2,6 +2,7 @@ package io.kickplug.vhost.ds;
 
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.guest.OptionArgs;
+import io.kickplug.api.json.JsonText;
 import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.transport.ExportStatus;
 import io.kickplug.api.virtio.RingSelector;
@@ -281,6 +282,6 @@ public final class VhostCommands implements Function {
         String disk = parsed.operands().get(0);
         exports.stop(disk);
         return parsed.options().isEmpty() ? "stopped the vhost-user export of " + disk
-                : "{\"stopped\":" + StatusTable.quote(disk) + "}";
+                : "{\"stopped\":" + JsonText.quote(disk) + "}";
     }
 }

@@ -1,5 +1,6 @@
 package io.kickplug.vhost.server;
 
+import io.kickplug.api.json.JsonText;
 import io.kickplug.vhost.backend.SessionStatus;
 import java.util.List;
 
@@ -48,45 +49,26 @@ public final class StatusTable {
             VhostUserServer.Status s = list.get(i);
             SessionStatus c = s.connection();
             sb.append(i == 0 ? "{" : ",{");
-            sb.append("\"disk\":").append(quote(s.name())).append(",\"socket\":").append(quote(String.valueOf(s.socket())))
-                    .append(",\"state\":").append(quote(state(s))).append(",\"sessions\":").append(s.sessions())
+            sb.append("\"disk\":").append(JsonText.quote(s.name())).append(",\"socket\":").append(JsonText.quote(String.valueOf(s.socket())))
+                    .append(",\"state\":").append(JsonText.quote(state(s))).append(",\"sessions\":").append(s.sessions())
                     .append(",\"rejected\":").append(s.rejected()).append(",\"peer\":")
-                    .append(s.peer() == null ? "null" : quote(s.peer())).append(",\"connection\":");
+                    .append(s.peer() == null ? "null" : JsonText.quote(s.peer())).append(",\"connection\":");
             if (c == null) {
                 sb.append("null");
             } else {
                 sb.append("{\"features\":").append(c.features()).append(",\"protocol_features\":")
                         .append(c.protocolFeatures()).append(",\"memory_regions\":").append(c.memoryRegions())
                         .append(",\"memory_bytes\":").append(c.memoryBytes()).append(",\"running_queues\":")
-                        .append(c.runningQueues()).append(",\"poll_queues\":").append(quote(c.pollQueues()))
+                        .append(c.runningQueues()).append(",\"poll_queues\":").append(JsonText.quote(c.pollQueues()))
                         .append(",\"messages\":").append(c.messages()).append(",\"refusals\":").append(c.refusals())
                         .append(",\"kicks\":").append(c.kicks()).append(",\"interrupts\":").append(c.interrupts())
                         .append(",\"activations\":").append(c.activations()).append(",\"needs_reset\":")
                         .append(c.needsReset()).append(",\"last_refusal\":")
-                        .append(c.lastRefusal() == null ? "null" : quote(c.lastRefusal())).append('}');
+                        .append(c.lastRefusal() == null ? "null" : JsonText.quote(c.lastRefusal())).append('}');
             }
             sb.append('}');
         }
         return sb.append("]}").toString();
-    }
-
-    /** A JSON string literal. */
-    public static String quote(String s) {
-        StringBuilder sb = new StringBuilder("\"");
-        for (char ch : s.toCharArray()) {
-            switch (ch) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                default -> {
-                    if (ch < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) ch));
-                    } else {
-                        sb.append(ch);
-                    }
-                }
-            }
-        }
-        return sb.append('"').toString();
     }
 
     private static String state(VhostUserServer.Status s) {
