@@ -1,5 +1,7 @@
 package io.kickplug.api.blk;
 
+import io.kickplug.api.text.Labels;
+
 /**
  * The lock of a disk's tracked-requests list (seed 004: QEMU's reqs_lock).
  */
@@ -21,12 +23,8 @@ public enum TrackedLockKind {
         return label;
     }
 
+    /** Parses a label ("yielding", "mutex", "sharded"), case-insensitive. */
     public static TrackedLockKind parse(String text) {
-        for (TrackedLockKind k : values()) {
-            if (k.label.equalsIgnoreCase(text)) {
-                return k;
-            }
-        }
-        throw new IllegalArgumentException("unknown tracked lock '" + text + "' (expected yielding, mutex or sharded)");
+        return Labels.parse(TrackedLockKind.class, TrackedLockKind::label, text, "tracked lock");
     }
 }

@@ -1,5 +1,7 @@
 package io.kickplug.api.transport;
 
+import io.kickplug.api.text.Labels;
+
 /** The transports a device can sit behind. */
 public enum TransportKind {
     /** virtio-mmio version 2 (VIRTIO 1.2 section 4.2). */
@@ -21,11 +23,6 @@ public enum TransportKind {
 
     /** Parses a label ("mmio", "pci", "vhost-user"), case-insensitive. */
     public static TransportKind parse(String text) {
-        for (TransportKind kind : values()) {
-            if (kind.label.equalsIgnoreCase(text) || kind.name().equalsIgnoreCase(text)) {
-                return kind;
-            }
-        }
-        throw new IllegalArgumentException("unknown transport '" + text + "' (expected mmio or pci)");
+        return Labels.parse(TransportKind.class, TransportKind::label, text, "transport");
     }
 }

@@ -1,5 +1,6 @@
 package io.kickplug.api.virtio;
 
+import io.kickplug.api.text.Labels;
 import java.util.Locale;
 
 /**
@@ -45,12 +46,7 @@ public enum RingFormat {
      * @throws IllegalArgumentException for anything else
      */
     public static RingFormat parse(String text) {
-        for (RingFormat f : values()) {
-            if (f.id().equalsIgnoreCase(text == null ? "" : text.trim())) {
-                return f;
-            }
-        }
-        throw new IllegalArgumentException("ring format must be split or packed: " + text);
+        return Labels.parse(RingFormat.class, RingFormat::id, text, "ring format");
     }
 
     /**

@@ -83,7 +83,7 @@ class DiskConfigTest {
         assertEquals(RingFormat.SPLIT, DiskConfig.toSpec(props("name", "d", "size", "1M")).ring());
         assertEquals(RingFormat.PACKED, DiskConfig.toSpec(props("name", "d", "size", "1M", "ring", "packed")).ring());
         assertEquals(RingFormat.SPLIT, DiskConfig.toSpec(props("name", "d", "size", "1M", "ring", " Split ")).ring());
-        assertEquals("disk 'd': property 'ring': ring format must be split or packed: loop",
+        assertEquals("disk 'd': property 'ring': unknown ring format 'loop' (expected split or packed)",
                 error(props("name", "d", "size", "1M", "ring", "loop")));
     }
 

@@ -88,7 +88,7 @@ class FormattingTest {
         "1M  | 1 | 0 | mmio | memory | invalid --iothreads '0': expected a positive integer",
         "1M  | 1 | 1 | mmio | disk   | unknown backend 'disk' (expected file, memory, null or nbd)",
         "1M  | 1 | 1 | mmio | file   | the file backend needs --file PATH",
-        "1M  | 1 | 1 | usb  | memory | unknown transport 'usb' (expected mmio or pci)",
+        "1M  | 1 | 1 | usb  | memory | unknown transport 'usb' (expected mmio, pci or vhost-user)",
     })
     void attachArgsRejectBadValuesWithOneLine(String size, String queues, String ioThreads, String transport,
             String backend, String message) {

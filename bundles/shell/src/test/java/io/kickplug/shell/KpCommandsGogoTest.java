@@ -131,7 +131,7 @@ class KpCommandsGogoTest {
         shell.run("kp:attach --transport PCI p2 1M");
         assertEquals(TransportKind.PCI, specs.get("p2").transport(), "case-insensitive, as TransportKind.parse");
         Exception e = assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --transport isa p3 1M"));
-        assertEquals("unknown transport 'isa' (expected mmio or pci)", e.getMessage());
+        assertEquals("unknown transport 'isa' (expected mmio, pci or vhost-user)", e.getMessage());
     }
 
     /** --ring: the virtqueue format the disk offers (VIRTIO 1.2 sections 2.7 and 2.8). */
@@ -143,7 +143,7 @@ class KpCommandsGogoTest {
         shell.run("kp:attach k2 1M");
         assertEquals(io.kickplug.api.virtio.RingFormat.SPLIT, specs.get("k2").ring(), "split by default");
         Exception e = assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach --ring ring k3 1M"));
-        assertEquals("--ring: ring format must be split or packed: ring", e.getMessage());
+        assertEquals("--ring: unknown ring format 'ring' (expected split or packed)", e.getMessage());
     }
 
     @Test

@@ -34,7 +34,7 @@ class RingCommandTest {
     void badArgumentsSayTheUsage() {
         assertEquals(RingCommand.USAGE, assertThrows(IllegalArgumentException.class,
                 () -> command.run(List.of("d1"))).getMessage());
-        assertEquals("ring format must be split or packed: ring; " + RingCommand.USAGE,
+        assertEquals("unknown ring format 'ring' (expected split or packed); " + RingCommand.USAGE,
                 assertThrows(IllegalArgumentException.class, () -> command.run(List.of("d1", "ring"))).getMessage());
         assertTrue(calls.isEmpty());
     }

@@ -1,6 +1,6 @@
 package io.kickplug.guest.bench;
 
-import io.kickplug.api.json.JsonText;
+import io.kickplug.api.text.JsonText;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.kickplug.api.json.JsonText;
+import io.kickplug.api.text.JsonText;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kickplug.api.blk.VirtioBlk;
-import io.kickplug.api.json.JsonText;
+import io.kickplug.api.text.JsonText;
 import java.util.List;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;

@@ -2,7 +2,7 @@ package io.kickplug.vhost.ds;
 
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.guest.OptionArgs;
-import io.kickplug.api.json.JsonText;
+import io.kickplug.api.text.JsonText;
 import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.transport.ExportStatus;
 import io.kickplug.api.virtio.RingSelector;

@@ -1,6 +1,6 @@
 package io.kickplug.vhost.server;
 
-import io.kickplug.api.json.JsonText;
+import io.kickplug.api.text.JsonText;
 import io.kickplug.vhost.backend.SessionStatus;
 import java.util.List;
 

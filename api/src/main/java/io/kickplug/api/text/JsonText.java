@@ -1,4 +1,4 @@
-package io.kickplug.api.json;
+package io.kickplug.api.text;
 
 /** JSON string literals (RFC 8259 section 7), the one escape routine of every bundle that prints JSON. */
 public final class JsonText {
