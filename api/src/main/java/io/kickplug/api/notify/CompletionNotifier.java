@@ -29,11 +29,16 @@ public interface CompletionNotifier {
     /** The built-in strategy: one decision per used buffer, right after it was pushed. */
     String IMMEDIATE = "immediate";
 
-    /** A batch of completions of {@code queue} starts on the calling I/O thread. */
-    void begin(Queue queue);
+    /**
+     * A batch of completions of {@code queue} starts on the calling I/O thread. Nothing by default: a strategy
+     * that decides only at the end of a batch needs neither this nor {@link #usedBufferPushed}.
+     */
+    default void begin(Queue queue) {
+    }
 
-    /** {@code queue} pushed one used buffer (its used index is published). */
-    void usedBufferPushed(Queue queue);
+    /** {@code queue} pushed one used buffer (its used index is published). Nothing by default. */
+    default void usedBufferPushed(Queue queue) {
+    }
 
     /** The batch that {@link #begin} opened ended. */
     void end(Queue queue);

@@ -15,11 +15,6 @@ public final class ImmediateNotifier implements CompletionNotifier {
     }
 
     @Override
-    public void begin(Queue queue) {
-        // nothing is deferred
-    }
-
-    @Override
     public void usedBufferPushed(Queue queue) {
         queue.notifyIfNeeded();
     }

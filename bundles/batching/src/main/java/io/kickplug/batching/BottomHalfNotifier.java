@@ -7,7 +7,8 @@ import org.osgi.service.component.annotations.Component;
  * QEMU's old virtio-blk notification bottom half: at the end of a batch the queue schedules a task for the
  * end of its I/O thread's current loop iteration, which makes the decision for everything completed in
  * that iteration. A queue has at most one task scheduled, so it gets at most one decision (and
- * notification) per loop iteration, however many batches ended in it.
+ * notification) per loop iteration, however many batches ended in it. A batch's start and each used buffer need
+ * nothing of it (the queue counts the buffers; the bottom half decides).
  */
 @Component(service = CompletionNotifier.class, property = CompletionNotifier.PROPERTY + "=" + BottomHalfNotifier.NAME)
 public final class BottomHalfNotifier implements CompletionNotifier {
@@ -31,16 +32,6 @@ public final class BottomHalfNotifier implements CompletionNotifier {
                 queue.notifyIfNeeded();
             }
         }
-    }
-
-    @Override
-    public void begin(Queue queue) {
-        // the batch is decided on at the end of the iteration
-    }
-
-    @Override
-    public void usedBufferPushed(Queue queue) {
-        // counted by the queue; decided by the bottom half
     }
 
     @Override

@@ -144,14 +144,6 @@ class CompletionNotifierDeviceTest {
         volatile Runnable onDetach;
 
         @Override
-        public void begin(Queue queue) {
-        }
-
-        @Override
-        public void usedBufferPushed(Queue queue) {
-        }
-
-        @Override
         public void end(Queue queue) {
         }
 
@@ -211,10 +203,6 @@ class CompletionNotifierDeviceTest {
         DecideNow(boolean sendAtEnd, boolean alternate) {
             this.sendAtEnd = sendAtEnd;
             this.alternate = alternate;
-        }
-
-        @Override
-        public void begin(Queue queue) {
         }
 
         @Override

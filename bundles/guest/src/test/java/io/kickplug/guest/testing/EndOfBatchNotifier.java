@@ -9,14 +9,6 @@ import io.kickplug.api.notify.CompletionNotifier;
  */
 public final class EndOfBatchNotifier implements CompletionNotifier {
     @Override
-    public void begin(Queue queue) {
-    }
-
-    @Override
-    public void usedBufferPushed(Queue queue) {
-    }
-
-    @Override
     public void end(Queue queue) {
         queue.notifyIfNeeded();
     }
