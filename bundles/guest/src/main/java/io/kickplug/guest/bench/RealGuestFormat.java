@@ -110,24 +110,14 @@ public final class RealGuestFormat {
             out.append(", \"title\": ").append(JsonText.quote(s.title()));
             out.append(", \"not_run\": ").append(JsonText.quote(s.notRun()));
             out.append(",\n       \"measured\": ").append(JsonText.quote(s.measured()));
-            out.append(",\n       \"measured_figures\": ").append(numbers(s.measuredFigures()));
+            out.append(",\n       \"measured_figures\": ").append(SeedsJson.numbers(s.measuredFigures()));
             out.append(",\n       \"direction_matches\": ").append(s.directionMatches());
             out.append(", \"verdict\": ").append(JsonText.quote(s.verdict()));
             out.append(", \"magnitude_ratio\": ").append(SeedsJson.number(s.magnitudeRatio()));
             out.append(", \"within_2x\": ").append(s.withinTwoX());
-            out.append(",\n       \"notes\": [");
-            for (int n = 0; n < s.notes().size(); n++) {
-                out.append(n == 0 ? "" : ", ").append(JsonText.quote(s.notes().get(n)));
-            }
-            out.append("],\n       \"points\": [");
-            for (int p = 0; p < s.points().size(); p++) {
-                SeedResult.Point pt = s.points().get(p);
-                out.append(p == 0 ? "\n" : ",\n");
-                out.append("         {\"label\": ").append(JsonText.quote(pt.label()));
-                out.append(", \"params\": ").append(strings(pt.params(), r.accel()));
-                out.append(", \"figures\": ").append(numbers(pt.figures())).append('}');
-            }
-            out.append(s.points().isEmpty() ? "]}" : "\n       ]}");
+            out.append(",\n       ");
+            SeedsJson.notesAndPoints(out, s.notes(), s.points(), "       ", params -> strings(params, r.accel()));
+            out.append('}');
         }
         out.append(r.seeds().isEmpty() ? "]\n  }" : "\n    ]\n  }");
         return out.toString();
@@ -142,17 +132,6 @@ public final class RealGuestFormat {
         String head = json.substring(0, end).stripTrailing();
         boolean empty = head.endsWith("{");
         return head + (empty ? "\n" : ",\n") + json(r) + "\n}\n";
-    }
-
-    private static String numbers(Map<String, Double> map) {
-        StringBuilder out = new StringBuilder("{");
-        boolean first = true;
-        for (Map.Entry<String, Double> e : map.entrySet()) {
-            out.append(first ? "" : ", ").append(JsonText.quote(e.getKey())).append(": ")
-                    .append(SeedsJson.number(e.getValue()));
-            first = false;
-        }
-        return out.append('}').toString();
     }
 
     private static String strings(Map<String, String> map, String accel) {

@@ -4,6 +4,7 @@ import io.kickplug.api.text.JsonText;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The JSON result file of {@code kp:bench seeds}: the run's settings, then per seed its parameters (per
@@ -50,26 +51,37 @@ public final class SeedsJson {
             out.append("      \"magnitude_ratio\": ").append(number(s.magnitudeRatio())).append(",\n");
             out.append("      \"within_2x\": ").append(s.withinTwoX()).append(",\n"); // null: not measurable
             out.append("      \"clock\": ").append(JsonText.quote(s.clock())).append(",\n");
-            out.append("      \"notes\": [");
-            for (int n = 0; n < s.notes().size(); n++) {
-                out.append(n == 0 ? "" : ", ").append(JsonText.quote(s.notes().get(n)));
-            }
-            out.append("],\n      \"points\": [");
-            for (int p = 0; p < s.points().size(); p++) {
-                SeedResult.Point pt = s.points().get(p);
-                out.append(p == 0 ? "\n" : ",\n");
-                out.append("        {\"label\": ").append(JsonText.quote(pt.label()));
-                out.append(", \"params\": ").append(strings(pt.params()));
-                out.append(", \"figures\": ").append(numbers(pt.figures())).append('}');
-            }
-            out.append(s.points().isEmpty() ? "]\n" : "\n      ]\n");
+            out.append("      ");
+            notesAndPoints(out, s.notes(), s.points(), "      ", SeedsJson::strings);
+            out.append('\n');
             out.append("    }");
         }
         out.append(seeds.isEmpty() ? "]\n}\n" : "\n  ]\n}\n");
         return out.toString();
     }
 
-    private static String numbers(Map<String, Double> map) {
+    /**
+     * Appends a seed's {@code "notes"} and {@code "points"} members (the text after them is the caller's), each point
+     * on its own line indented two past {@code indent}, its parameters written by {@code params}.
+     */
+    static void notesAndPoints(StringBuilder out, List<String> notes, List<SeedResult.Point> points, String indent,
+            Function<Map<String, String>, String> params) {
+        out.append("\"notes\": [");
+        for (int n = 0; n < notes.size(); n++) {
+            out.append(n == 0 ? "" : ", ").append(JsonText.quote(notes.get(n)));
+        }
+        out.append("],\n").append(indent).append("\"points\": [");
+        for (int p = 0; p < points.size(); p++) {
+            SeedResult.Point pt = points.get(p);
+            out.append(p == 0 ? "\n" : ",\n").append(indent).append("  {\"label\": ").append(JsonText.quote(pt.label()));
+            out.append(", \"params\": ").append(params.apply(pt.params()));
+            out.append(", \"figures\": ").append(numbers(pt.figures())).append('}');
+        }
+        out.append(points.isEmpty() ? "]" : "\n" + indent + "]");
+    }
+
+    /** A JSON object of named numbers (null for NaN and the infinities). */
+    static String numbers(Map<String, Double> map) {
         StringBuilder out = new StringBuilder("{");
         boolean first = true;
         for (Map.Entry<String, Double> e : map.entrySet()) {
