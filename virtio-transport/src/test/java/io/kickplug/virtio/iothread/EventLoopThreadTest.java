@@ -86,7 +86,11 @@ class EventLoopThreadTest {
                 }
             });
             assertTrue(started.await(10, TimeUnit.SECONDS));
-            IoSource s = loop.register("s", runs::incrementAndGet);
+            CountDownLatch sRan = new CountDownLatch(1);
+            IoSource s = loop.register("s", () -> {
+                runs.incrementAndGet();
+                sRan.countDown();
+            });
             IoSource c = loop.register("c", runs::incrementAndGet);
             for (int i = 0; i < 10; i++) {
                 s.signal();
@@ -94,10 +98,13 @@ class EventLoopThreadTest {
             c.signal();
             c.cancel();
             block.countDown();
+            // The signals came during a task, so the sources run in the next iteration's source phase; a task
+            // queued now may still run in this one's task phase (it drains the queue), so wait for s first.
+            assertTrue(sRan.await(10, TimeUnit.SECONDS));
             CountDownLatch after = new CountDownLatch(1);
             loop.execute(after::countDown);
             assertTrue(after.await(10, TimeUnit.SECONDS));
-            // The barrier task runs after the sources of the same iteration.
+            // The barrier task runs after that source phase: s ran once for ten signals, the cancelled c never.
             assertEquals(1, runs.get());
         }
     }
