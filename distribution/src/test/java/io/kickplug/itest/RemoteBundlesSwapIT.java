@@ -112,12 +112,18 @@ public class RemoteBundlesSwapIT {
         for (int round = 0; round < ROUNDS; round++) {
             String where = "round " + round;
             Bundle nbd = bundle(NBD_BUNDLE);
-            nbd.stop(); // returns once the requests in flight completed and the backend closed
+            nbd.stop(); // returns once the backend completed the requests in flight and closed
+            // Those completions reach the disk's I/O threads as posted tasks, and a request counts as completed
+            // when its I/O thread pushes it: up to the requests in flight now may still be counted after stop()
+            // returned (flake hunt 8 run 3: expected 39 but was 40). Held requests are never counted. In flight
+            // first: read after it, the completed count leaves at most that many still to come.
+            long pending = disks.info("nb").requestsInFlight();
             long completed = disks.info("nb").requestsCompleted();
             await(() -> disks.info("nb").requestsInFlight() > 0, "guest requests arriving while the NBD bundle is away");
             pause();
-            assertEquals(where + ": nothing completes while the NBD bundle is away (held, not failed)", completed,
-                    disks.info("nb").requestsCompleted());
+            long late = disks.info("nb").requestsCompleted() - completed;
+            assertTrue(where + ": nothing completes while the NBD bundle is away (held, not failed): " + late
+                    + " completed, " + pending + " were in flight when it stopped", late <= pending);
             load.assertRunning(where + ", NBD bundle stopped");
             nbd.start();
             pause();
