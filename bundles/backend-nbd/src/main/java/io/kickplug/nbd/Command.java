@@ -16,8 +16,10 @@ final class Command {
     long offset;
     /** Payload bytes (READ, WRITE) or the range (TRIM, WRITE_ZEROES); 0 for FLUSH. */
     int length;
-    /** Times it was sent on a connection that then failed. */
+    /** Times it reached a server whose connection then failed. */
     int attempts;
+    /** The connection's batch it was last registered in ({@code NbdBackend}'s writer numbers them). */
+    long batch;
     /** The cookie (handle) of its current send; 0 while not sent. */
     long cookie;
     long sentNanos;
@@ -33,6 +35,7 @@ final class Command {
         this.offset = offset;
         this.length = length;
         this.attempts = 0;
+        this.batch = 0;
         this.cookie = 0;
         this.received = 0;
         this.error = null;

@@ -30,7 +30,8 @@ import java.util.function.LongSupplier;
  * unmapping: virtio-blk's UNMAP flag). Offsets and lengths must be multiples of the server's minimum block size,
  * and READ/WRITE payloads at most its maximum; a request that is not fails with a clear error.</li>
  * <li><b>Failures.</b> A connection that drops (or stays silent for {@link Options#requestTimeoutMs}) is reconnected;
- * its commands in flight are sent again on the first live connection, up to {@link #MAX_ATTEMPTS} times each.
+ * its commands in flight are sent again on the first live connection, up to {@link #MAX_ATTEMPTS} times each (a
+ * send whose write failed, so that the server never had the command, does not count).
  * While no connection is up, new commands wait; after {@link Options#reconnectTimeoutMs} without one, every waiting
  * command fails with an error naming the server, and so does every new one until a connection is back. A reply
  * that breaks the protocol ends its connection and fails that connection's commands at once with the reason (they
@@ -351,6 +352,13 @@ public final class NbdBackend implements AsyncBlockBackend {
         private Thread supervisor;
         private volatile Thread writer;
         private final ByteBuffer send = ByteBuffer.allocateDirect(256 * 1024);
+        /** Batches the writers of this connection registered so far (each batch's number); writer threads only. */
+        private long batches;
+        /**
+         * The last batch written out whole. Written by the writer; read by the reader's {@link #fail} after it joined
+         * that writer, which orders the write before the read.
+         */
+        private long written;
 
         Connection(int index) {
             this.index = index;
@@ -515,7 +523,11 @@ public final class NbdBackend implements AsyncBlockBackend {
                     c.cookie = 0;
                     c.received = 0;
                     c.error = null;
-                    if (closed || protocol || unreachable || ++c.attempts >= MAX_ATTEMPTS) {
+                    // A send counts only when its batch reached the server: a batch whose write failed (a dead
+                    // connection that took commands another dead one handed back) cannot have been what made the
+                    // server drop the connection, and one server kill must not use up several of MAX_ATTEMPTS.
+                    boolean reached = c.batch <= written;
+                    if (closed || protocol || unreachable || reached && ++c.attempts >= MAX_ATTEMPTS) {
                         failed.add(c);
                     } else {
                         pending.addFirst(c); // sent again, oldest first, on the first live connection
@@ -569,7 +581,9 @@ public final class NbdBackend implements AsyncBlockBackend {
                         return;
                     }
                     long now = System.nanoTime();
+                    long number = ++batches;
                     for (int i = 0; i < n; i++) {
+                        batch[i].batch = number; // before the registration makes it the reader's
                         inFlight.register(batch[i], now);
                     }
                     send.clear();
@@ -578,6 +592,7 @@ public final class NbdBackend implements AsyncBlockBackend {
                         batch[i] = null;
                     }
                     flush(ch);
+                    written = number;
                 }
             } catch (IOException e) {
                 // The reader sees the closed channel and fails the connection (it alone takes commands out).
