@@ -249,11 +249,11 @@ class NbdRealServerTest {
 
     /**
      * Two server kills in a row, the second right after the client reconnected, writes in flight on four connections
-     * each time (three rounds): every write completes OK (resubmitted after the reconnects), exactly once. A command that a dying
-     * connection hands back may be taken by another connection that is dead too and has not noticed yet; that write
-     * fails before the server saw the command, and must not count as one of its {@link NbdBackend#MAX_ATTEMPTS}
-     * sends (flake hunt 9 run 1, NbdRealGuestIT: guest I/O errors "the connection failed 3 times while the request
-     * was in flight" after two kills).
+     * each time (three rounds): every write completes OK (resubmitted after the reconnects), exactly once. A command
+     * that a dying connection hands back may be taken by another connection that is dead too and has not noticed
+     * yet; that write fails before the server saw the command, and must not count as one of its
+     * {@link NbdBackend#MAX_ATTEMPTS} sends (flake hunt 9 run 1, NbdRealGuestIT: guest I/O errors "the connection
+     * failed 3 times while the request was in flight" after two kills).
      */
     @Test
     void twoKillsInARowFailNoWrite() throws Exception {

@@ -73,7 +73,8 @@ public final class SeedsJson {
         out.append("],\n").append(indent).append("\"points\": [");
         for (int p = 0; p < points.size(); p++) {
             SeedResult.Point pt = points.get(p);
-            out.append(p == 0 ? "\n" : ",\n").append(indent).append("  {\"label\": ").append(JsonText.quote(pt.label()));
+            out.append(p == 0 ? "\n" : ",\n").append(indent);
+            out.append("  {\"label\": ").append(JsonText.quote(pt.label()));
             out.append(", \"params\": ").append(params.apply(pt.params()));
             out.append(", \"figures\": ").append(numbers(pt.figures())).append('}');
         }
@@ -95,7 +96,8 @@ public final class SeedsJson {
         StringBuilder out = new StringBuilder("{");
         boolean first = true;
         for (Map.Entry<String, String> e : map.entrySet()) {
-            out.append(first ? "" : ", ").append(JsonText.quote(e.getKey())).append(": ").append(JsonText.quote(e.getValue()));
+            out.append(first ? "" : ", ").append(JsonText.quote(e.getKey())).append(": ")
+                    .append(JsonText.quote(e.getValue()));
             first = false;
         }
         return out.append('}').toString();

@@ -85,7 +85,8 @@ public final class FioJson {
             field(o, 4, "filename", JsonText.quote(s.filename()), true);
         }
         field(o, 4, "rw", JsonText.quote(s.rw().fioName()), true);
-        field(o, 4, "bs", JsonText.quote(s.fixedBlockSize() ? Integer.toString(s.bsMin()) : s.bsMin() + "-" + s.bsMax()), true);
+        String bs = s.fixedBlockSize() ? Integer.toString(s.bsMin()) : s.bsMin() + "-" + s.bsMax();
+        field(o, 4, "bs", JsonText.quote(bs), true);
         field(o, 4, "ioengine", JsonText.quote(s.ioengine().fioName()), true);
         field(o, 4, "iodepth", JsonText.quote(Integer.toString(s.iodepth())), true);
         if (s.verify() != VerifyKind.NONE) {

@@ -112,7 +112,8 @@ class KickBenchTest {
                 error("kp:bench kick --iodepth 4"));
         assertEquals("--disk-size 4k must be a multiple of 512 of at least 1 MiB", error("kp:bench kick --disk-size 4k"));
         assertEquals("--exit-us is given twice", error("kp:bench kick --exit-us 1 --exit-us 2"));
-        assertEquals("unknown transport 'isa' (expected mmio, pci or vhost-user)", error("kp:bench kick --transport isa"));
+        assertEquals("unknown transport 'isa' (expected mmio, pci or vhost-user)",
+                error("kp:bench kick --transport isa"));
         assertTrue(registry.list().isEmpty(), "nothing attached by a refused benchmark");
     }
 

@@ -49,7 +49,8 @@ public final class StatusTable {
             VhostUserServer.Status s = list.get(i);
             SessionStatus c = s.connection();
             sb.append(i == 0 ? "{" : ",{");
-            sb.append("\"disk\":").append(JsonText.quote(s.name())).append(",\"socket\":").append(JsonText.quote(String.valueOf(s.socket())))
+            sb.append("\"disk\":").append(JsonText.quote(s.name()))
+                    .append(",\"socket\":").append(JsonText.quote(String.valueOf(s.socket())))
                     .append(",\"state\":").append(JsonText.quote(state(s))).append(",\"sessions\":").append(s.sessions())
                     .append(",\"rejected\":").append(s.rejected()).append(",\"peer\":")
                     .append(s.peer() == null ? "null" : JsonText.quote(s.peer())).append(",\"connection\":");
