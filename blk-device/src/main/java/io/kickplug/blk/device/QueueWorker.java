@@ -266,10 +266,9 @@ final class QueueWorker implements Runnable, PollHandler {
             complete(slot);
             return;
         }
-        disk.tracked().begin(slot.tracked, access, first(request), end(request), context.index());
-        if (slot.tracked.arm()) {
-            slot.start();
-        }
+        if (disk.tracked().beginOrDefer(slot.tracked, access, first(request), end(request), context.index())) {
+            slot.begun();
+        } // else it waits for the yielding lock without blocking this thread, and begun() runs here later
     }
 
     /** How the tracked list orders a request, or {@code null} when it does not reach the backend. */
@@ -323,7 +322,8 @@ final class QueueWorker implements Runnable, PollHandler {
      */
     private final class Slot implements BackendIo {
         final BlkRequest request = new BlkRequest();
-        final TrackedRequests.Request tracked = disk.tracked().newRequest(this::resume);
+        final TrackedRequests.Request tracked = disk.tracked().newRequest(this::resume, context::post, this::begun,
+                this::ended);
         /** The completion, posted back to the I/O thread. */
         private final Runnable completion = this::completeHere;
         /** A deferred request resumed off the I/O thread: its first operation is submitted on the I/O thread. */
@@ -342,6 +342,13 @@ final class QueueWorker implements Runnable, PollHandler {
         /** The next discard segment to submit; then whether a writethrough flush is still due. */
         private int segment;
         private boolean flushDue;
+
+        /** Registered in the tracked list: it starts now unless it waits for an earlier request. I/O thread only. */
+        void begun() {
+            if (tracked.arm()) {
+                start();
+            }
+        }
 
         /** The continuation of a deferred request; runs on whichever thread ended its last dependency. */
         void resume() {
@@ -527,7 +534,13 @@ final class QueueWorker implements Runnable, PollHandler {
 
         /** The backend work is over: end the tracked entry, then complete on the I/O thread. Any thread. */
         private void finish() {
-            tracked.end();
+            if (tracked.endOrDefer()) {
+                ended();
+            } // else it waits for the yielding lock, and ended() runs on the I/O thread once it has ended
+        }
+
+        /** The tracked entry has ended: complete on the I/O thread. Any thread. */
+        private void ended() {
             if (context.thread().inLoop()) {
                 QueueWorker.this.complete(this);
             } else {

@@ -14,7 +14,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * two scheduling points, before the acquisition and before the release, so the critical section is charged while
  * the lock is held and a thread due in that interval finds it held; a contended acquirer waits in virtual time
  * ({@link VirtualWaits#await}) where it would park, and is woken ({@link VirtualWaits#wake}) where it would be
- * unparked, after the modelled wake-up of a blocked thread ({@link VirtualWaits#wakeUpNanos()}).
+ * unparked, after the modelled wake-up of a blocked thread ({@link VirtualWaits#wakeUpNanos()}). A request queued by
+ * {@link #lockOrQueue} waits in no thread at all: its continuation is posted to its I/O thread at the hand-off.
  */
 abstract class TrackedLock {
 
@@ -40,6 +41,28 @@ abstract class TrackedLock {
         return kind == TrackedLockKind.YIELDING ? new Yielding(stats) : new Mutex(stats);
     }
 
+    /** A place in a yielding lock's FIFO queue of waiters. */
+    abstract static class Node {
+        /** Guarded by the lock's guard. */
+        Node next;
+    }
+
+    /**
+     * A waiter that does not block its thread (a yielded coroutine): made once per pooled request and queued again
+     * for each acquisition it waits for.
+     */
+    abstract static class Deferred extends Node {
+        /** When it asked, on the asking thread's clock; written before it is queued, read after the hand-off. */
+        long queuedAt;
+
+        /**
+         * The lock was handed to this waiter (it stays held for it); runs on the releasing thread, which must not
+         * run the waiter's critical section itself: it schedules it on the waiter's thread (QEMU's {@code
+         * aio_co_wake}), where {@link #resume} starts it.
+         */
+        abstract void granted();
+    }
+
     final void lock() {
         VirtualWaits v = VirtualWaits.current();
         long waitNanos;
@@ -49,6 +72,54 @@ abstract class TrackedLock {
             v.point(); // threads due before this acquisition run first: one of them may take the lock
             waitNanos = acquire(v);
         }
+        acquired(v, waitNanos);
+    }
+
+    /**
+     * Takes the lock for a caller that must not block its thread while another holds it: a request on its I/O
+     * thread, as a coroutine on QEMU's CoMutex. True when the lock is taken now. Otherwise (only a lock that
+     * {@link #queues()}) {@code d} is queued and false returned: when the lock is handed to it, {@link
+     * Deferred#granted()} runs on the releasing thread, and the waiter's own thread then calls {@link #resume}
+     * and goes on holding the lock. A lock that does not queue blocks as {@link #lock()} does.
+     */
+    final boolean lockOrQueue(Deferred d) {
+        if (!queues()) {
+            lock();
+            return true;
+        }
+        VirtualWaits v = VirtualWaits.current();
+        if (v != null) {
+            v.point(); // as in lock(): threads due before this acquisition run first
+        }
+        d.queuedAt = now(v);
+        if (!takeOrQueue(d)) {
+            return false;
+        }
+        acquired(v, -1);
+        return true;
+    }
+
+    /** The caller of a {@link #lockOrQueue} that returned false was granted the lock: it holds it from now on. */
+    final void resume(Deferred d) {
+        VirtualWaits v = VirtualWaits.current();
+        acquired(v, Math.max(0, now(v) - d.queuedAt));
+    }
+
+    /** Takes the lock when it is free, never waiting; true when taken. */
+    final boolean tryLock() {
+        VirtualWaits v = VirtualWaits.current();
+        if (v != null) {
+            v.point(); // as in lock()
+        }
+        if (!tryAcquire()) {
+            return false;
+        }
+        acquired(v, -1);
+        return true;
+    }
+
+    /** Bookkeeping of an acquisition that waited {@code waitNanos} (-1: it did not wait). The holder's thread. */
+    private void acquired(VirtualWaits v, long waitNanos) {
         long me = Thread.currentThread().getId();
         boolean bounce = lastOwner != -1 && lastOwner != me;
         lastOwner = me;
@@ -83,6 +154,19 @@ abstract class TrackedLock {
     /** Takes the lock; returns how long it waited for another holder, or -1 when it did not have to wait. */
     abstract long acquire();
 
+    /** Takes the lock if it is free. */
+    abstract boolean tryAcquire();
+
+    /** Whether {@link #lockOrQueue} may queue (a waiter that yields) rather than block. */
+    boolean queues() {
+        return false;
+    }
+
+    /** {@link #lockOrQueue}'s step for a lock that {@link #queues()}: takes it when free (true), else queues. */
+    boolean takeOrQueue(Deferred d) {
+        throw new UnsupportedOperationException("this lock blocks its waiters");
+    }
+
     abstract void release();
 
     /** {@link #acquire()} in virtual time: a contended acquirer waits with {@code v}, the wait in virtual time. */
@@ -107,6 +191,11 @@ abstract class TrackedLock {
             long start = System.nanoTime();
             lock.lock();
             return System.nanoTime() - start;
+        }
+
+        @Override
+        boolean tryAcquire() {
+            return lock.tryLock();
         }
 
         @Override
@@ -138,31 +227,38 @@ abstract class TrackedLock {
     }
 
     /**
-     * QEMU's CoMutex before seed 004: a contender queues itself FIFO and parks (the coroutine yields);
-     * unlock hands ownership straight to the first waiter and wakes it, so the lock stays held, and every
-     * later contender queues, until that waiter has been scheduled again.
+     * QEMU's CoMutex before seed 004: a contender queues itself FIFO and waits; unlock hands ownership straight to
+     * the first waiter and wakes it, so the lock stays held, and every later contender queues, until that waiter
+     * runs again. A waiter that {@link #lockOrQueue queues} does not block its thread (the coroutine yields and its
+     * IOThread serves other requests); the hand-off schedules it on its own thread, and the lock stays held until
+     * that thread gets to it. A waiter of {@link #lock()} blocks its thread.
      */
     static final class Yielding extends TrackedLock {
 
-        private static final class Waiter {
+        /** A waiter that blocks its thread. */
+        private static final class Waiter extends Node {
             final Thread thread = Thread.currentThread();
             volatile boolean granted;
-            Waiter next;
         }
 
         /** Guards {@link #held} and the waiter queue; held for a few instructions only. */
         private final ReentrantLock guard = new ReentrantLock();
         private boolean held;
-        private Waiter head;
-        private Waiter tail;
+        private Node head;
+        private Node tail;
 
         Yielding(LockCounters stats) {
             super(stats);
         }
 
         @Override
+        boolean queues() {
+            return true;
+        }
+
+        @Override
         long acquire() {
-            Waiter me = enqueue();
+            Waiter me = takeOrQueueBlocking();
             if (me == null) {
                 return -1;
             }
@@ -181,8 +277,22 @@ abstract class TrackedLock {
             return waited;
         }
 
-        /** Takes the lock when free (returns null), else queues the caller and returns its place. */
-        private Waiter enqueue() {
+        @Override
+        boolean tryAcquire() {
+            guard.lock();
+            try {
+                if (held) {
+                    return false;
+                }
+                held = true;
+                return true;
+            } finally {
+                guard.unlock();
+            }
+        }
+
+        /** Takes the lock when free (returns null), else queues the caller, which blocks, and returns its place. */
+        private Waiter takeOrQueueBlocking() {
             guard.lock();
             try {
                 if (!held) {
@@ -190,12 +300,7 @@ abstract class TrackedLock {
                     return null;
                 }
                 Waiter me = new Waiter();
-                if (tail == null) {
-                    head = me;
-                } else {
-                    tail.next = me;
-                }
-                tail = me;
+                link(me);
                 return me;
             } finally {
                 guard.unlock();
@@ -203,18 +308,46 @@ abstract class TrackedLock {
         }
 
         @Override
+        boolean takeOrQueue(Deferred d) {
+            guard.lock();
+            try {
+                if (!held) {
+                    held = true;
+                    return true;
+                }
+                link(d);
+                return false;
+            } finally {
+                guard.unlock();
+            }
+        }
+
+        /** Appends {@code n} to the queue; under the guard. */
+        private void link(Node n) {
+            n.next = null;
+            if (tail == null) {
+                head = n;
+            } else {
+                tail.next = n;
+            }
+            tail = n;
+        }
+
+        @Override
         void release() {
-            Waiter next = handOff();
-            if (next != null) {
-                LockSupport.unpark(next.thread);
+            Node next = handOff();
+            if (next instanceof Waiter w) {
+                LockSupport.unpark(w.thread);
+            } else if (next != null) {
+                ((Deferred) next).granted();
             }
         }
 
         /** Frees the lock, or hands it to the first waiter (returned): the lock then stays held, by the waiter. */
-        private Waiter handOff() {
+        private Node handOff() {
             guard.lock();
             try {
-                Waiter next = head;
+                Node next = head;
                 if (next == null) {
                     held = false;
                 } else {
@@ -222,7 +355,10 @@ abstract class TrackedLock {
                     if (head == null) {
                         tail = null;
                     }
-                    next.granted = true; // hand-off: the lock stays held, now by the waiter
+                    next.next = null; // a pooled waiter is queued again later
+                    if (next instanceof Waiter w) {
+                        w.granted = true; // hand-off: the lock stays held, now by the waiter
+                    }
                 }
                 return next;
             } finally {
@@ -231,12 +367,12 @@ abstract class TrackedLock {
         }
 
         /**
-         * The contended acquirer queues and blocks (the coroutine yields) until the lock is handed to it; it holds
-         * the lock from the hand-off on, and runs only after its wake-up.
+         * The contended acquirer queues and blocks until the lock is handed to it; it holds the lock from the
+         * hand-off on, and runs only after its wake-up.
          */
         @Override
         long acquire(VirtualWaits v) {
-            Waiter me = enqueue();
+            Waiter me = takeOrQueueBlocking();
             if (me == null) {
                 return -1;
             }
@@ -247,13 +383,19 @@ abstract class TrackedLock {
             return v.now() - start;
         }
 
-        /** Hands the lock to the first waiter and wakes it: the lock stays held for the waiter's wake-up too. */
+        /**
+         * Hands the lock to the first waiter and wakes it: the lock stays held for the waiter's wake-up too. A
+         * blocked waiter pays a thread's wake-up; a queued one ({@link Deferred}) runs when its thread gets to the
+         * hand-off, which {@link Deferred#granted()} posts there.
+         */
         @Override
         void release(VirtualWaits v) {
-            Waiter next = handOff();
-            if (next != null) {
-                v.wake(next, v.wakeUpNanos());
-                LockSupport.unpark(next.thread); // a waiter outside virtual time (none while it runs) parks on the host
+            Node next = handOff();
+            if (next instanceof Waiter w) {
+                v.wake(w, v.wakeUpNanos());
+                LockSupport.unpark(w.thread); // a waiter outside virtual time (none while it runs) parks on the host
+            } else if (next != null) {
+                ((Deferred) next).granted();
             }
         }
 
@@ -262,7 +404,7 @@ abstract class TrackedLock {
             guard.lock();
             try {
                 int n = 0;
-                for (Waiter w = head; w != null; w = w.next) {
+                for (Node w = head; w != null; w = w.next) {
                     n++;
                 }
                 return n;

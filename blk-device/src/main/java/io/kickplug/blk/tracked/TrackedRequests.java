@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -33,6 +34,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * serialising request is in flight, like QEMU's {@code serialising_in_flight}: a serialising request
  * counts itself before taking its number, so such a read or write either sees the count or is found by
  * the serialising request's own scan.
+ *
+ * <p>Waiting for the lock: a request of {@link #newRequest(Runnable, Executor, Runnable, Runnable)} registers with
+ * {@link #beginOrDefer} and ends with {@link Request#endOrDefer()}, which never block its I/O thread on the
+ * yielding lock: like a coroutine on QEMU's CoMutex the request waits in the lock's queue and goes on, on its I/O
+ * thread, once the lock is handed to it. So nothing an I/O thread does may block on a yielding lock (its own
+ * queued request may hold it, waiting for that very thread): scans take other lists' locks the same way, and a
+ * retired generation is dropped only by whoever finds all its locks free ({@link Generation#pruneIfEmpty}), which
+ * every holder of one of its locks tries after it lets go.
  */
 public final class TrackedRequests {
 
@@ -100,7 +109,7 @@ public final class TrackedRequests {
         return live.size();
     }
 
-    /** Requests registered and not ended. */
+    /** Requests registered and not ended. Not on an I/O thread: it may block on a yielding lock. */
     public int size() {
         int n = 0;
         for (Generation g : live) {
@@ -112,6 +121,7 @@ public final class TrackedRequests {
                     s.lock.unlock();
                 }
             }
+            g.pruneIfRetired(); // a holder's prune may have found this lock taken by us
         }
         return n;
     }
@@ -126,7 +136,8 @@ public final class TrackedRequests {
      * @param ioThread index of the I/O thread that submits it (its shard under the sharded lock)
      */
     public Request begin(Access access, long first, long end, int ioThread, Runnable onReady) {
-        return begin(new Request(onReady), access, first, end, ioThread);
+        return begin(new Request(Objects.requireNonNull(onReady, "onReady"), null, null, null), access, first, end,
+                ioThread);
     }
 
     /**
@@ -136,11 +147,52 @@ public final class TrackedRequests {
      * @param onReady the continuation of every request it will carry
      */
     public Request newRequest(Runnable onReady) {
-        return new Request(Objects.requireNonNull(onReady, "onReady"));
+        return new Request(Objects.requireNonNull(onReady, "onReady"), null, null, null);
     }
 
     /**
-     * As {@link #begin(Access, long, long, int, Runnable)}, with a request object of {@link #newRequest}.
+     * A request object for a pool whose requests register with {@link #beginOrDefer} and end with
+     * {@link Request#endOrDefer()}, so that they never block their I/O thread on the yielding lock.
+     *
+     * @param onReady the continuation of every request it will carry, once its dependencies ended
+     * @param resumeOn the I/O thread that goes on with a request once it was handed the lock it waited for
+     * @param onBegun run on {@code resumeOn} when a {@link #beginOrDefer} that returned false has registered
+     * @param onEnded run on {@code resumeOn} when an {@link Request#endOrDefer()} that returned false has ended
+     */
+    public Request newRequest(Runnable onReady, Executor resumeOn, Runnable onBegun, Runnable onEnded) {
+        return new Request(Objects.requireNonNull(onReady, "onReady"), Objects.requireNonNull(resumeOn, "resumeOn"),
+                Objects.requireNonNull(onBegun, "onBegun"), Objects.requireNonNull(onEnded, "onEnded"));
+    }
+
+    /**
+     * As {@link #begin(Request, Access, long, long, int)}, for a request of
+     * {@link #newRequest(Runnable, Executor, Runnable, Runnable)} on its I/O thread: true when it is registered now
+     * (then call {@link Request#arm()}); false when it waits for the lock, and its {@code onBegun} runs on its I/O
+     * thread once it is registered. Never blocks on the yielding lock.
+     *
+     * @throws IllegalStateException when {@code r} is still registered, or was not made to defer
+     */
+    public boolean beginOrDefer(Request r, Access access, long first, long end, int ioThread) {
+        if (r.resumeOn == null) {
+            throw new IllegalStateException("tracked request made without an I/O thread to resume on");
+        }
+        r.reuse(access, first, end);
+        if (access == Access.SERIALISING) {
+            serialisingInFlight.incrementAndGet(); // before the sequence number: see the class comment
+        }
+        r.ioThread = ioThread;
+        r.mayQueue = true;
+        return r.lockOwn();
+    }
+
+    /** The list a request of {@code ioThread} registers in, under {@code g}. */
+    private static Shard shardOf(Generation g, int ioThread) {
+        return g.shards[g.shards.length == 1 ? 0 : Math.floorMod(ioThread, g.shards.length)];
+    }
+
+    /**
+     * As {@link #begin(Access, long, long, int, Runnable)}, with a request object of {@link #newRequest}. It blocks
+     * while another holds the lock: not on an I/O thread when the lock is yielding (use {@link #beginOrDefer}).
      *
      * @throws IllegalStateException when {@code r} is still registered (its last request has not ended)
      */
@@ -149,42 +201,9 @@ public final class TrackedRequests {
         if (access == Access.SERIALISING) {
             serialisingInFlight.incrementAndGet(); // before the sequence number: see the class comment
         }
-        Shard own;
-        while (true) {
-            Generation g = current;
-            own = g.shards[g.shards.length == 1 ? 0 : Math.floorMod(ioThread, g.shards.length)];
-            own.lock.lock();
-            if (!own.pruned) {
-                break; // keep the lock
-            }
-            own.lock.unlock(); // a retired generation was pruned under us: take the current one
-        }
-        boolean scanAll;
-        try {
-            r.seq = sequence.incrementAndGet();
-            own.insert(r);
-            scanAll = access == Access.FLUSH || access == Access.SERIALISING || serialisingInFlight.get() > 0;
-            if (scanAll) {
-                own.collectDependencies(r);
-            }
-        } finally {
-            own.lock.unlock();
-        }
-        if (scanAll) {
-            for (Generation g : live) {
-                for (Shard s : g.shards) {
-                    if (s == own) {
-                        continue;
-                    }
-                    s.lock.lock();
-                    try {
-                        s.collectDependencies(r);
-                    } finally {
-                        s.lock.unlock();
-                    }
-                }
-            }
-        }
+        r.ioThread = ioThread;
+        r.mayQueue = false;
+        r.lockOwn(); // blocks instead of queueing: always true
         return r;
     }
 
@@ -204,10 +223,36 @@ public final class TrackedRequests {
 
     /** One tracked request. */
     public final class Request {
+        /** Which step a request that waits for a lock takes once the lock is handed to it. */
+        private static final int REGISTER = 1;
+        private static final int SCAN = 2;
+        private static final int END = 3;
+
         Access access;
         long first;
         long end;
         private final Runnable onReady;
+        /** Null for a request that only blocks ({@link #newRequest(Runnable)}). */
+        private final Executor resumeOn;
+        private final Runnable onBegun;
+        private final Runnable onEnded;
+        /** Its place in a yielding lock's queue; the hand-off schedules {@link #resumeTask} on {@link #resumeOn}. */
+        private final TrackedLock.Deferred lockWait = new TrackedLock.Deferred() {
+            @Override
+            void granted() {
+                resumeOn.execute(resumeTask);
+            }
+        };
+        private final Runnable resumeTask = this::lockHandedOver;
+        // The lock step in progress; written before the request queues, read on its I/O thread after the hand-off.
+        private int step;
+        private Shard waitingOn;
+        /** The lists left to scan (a FLUSH or serialising request), and the next one. */
+        private Shard[] scan;
+        private int scanAt;
+        private int ioThread;
+        /** Whether the current call waits for a lock in its queue (false: blocks); set by the call. */
+        private boolean mayQueue;
         /** Dependencies not yet ended, plus one until {@link #arm()}. */
         private final AtomicInteger pending = new AtomicInteger(1);
         /** Set under the lock of {@link #shard} before insertion. */
@@ -224,8 +269,129 @@ public final class TrackedRequests {
          */
         private boolean dependent;
 
-        private Request(Runnable onReady) {
+        private Request(Runnable onReady, Executor resumeOn, Runnable onBegun, Runnable onEnded) {
             this.onReady = onReady;
+            this.resumeOn = resumeOn;
+            this.onBegun = onBegun;
+            this.onEnded = onEnded;
+        }
+
+        /** Takes its list's lock and registers; false when it waits for the lock (then it goes on later). */
+        private boolean lockOwn() {
+            while (true) {
+                Shard own = shardOf(current, ioThread);
+                if (!take(own, REGISTER)) {
+                    return false;
+                }
+                if (!own.pruned) {
+                    return register(own);
+                }
+                own.lock.unlock(); // a retired generation was pruned under us: take the current one
+            }
+        }
+
+        /** Under {@code own}'s lock, which it releases: numbers and inserts the request; then the scans. */
+        private boolean register(Shard own) {
+            boolean scanAll;
+            try {
+                seq = sequence.incrementAndGet();
+                own.insert(this);
+                scanAll = access == Access.FLUSH || access == Access.SERIALISING || serialisingInFlight.get() > 0;
+                if (scanAll) {
+                    own.collectDependencies(this);
+                }
+            } finally {
+                own.lock.unlock();
+            }
+            if (!scanAll) {
+                return true;
+            }
+            List<Shard> others = new ArrayList<>();
+            for (Generation g : live) {
+                for (Shard s : g.shards) {
+                    if (s != own) {
+                        others.add(s);
+                    }
+                }
+            }
+            scan = others.toArray(new Shard[0]);
+            scanAt = 0;
+            return scanRest();
+        }
+
+        /** Scans the lists left, each under its lock; false when it waits for one (then it goes on later). */
+        private boolean scanRest() {
+            while (scanAt < scan.length) {
+                Shard s = scan[scanAt];
+                if (!take(s, SCAN)) {
+                    return false;
+                }
+                scanAt++;
+                scanLocked(s);
+            }
+            scan = null;
+            return true;
+        }
+
+        /** Under {@code s}'s lock, which it releases. */
+        private void scanLocked(Shard s) {
+            try {
+                s.collectDependencies(this);
+            } finally {
+                s.lock.unlock();
+            }
+            s.generation.pruneIfRetired();
+        }
+
+        /**
+         * Takes {@code s}'s lock (true); or, when this call may queue and the lock is held, queues for it and
+         * returns false: {@code nextStep} then runs on the I/O thread once the lock is handed over.
+         */
+        private boolean take(Shard s, int nextStep) {
+            if (!mayQueue) {
+                s.lock.lock();
+                return true;
+            }
+            // Before it queues: the hand-off may come, and its continuation read these, before lockOrQueue returns.
+            step = nextStep;
+            waitingOn = s;
+            if (s.lock.lockOrQueue(lockWait)) {
+                waitingOn = null;
+                return true;
+            }
+            return false;
+        }
+
+        /** On its I/O thread: the lock it waited for is its own now; the step it waited for, then the next ones. */
+        private void lockHandedOver() {
+            Shard s = waitingOn;
+            waitingOn = null;
+            s.lock.resume(lockWait);
+            switch (step) {
+                case REGISTER -> {
+                    boolean done;
+                    if (s.pruned) {
+                        s.lock.unlock();
+                        done = lockOwn();
+                    } else {
+                        done = register(s);
+                    }
+                    if (done) {
+                        onBegun.run();
+                    }
+                }
+                case SCAN -> {
+                    scanAt++;
+                    scanLocked(s);
+                    if (scanRest()) {
+                        onBegun.run();
+                    }
+                }
+                default -> {
+                    endLocked(s);
+                    onEnded.run();
+                }
+            }
         }
 
         /**
@@ -245,6 +411,8 @@ public final class TrackedRequests {
             this.prev = null;
             this.next = null;
             this.waiters = null;
+            this.scan = null;
+            this.waitingOn = null;
             this.ended = false;
             this.dependent = false;
             // A plain (release) store: the only other threads that update it do so after finding this request in
@@ -283,9 +451,33 @@ public final class TrackedRequests {
          */
         public void end() {
             Shard s = shard;
+            mayQueue = false;
+            take(s, END);
+            endLocked(s);
+        }
+
+        /**
+         * As {@link #end()}, for a request of {@link #newRequest(Runnable, Executor, Runnable, Runnable)}, from any
+         * thread: true when it has ended; false when it waits for the lock, and its {@code onEnded} runs on its I/O
+         * thread once it has ended. Never blocks on the yielding lock.
+         */
+        public boolean endOrDefer() {
+            if (resumeOn == null) {
+                throw new IllegalStateException("tracked request made without an I/O thread to resume on");
+            }
+            Shard s = shard;
+            mayQueue = true;
+            if (!take(s, END)) {
+                return false;
+            }
+            endLocked(s);
+            return true;
+        }
+
+        /** Under {@code s}'s lock, which it releases: the rest of {@link #end()}. */
+        private void endLocked(Shard s) {
             List<Request> woken;
             boolean empty;
-            s.lock.lock();
             try {
                 if (ended) {
                     throw new IllegalStateException("tracked request " + seq + " ended twice");
@@ -309,8 +501,8 @@ public final class TrackedRequests {
                     }
                 }
             }
-            if (empty && s.generation.retired) {
-                s.generation.pruneIfEmpty();
+            if (empty) {
+                s.generation.pruneIfRetired();
             }
         }
     }
@@ -331,12 +523,29 @@ public final class TrackedRequests {
             }
         }
 
-        /** Drops a retired generation from the scans once all its lists are empty. */
+        /** {@link #pruneIfEmpty()} when this generation is retired. */
+        void pruneIfRetired() {
+            if (retired) {
+                pruneIfEmpty();
+            }
+        }
+
+        /**
+         * Drops a retired generation from the scans once all its lists are empty. A yielding lock is only tried:
+         * its holder may be a request waiting for this very thread, and whoever holds it tries again after it lets
+         * go (the class comment); a mutex is waited for.
+         */
         void pruneIfEmpty() {
             int locked = 0;
             try {
                 for (Shard s : shards) { // always in index order: no lock-order cycle between pruners
-                    s.lock.lock();
+                    if (s.lock.queues()) {
+                        if (!s.lock.tryLock()) {
+                            return;
+                        }
+                    } else {
+                        s.lock.lock();
+                    }
                     locked++;
                     if (s.size != 0 || s.pruned) {
                         return;

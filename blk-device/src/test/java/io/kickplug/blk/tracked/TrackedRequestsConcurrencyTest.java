@@ -63,10 +63,18 @@ class TrackedRequestsConcurrencyTest {
     /** Ops not ended yet. */
     private final Set<Op> live = ConcurrentHashMap.newKeySet();
 
-    private void run(TrackedLockKind kind, boolean switching, long seed) throws Exception {
+    /**
+     * @param deferring requests register and end without blocking on the yielding lock ({@code beginOrDefer},
+     *     {@code endOrDefer}): each submitter has its own single-thread "I/O thread" that they go on on
+     */
+    private void run(TrackedLockKind kind, boolean switching, boolean deferring, long seed) throws Exception {
         TrackedRequests tracked = new TrackedRequests(kind, SUBMITTERS);
         ExecutorService executors = Executors.newFixedThreadPool(3);
         ExecutorService submitters = Executors.newFixedThreadPool(SUBMITTERS);
+        List<ExecutorService> ioThreads = new ArrayList<>();
+        for (int s = 0; s < SUBMITTERS; s++) {
+            ioThreads.add(Executors.newSingleThreadExecutor());
+        }
         AtomicInteger done = new AtomicInteger();
         AtomicInteger submitted = new AtomicInteger();
         TrackedLockKind[] kinds = TrackedLockKind.values();
@@ -118,6 +126,10 @@ class TrackedRequestsConcurrencyTest {
                         Op op = new Op(access, first, first + 1 + random.nextInt(8));
                         all.add(op);
                         live.add(op);
+                        Runnable finished = () -> {
+                            depth.release();
+                            done.incrementAndGet();
+                        };
                         Runnable start = () -> executors.execute(() -> {
                             awaitRegistered(op);
                             check(op);
@@ -126,15 +138,28 @@ class TrackedRequestsConcurrencyTest {
                             }
                             op.ended = true;
                             live.remove(op);
-                            op.request.end();
-                            depth.release();
-                            done.incrementAndGet();
+                            if (!deferring) {
+                                op.request.end();
+                                finished.run();
+                            } else if (op.request.endOrDefer()) {
+                                finished.run();
+                            }
                         });
-                        op.request = tracked.begin(access, op.first, op.end, shard, start);
-                        underKind[op.request.lockKind().ordinal()].incrementAndGet();
-                        op.registered.countDown();
-                        if (op.request.arm()) {
-                            start.run();
+                        Runnable begun = () -> {
+                            underKind[op.request.lockKind().ordinal()].incrementAndGet();
+                            op.registered.countDown();
+                            if (op.request.arm()) {
+                                start.run();
+                            }
+                        };
+                        if (!deferring) {
+                            op.request = tracked.begin(access, op.first, op.end, shard, start);
+                            begun.run();
+                        } else {
+                            op.request = tracked.newRequest(start, ioThreads.get(shard), begun, finished);
+                            if (tracked.beginOrDefer(op.request, access, op.first, op.end, shard)) {
+                                begun.run();
+                            }
                         }
                     }
                 }));
@@ -154,6 +179,7 @@ class TrackedRequestsConcurrencyTest {
         } finally {
             submitters.shutdownNow();
             executors.shutdownNow();
+            ioThreads.forEach(ExecutorService::shutdownNow);
         }
         synchronized (violations) {
             assertEquals(List.of(), violations.subList(0, Math.min(5, violations.size())));
@@ -212,12 +238,28 @@ class TrackedRequestsConcurrencyTest {
     @ParameterizedTest
     @EnumSource(TrackedLockKind.class)
     void eachLockKeepsTheOrderUnderConcurrency(TrackedLockKind kind) throws Exception {
-        run(kind, false, 42);
+        run(kind, false, false, 42);
     }
 
     @RepeatedTest(3)
     void switchingLocksWhileRequestsRunLosesNothing() throws Exception {
-        run(TrackedLockKind.MUTEX, true, System.nanoTime());
+        run(TrackedLockKind.MUTEX, true, false, System.nanoTime());
+    }
+
+    /** Requests that wait in the yielding lock's queue instead of blocking keep the same order. */
+    @ParameterizedTest
+    @EnumSource(TrackedLockKind.class)
+    void eachLockKeepsTheOrderWhenRequestsWaitWithoutBlocking(TrackedLockKind kind) throws Exception {
+        run(kind, false, true, 42);
+    }
+
+    /**
+     * Switching away from the yielding lock while requests wait in its queue: nothing is lost, nobody blocks for
+     * ever on a lock held for a request that waits for the blocked thread, and the retired generations are dropped.
+     */
+    @RepeatedTest(3)
+    void switchingFromTheYieldingLockWhileRequestsWaitInItsQueueLosesNothing() throws Exception {
+        run(TrackedLockKind.YIELDING, true, true, System.nanoTime());
     }
 
     @Test

@@ -3,8 +3,11 @@ package io.kickplug.blk.tracked;
 import io.kickplug.api.lockstat.LockCounters;
 import io.kickplug.api.lockstat.LockStatRow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kickplug.api.blk.TrackedLockKind;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -50,5 +53,74 @@ class YieldingLockTest {
         assertEquals(3, s.contentions());
         assertTrue(s.waittimeTotalNs() > 0);
         assertEquals(0, lock.queued());
+    }
+
+    /** A waiter that must not block (a coroutine); records the threads that handed it the lock. */
+    private static final class Queued extends TrackedLock.Deferred {
+        final List<String> grants = new ArrayList<>();
+
+        @Override
+        void granted() {
+            grants.add(Thread.currentThread().getName());
+        }
+    }
+
+    @Test
+    void aQueuedWaiterIsHandedTheLockWhichStaysHeldUntilItsThreadGoesOn() {
+        LockCounters stats = new LockCounters();
+        TrackedLock.Yielding lock = new TrackedLock.Yielding(stats);
+        lock.lock();
+        Queued waiter = new Queued();
+        assertFalse(lock.lockOrQueue(waiter), "held: the waiter queues, and its caller goes on");
+        assertEquals(1, lock.queued());
+        assertEquals(List.of(), waiter.grants);
+        lock.unlock(); // hands the lock to the waiter, on this thread
+        assertEquals(List.of(Thread.currentThread().getName()), waiter.grants);
+        assertEquals(0, lock.queued());
+        assertFalse(lock.tryLock(), "the lock stays held for the waiter until its thread resumes it");
+        lock.resume(waiter);
+        lock.unlock();
+        assertTrue(lock.tryLock(), "free once the waiter let go");
+        lock.unlock();
+        LockStatRow s = stats.row("");
+        assertEquals(3, s.acquisitions()); // lock, the waiter's resume, tryLock
+        assertEquals(1, s.contentions());
+    }
+
+    @Test
+    void queuedAndBlockedWaitersAreServedInArrivalOrder() throws Exception {
+        TrackedLock.Yielding lock = new TrackedLock.Yielding(new LockCounters());
+        List<String> order = new CopyOnWriteArrayList<>();
+        lock.lock();
+        Thread blocked = new Thread(() -> {
+            lock.lock();
+            order.add("blocked");
+            lock.unlock();
+        });
+        blocked.start();
+        awaitQueued(lock, 1);
+        TrackedLock.Deferred queued = new TrackedLock.Deferred() {
+            @Override
+            void granted() {
+                order.add("queued");
+            }
+        };
+        assertFalse(lock.lockOrQueue(queued));
+        lock.unlock(); // to the blocked thread first
+        blocked.join(10_000);
+        assertEquals(List.of("blocked", "queued"), order, "the blocked waiter came first");
+        assertFalse(lock.tryLock(), "handed to the queued waiter by the blocked one's unlock");
+        lock.resume(queued);
+        lock.unlock();
+        assertTrue(lock.tryLock());
+    }
+
+    @Test
+    void theMutexNeverQueuesItBlocks() {
+        TrackedLock mutex = TrackedLock.create(TrackedLockKind.MUTEX, new LockCounters());
+        Queued waiter = new Queued();
+        assertTrue(mutex.lockOrQueue(waiter), "a QemuMutex waiter blocks its thread: free here, so taken");
+        mutex.unlock();
+        assertEquals(List.of(), waiter.grants);
     }
 }
