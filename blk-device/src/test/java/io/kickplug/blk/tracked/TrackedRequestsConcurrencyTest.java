@@ -63,11 +63,24 @@ class TrackedRequestsConcurrencyTest {
     /** Ops not ended yet. */
     private final Set<Op> live = ConcurrentHashMap.newKeySet();
 
-    /**
-     * @param deferring requests register and end without blocking on the yielding lock ({@code beginOrDefer},
-     *     {@code endOrDefer}): each submitter has its own single-thread "I/O thread" that they go on on
-     */
-    private void run(TrackedLockKind kind, boolean switching, boolean deferring, long seed) throws Exception {
+    /** How requests wait for a lock. */
+    private enum Waits {
+        /** {@code begin} and {@code end}: they block. */
+        BLOCKING,
+        /**
+         * {@code beginOrDefer} and {@code endOrDefer}: they queue on the yielding lock and go on on their
+         * submitter's own single-thread "I/O thread".
+         */
+        QUEUED,
+        /**
+         * As {@link #QUEUED}, but the continuation runs at once on the thread that hands the lock over: the hand-off
+         * then comes as early as it can, racing the request that is still queueing.
+         */
+        QUEUED_INLINE
+    }
+
+    private void run(TrackedLockKind kind, boolean switching, Waits waits, long seed) throws Exception {
+        boolean deferring = waits != Waits.BLOCKING;
         TrackedRequests tracked = new TrackedRequests(kind, SUBMITTERS);
         ExecutorService executors = Executors.newFixedThreadPool(3);
         ExecutorService submitters = Executors.newFixedThreadPool(SUBMITTERS);
@@ -119,7 +132,10 @@ class TrackedRequestsConcurrencyTest {
                 futures.add(submitters.submit(() -> {
                     for (int i = 0; i < PER_SUBMITTER
                             || !switcherDone.isDone() && System.nanoTime() - deadline < 0; i++) {
-                        depth.acquireUninterruptibly();
+                        // Interruptible, so that the pool's shutdownNow ends a run that lost a request.
+                        if (!depth.tryAcquire(60, TimeUnit.SECONDS)) {
+                            throw new AssertionError("no request of submitter " + shard + " ended in 60 s");
+                        }
                         submitted.incrementAndGet();
                         Access access = pick(random);
                         long first = random.nextInt(64);
@@ -156,12 +172,14 @@ class TrackedRequestsConcurrencyTest {
                             op.request = tracked.begin(access, op.first, op.end, shard, start);
                             begun.run();
                         } else {
-                            op.request = tracked.newRequest(start, ioThreads.get(shard), begun, finished);
+                            op.request = tracked.newRequest(start,
+                                    waits == Waits.QUEUED ? ioThreads.get(shard) : Runnable::run, begun, finished);
                             if (tracked.beginOrDefer(op.request, access, op.first, op.end, shard)) {
                                 begun.run();
                             }
                         }
                     }
+                    return null;
                 }));
             }
             for (Future<?> f : futures) {
@@ -238,19 +256,29 @@ class TrackedRequestsConcurrencyTest {
     @ParameterizedTest
     @EnumSource(TrackedLockKind.class)
     void eachLockKeepsTheOrderUnderConcurrency(TrackedLockKind kind) throws Exception {
-        run(kind, false, false, 42);
+        run(kind, false, Waits.BLOCKING, 42);
     }
 
     @RepeatedTest(3)
     void switchingLocksWhileRequestsRunLosesNothing() throws Exception {
-        run(TrackedLockKind.MUTEX, true, false, System.nanoTime());
+        run(TrackedLockKind.MUTEX, true, Waits.BLOCKING, System.nanoTime());
     }
 
     /** Requests that wait in the yielding lock's queue instead of blocking keep the same order. */
     @ParameterizedTest
     @EnumSource(TrackedLockKind.class)
     void eachLockKeepsTheOrderWhenRequestsWaitWithoutBlocking(TrackedLockKind kind) throws Exception {
-        run(kind, false, true, 42);
+        run(kind, false, Waits.QUEUED, 42);
+    }
+
+    /**
+     * The hand-off may reach a request before its {@code lockOrQueue} has returned: what the request's continuation
+     * reads must be in place before it queues. Continuations run inline at the hand-off make that window as wide as
+     * it gets.
+     */
+    @RepeatedTest(3)
+    void aHandOffThatComesBeforeTheQueueingCallReturnsFindsTheRequestReady() throws Exception {
+        run(TrackedLockKind.YIELDING, false, Waits.QUEUED_INLINE, System.nanoTime());
     }
 
     /**
@@ -259,7 +287,7 @@ class TrackedRequestsConcurrencyTest {
      */
     @RepeatedTest(3)
     void switchingFromTheYieldingLockWhileRequestsWaitInItsQueueLosesNothing() throws Exception {
-        run(TrackedLockKind.YIELDING, true, true, System.nanoTime());
+        run(TrackedLockKind.YIELDING, true, Waits.QUEUED, System.nanoTime());
     }
 
     @Test
