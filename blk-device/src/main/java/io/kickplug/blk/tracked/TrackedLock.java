@@ -335,9 +335,19 @@ abstract class TrackedLock {
 
         @Override
         void release() {
-            Node next = handOff();
+            handOver(handOff(), null);
+        }
+
+        /**
+         * Lets the waiter handed the lock ({@code next}, if any) go on: a blocked one is woken (in virtual time after
+         * a thread's wake-up, with {@code v}), a queued one ({@link Deferred}) is scheduled on its own thread.
+         */
+        private static void handOver(Node next, VirtualWaits v) {
             if (next instanceof Waiter w) {
-                LockSupport.unpark(w.thread);
+                if (v != null) {
+                    v.wake(w, v.wakeUpNanos());
+                }
+                LockSupport.unpark(w.thread); // in virtual time for a waiter outside it (none while it runs)
             } else if (next != null) {
                 ((Deferred) next).granted();
             }
@@ -390,13 +400,7 @@ abstract class TrackedLock {
          */
         @Override
         void release(VirtualWaits v) {
-            Node next = handOff();
-            if (next instanceof Waiter w) {
-                v.wake(w, v.wakeUpNanos());
-                LockSupport.unpark(w.thread); // a waiter outside virtual time (none while it runs) parks on the host
-            } else if (next != null) {
-                ((Deferred) next).granted();
-            }
+            handOver(handOff(), v);
         }
 
         /** Waiters queued now, for tests. */

@@ -4,6 +4,7 @@ import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.lockstat.LockCounters;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -53,6 +54,8 @@ public final class TrackedRequests {
         SERIALISING,
         FLUSH
     }
+
+    private static final Shard[] NO_SHARDS = new Shard[0];
 
     private final int shardCount;
     private final AtomicLong sequence = new AtomicLong();
@@ -247,8 +250,12 @@ public final class TrackedRequests {
         // The lock step in progress; written before the request queues, read on its I/O thread after the hand-off.
         private int step;
         private Shard waitingOn;
-        /** The lists left to scan (a FLUSH or serialising request), and the next one. */
-        private Shard[] scan;
+        /**
+         * A FLUSH or serialising request's scan: the generations left (an iterator over {@link #live}'s snapshot),
+         * the lists of the current one and the next of them.
+         */
+        private Iterator<Generation> scanGenerations;
+        private Shard[] scanShards = NO_SHARDS;
         private int scanAt;
         private int ioThread;
         /** Whether the current call waits for a lock in its queue (false: blocks); set by the call. */
@@ -306,31 +313,36 @@ public final class TrackedRequests {
             if (!scanAll) {
                 return true;
             }
-            List<Shard> others = new ArrayList<>();
-            for (Generation g : live) {
-                for (Shard s : g.shards) {
-                    if (s != own) {
-                        others.add(s);
-                    }
-                }
-            }
-            scan = others.toArray(new Shard[0]);
+            scanGenerations = live.iterator();
+            scanShards = NO_SHARDS;
             scanAt = 0;
             return scanRest();
         }
 
-        /** Scans the lists left, each under its lock; false when it waits for one (then it goes on later). */
+        /**
+         * Scans the lists left but its own ({@link #shard}), each under its lock; false when it waits for one (then
+         * it goes on later).
+         */
         private boolean scanRest() {
-            while (scanAt < scan.length) {
-                Shard s = scan[scanAt];
-                if (!take(s, SCAN)) {
-                    return false;
+            while (true) {
+                while (scanAt < scanShards.length) {
+                    Shard s = scanShards[scanAt];
+                    if (s != shard) {
+                        if (!take(s, SCAN)) {
+                            return false;
+                        }
+                        scanLocked(s);
+                    }
+                    scanAt++;
                 }
-                scanAt++;
-                scanLocked(s);
+                if (!scanGenerations.hasNext()) {
+                    scanGenerations = null;
+                    scanShards = NO_SHARDS;
+                    return true;
+                }
+                scanShards = scanGenerations.next().shards;
+                scanAt = 0;
             }
-            scan = null;
-            return true;
         }
 
         /** Under {@code s}'s lock, which it releases. */
@@ -411,7 +423,8 @@ public final class TrackedRequests {
             this.prev = null;
             this.next = null;
             this.waiters = null;
-            this.scan = null;
+            this.scanGenerations = null;
+            this.scanShards = NO_SHARDS;
             this.waitingOn = null;
             this.ended = false;
             this.dependent = false;
