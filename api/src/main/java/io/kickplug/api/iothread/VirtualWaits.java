@@ -23,6 +23,18 @@ public interface VirtualWaits {
     /** Blocks in virtual time until {@link #wake} is called for {@code token} (the caller then looks again). */
     void await(Object token);
 
+    /**
+     * Waits in virtual time until {@link #wake} is called for {@code token} or {@code timeoutNanos} of virtual time
+     * passed, whichever comes first; the thread is busy meanwhile (a spin), and the caller looks again.
+     */
+    void awaitNanos(Object token, long timeoutNanos);
+
+    /**
+     * What {@code iterations} turns of a lock's spin loop ({@code cpu_relax()}, x86 PAUSE, and two reads of the
+     * lock) take: measured on this host with measured charging, the model's figure with model charging.
+     */
+    long spinNanos(int iterations);
+
     /** Makes the threads waiting for {@code token} runnable, {@code delayNanos} of virtual time from now. */
     void wake(Object token, long delayNanos);
 

@@ -19,6 +19,9 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 abstract class TrackedLock {
 
+    /** The context of a holder that took the lock with {@link #lock()}: no contender's. */
+    static final int NO_CONTEXT = -1;
+
     /**
      * Hold times are timed for one acquisition in this many (two {@code System.nanoTime} calls each), and
      * counted with this weight in the hold-time total; waits of contended acquisitions are always timed.
@@ -54,6 +57,13 @@ abstract class TrackedLock {
     abstract static class Deferred extends Node {
         /** When it asked, on the asking thread's clock; written before it is queued, read after the hand-off. */
         long queuedAt;
+        /**
+         * The I/O thread it runs on (QEMU's AioContext), written before it asks: a {@link Yielding} contender does
+         * not spin for a holder on its own thread, which cannot let go while it spins.
+         */
+        int context = NO_CONTEXT;
+        /** Whether its last acquisition waited in a spin before it took the lock; written by the asking thread. */
+        boolean spun;
 
         /**
          * The lock was handed to this waiter (it stays held for it); runs on the releasing thread, which must not
@@ -92,10 +102,11 @@ abstract class TrackedLock {
             v.point(); // as in lock(): threads due before this acquisition run first
         }
         d.queuedAt = now(v);
-        if (!takeOrQueue(d)) {
+        d.spun = false;
+        if (!takeOrQueue(d, v)) {
             return false;
         }
-        acquired(v, -1);
+        acquired(v, d.spun ? Math.max(0, now(v) - d.queuedAt) : -1); // a spin that ended in the lock contended
         return true;
     }
 
@@ -162,8 +173,11 @@ abstract class TrackedLock {
         return false;
     }
 
-    /** {@link #lockOrQueue}'s step for a lock that {@link #queues()}: takes it when free (true), else queues. */
-    boolean takeOrQueue(Deferred d) {
+    /**
+     * {@link #lockOrQueue}'s step for a lock that {@link #queues()}: takes it when free (true), else queues; {@code v}
+     * the thread's virtual-time waits, or null.
+     */
+    boolean takeOrQueue(Deferred d, VirtualWaits v) {
         throw new UnsupportedOperationException("this lock blocks its waiters");
     }
 
@@ -229,7 +243,8 @@ abstract class TrackedLock {
     /**
      * QEMU's CoMutex before seed 004: a contender queues itself FIFO and waits; unlock hands ownership straight to
      * the first waiter and wakes it, so the lock stays held, and every later contender queues, until that waiter
-     * runs again. A waiter that {@link #lockOrQueue queues} does not block its thread (the coroutine yields and its
+     * runs again. A contender of {@link #lockOrQueue} that finds the holder alone, on another I/O thread, first
+     * spins for it ({@link #SPIN_ITERATIONS}). A waiter that {@link #lockOrQueue queues} does not block its thread (the coroutine yields and its
      * IOThread serves other requests); the hand-off schedules it on its own thread, and the lock stays held until
      * that thread gets to it. A waiter of {@link #lock()} blocks its thread.
      */
@@ -241,11 +256,23 @@ abstract class TrackedLock {
             volatile boolean granted;
         }
 
-        /** Guards {@link #held} and the waiter queue; held for a few instructions only. */
+        /**
+         * QEMU's {@code qemu_co_mutex_lock}: a contender that finds the lock held by one holder and nobody queued,
+         * the holder on another AioContext, spins up to this many turns of {@code cpu_relax()} for it to be free
+         * before it queues (CoMutex's "artificial" FUTEX_WAIT failure for short critical sections).
+         */
+        static final int SPIN_ITERATIONS = 1000;
+
+        /** Guards the writes of {@link #held}, {@link #holder} and the waiter queue; held for a few instructions. */
         private final ReentrantLock guard = new ReentrantLock();
-        private boolean held;
+        /** Read by spinners outside the guard. */
+        private volatile boolean held;
+        /** The holder's I/O thread ({@code mutex->ctx}), {@link #NO_CONTEXT} when unknown; read by spinners. */
+        private volatile int holder = NO_CONTEXT;
         private Node head;
         private Node tail;
+        /** Who spins in virtual time waits for this token; every release wakes them to look again. */
+        private final Object spinners = new Object();
 
         Yielding(LockCounters stats) {
             super(stats);
@@ -285,6 +312,7 @@ abstract class TrackedLock {
                     return false;
                 }
                 held = true;
+                holder = NO_CONTEXT;
                 return true;
             } finally {
                 guard.unlock();
@@ -297,6 +325,7 @@ abstract class TrackedLock {
             try {
                 if (!held) {
                     held = true;
+                    holder = NO_CONTEXT;
                     return null;
                 }
                 Waiter me = new Waiter();
@@ -307,18 +336,43 @@ abstract class TrackedLock {
             }
         }
 
+        /**
+         * As {@code qemu_co_mutex_lock}: takes the lock when free; queues at once when others queue already;
+         * otherwise (the holder alone, on another context) spins until the lock is seen free, then tries again,
+         * and queues when the spin runs out or the lock passes to a holder on {@code d}'s own context. The turns
+         * count over the retries, as QEMU's {@code i}; in virtual time the spin waits for a release, as long as
+         * {@link #SPIN_ITERATIONS} turns take.
+         */
         @Override
-        boolean takeOrQueue(Deferred d) {
-            guard.lock();
-            try {
-                if (!held) {
-                    held = true;
-                    return true;
+        boolean takeOrQueue(Deferred d, VirtualWaits v) {
+            int turns = 0;
+            long spinEnd = v == null ? 0 : v.now() + v.spinNanos(SPIN_ITERATIONS);
+            while (true) {
+                guard.lock();
+                try {
+                    if (!held) {
+                        held = true;
+                        holder = d.context;
+                        return true;
+                    }
+                    if (head != null || holder == d.context || (v == null ? turns >= SPIN_ITERATIONS
+                            : v.now() >= spinEnd)) {
+                        link(d);
+                        return false;
+                    }
+                } finally {
+                    guard.unlock();
                 }
-                link(d);
-                return false;
-            } finally {
-                guard.unlock();
+                d.spun = true;
+                if (v == null) {
+                    while (++turns < SPIN_ITERATIONS && held && holder != d.context) {
+                        Thread.onSpinWait();
+                    }
+                } else {
+                    while (held && holder != d.context && v.now() < spinEnd) {
+                        v.awaitNanos(spinners, spinEnd - v.now());
+                    }
+                }
             }
         }
 
@@ -358,6 +412,7 @@ abstract class TrackedLock {
             guard.lock();
             try {
                 Node next = head;
+                holder = next instanceof Deferred d ? d.context : NO_CONTEXT; // QEMU's qemu_co_mutex_wake
                 if (next == null) {
                     held = false;
                 } else {
@@ -401,6 +456,7 @@ abstract class TrackedLock {
         @Override
         void release(VirtualWaits v) {
             handOver(handOff(), v);
+            v.wake(spinners, 0); // a spinner sees the lock free, or passed to a holder on its own context, at once
         }
 
         /** Waiters queued now, for tests. */

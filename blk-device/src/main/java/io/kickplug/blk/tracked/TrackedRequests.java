@@ -367,6 +367,7 @@ public final class TrackedRequests {
             // Before it queues: the hand-off may come, and its continuation read these, before lockOrQueue returns.
             step = nextStep;
             waitingOn = s;
+            lockWait.context = ioThread;
             if (s.lock.lockOrQueue(lockWait)) {
                 waitingOn = null;
                 return true;

@@ -83,15 +83,17 @@ public final class VirtualTime implements IoThreadFactory {
      *     coroutine's I/O thread in ppoll) runs again: the device's tracked-requests lock ({@link VirtualWaits})
      * @param irqfdNs the device's cost of sending one used-buffer notification: the eventfd write(2) on the irqfd
      *     (QEMU's {@code virtio_notify_irqfd}), charged to the sending I/O thread
+     * @param spinIterationNs {@link Charging#MODEL} only: one turn of a lock's spin loop ({@code cpu_relax()}, the
+     *     x86 PAUSE instruction, and two reads of the lock word); measured charging measures it on the host
      */
     public record Costs(long ioeventfdWakeNs, long guestSubmitNs, long vqAddNs, long guestCompleteNs,
-            long deviceRequestNs, long pollNs, long threadWakeNs, long irqfdNs) {
+            long deviceRequestNs, long pollNs, long threadWakeNs, long irqfdNs, long spinIterationNs) {
 
-        public static final Costs DEFAULTS = new Costs(5_000, 1_500, 200, 1_000, 2_500, 200, 5_000, 1_000);
+        public static final Costs DEFAULTS = new Costs(5_000, 1_500, 200, 1_000, 2_500, 200, 5_000, 1_000, 20);
 
         public Costs {
             if (ioeventfdWakeNs < 0 || vqAddNs < 0 || guestSubmitNs < 0 || guestCompleteNs < 0 || deviceRequestNs < 0
-                    || pollNs <= 0 || threadWakeNs < 0 || irqfdNs < 0) {
+                    || pollNs <= 0 || threadWakeNs < 0 || irqfdNs < 0 || spinIterationNs < 0) {
                 throw new IllegalArgumentException("costs must not be negative (poll positive): " + this);
             }
         }
@@ -285,6 +287,26 @@ public final class VirtualTime implements IoThreadFactory {
             if (running == this && Thread.currentThread() == thread) {
                 yieldTurn(this);
             }
+        }
+
+        @Override
+        public void awaitNanos(Object token, long timeoutNanos) {
+            synchronized (VirtualTime.this) {
+                lockWaiters.computeIfAbsent(token, k -> new ArrayList<>()).add(this);
+            }
+            block(this, Math.max(0, timeoutNanos));
+            synchronized (VirtualTime.this) { // timed out: no later wake of the token may reach this actor
+                List<Actor> waiting = lockWaiters.get(token);
+                if (waiting != null && waiting.remove(this) && waiting.isEmpty()) {
+                    lockWaiters.remove(token);
+                }
+            }
+        }
+
+        @Override
+        public long spinNanos(int iterations) {
+            long each = charging == Charging.MEASURED ? SpinCost.ITERATION_NS : costs.spinIterationNs();
+            return iterations * each;
         }
 
         @Override
@@ -509,6 +531,31 @@ public final class VirtualTime implements IoThreadFactory {
 
     private static long cpu() {
         return THREADS.getCurrentThreadCpuTime();
+    }
+
+    /** One turn of a spin loop on this host, measured once when measured charging first needs it. */
+    private static final class SpinCost {
+        static final long ITERATION_NS = calibrate();
+        private static volatile int word = 1;
+
+        /**
+         * The median of 101 timings of 1000 turns of a spin on a word that stays set (a spin that runs out); most
+         * of them compiled.
+         */
+        private static long calibrate() {
+            long[] d = new long[101];
+            Object self = new Object();
+            Object[] holder = {new Object()};
+            for (int r = 0; r < d.length; r++) {
+                long t = System.nanoTime();
+                for (int i = 0; i < 1000 && holder[0] != self && word != 0; i++) {
+                    Thread.onSpinWait();
+                }
+                d[r] = (System.nanoTime() - t) / 1000;
+            }
+            java.util.Arrays.sort(d);
+            return Math.max(1, d[d.length / 2]);
+        }
     }
 
     private static long calibrateCpuClock() {

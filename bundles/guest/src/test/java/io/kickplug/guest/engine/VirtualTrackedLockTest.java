@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.iothread.IoThread;
+import io.kickplug.api.iothread.VirtualWaits;
 import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.blk.tracked.TrackedRequests;
 import java.util.ArrayList;
@@ -94,5 +95,39 @@ class VirtualTrackedLockTest {
             assertEquals(a.row(), b.row(), kind.label());
             assertEquals(a.virtualNanos(), b.virtualNanos(), kind.label());
         }
+    }
+
+    /** The yielding lock's spin: a timed wait in virtual time ends at the token's wake, or else at its timeout. */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aTimedWaitEndsAtItsWakeOrAtItsTimeout() throws Exception {
+        VirtualTime time = new VirtualTime(1, VirtualTime.Charging.MODEL, VirtualTime.Costs.DEFAULTS, true);
+        List<IoThread> threads = List.of(time.start("io0"), time.start("io1"));
+        Object token = new Object();
+        long[] waited = {-1, -1, -1};
+        try {
+            threads.get(0).execute(() -> {
+                threads.get(1).execute(() -> {
+                    VirtualWaits v = VirtualWaits.current();
+                    v.awaitNanos(new Object(), 3_000); // nobody wakes this one: it runs out
+                    v.wake(token, 0);
+                });
+                VirtualWaits v = VirtualWaits.current();
+                long start = v.now();
+                v.awaitNanos(token, 10_000);
+                waited[0] = v.now() - start;
+                start = v.now();
+                v.awaitNanos(token, 10_000);
+                waited[1] = v.now() - start;
+                waited[2] = v.spinNanos(1_000);
+            });
+            assertTrue(time.awaitIdle(TimeUnit.SECONDS.toNanos(30)), "the I/O threads did not finish");
+        } finally {
+            time.shutdown();
+            threads.forEach(IoThread::close);
+        }
+        assertEquals(3_000, waited[0], "woken by io1 after its own 3 us wait ran out");
+        assertEquals(10_000, waited[1], "nobody woke it: its timeout");
+        assertEquals(20_000, waited[2], "model charging: 1000 spin turns of the model's 20 ns");
     }
 }
