@@ -244,9 +244,9 @@ abstract class TrackedLock {
      * QEMU's CoMutex before seed 004: a contender queues itself FIFO and waits; unlock hands ownership straight to
      * the first waiter and wakes it, so the lock stays held, and every later contender queues, until that waiter
      * runs again. A contender of {@link #lockOrQueue} that finds the holder alone, on another I/O thread, first
-     * spins for it ({@link #SPIN_ITERATIONS}). A waiter that {@link #lockOrQueue queues} does not block its thread (the coroutine yields and its
-     * IOThread serves other requests); the hand-off schedules it on its own thread, and the lock stays held until
-     * that thread gets to it. A waiter of {@link #lock()} blocks its thread.
+     * spins for it ({@link #SPIN_ITERATIONS}). A waiter that {@link #lockOrQueue queues} does not block its thread
+     * (the coroutine yields and its IOThread serves other requests); the hand-off schedules it on its own thread,
+     * and the lock stays held until that thread gets to it. A waiter of {@link #lock()} blocks its thread.
      */
     static final class Yielding extends TrackedLock {
 

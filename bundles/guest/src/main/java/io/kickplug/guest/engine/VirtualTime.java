@@ -263,10 +263,15 @@ public final class VirtualTime implements IoThreadFactory {
 
         @Override
         public void await(Object lock) {
-            synchronized (VirtualTime.this) {
-                lockWaiters.computeIfAbsent(lock, k -> new ArrayList<>()).add(this);
-            }
+            enlist(lock);
             block(this, NEVER);
+        }
+
+        /** Registers this actor as a waiter for {@code token}'s next {@link #wake}. */
+        private void enlist(Object token) {
+            synchronized (VirtualTime.this) {
+                lockWaiters.computeIfAbsent(token, k -> new ArrayList<>()).add(this);
+            }
         }
 
         @Override
@@ -291,9 +296,7 @@ public final class VirtualTime implements IoThreadFactory {
 
         @Override
         public void awaitNanos(Object token, long timeoutNanos) {
-            synchronized (VirtualTime.this) {
-                lockWaiters.computeIfAbsent(token, k -> new ArrayList<>()).add(this);
-            }
+            enlist(token);
             block(this, Math.max(0, timeoutNanos));
             synchronized (VirtualTime.this) { // timed out: no later wake of the token may reach this actor
                 List<Actor> waiting = lockWaiters.get(token);
@@ -536,19 +539,16 @@ public final class VirtualTime implements IoThreadFactory {
     /** One turn of a spin loop on this host, measured once when measured charging first needs it. */
     private static final class SpinCost {
         static final long ITERATION_NS = calibrate();
-        private static volatile int word = 1;
+        /** A lock that stays held, by another context: the yielding tracked lock's two reads per turn. */
+        private static volatile boolean held = true;
+        private static volatile int holder = -1;
 
-        /**
-         * The median of 101 timings of 1000 turns of a spin on a word that stays set (a spin that runs out); most
-         * of them compiled.
-         */
+        /** The median of 101 timings of 1000 turns of a spin that runs out; most of them compiled. */
         private static long calibrate() {
             long[] d = new long[101];
-            Object self = new Object();
-            Object[] holder = {new Object()};
             for (int r = 0; r < d.length; r++) {
                 long t = System.nanoTime();
-                for (int i = 0; i < 1000 && holder[0] != self && word != 0; i++) {
+                for (int i = 0; i < 1000 && held && holder != 0; i++) {
                     Thread.onSpinWait();
                 }
                 d[r] = (System.nanoTime() - t) / 1000;
