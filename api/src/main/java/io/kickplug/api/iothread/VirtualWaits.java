@@ -46,7 +46,8 @@ public interface VirtualWaits {
 
     /** The current thread's waits, or {@code null} in real time. */
     static VirtualWaits current() {
-        return Holder.CURRENT.get();
+        // No thread-local lookup on the hot path of a process that never ran in virtual time (a daemon).
+        return Holder.installed ? Holder.CURRENT.get() : null;
     }
 
     /** Installs {@code waits} for the current thread ({@code null} removes them). */
@@ -54,6 +55,7 @@ public interface VirtualWaits {
         if (waits == null) {
             Holder.CURRENT.remove();
         } else {
+            Holder.installed = true; // before the set: this thread's current() sees both
             Holder.CURRENT.set(waits);
         }
     }
@@ -61,6 +63,11 @@ public interface VirtualWaits {
     /** Not part of the interface: the per-thread slot. */
     final class Holder {
         static final ThreadLocal<VirtualWaits> CURRENT = new ThreadLocal<>();
+        /**
+         * Set by the first {@link #install} of waits, never cleared. A plain field is enough: only the thread that
+         * installs waits reads them back, and it sees its own write; another thread that reads false has none.
+         */
+        static boolean installed;
 
         private Holder() {
         }

@@ -29,4 +29,13 @@ public interface DescriptorChain {
 
     /** A cursor over the device-writable buffers, at their start (each call gives a new position). */
     ChainWriter writer();
+
+    /**
+     * A hint: starts loading the first device-readable byte of the chain (a request header, which the driver wrote
+     * on another CPU just before, so its read is usually a cache miss) as soon as the chain is popped, before the
+     * device sets up its cursors and parses it. Reads nothing the cursors do not read anyway and changes nothing;
+     * does nothing by default.
+     */
+    default void prefetch() {
+    }
 }

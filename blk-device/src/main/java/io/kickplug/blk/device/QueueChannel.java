@@ -171,7 +171,7 @@ final class QueueChannel implements CompletionNotifier.Queue {
             owed = true;
             return true;
         }
-        stats.interruptsSuppressed.increment();
+        stats.interruptSuppressed();
         return owed;
     }
 
@@ -185,7 +185,7 @@ final class QueueChannel implements CompletionNotifier.Queue {
 
     private void send() {
         signals.usedBuffer(queue.index());
-        stats.interruptsSent.increment();
+        stats.interruptSent();
     }
 
     /** A used buffer was pushed: opens the batch when it is the first, then tells the strategy. */

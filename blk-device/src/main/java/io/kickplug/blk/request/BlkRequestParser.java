@@ -67,8 +67,8 @@ public final class BlkRequestParser {
         if (writer.remaining() < 1) {
             throw new GuestFaultException("5.2.6", "virtio-blk request has no device-writable byte for its status");
         }
-        int type = reader.readU32();
-        reader.readU32(); // reserved (legacy ioprio): ignored
+        // le32 type, then le32 reserved (legacy ioprio, ignored): one little-endian 64-bit read.
+        int type = (int) reader.readU64();
         long sector = reader.readU64();
         ChainWriter status = writer.splitAt(writer.remaining() - 1);
         // What is left: reader = readable bytes after the header, writer = writable bytes before the status.

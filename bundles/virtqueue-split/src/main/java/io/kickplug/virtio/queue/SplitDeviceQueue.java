@@ -206,10 +206,12 @@ public final class SplitDeviceQueue extends QueueBase {
                         + " loops or is longer than " + (indirect ? "its indirect table" : "the queue size"));
             }
             long d = table + (long) Ring.DESC_SIZE * i;
+            // Two checked loads per descriptor: le64 addr, then le32 len, le16 flags, le16 next as one le64.
             long addr = memory.readU64(d);
-            int len = memory.readU32(d + 8);
-            int flags = memory.readU16(d + 12) & 0xffff;
-            int next = memory.readU16(d + 14) & 0xffff;
+            long rest = memory.readU64(d + 8);
+            int len = (int) rest;
+            int flags = (int) (rest >>> 32) & 0xffff;
+            int next = (int) (rest >>> 48);
             if ((flags & Ring.DESC_F_INDIRECT) != 0) {
                 if (!indirectAllowed) {
                     throw fault("2.7.5.3.1", "INDIRECT descriptor without VIRTIO_RING_F_INDIRECT_DESC negotiated");
