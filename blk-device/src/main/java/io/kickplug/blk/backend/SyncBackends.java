@@ -8,7 +8,8 @@ import java.io.IOException;
 /**
  * Puts a synchronous {@link BlockBackend} behind the asynchronous contract the device uses: a non-blocking one
  * (memory, null) runs inline in {@link AsyncBlockBackend#submit} on the I/O thread, a blocking one (file, null
- * with a latency) on a {@link WorkerPoolBackend}. An {@link AsyncBlockBackend} is returned as it is.
+ * with a latency) on a {@link WorkerPoolBackend}, which runs a page-cache file's small operations inline while they
+ * are fast and the pool is idle. An {@link AsyncBlockBackend} is returned as it is.
  */
 public final class SyncBackends {
 
@@ -27,7 +28,10 @@ public final class SyncBackends {
             return new Unowned((AsyncBlockBackend) backend);
         }
         if (backend.blocking()) {
-            return new WorkerPoolBackend(backend, name, workers);
+            // A page-cache file runs its small operations inline while they stay fast; O_DIRECT always goes to
+            // the device, and a null backend's latency is a wait: both always go to the workers.
+            boolean inlineWhenFast = backend instanceof FileBackend && !((FileBackend) backend).direct();
+            return new WorkerPoolBackend(backend, name, workers, inlineWhenFast, System::nanoTime);
         }
         return new Inline(backend);
     }

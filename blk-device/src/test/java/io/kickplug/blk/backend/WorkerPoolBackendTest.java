@@ -79,4 +79,130 @@ class WorkerPoolBackendTest {
         assertEquals(1, late.completions.get());
         assertNotNull(late.error);
     }
+
+    /** A clock the test moves by hand; the backend reads it around each inline operation. */
+    static final class ManualClock implements java.util.function.LongSupplier {
+        long now = 1_000_000_000L;
+        long stepPerRead;
+
+        @Override
+        public long getAsLong() {
+            long t = now;
+            now += stepPerRead;
+            return t;
+        }
+    }
+
+    @Test
+    void aFastPageCacheReadOnAnIdlePoolRunsInlineOnTheSubmittingThread() throws Exception {
+        MemoryBackend memory = new MemoryBackend(1 << 20, false);
+        ByteBuffer data = ByteBuffer.allocate(4096);
+        data.put(0, (byte) 7);
+        memory.write(8192, new ByteBuffer[] {data});
+        ManualClock clock = new ManualClock();
+        WorkerPoolBackend pool = new WorkerPoolBackend(memory, "t", 2, true, clock);
+        try {
+            Io read = new Io(BackendIo.Op.READ, 8192, ByteBuffer.allocate(4096));
+            pool.submit(read);
+            assertEquals(1, read.completions.get(), "completed inside submit, before any unplug");
+            assertEquals(Thread.currentThread().getName(), read.thread);
+            assertEquals(7, read.buffers()[0].get(0));
+            assertEquals(0, pool.threads(), "no worker started");
+            assertEquals(1, pool.inlineRuns());
+            Io second = new Io(BackendIo.Op.READ, 8192, ByteBuffer.allocate(4096));
+            pool.submit(second);
+            assertEquals(0, second.completions.get(), "the rest of the batch waits for the unplug and a worker");
+            pool.unplug();
+            Await.await(() -> second.completions.get() == 1, TIMEOUT, "handed-off read");
+            assertTrue(second.thread.startsWith("kickplug-blk-t-worker"), second.thread);
+            Await.await(() -> {
+                Io write = new Io(BackendIo.Op.WRITE, 0, ByteBuffer.allocate(4096));
+                pool.submit(write); // the next batch: inline once the worker has parked
+                pool.unplug();
+                return write.completions.get() == 1 && write.thread.equals(Thread.currentThread().getName());
+            }, TIMEOUT, "a small write without FUA runs inline too");
+        } finally {
+            pool.close();
+        }
+    }
+
+    @Test
+    void flushesFuaLargeOperationsAndAPoolWithoutTheOptionGoToTheWorkers() throws Exception {
+        MemoryBackend memory = new MemoryBackend(1 << 20, false);
+        WorkerPoolBackend pool = new WorkerPoolBackend(memory, "t", 1, true, new ManualClock());
+        WorkerPoolBackend plain = new WorkerPoolBackend(memory, "p", 1);
+        try {
+            List<RecordedIo> handedOff = List.of(new Io(BackendIo.Op.FLUSH, 0),
+                    new RecordedIo(BackendIo.Op.WRITE, 0, 4096, new ByteBuffer[] {ByteBuffer.allocate(4096)}, true, false),
+                    new Io(BackendIo.Op.READ, 0, ByteBuffer.allocate((int) WorkerPoolBackend.INLINE_MAX_BYTES + 512)));
+            for (RecordedIo io : handedOff) {
+                pool.submit(io);
+                assertEquals(0, io.completions.get(), io.op() + " waits for the unplug");
+            }
+            pool.unplug();
+            Await.await(() -> handedOff.stream().allMatch(io -> io.completions.get() == 1), TIMEOUT, "hand-offs");
+            handedOff.forEach(io -> assertTrue(io.thread.startsWith("kickplug-blk-t-worker"), io.thread));
+            assertEquals(0, pool.inlineRuns());
+            Io read = new Io(BackendIo.Op.READ, 0, ByteBuffer.allocate(4096));
+            plain.submit(read);
+            assertEquals(0, read.completions.get(), "without inlineWhenFast every operation is handed off");
+            plain.unplug();
+            Await.await(() -> read.completions.get() == 1, TIMEOUT, "plain pool");
+        } finally {
+            pool.close();
+            plain.close();
+        }
+    }
+
+    @Test
+    void aBusyPoolTakesTheNextOperationInsteadOfRunningItInline() throws Exception {
+        MemoryBackend memory = new MemoryBackend(1 << 20, false);
+        WorkerPoolBackend pool = new WorkerPoolBackend(memory, "t", 1, true, new ManualClock());
+        try {
+            Io flush = new Io(BackendIo.Op.FLUSH, 0);
+            pool.submit(flush); // queued: the pool is no longer idle
+            Io read = new Io(BackendIo.Op.READ, 0, ByteBuffer.allocate(4096));
+            pool.submit(read);
+            assertEquals(0, read.completions.get(), "queued behind the flush, not run inline");
+            pool.unplug();
+            Await.await(() -> read.completions.get() == 1 && flush.completions.get() == 1, TIMEOUT, "both");
+            assertTrue(read.thread.startsWith("kickplug-blk-t-worker"), read.thread);
+        } finally {
+            pool.close();
+        }
+    }
+
+    @Test
+    void aSlowInlineOperationClosesTheInlinePathForThePause() throws Exception {
+        MemoryBackend memory = new MemoryBackend(1 << 20, false);
+        ManualClock clock = new ManualClock();
+        WorkerPoolBackend pool = new WorkerPoolBackend(memory, "t", 1, true, clock);
+        try {
+            clock.stepPerRead = WorkerPoolBackend.INLINE_SLOW_NS + 1; // the next inline read looks slow
+            Io slow = new Io(BackendIo.Op.READ, 0, ByteBuffer.allocate(4096));
+            pool.submit(slow);
+            assertEquals(1, slow.completions.get(), "the first one ran inline (and was timed slow)");
+            pool.unplug(); // a new batch
+            clock.stepPerRead = 0;
+            Io next = new Io(BackendIo.Op.READ, 0, ByteBuffer.allocate(4096));
+            pool.submit(next);
+            assertEquals(0, next.completions.get(), "closed: handed off");
+            pool.unplug();
+            Await.await(() -> next.completions.get() == 1, TIMEOUT, "handed-off read");
+            Await.await(() -> pool.threads() == 1, TIMEOUT, "worker started");
+            clock.now += WorkerPoolBackend.INLINE_PAUSE_NS; // the pause is over
+            Await.await(() -> {
+                Io probe = new Io(BackendIo.Op.READ, 0, ByteBuffer.allocate(4096));
+                pool.submit(probe); // inline again once the worker has parked (the pool is idle)
+                if (probe.completions.get() == 0) {
+                    pool.unplug();
+                    return false;
+                }
+                return true;
+            }, TIMEOUT, "inline again after the pause");
+            assertEquals(2, pool.inlineRuns());
+        } finally {
+            pool.close();
+        }
+    }
 }
