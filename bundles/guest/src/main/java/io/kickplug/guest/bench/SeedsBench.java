@@ -483,14 +483,11 @@ public final class SeedsBench {
         Map<TrackedLockKind, Double> iops = new LinkedHashMap<>();
         String name = freeName("004");
         String jobs = jobFile("seed004", "randread", "libaio", 64, 8, null, runtime);
-        boolean first = true;
         for (TrackedLockKind kind : LOCK_KINDS) {
             DiskSpec spec = nullDisk(name, queues, ioThreads, kind);
             MachineConfig config = machine(name, vcpus);
-            if (first) {
-                warmUp(spec, config, "seed004", "randread", "libaio", 64, 8, null, runtime);
-                first = false;
-            }
+            // Every kind warms up: each runs its own lock code, which the JIT compiles during its first run.
+            warmUp(spec, config, "seed004", "randread", "libaio", 64, 8, null, runtime);
             SeedPoint m = point(spec, config, jobs, n -> { }, kind.label());
             iops.put(kind, m.iops());
             LockStatRow tracked = m.lock(name + " tracked-" + kind.label());
@@ -503,6 +500,9 @@ public final class SeedsBench {
             f.put("lock-contentions", tracked == null ? Double.NaN : tracked.contentions());
             f.put("lock-wait-total-us", tracked == null ? Double.NaN : tracked.waittimeTotalNs() / 1e3);
             f.put("lock-hold-max-us", tracked == null ? Double.NaN : tracked.holdtimeMaxNs() / 1e3);
+            f.put("lock-acquisitions", tracked == null ? Double.NaN : tracked.acquisitions());
+            f.put("lock-hold-mean-us", tracked == null || tracked.acquisitions() == 0 ? Double.NaN
+                    : tracked.holdtimeTotalNs() / 1e3 / tracked.acquisitions());
             points.add(new SeedResult.Point(kind.label(), params, f));
         }
         double yielding = iops.get(TrackedLockKind.YIELDING);

@@ -389,9 +389,16 @@ public final class VirtualTime implements IoThreadFactory {
         }
     }
 
+    /**
+     * The actor's virtual time. Measured charging folds the CPU time spent since the last reading into the clock,
+     * less this reading's own cost, as {@link #chargeCpu} does: a reading of the thread CPU clock is a system call
+     * (1.3-1.5 us on the 2-core CI machine, more than the tracked lock's critical section), and the tracked lock's
+     * statistics and the guest's latency timestamps read the time several times per request; charged to the
+     * actor, those readings made every critical section they bracket about 1.5 us longer in virtual time.
+     */
     long now(Actor a) {
         if (charging == Charging.MEASURED && running == a && Thread.currentThread() == a.thread) {
-            return a.clock + Math.max(0, cpu() - a.cpuMark);
+            chargeCpu(a);
         }
         return a.clock;
     }
