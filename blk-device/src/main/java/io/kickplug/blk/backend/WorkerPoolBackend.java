@@ -7,8 +7,8 @@ import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.Arrays;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.LongSupplier;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 
 /**
  * A blocking backend behind the asynchronous contract: operations run on up to {@code workers} threads of the
@@ -27,15 +27,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * (QEMU's pool posts its semaphore once per request, which wakes a worker per request.)
  * Completions are {@link BackendIo#complete} calls from the worker; the device hands them to its I/O thread.
  *
- * <p>With {@code inlineWhenFast} (a page-cache file), the first operation of a batch (since the last {@link #unplug})
- * that finds the pool idle (nothing queued, every started worker parked) runs on the submitting thread instead, as io_uring runs a buffered read that hits the page
- * cache inside {@code io_uring_enter} and hands only the rest to its workers: at queue depth 1 the two wake-ups of a
- * hand-off (worker, then back to the I/O thread) cost more than the copy. The rest of a batch goes to the workers,
- * so a deep queue keeps the parallelism of a worker beside the I/O thread (inlining every operation of a batch of
- * 64 page-cache reads made one thread do them all: 0.75x the IOPS on 2 cores). Only reads and writes without FUA of at most
- * {@value #INLINE_MAX_BYTES} bytes run inline; one that takes longer than {@value #INLINE_SLOW_NS} ns (it went to the
- * disk) closes the inline path for {@value #INLINE_PAUSE_NS} ns, so a cold or slow file stalls its I/O thread at most
- * once per pause.
+ * <p>With {@code inlineWhenFast} (a page-cache file), the first operation of a batch (since the last
+ * {@link #unplug}) that finds the pool idle (nothing queued, every started worker parked) runs on the submitting
+ * thread instead, as io_uring runs a buffered read that hits the page cache inside {@code io_uring_enter} and hands
+ * only the rest to its workers: at queue depth 1 the two wake-ups of a hand-off (worker, then back to the I/O thread)
+ * cost more than the copy. The rest of a batch goes to the workers, so a deep queue keeps the parallelism of a worker
+ * beside the I/O thread (inlining every operation of a batch of 64 page-cache reads made one thread do them all:
+ * 0.75x the IOPS on 2 cores). Only reads and writes without FUA of at most {@value #INLINE_MAX_BYTES} bytes run
+ * inline; one that takes longer than {@value #INLINE_SLOW_NS} ns (it went to the disk) closes the inline path for
+ * {@value #INLINE_PAUSE_NS} ns, so a cold or slow file stalls its I/O thread at most once per pause.
  */
 public final class WorkerPoolBackend extends SyncBackends.Delegating {
 
@@ -160,8 +160,8 @@ public final class WorkerPoolBackend extends SyncBackends.Delegating {
         io.complete(error);
     }
 
-    /** Operations that ran on the submitting thread (inline path); exact when read on that thread. */
-    public long inlineRuns() {
+    /** Operations that ran on the submitting thread (inline path); exact when read on that thread. For tests. */
+    long inlineRuns() {
         return inlineRuns;
     }
 

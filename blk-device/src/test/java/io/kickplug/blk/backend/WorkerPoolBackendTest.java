@@ -132,8 +132,9 @@ class WorkerPoolBackendTest {
         WorkerPoolBackend pool = new WorkerPoolBackend(memory, "t", 1, true, new ManualClock());
         WorkerPoolBackend plain = new WorkerPoolBackend(memory, "p", 1);
         try {
-            List<RecordedIo> handedOff = List.of(new Io(BackendIo.Op.FLUSH, 0),
-                    new RecordedIo(BackendIo.Op.WRITE, 0, 4096, new ByteBuffer[] {ByteBuffer.allocate(4096)}, true, false),
+            RecordedIo fuaWrite = new RecordedIo(BackendIo.Op.WRITE, 0, 4096,
+                    new ByteBuffer[] {ByteBuffer.allocate(4096)}, true, false);
+            List<RecordedIo> handedOff = List.of(new Io(BackendIo.Op.FLUSH, 0), fuaWrite,
                     new Io(BackendIo.Op.READ, 0, ByteBuffer.allocate((int) WorkerPoolBackend.INLINE_MAX_BYTES + 512)));
             for (RecordedIo io : handedOff) {
                 pool.submit(io);

@@ -71,7 +71,8 @@ import static io.kickplug.guest.bench.SeedJobs.writeFile;
  * </ul>
  *
  * <p>Every seed but 000 (which warms up inside {@link KickBench}) starts with one discarded warm-up run of its
- * first point, so the JIT compilation of the I/O path does not count against the first configuration.
+ * first point, so the JIT compilation of the I/O path does not count against the first configuration; 004 warms up
+ * before each lock kind, whose lock code is its own.
  */
 public final class SeedsBench {
 
