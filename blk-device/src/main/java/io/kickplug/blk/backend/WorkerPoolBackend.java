@@ -106,16 +106,16 @@ public final class WorkerPoolBackend extends SyncBackends.Delegating {
         boolean refused;
         boolean inline = false;
         long start = 0;
-        if (inlineWhenFast && inlineEligible(io)) {
-            start = nanoClock.getAsLong();
-            // Compared as a difference: nanoTime may wrap.
-            inline = start - inlineClosedUntil >= 0;
-        }
         lock.lock();
         try {
             refused = closed;
-            // Idle: nothing queued, no worker on its way or running an operation (every started one is parked).
-            inline = inline && !refused && !inlinedInBatch && count == 0 && !waking && idleCount == started;
+            // Idle: nothing queued, no worker on its way or running an operation (every started one is parked). The
+            // clock is read only then: the rest of a batch, and every operation of a busy pool, never reads it.
+            if (inlineWhenFast && !refused && !inlinedInBatch && count == 0 && !waking && idleCount == started
+                    && inlineEligible(io)) {
+                start = nanoClock.getAsLong();
+                inline = start - inlineClosedUntil >= 0; // compared as a difference: nanoTime may wrap
+            }
             if (inline) {
                 inlinedInBatch = true;
             } else if (!refused) {
