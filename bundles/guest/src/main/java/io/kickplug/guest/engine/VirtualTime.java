@@ -113,6 +113,10 @@ public final class VirtualTime implements IoThreadFactory {
     private final Costs costs;
     private final boolean ioeventfd;
     private final SplittableRandom random;
+    /** The running thread's CPU clock in ns; the host's thread CPU clock except in tests. */
+    private final LongSupplier cpuClock;
+    /** What one reading of {@link #cpuClock} costs, taken off every measured charge. */
+    private final long cpuReadCostNs;
     private final List<Actor> actors = new ArrayList<>();
     private final Map<Object, List<Actor>> lockWaiters = new HashMap<>();
     private volatile Actor running;
@@ -128,6 +132,20 @@ public final class VirtualTime implements IoThreadFactory {
      *     notifying vCPU's exit
      */
     public VirtualTime(long seed, Charging charging, Costs costs, boolean ioeventfd) {
+        this(seed, charging, costs, ioeventfd, VirtualTime::cpu, CPU_CLOCK_COST_NS);
+    }
+
+    /**
+     * @param cpuClock the current thread's CPU time in ns, read by measured charging
+     * @param cpuReadCostNs what one reading of {@code cpuClock} costs: taken off each charge
+     */
+    VirtualTime(long seed, Charging charging, Costs costs, boolean ioeventfd, LongSupplier cpuClock,
+            long cpuReadCostNs) {
+        if (cpuReadCostNs < 0) {
+            throw new IllegalArgumentException("cpuReadCostNs must not be negative: " + cpuReadCostNs);
+        }
+        this.cpuClock = Objects.requireNonNull(cpuClock, "cpuClock");
+        this.cpuReadCostNs = cpuReadCostNs;
         this.seed = seed;
         this.charging = Objects.requireNonNull(charging, "charging");
         this.costs = Objects.requireNonNull(costs, "costs");
@@ -533,8 +551,8 @@ public final class VirtualTime implements IoThreadFactory {
 
     private void chargeCpu(Actor a) {
         if (charging == Charging.MEASURED) {
-            long c = cpu();
-            a.clock += Math.max(0, c - a.cpuMark - CPU_CLOCK_COST_NS);
+            long c = cpuClock.getAsLong();
+            a.clock += Math.max(0, c - a.cpuMark - cpuReadCostNs);
             a.cpuMark = c;
         }
     }
@@ -640,7 +658,7 @@ public final class VirtualTime implements IoThreadFactory {
             LockSupport.park(this);
         }
         if (charging == Charging.MEASURED) {
-            a.cpuMark = cpu();
+            a.cpuMark = cpuClock.getAsLong();
         }
     }
 }
