@@ -76,7 +76,7 @@ public final class BenchCommand {
     @Descriptor("run a benchmark in the simulated guest on a temporary memory disk: kp:bench kick [--runtime S]"
             + " [--exit-us 1,10,50] [--disk-size SIZE] [--transport mmio|pci] (seed 000: under-lock vs"
             + " outside-lock kick at each exit latency); kp:bench seeds [--runtime S] [--json FILE] [--html FILE]"
-            + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] [--only 000,002] [--real-guest|--real-guest-only]"
+            + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] [--only 000,002] [--rounds N] [--real-guest|--real-guest-only]"
             + " [--guest-image DIR] [--qemu PATH] [--guest-runtime S] [--guest-rounds N] (the five seed experiments side by"
             + " side, published figure beside the measured one, direction and within-2x verdicts, JSON and HTML;"
             + " --real-guest also runs 002, 003 and 004 on a Linux guest in QEMU over Kickplug's vhost-user export)")
@@ -84,7 +84,7 @@ public final class BenchCommand {
         if (args.length == 0) {
             throw new IllegalArgumentException("which benchmark? usage: kp:bench kick [--runtime S] [--exit-us 1,10,50]"
                     + " [--disk-size SIZE] [--transport mmio|pci] | kp:bench seeds [--runtime S] [--json FILE] [--html FILE]"
-                    + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] [--only 000,002] [--real-guest|--real-guest-only]"
+                    + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] [--only 000,002] [--rounds N] [--real-guest|--real-guest-only]"
                     + " [--guest-image DIR] [--qemu PATH] [--guest-runtime S] [--guest-rounds N]");
         }
         List<String> options = Arrays.asList(args).subList(1, args.length);

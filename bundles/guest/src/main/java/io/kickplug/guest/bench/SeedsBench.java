@@ -116,13 +116,36 @@ public final class SeedsBench {
     static final int TOTAL_POINTS = 21;
     private static final Map<String, Integer> POINTS = Map.of("000", 8, "001", 2, "002", 6, "003", 2, "004", 3);
 
-    /** The points a run of {@code o}'s seeds measures. */
+    /** The point runs a run of {@code o}'s seeds makes: each point once per round, 001's (model charging) once. */
     static int points(SeedsOptions o) {
         int n = 0;
         for (String id : o.only()) {
-            n += POINTS.get(id);
+            n += POINTS.get(id) * (id.equals("001") ? 1 : o.rounds());
         }
         return n;
+    }
+
+    /** A configuration's rounds: the one with the median IOPS, and the lowest and highest IOPS of all. */
+    record Rounds(SeedPoint median, double minIops, double maxIops, int count) {
+
+        /** The round with the median IOPS (of an even count, the lower of the middle two). */
+        static Rounds of(List<SeedPoint> rounds) {
+            if (rounds.isEmpty()) {
+                throw new IllegalArgumentException("no rounds");
+            }
+            List<SeedPoint> sorted = new ArrayList<>(rounds);
+            sorted.sort(java.util.Comparator.comparingDouble(SeedPoint::iops));
+            return new Rounds(sorted.get((sorted.size() - 1) / 2), sorted.get(0).iops(),
+                    sorted.get(sorted.size() - 1).iops(), sorted.size());
+        }
+
+        /** The spread as figures beside the median's, when there was more than one round. */
+        void addTo(Map<String, Double> figures) {
+            if (count > 1) {
+                figures.put("IOPS-rounds-min", minIops);
+                figures.put("IOPS-rounds-max", maxIops);
+            }
+        }
     }
     private SeedsOptions options = new SeedsOptions(DEFAULT_RUNTIME_NANOS, null);
     private double freeCores;
@@ -229,12 +252,15 @@ public final class SeedsBench {
             String tag = "ioeventfd " + (ioeventfd ? "on" : "off");
             line.append(line.length() == 0 ? "" : "; ").append(tag).append(": IOPS outside-lock / under-lock");
             for (long exit : exitsHere) {
+                MachineConfig atExit = base.withLatencies(exit, base.injectLatencyNs());
+                Map<String, Rounds> rounds = interleaved(KickBench.POLICIES, (policy, round) -> point(spec,
+                        atExit.withKickPolicy(policy), KickBench.jobs(roundRuntime(runtime)), n -> { },
+                        clock.withIoeventfd(ioeventfd), "000", policy + " exit " + exit / 1000 + "us " + tag + round));
                 Map<String, SeedPoint> byPolicy = new LinkedHashMap<>();
                 for (String policy : KickBench.POLICIES) {
-                    MachineConfig config = base.withLatencies(exit, base.injectLatencyNs()).withKickPolicy(policy);
+                    MachineConfig config = atExit.withKickPolicy(policy);
                     String label = policy + " exit " + exit / 1000 + "us " + tag;
-                    SeedPoint m = point(spec, config, KickBench.jobs(runtime), n -> { }, clock.withIoeventfd(ioeventfd),
-                            "000", label);
+                    SeedPoint m = rounds.get(policy).median();
                     byPolicy.put(policy, m);
                     LockStatRow vq = m.lock(spec.name() + " vq0");
                     Map<String, String> params = params(vcpus, 4, 64, "4k", "randread", "libaio", 1, 1, exit,
@@ -243,8 +269,10 @@ public final class SeedsBench {
                     params.put("event-idx", (m.features() & VirtioFeatures.RING_EVENT_IDX) != 0 ? "on" : "off");
                     params.put("transport", "mmio");
                     params.put("ioeventfd", ioeventfd ? "on" : "off");
+                    params.put("rounds", Integer.toString(options.rounds()));
                     Map<String, Double> f = new LinkedHashMap<>();
                     f.put("IOPS", m.iops());
+                    rounds.get(policy).addTo(f);
                     f.put("notifies/req", m.notifiesPerRequest());
                     f.put("irqs/req", m.interruptsPerRequest());
                     f.put("hold-max-us", vq == null ? Double.NaN : vq.holdtimeMaxNs() / 1e3);
@@ -367,10 +395,12 @@ public final class SeedsBench {
         warmUp(spec, config, "seed002", "randread", "libaio", 64, 8, null, runtime);
         boolean allBound = true;
         for (int iodepth : List.of(64, 1)) {
-            String jobs = jobFile("seed002", "randread", "libaio", iodepth, 8, null, runtime);
+            String jobs = jobFile("seed002", "randread", "libaio", iodepth, 8, null, roundRuntime(runtime));
+            Map<String, Rounds> rounds = interleaved(STRATEGIES, (strategy, round) -> point(spec, config, jobs,
+                    name -> notifications.setStrategy(name, strategy, NotificationControl.ALL_QUEUES),
+                    strategy + " iodepth " + iodepth + round));
             for (String strategy : STRATEGIES) {
-                SeedPoint m = point(spec, config, jobs, name -> notifications.setStrategy(name, strategy,
-                        NotificationControl.ALL_QUEUES), strategy + " iodepth " + iodepth);
+                SeedPoint m = rounds.get(strategy).median();
                 boolean ran = m.strategiesUsed().equals(Set.of(strategy));
                 if (!ran) {
                     allBound = false;
@@ -379,12 +409,14 @@ public final class SeedsBench {
                 }
                 Map<String, String> params = params(vcpus, 8, iodepth, "4k", "randread", "libaio", queues, 1,
                         config.exitLatencyNs(), config.injectLatencyNs(), "null", runtime);
+                params.put("rounds", Integer.toString(options.rounds()));
                 params.put("strategy", strategy);
                 if (!ran) {
                     params.put("ran", String.join("+", new java.util.TreeSet<>(m.strategiesUsed())));
                 }
                 Map<String, Double> f = new LinkedHashMap<>();
                 f.put("IOPS", m.iops());
+                rounds.get(strategy).addTo(f);
                 f.put("irqs/req", m.interruptsPerRequest());
                 f.put("suppressed/req", m.suppressedPerRequest());
                 points.add(new SeedResult.Point(strategy + " iodepth " + iodepth, params, f));
@@ -436,17 +468,21 @@ public final class SeedsBench {
         Map<Boolean, SeedPoint> runs = new LinkedHashMap<>();
         warmUp(spec, config, "seed003", "randread", "io_uring", 1, 1, false, runtime);
         warmUp(spec, config, "seed003", "randread", "io_uring", 1, 1, true, runtime);
+        Map<Boolean, Rounds> rounds = interleaved(List.of(false, true), (hipri, round) -> point(spec, config,
+                jobFile("seed003", "randread", "io_uring", 1, 1, hipri, roundRuntime(runtime)), name -> { },
+                "hipri=" + (hipri ? 1 : 0) + round));
         for (boolean hipri : List.of(false, true)) {
-            String jobs = jobFile("seed003", "randread", "io_uring", 1, 1, hipri, runtime);
-            SeedPoint m = point(spec, config, jobs, name -> { }, "hipri=" + (hipri ? 1 : 0));
+            SeedPoint m = rounds.get(hipri).median();
             runs.put(hipri, m);
             Map<String, String> params = params(vcpus, 1, 1, "4k", "randread", "io_uring", 1, 1,
                     config.exitLatencyNs(), config.injectLatencyNs(), "null", runtime);
             params.put("hipri", hipri ? "1" : "0");
             params.put("poll-queues", "0 (toggling)");
             params.put("device-poll", "off");
+            params.put("rounds", Integer.toString(options.rounds()));
             Map<String, Double> f = new LinkedHashMap<>();
             f.put("IOPS", m.iops());
+            rounds.get(hipri).addTo(f);
             f.put("lat-mean-us", m.latMeanUs());
             f.put("lat-p99-us", m.latP99Us());
             f.put("irqs/req", m.interruptsPerRequest());
@@ -483,21 +519,27 @@ public final class SeedsBench {
         List<SeedResult.Point> points = new ArrayList<>();
         Map<TrackedLockKind, Double> iops = new LinkedHashMap<>();
         String name = freeName("004");
-        String jobs = jobFile("seed004", "randread", "libaio", 64, 8, null, runtime);
+        String jobs = jobFile("seed004", "randread", "libaio", 64, 8, null, roundRuntime(runtime));
+        MachineConfig config = machine(name, vcpus);
         for (TrackedLockKind kind : LOCK_KINDS) {
-            DiskSpec spec = nullDisk(name, queues, ioThreads, kind);
-            MachineConfig config = machine(name, vcpus);
             // Every kind warms up: each runs its own lock code, which the JIT compiles during its first run.
-            warmUp(spec, config, "seed004", "randread", "libaio", 64, 8, null, runtime);
-            SeedPoint m = point(spec, config, jobs, n -> { }, kind.label());
+            warmUp(nullDisk(name, queues, ioThreads, kind), config, "seed004", "randread", "libaio", 64, 8, null,
+                    runtime);
+        }
+        Map<TrackedLockKind, Rounds> rounds = interleaved(LOCK_KINDS, (kind, round) -> point(
+                nullDisk(name, queues, ioThreads, kind), config, jobs, n -> { }, kind.label() + round));
+        for (TrackedLockKind kind : LOCK_KINDS) {
+            SeedPoint m = rounds.get(kind).median();
             iops.put(kind, m.iops());
             LockStatRow tracked = m.lock(name + " tracked-" + kind.label());
             Map<String, String> params = params(vcpus, 8, 64, "4k", "randread", "libaio", queues, ioThreads,
                     config.exitLatencyNs(), config.injectLatencyNs(), "null", runtime);
             params.put("tracked-lock", kind.label());
             params.put("driven-by", "guest engine (fio)");
+            params.put("rounds", Integer.toString(options.rounds()));
             Map<String, Double> f = new LinkedHashMap<>();
             f.put("IOPS", m.iops());
+            rounds.get(kind).addTo(f);
             f.put("lock-contentions", tracked == null ? Double.NaN : tracked.contentions());
             f.put("lock-wait-total-us", tracked == null ? Double.NaN : tracked.waittimeTotalNs() / 1e3);
             f.put("lock-hold-max-us", tracked == null ? Double.NaN : tracked.holdtimeMaxNs() / 1e3);
@@ -521,6 +563,32 @@ public final class SeedsBench {
     }
 
     // ---------------------------------------------------------------------------------------------- runs
+
+    /**
+     * Runs every configuration of {@code keys} {@link SeedsOptions#rounds()} times, interleaved (A B C A B C ...),
+     * so that a slow spell of the host or a recompilation lands on every configuration alike instead of on the one
+     * that happened to run then, and keeps per configuration the round with the median IOPS. Measured charging
+     * reads each thread's CPU clock, and one run of a configuration was seen at 843k IOPS and the next at 519k with
+     * the same interrupts per request: a median of interleaved rounds is what {@code VhostBench} reports too.
+     */
+    private <K> Map<K, Rounds> interleaved(List<K> keys, java.util.function.BiFunction<K, String, SeedPoint> round) {
+        int rounds = options.rounds();
+        Map<K, List<SeedPoint>> all = new LinkedHashMap<>();
+        for (int r = 1; r <= rounds; r++) {
+            String tag = rounds == 1 ? "" : " round " + r + "/" + rounds;
+            for (K k : keys) {
+                all.computeIfAbsent(k, x -> new ArrayList<>()).add(round.apply(k, tag));
+            }
+        }
+        Map<K, Rounds> out = new LinkedHashMap<>();
+        all.forEach((k, list) -> out.put(k, Rounds.of(list)));
+        return out;
+    }
+
+    /** A round's runtime: the point's runtime shared among its rounds. */
+    private long roundRuntime(long runtime) {
+        return Math.max(1, runtime / options.rounds());
+    }
 
     /** Virtual time when asked, or (auto) when the seed's vCPUs and I/O threads outnumber the host's free cores. */
     SeedClock clockFor(int vcpus, int ioThreads) {

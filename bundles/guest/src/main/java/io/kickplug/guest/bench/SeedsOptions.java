@@ -1,64 +1,25 @@
 package io.kickplug.guest.bench;
 
-import io.kickplug.api.blk.BackendSpec;
-import io.kickplug.api.blk.DiskManager;
-import io.kickplug.api.blk.DiskSpec;
-import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.guest.OptionArgs;
-import io.kickplug.api.lockstat.LockStatRow;
-import io.kickplug.api.lockstat.LockStats;
-import io.kickplug.api.notify.CompletionNotifier;
-import io.kickplug.api.notify.NotificationControl;
-import io.kickplug.api.notify.QueueCounters;
-import io.kickplug.api.transport.TransportKind;
-import io.kickplug.api.virtio.VirtqueueFactory;
-import io.kickplug.guest.engine.GuestEngine;
-import io.kickplug.guest.engine.GuestMachine;
-import io.kickplug.guest.engine.MachineConfig;
-import io.kickplug.guest.engine.SynchronousNotify;
 import io.kickplug.guest.engine.VirtualTime;
-import io.kickplug.api.iothread.IoThreadFactory;
-import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.guest.fio.DirectionStats;
-import io.kickplug.guest.fio.FioReport;
-import io.kickplug.guest.fio.FioRunner;
 import io.kickplug.guest.fio.FioValues;
-import io.kickplug.guest.fio.JobFileParser;
-import io.kickplug.guest.fio.JobResult;
-import io.kickplug.guest.fio.JobSpec;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.function.Consumer;
-import static io.kickplug.guest.bench.SeedJobs.figures;
-import static io.kickplug.guest.bench.SeedJobs.jobFile;
-import static io.kickplug.guest.bench.SeedJobs.nullDisk;
-import static io.kickplug.guest.bench.SeedJobs.params;
-import static io.kickplug.guest.bench.SeedJobs.writeFile;
 
 /**
  * @param runtimeNanos each measured point's runtime
  * @param json where to write the JSON result, or {@code null} for a new file in the temporary directory
  * @param only the seeds to run ({@link #SEEDS} by default), in the order of {@link #SEEDS}
+ * @param rounds how many times each configuration of a comparison runs, interleaved with the others, each round
+ *     for {@code runtimeNanos / rounds}; the round with the median IOPS stands for the configuration
  */
 public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
-        Path html, Set<String> only) {
+        Path html, Set<String> only, int rounds) {
 
     /** The seed ids, in the order they run. */
     public static final List<String> SEEDS = List.of("000", "001", "002", "003", "004");
@@ -67,6 +28,9 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     public static final String REAL = "real";
     public static final String VIRTUAL = "virtual";
     public static final long DEFAULT_SEED = 1;
+    /** Rounds per configuration by default: a median of three outvotes one slow spell of the host or the JIT. */
+    public static final int DEFAULT_ROUNDS = 3;
+    static final int MAX_ROUNDS = 15;
 
     public SeedsOptions {
         if (runtimeNanos <= 0) {
@@ -81,12 +45,15 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         if (only.isEmpty() || !SEEDS.containsAll(only)) {
             throw new IllegalArgumentException("--only takes seed ids among " + String.join(",", SEEDS) + ": " + only);
         }
+        if (rounds < 1 || rounds > MAX_ROUNDS) {
+            throw new IllegalArgumentException("--rounds must be 1 to " + MAX_ROUNDS + ": " + rounds);
+        }
     }
 
     /** Without {@code --only}: all five seeds. */
     public SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
             Path html) {
-        this(runtimeNanos, json, clock, charging, seed, html, Set.copyOf(SEEDS));
+        this(runtimeNanos, json, clock, charging, seed, html, Set.copyOf(SEEDS), DEFAULT_ROUNDS);
     }
 
     /** Whether seed {@code id} runs. */
@@ -100,7 +67,8 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     }
 
     /**
-     * Parses {@code [--runtime S] [--json FILE]}, each as "--name value" or "--name=value"; the runtime in
+     * Parses {@code [--runtime S] [--json FILE] [--html FILE] [--clock C] [--charging C] [--seed N] [--only LIST]
+     * [--rounds N]}, each as "--name value" or "--name=value"; the runtime in
      * seconds (decimals allowed: 0.2) or with fio's suffixes (200ms).
      *
      * @throws IllegalArgumentException with one line naming the bad argument
@@ -113,9 +81,10 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         VirtualTime.Charging charging = VirtualTime.Charging.MEASURED;
         long seed = DEFAULT_SEED;
         Set<String> only = Set.copyOf(SEEDS);
+        int rounds = DEFAULT_ROUNDS;
         for (Map.Entry<String, String> option : OptionArgs.parse(args,
                 "--runtime S, --json FILE, --html FILE, --clock auto|real|virtual, --charging measured|model, "
-                        + "--seed N or --only LIST").entrySet()) {
+                        + "--seed N, --only LIST or --rounds N").entrySet()) {
             String name = option.getKey();
             String value = option.getValue() == null ? "" : option.getValue().trim();
             switch (name) {
@@ -137,11 +106,18 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
                     }
                 }
                 case "--only" -> only = only(value);
+                case "--rounds" -> {
+                    try {
+                        rounds = Integer.parseInt(value);
+                    } catch (NumberFormatException e) {
+                        throw new IllegalArgumentException("--rounds must be an integer: '" + value + "'");
+                    }
+                }
                 default -> throw new IllegalArgumentException("unknown option " + name
-                        + " (expected --runtime, --json, --html, --clock, --charging, --seed or --only)");
+                        + " (expected --runtime, --json, --html, --clock, --charging, --seed, --only or --rounds)");
             }
         }
-        return new SeedsOptions(runtime, json, clock, charging, seed, html, only);
+        return new SeedsOptions(runtime, json, clock, charging, seed, html, only, rounds);
     }
 
     /** "002", "2,4", "000,003": seed ids or their numbers, comma-separated. */

@@ -81,8 +81,8 @@ class SeedsBenchTest {
         Path json = dir.resolve("sub/seeds.json");
         Path html = dir.resolve("seeds.html");
         // Virtual time charged by the model only: the same figures on any host, and fast.
-        String out = (String) shell.run("kp:bench seeds --runtime 0.02 --clock virtual --charging model --json " + json
-                + " --html " + html);
+        String out = (String) shell.run("kp:bench seeds --runtime 0.02 --rounds 1 --clock virtual --charging model"
+                + " --json " + json + " --html " + html);
         for (String id : List.of("000", "001", "002", "003", "004")) {
             assertTrue(out.contains("\nseed " + id + ": "), id + "\n" + out);
         }
@@ -163,6 +163,25 @@ class SeedsBenchTest {
      * With both bh and defer-call bound, seed 002 ran what it names and gives a direction verdict. The timeout
      * only guards against a hang: 20 s idle, 44 s with both cores busy, past 120 s at load 7 on 2 cores.
      */
+    @Test
+    @Timeout(value = 400, unit = TimeUnit.SECONDS)
+    void everyConfigurationRunsOncePerRoundAndModelChargingRepeatsItsRoundsExactly() throws Exception {
+        String out = (String) shell.run("kp:bench seeds --only 003 --runtime 0.04 --rounds 2 --clock virtual"
+                + " --charging model");
+        List<String> points = out.lines().filter(l -> l.contains(" | vcpus ")).toList();
+        assertEquals(2, points.size(), out);
+        for (String p : points) {
+            assertTrue(p.contains("runtime 0.040s"), p);
+            assertTrue(p.contains(", rounds 2 |"), p);
+            // Model charging is deterministic: both rounds of a configuration give the same IOPS.
+            java.util.regex.Matcher m = java.util.regex.Pattern
+                    .compile("IOPS-rounds-min ([0-9.]+), IOPS-rounds-max ([0-9.]+)").matcher(p);
+            assertTrue(m.find(), p);
+            assertEquals(m.group(1), m.group(2), p);
+            assertTrue(Double.parseDouble(m.group(1)) > 0, p);
+        }
+    }
+
     @Test
     @Timeout(value = 400, unit = TimeUnit.SECONDS)
     void seed002GivesAVerdictOnlyWhenBothStrategiesRan() {

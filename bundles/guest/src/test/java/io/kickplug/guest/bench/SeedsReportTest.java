@@ -73,10 +73,10 @@ class SeedsReportTest {
         assertEquals("--json needs a value", parseError("--json"));
         assertEquals("--json needs a file name", parseError("--json", " "));
         assertEquals("--runtime is given twice", parseError("--runtime", "1", "--runtime", "2"));
-        assertEquals("unknown option --iodepth (expected --runtime, --json, --html, --clock, --charging, --seed or --only)",
+        assertEquals("unknown option --iodepth (expected --runtime, --json, --html, --clock, --charging, --seed, --only or --rounds)",
                 parseError("--iodepth", "4"));
         assertEquals("unexpected argument 'fast' (expected --runtime S, --json FILE, --html FILE, --clock "
-                + "auto|real|virtual, --charging measured|model, --seed N or --only LIST)", parseError("fast"));
+                + "auto|real|virtual, --charging measured|model, --seed N, --only LIST or --rounds N)", parseError("fast"));
         SeedsOptions o = SeedsOptions.parse(List.of("--clock", "virtual", "--charging=model", "--seed",
                 "7", "--html", "r.html"));
         assertEquals("virtual", o.clock());
@@ -95,17 +95,52 @@ class SeedsReportTest {
     void onlyPicksSeedsByIdOrNumberAndTheProgressCountsTheirPoints() {
         SeedsOptions all = SeedsOptions.parse(List.of());
         assertEquals(java.util.Set.copyOf(SeedsOptions.SEEDS), all.only());
-        assertEquals(SeedsBench.TOTAL_POINTS, SeedsBench.points(all));
-        SeedsOptions two = SeedsOptions.parse(List.of("--only", "002,4"));
+        assertEquals(SeedsBench.TOTAL_POINTS, SeedsBench.points(SeedsOptions.parse(List.of("--rounds", "1"))));
+        // Every point runs once per round, but 001's (model charging, deterministic) once.
+        assertEquals(3, all.rounds());
+        assertEquals((8 + 6 + 2 + 3) * 3 + 2, SeedsBench.points(all));
+        SeedsOptions two = SeedsOptions.parse(List.of("--only", "002,4", "--rounds=1"));
         assertEquals(java.util.Set.of("002", "004"), two.only());
         assertTrue(two.runs("002"));
         assertTrue(two.runs("004"));
         assertFalse(two.runs("000"));
         assertEquals(6 + 3, SeedsBench.points(two));
-        assertEquals(8, SeedsBench.points(SeedsOptions.parse(List.of("--only=000"))));
+        assertEquals(8 * 5, SeedsBench.points(SeedsOptions.parse(List.of("--only=000", "--rounds", "5"))));
+        assertEquals(2, SeedsBench.points(SeedsOptions.parse(List.of("--only=001", "--rounds", "5"))));
         assertEquals("--only: no seed 005 (seeds are 000, 001, 002, 003, 004)", parseError("--only", "5"));
         assertEquals("--only takes seed ids (000-004), comma-separated: '002,'", parseError("--only", "002,"));
         assertEquals("--only takes seed ids (000-004), comma-separated: 'x'", parseError("--only", "x"));
+    }
+
+    @Test
+    void roundsAreBoundedIntegers() {
+        assertEquals("--rounds must be an integer: 'x'", parseError("--rounds", "x"));
+        assertEquals("--rounds must be 1 to 15: 0", parseError("--rounds", "0"));
+        assertEquals("--rounds must be 1 to 15: 16", parseError("--rounds", "16"));
+        assertEquals(15, SeedsOptions.parse(List.of("--rounds", "15")).rounds());
+    }
+
+    @Test
+    void theMedianRoundStandsForItsConfigurationWithTheSpreadBesideIt() {
+        var r = SeedsBench.Rounds.of(List.of(point(519_000), point(843_000), point(700_000)));
+        assertEquals(700_000, r.median().iops());
+        assertEquals(519_000, r.minIops());
+        assertEquals(843_000, r.maxIops());
+        var f = new java.util.LinkedHashMap<String, Double>();
+        r.addTo(f);
+        assertEquals(java.util.Map.of("IOPS-rounds-min", 519_000.0, "IOPS-rounds-max", 843_000.0), f);
+        // An even count: the lower of the middle two.
+        assertEquals(500, SeedsBench.Rounds.of(List.of(point(900), point(100), point(500), point(600))).median()
+                .iops());
+        // One round: no spread figures.
+        var one = new java.util.LinkedHashMap<String, Double>();
+        SeedsBench.Rounds.of(List.of(point(5))).addTo(one);
+        assertTrue(one.isEmpty());
+        assertThrows(IllegalArgumentException.class, () -> SeedsBench.Rounds.of(List.of()));
+    }
+
+    private static SeedPoint point(double iops) {
+        return new SeedPoint(null, iops, 0, 0, 0, java.util.Set.of(), List.of(), 0, 0);
     }
 
     private static String parseError(String... args) {
