@@ -45,6 +45,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import static io.kickplug.guest.bench.SeedJobs.figures;
@@ -125,28 +126,7 @@ public final class SeedsBench {
         return n;
     }
 
-    /** A configuration's rounds: the one with the median IOPS, and the lowest and highest IOPS of all. */
-    record Rounds(SeedPoint median, double minIops, double maxIops, int count) {
 
-        /** The round with the median IOPS (of an even count, the lower of the middle two). */
-        static Rounds of(List<SeedPoint> rounds) {
-            if (rounds.isEmpty()) {
-                throw new IllegalArgumentException("no rounds");
-            }
-            List<SeedPoint> sorted = new ArrayList<>(rounds);
-            sorted.sort(java.util.Comparator.comparingDouble(SeedPoint::iops));
-            return new Rounds(sorted.get((sorted.size() - 1) / 2), sorted.get(0).iops(),
-                    sorted.get(sorted.size() - 1).iops(), sorted.size());
-        }
-
-        /** The spread as figures beside the median's, when there was more than one round. */
-        void addTo(Map<String, Double> figures) {
-            if (count > 1) {
-                figures.put("IOPS-rounds-min", minIops);
-                figures.put("IOPS-rounds-max", maxIops);
-            }
-        }
-    }
     private SeedsOptions options = new SeedsOptions(DEFAULT_RUNTIME_NANOS, null);
     private double freeCores;
     private SeedProgress progress = new SeedProgress(TOTAL_POINTS);
@@ -253,7 +233,7 @@ public final class SeedsBench {
             line.append(line.length() == 0 ? "" : "; ").append(tag).append(": IOPS outside-lock / under-lock");
             for (long exit : exitsHere) {
                 MachineConfig atExit = base.withLatencies(exit, base.injectLatencyNs());
-                Map<String, Rounds> rounds = interleaved(KickBench.POLICIES, (policy, round) -> point(spec,
+                Map<String, SeedRounds> rounds = interleaved(KickBench.POLICIES, (policy, round) -> point(spec,
                         atExit.withKickPolicy(policy), KickBench.jobs(roundRuntime(runtime)), n -> { },
                         clock.withIoeventfd(ioeventfd), "000", policy + " exit " + exit / 1000 + "us " + tag + round));
                 Map<String, SeedPoint> byPolicy = new LinkedHashMap<>();
@@ -396,7 +376,7 @@ public final class SeedsBench {
         boolean allBound = true;
         for (int iodepth : List.of(64, 1)) {
             String jobs = jobFile("seed002", "randread", "libaio", iodepth, 8, null, roundRuntime(runtime));
-            Map<String, Rounds> rounds = interleaved(STRATEGIES, (strategy, round) -> point(spec, config, jobs,
+            Map<String, SeedRounds> rounds = interleaved(STRATEGIES, (strategy, round) -> point(spec, config, jobs,
                     name -> notifications.setStrategy(name, strategy, NotificationControl.ALL_QUEUES),
                     strategy + " iodepth " + iodepth + round));
             for (String strategy : STRATEGIES) {
@@ -468,7 +448,7 @@ public final class SeedsBench {
         Map<Boolean, SeedPoint> runs = new LinkedHashMap<>();
         warmUp(spec, config, "seed003", "randread", "io_uring", 1, 1, false, runtime);
         warmUp(spec, config, "seed003", "randread", "io_uring", 1, 1, true, runtime);
-        Map<Boolean, Rounds> rounds = interleaved(List.of(false, true), (hipri, round) -> point(spec, config,
+        Map<Boolean, SeedRounds> rounds = interleaved(List.of(false, true), (hipri, round) -> point(spec, config,
                 jobFile("seed003", "randread", "io_uring", 1, 1, hipri, roundRuntime(runtime)), name -> { },
                 "hipri=" + (hipri ? 1 : 0) + round));
         for (boolean hipri : List.of(false, true)) {
@@ -526,7 +506,7 @@ public final class SeedsBench {
             warmUp(nullDisk(name, queues, ioThreads, kind), config, "seed004", "randread", "libaio", 64, 8, null,
                     runtime);
         }
-        Map<TrackedLockKind, Rounds> rounds = interleaved(LOCK_KINDS, (kind, round) -> point(
+        Map<TrackedLockKind, SeedRounds> rounds = interleaved(LOCK_KINDS, (kind, round) -> point(
                 nullDisk(name, queues, ioThreads, kind), config, jobs, n -> { }, kind.label() + round));
         for (TrackedLockKind kind : LOCK_KINDS) {
             SeedPoint m = rounds.get(kind).median();
@@ -564,25 +544,9 @@ public final class SeedsBench {
 
     // ---------------------------------------------------------------------------------------------- runs
 
-    /**
-     * Runs every configuration of {@code keys} {@link SeedsOptions#rounds()} times, interleaved (A B C A B C ...),
-     * so that a slow spell of the host or a recompilation lands on every configuration alike instead of on the one
-     * that happened to run then, and keeps per configuration the round with the median IOPS. Measured charging
-     * reads each thread's CPU clock, and one run of a configuration was seen at 843k IOPS and the next at 519k with
-     * the same interrupts per request: a median of interleaved rounds is what {@code VhostBench} reports too.
-     */
-    private <K> Map<K, Rounds> interleaved(List<K> keys, java.util.function.BiFunction<K, String, SeedPoint> round) {
-        int rounds = options.rounds();
-        Map<K, List<SeedPoint>> all = new LinkedHashMap<>();
-        for (int r = 1; r <= rounds; r++) {
-            String tag = rounds == 1 ? "" : " round " + r + "/" + rounds;
-            for (K k : keys) {
-                all.computeIfAbsent(k, x -> new ArrayList<>()).add(round.apply(k, tag));
-            }
-        }
-        Map<K, Rounds> out = new LinkedHashMap<>();
-        all.forEach((k, list) -> out.put(k, Rounds.of(list)));
-        return out;
+    /** Every configuration of {@code keys} in {@link SeedsOptions#rounds()} interleaved rounds ({@link SeedRounds}). */
+    private <K> Map<K, SeedRounds> interleaved(List<K> keys, BiFunction<K, String, SeedPoint> round) {
+        return SeedRounds.interleave(options.rounds(), keys, round);
     }
 
     /** A round's runtime: the point's runtime shared among its rounds. */

@@ -122,7 +122,7 @@ class SeedsReportTest {
 
     @Test
     void theMedianRoundStandsForItsConfigurationWithTheSpreadBesideIt() {
-        var r = SeedsBench.Rounds.of(List.of(point(519_000), point(843_000), point(700_000)));
+        var r = SeedRounds.of(List.of(point(519_000), point(843_000), point(700_000)));
         assertEquals(700_000, r.median().iops());
         assertEquals(519_000, r.minIops());
         assertEquals(843_000, r.maxIops());
@@ -130,13 +130,13 @@ class SeedsReportTest {
         r.addTo(f);
         assertEquals(java.util.Map.of("IOPS-rounds-min", 519_000.0, "IOPS-rounds-max", 843_000.0), f);
         // An even count: the lower of the middle two.
-        assertEquals(500, SeedsBench.Rounds.of(List.of(point(900), point(100), point(500), point(600))).median()
+        assertEquals(500, SeedRounds.of(List.of(point(900), point(100), point(500), point(600))).median()
                 .iops());
         // One round: no spread figures.
         var one = new java.util.LinkedHashMap<String, Double>();
-        SeedsBench.Rounds.of(List.of(point(5))).addTo(one);
+        SeedRounds.of(List.of(point(5))).addTo(one);
         assertTrue(one.isEmpty());
-        assertThrows(IllegalArgumentException.class, () -> SeedsBench.Rounds.of(List.of()));
+        assertThrows(IllegalArgumentException.class, () -> SeedRounds.of(List.of()));
     }
 
     private static SeedPoint point(double iops) {
