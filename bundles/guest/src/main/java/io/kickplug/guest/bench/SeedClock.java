@@ -4,26 +4,48 @@ import io.kickplug.guest.engine.VirtualTime;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Locale;
 
 /**
  * How a seed runs: in real threads, or in virtual time ({@link VirtualTime}) with the charging and seed of the
  * options and the disk's ioeventfd property.
  *
  * @param reason why, for the report
+ * @param pinCpus the host CPUs virtual time's actor threads run on ({@link VirtualTime#pinActors}), or null
  */
-record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, boolean ioeventfd, String reason) {
+record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, boolean ioeventfd, String reason,
+        String pinCpus) {
 
     SeedClock withIoeventfd(boolean on) {
-        return new SeedClock(virtual, charging, seed, on, reason);
+        return new SeedClock(virtual, charging, seed, on, reason, pinCpus);
     }
 
     SeedClock withCharging(VirtualTime.Charging c, String why) {
-        return new SeedClock(virtual, c, seed, ioeventfd, reason + "; " + why);
+        return new SeedClock(virtual, c, seed, ioeventfd, reason + "; " + why, pinCpus);
+    }
+
+    /**
+     * Virtual time when asked, or (auto) when the seed's vCPUs outnumber the host's free cores.
+     *
+     * @param pinCpus where virtual time's actors run ({@link SeedsOptions#pinCpus}), or null
+     */
+    static SeedClock of(SeedsOptions o, double freeCores, String pinCpus, int vcpus) {
+        String free = String.format(Locale.ROOT, "%.1f", freeCores);
+        return switch (o.clock()) {
+            case SeedsOptions.VIRTUAL -> new SeedClock(true, o.charging(), o.seed(), true, "--clock virtual", pinCpus);
+            case SeedsOptions.REAL -> new SeedClock(false, o.charging(), o.seed(), true, "--clock real", null);
+            default -> vcpus > freeCores
+                    ? new SeedClock(true, o.charging(), o.seed(), true, vcpus + " vCPUs > " + free + " free host cores",
+                            pinCpus)
+                    : new SeedClock(false, o.charging(), o.seed(), true, vcpus + " vCPUs <= " + free
+                            + " free host cores", null);
+        };
     }
 
     String describe() {
-        return virtual ? "virtual time (" + charging.label() + " charging, seed " + seed + "; " + reason + ")"
-                : "real threads (" + reason + ")";
+        return virtual ? "virtual time (" + charging.label() + " charging, seed " + seed
+                + (pinCpus == null ? "" : ", actors alone on CPU " + pinCpus + " on the wall clock") + "; " + reason
+                + ")" : "real threads (" + reason + ")";
     }
 
     /** Host cores not busy with other work: processors minus the 1-minute load average (0 when unknown). */

@@ -17,6 +17,7 @@ import io.kickplug.guest.engine.GuestEngine;
 import io.kickplug.guest.engine.GuestMachine;
 import io.kickplug.guest.engine.MachineConfig;
 import io.kickplug.guest.engine.SynchronousNotify;
+import io.kickplug.guest.engine.CpuPinning;
 import io.kickplug.guest.engine.VirtualTime;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.virtio.VirtioFeatures;
@@ -130,6 +131,8 @@ public final class SeedsBench {
     private SeedsOptions options = new SeedsOptions(DEFAULT_RUNTIME_NANOS, null);
     private double freeCores;
     private SeedProgress progress = new SeedProgress(TOTAL_POINTS);
+    /** Where virtual time's actors run ({@link SeedsOptions#pinCpus}), resolved once per run. */
+    private String pinCpus;
     /** The clock and id of the seed running now. */
     private SeedClock clock;
     private String seedId = "";
@@ -159,6 +162,7 @@ public final class SeedsBench {
         HostLoad.Sample before = HostLoad.sample();
         options = o;
         freeCores = SeedClock.freeCores();
+        pinCpus = o.pinCpus();
         progress = new SeedProgress(points(o));
         if (o.runs("000")) {
             seeds.add(seed000(o.runtimeNanos()));
@@ -556,15 +560,7 @@ public final class SeedsBench {
 
     /** Virtual time when asked, or (auto) when the seed's vCPUs and I/O threads outnumber the host's free cores. */
     SeedClock clockFor(int vcpus, int ioThreads) {
-        SeedsOptions o = options;
-        String free = String.format(Locale.ROOT, "%.1f", freeCores);
-        return switch (o.clock()) {
-            case SeedsOptions.VIRTUAL -> new SeedClock(true, o.charging(), o.seed(), true, "--clock virtual");
-            case SeedsOptions.REAL -> new SeedClock(false, o.charging(), o.seed(), true, "--clock real");
-            default -> vcpus > freeCores
-                    ? new SeedClock(true, o.charging(), o.seed(), true, vcpus + " vCPUs > " + free + " free host cores")
-                    : new SeedClock(false, o.charging(), o.seed(), true, vcpus + " vCPUs <= " + free + " free host cores");
-        };
+        return SeedClock.of(options, freeCores, pinCpus, vcpus);
     }
 
     /** One point with the seed's clock: {@code label} names it in the progress line (null: a warm-up). */
@@ -587,8 +583,11 @@ public final class SeedsBench {
         if (label != null) {
             progress.begin(seed, label);
         }
-        VirtualTime time = how.virtual() ? new VirtualTime(how.seed(), how.charging(), VirtualTime.Costs.DEFAULTS,
-                how.ioeventfd()) : null;
+        // Pinned: every other thread leaves the actors' CPU for the point, and the actors' clock is the wall clock.
+        CpuPinning.Reservation core = how.virtual() && how.pinCpus() != null ? CpuPinning.reserve(how.pinCpus()) : null;
+        VirtualTime time = !how.virtual() ? null : core != null ? VirtualTime.pinned(how.seed(), how.charging(),
+                VirtualTime.Costs.DEFAULTS, how.ioeventfd(), how.pinCpus())
+                : new VirtualTime(how.seed(), how.charging(), VirtualTime.Costs.DEFAULTS, how.ioeventfd());
         if (time == null && !how.ioeventfd() && ioThreads != null) {
             disks.attach(spec, new SynchronousNotify(ioThreads)); // ioeventfd off in real threads
         } else if (time == null) {
@@ -641,6 +640,9 @@ public final class SeedsBench {
             return new SeedPoint(all, iops, requests, sent, suppressed, Set.copyOf(used), locks, avail, features);
         } finally {
             disks.detach(spec.name());
+            if (core != null) {
+                core.close();
+            }
             if (label != null) {
                 progress.end();
             }

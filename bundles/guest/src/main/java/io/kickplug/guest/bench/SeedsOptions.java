@@ -1,6 +1,7 @@
 package io.kickplug.guest.bench;
 
 import io.kickplug.api.guest.OptionArgs;
+import io.kickplug.guest.engine.CpuPinning;
 import io.kickplug.guest.engine.VirtualTime;
 import io.kickplug.guest.fio.FioValues;
 import java.nio.file.InvalidPathException;
@@ -17,9 +18,11 @@ import java.util.Set;
  * @param only the seeds to run ({@link #SEEDS} by default), in the order of {@link #SEEDS}
  * @param rounds how many times each configuration of a comparison runs, interleaved with the others, each round
  *     for {@code runtimeNanos / rounds}; the round with the median IOPS stands for the configuration
+ * @param pin where virtual time's actor threads run: {@link #AUTO} (the last CPU the process may use),
+ *     {@link #OFF}, or a Linux CPU list ("1", "2-3")
  */
 public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
-        Path html, Set<String> only, int rounds) {
+        Path html, Set<String> only, int rounds, String pin) {
 
     /** The seed ids, in the order they run. */
     public static final List<String> SEEDS = List.of("000", "001", "002", "003", "004");
@@ -27,6 +30,7 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     public static final String AUTO = "auto";
     public static final String REAL = "real";
     public static final String VIRTUAL = "virtual";
+    public static final String OFF = "off";
     public static final long DEFAULT_SEED = 1;
     /** Rounds per configuration by default: a median of three outvotes one slow spell of the host or the JIT. */
     public static final int DEFAULT_ROUNDS = 3;
@@ -48,12 +52,36 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         if (rounds < 1 || rounds > MAX_ROUNDS) {
             throw new IllegalArgumentException("--rounds must be 1 to " + MAX_ROUNDS + ": " + rounds);
         }
+        Objects.requireNonNull(pin, "pin");
+        if (!pin.equals(AUTO) && !pin.equals(OFF)) {
+            try {
+                CpuPinning.parseList(pin);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--pin-cpu must be auto, off or a CPU list (1, 2-3): " + e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * The CPU list virtual time pins its actors to, or null: none (off, or where a thread cannot be pinned: no
+     * procfs or no taskset, or no CPU left for the other threads). Tries taskset once.
+     */
+    public String pinCpus() {
+        if (pin.equals(OFF) || !CpuPinning.works()) {
+            return null;
+        }
+        String cpus = pin;
+        if (pin.equals(AUTO)) {
+            int last = CpuPinning.lastAllowedCpu();
+            cpus = last < 0 ? null : Integer.toString(last);
+        }
+        return cpus != null && CpuPinning.leavesOthers(cpus) ? cpus : null;
     }
 
     /** Without {@code --only}: all five seeds. */
     public SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
             Path html) {
-        this(runtimeNanos, json, clock, charging, seed, html, Set.copyOf(SEEDS), DEFAULT_ROUNDS);
+        this(runtimeNanos, json, clock, charging, seed, html, Set.copyOf(SEEDS), DEFAULT_ROUNDS, AUTO);
     }
 
     /** Whether seed {@code id} runs. */
@@ -68,7 +96,7 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
 
     /**
      * Parses {@code [--runtime S] [--json FILE] [--html FILE] [--clock C] [--charging C] [--seed N] [--only LIST]
-     * [--rounds N]}, each as "--name value" or "--name=value"; the runtime in
+     * [--rounds N] [--pin-cpu auto|off|LIST]}, each as "--name value" or "--name=value"; the runtime in
      * seconds (decimals allowed: 0.2) or with fio's suffixes (200ms).
      *
      * @throws IllegalArgumentException with one line naming the bad argument
@@ -82,9 +110,10 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         long seed = DEFAULT_SEED;
         Set<String> only = Set.copyOf(SEEDS);
         int rounds = DEFAULT_ROUNDS;
+        String pin = AUTO;
         for (Map.Entry<String, String> option : OptionArgs.parse(args,
                 "--runtime S, --json FILE, --html FILE, --clock auto|real|virtual, --charging measured|model, "
-                        + "--seed N, --only LIST or --rounds N").entrySet()) {
+                        + "--seed N, --only LIST, --rounds N or --pin-cpu auto|off|LIST").entrySet()) {
             String name = option.getKey();
             String value = option.getValue() == null ? "" : option.getValue().trim();
             switch (name) {
@@ -113,11 +142,12 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
                         throw new IllegalArgumentException("--rounds must be an integer: '" + value + "'");
                     }
                 }
-                default -> throw new IllegalArgumentException("unknown option " + name
-                        + " (expected --runtime, --json, --html, --clock, --charging, --seed, --only or --rounds)");
+                case "--pin-cpu" -> pin = value;
+                default -> throw new IllegalArgumentException("unknown option " + name + " (expected --runtime, --json,"
+                        + " --html, --clock, --charging, --seed, --only, --rounds or --pin-cpu)");
             }
         }
-        return new SeedsOptions(runtime, json, clock, charging, seed, html, only, rounds);
+        return new SeedsOptions(runtime, json, clock, charging, seed, html, only, rounds, pin);
     }
 
     /** "002", "2,4", "000,003": seed ids or their numbers, comma-separated. */

@@ -4,8 +4,6 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.iothread.VirtualWaits;
 import io.kickplug.guest.lock.LockWaits;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -13,6 +11,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 
@@ -100,13 +99,7 @@ public final class VirtualTime implements IoThreadFactory {
     }
 
     static final long NEVER = Long.MAX_VALUE;
-    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
     private static final ThreadLocal<Actor> CURRENT = new ThreadLocal<>();
-    /**
-     * What one reading of the thread's CPU clock costs (median of back-to-back readings, taken once): a charge
-     * spans one reading, which is the simulation's own work, not the guest's or the device's, so it is taken off.
-     */
-    static final long CPU_CLOCK_COST_NS = calibrateCpuClock();
 
     private final long seed;
     private final Charging charging;
@@ -123,6 +116,10 @@ public final class VirtualTime implements IoThreadFactory {
     private volatile boolean shutdown;
     private long switches;
     private final List<VirtualIoThread> ioThreads = new ArrayList<>();
+    /** The host CPUs every actor thread is pinned to while it is an actor ({@link CpuPinning}), or null. */
+    private volatile String pinCpus;
+    /** Actors whose thread took the pin. */
+    private final AtomicInteger pinned = new AtomicInteger();
     /** Requests the device completed so far (used-ring entries), for the model's device cost; set at boot. */
     private volatile LongSupplier deviceWork = () -> 0;
 
@@ -132,7 +129,21 @@ public final class VirtualTime implements IoThreadFactory {
      *     notifying vCPU's exit
      */
     public VirtualTime(long seed, Charging charging, Costs costs, boolean ioeventfd) {
-        this(seed, charging, costs, ioeventfd, VirtualTime::cpu, CPU_CLOCK_COST_NS);
+        this(seed, charging, costs, ioeventfd, HostCosts::cpu, HostCosts.CPU_CLOCK_READ_NS);
+    }
+
+    /**
+     * Virtual time whose actors run on {@code cpuList}, which the caller keeps free of other threads
+     * ({@link CpuPinning#reserve}); measured charging then reads {@link System#nanoTime} (about 20 ns) instead of
+     * the thread CPU clock (a system call of 1.3 us here, twice a whole request's device work at 1.5M IOPS, whose
+     * variance and cache cost would land in every charge): on a core that runs one actor at a time and nothing
+     * else, the wall time an actor holds the baton is its CPU time.
+     */
+    public static VirtualTime pinned(long seed, Charging charging, Costs costs, boolean ioeventfd, String cpuList) {
+        VirtualTime t = new VirtualTime(seed, charging, costs, ioeventfd, System::nanoTime,
+                HostCosts.NANO_TIME_READ_NS);
+        t.pinActors(Objects.requireNonNull(cpuList, "cpuList"));
+        return t;
     }
 
     /**
@@ -191,6 +202,24 @@ public final class VirtualTime implements IoThreadFactory {
     /** The device's completed requests so far when the model charges them ({@link Charging#MODEL}), else 0. */
     long deviceWork() {
         return charging == Charging.MODEL ? deviceWork.getAsLong() : 0;
+    }
+
+    /**
+     * Pins every actor thread that enters from now on to {@code cpuList} (a Linux CPU list such as "1") until it
+     * retires; null: no pinning. Why one core: {@link CpuPinning}.
+     *
+     * @throws IllegalArgumentException when the list does not parse
+     */
+    void pinActors(String cpuList) {
+        if (cpuList != null) {
+            CpuPinning.parseList(cpuList);
+        }
+        this.pinCpus = cpuList;
+    }
+
+    /** How many actor threads took the pin so far (taskset can be missing or refused). */
+    public int pinnedActors() {
+        return pinned.get();
     }
 
     @Override
@@ -266,6 +295,8 @@ public final class VirtualTime implements IoThreadFactory {
         long cpuMark;
         /** In a notify's exit (ioeventfd off: a queue handler runs here). */
         boolean inExit;
+        /** The thread's CPU list before {@link #pinActors} pinned it, restored when it retires; null if unpinned. */
+        String unpinTo;
         /** The device's completed requests when this actor's device work was last charged (model charging). */
         long workMark;
 
@@ -326,7 +357,7 @@ public final class VirtualTime implements IoThreadFactory {
 
         @Override
         public long spinNanos(int iterations) {
-            long each = charging == Charging.MEASURED ? SpinCost.ITERATION_NS : costs.spinIterationNs();
+            long each = charging == Charging.MEASURED ? HostCosts.spinIterationNs() : costs.spinIterationNs();
             return iterations * each;
         }
 
@@ -378,6 +409,14 @@ public final class VirtualTime implements IoThreadFactory {
     /** Binds {@code a} to the current thread and waits for its first turn. */
     void enter(Actor a) {
         a.thread = Thread.currentThread();
+        String pin = pinCpus;
+        if (pin != null) {
+            String before = CpuPinning.currentThreadAllowedList();
+            if (before != null && CpuPinning.pinCurrentThread(pin)) {
+                a.unpinTo = before;
+                pinned.incrementAndGet();
+            }
+        }
         CURRENT.set(a);
         LockWaits.install(a);
         VirtualWaits.install(a);
@@ -401,6 +440,10 @@ public final class VirtualTime implements IoThreadFactory {
             }
         }
         if (Thread.currentThread() == a.thread) {
+            if (a.unpinTo != null) {
+                CpuPinning.pinCurrentThread(a.unpinTo); // the thread may live on (an I/O thread after detach)
+                a.unpinTo = null;
+            }
             CURRENT.remove();
             LockWaits.install(null);
             VirtualWaits.install(null);
@@ -555,45 +598,6 @@ public final class VirtualTime implements IoThreadFactory {
             a.clock += Math.max(0, c - a.cpuMark - cpuReadCostNs);
             a.cpuMark = c;
         }
-    }
-
-    private static long cpu() {
-        return THREADS.getCurrentThreadCpuTime();
-    }
-
-    /** One turn of a spin loop on this host, measured once when measured charging first needs it. */
-    private static final class SpinCost {
-        static final long ITERATION_NS = calibrate();
-        /** A lock that stays held, by another context: the yielding tracked lock's two reads per turn. */
-        private static volatile boolean held = true;
-        private static volatile int holder = -1;
-
-        /** The median of 101 timings of 1000 turns of a spin that runs out; most of them compiled. */
-        private static long calibrate() {
-            long[] d = new long[101];
-            for (int r = 0; r < d.length; r++) {
-                long t = System.nanoTime();
-                for (int i = 0; i < 1000 && held && holder != 0; i++) {
-                    Thread.onSpinWait();
-                }
-                d[r] = (System.nanoTime() - t) / 1000;
-            }
-            java.util.Arrays.sort(d);
-            return Math.max(1, d[d.length / 2]);
-        }
-    }
-
-    private static long calibrateCpuClock() {
-        if (!THREADS.isCurrentThreadCpuTimeSupported()) {
-            return 0;
-        }
-        long[] d = new long[2001];
-        for (int i = 0; i < d.length; i++) {
-            long a = cpu();
-            d[i] = cpu() - a;
-        }
-        java.util.Arrays.sort(d);
-        return Math.max(0, d[d.length / 2]);
     }
 
     /** {@code a} gives up the baton until {@code wakeAt}, and gets it back when it is the earliest. */

@@ -73,10 +73,11 @@ class SeedsReportTest {
         assertEquals("--json needs a value", parseError("--json"));
         assertEquals("--json needs a file name", parseError("--json", " "));
         assertEquals("--runtime is given twice", parseError("--runtime", "1", "--runtime", "2"));
-        assertEquals("unknown option --iodepth (expected --runtime, --json, --html, --clock, --charging, --seed, --only or --rounds)",
-                parseError("--iodepth", "4"));
+        assertEquals("unknown option --iodepth (expected --runtime, --json, --html, --clock, --charging, --seed, --only,"
+                + " --rounds or --pin-cpu)", parseError("--iodepth", "4"));
         assertEquals("unexpected argument 'fast' (expected --runtime S, --json FILE, --html FILE, --clock "
-                + "auto|real|virtual, --charging measured|model, --seed N, --only LIST or --rounds N)", parseError("fast"));
+                + "auto|real|virtual, --charging measured|model, --seed N, --only LIST, --rounds N or --pin-cpu "
+                + "auto|off|LIST)", parseError("fast"));
         SeedsOptions o = SeedsOptions.parse(List.of("--clock", "virtual", "--charging=model", "--seed",
                 "7", "--html", "r.html"));
         assertEquals("virtual", o.clock());
@@ -118,6 +119,17 @@ class SeedsReportTest {
         assertEquals("--rounds must be 1 to 15: 0", parseError("--rounds", "0"));
         assertEquals("--rounds must be 1 to 15: 16", parseError("--rounds", "16"));
         assertEquals(15, SeedsOptions.parse(List.of("--rounds", "15")).rounds());
+    }
+
+    @Test
+    void pinCpuTakesAutoOffOrACpuList() {
+        assertEquals("auto", SeedsOptions.parse(List.of()).pin());
+        assertNull(SeedsOptions.parse(List.of("--pin-cpu", "off")).pinCpus());
+        assertEquals("2-3", SeedsOptions.parse(List.of("--pin-cpu=2-3")).pin());
+        assertEquals("--pin-cpu must be auto, off or a CPU list (1, 2-3): bad CPU 'x' in CPU list 'x'",
+                parseError("--pin-cpu", "x"));
+        assertEquals("--pin-cpu must be auto, off or a CPU list (1, 2-3): bad CPU range '3-1' in CPU list '3-1'",
+                parseError("--pin-cpu", "3-1"));
     }
 
     @Test
