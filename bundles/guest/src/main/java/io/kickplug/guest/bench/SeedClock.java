@@ -11,7 +11,8 @@ import java.util.Locale;
  * options and the disk's ioeventfd property.
  *
  * @param reason why, for the report
- * @param pinCpus the host CPUs virtual time's actor threads run on ({@link VirtualTime#pinActors}), or null
+ * @param pinCpus the host CPUs virtual time's actor threads run on alone ({@link VirtualTime#pinned}), or null;
+ *     measured charging only
  */
 record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, boolean ioeventfd, String reason,
         String pinCpus) {
@@ -21,7 +22,8 @@ record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, bool
     }
 
     SeedClock withCharging(VirtualTime.Charging c, String why) {
-        return new SeedClock(virtual, c, seed, ioeventfd, reason + "; " + why, pinCpus);
+        return new SeedClock(virtual, c, seed, ioeventfd, reason + "; " + why,
+                c == VirtualTime.Charging.MEASURED ? pinCpus : null);
     }
 
     /**
@@ -30,6 +32,7 @@ record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, bool
      * @param pinCpus where virtual time's actors run ({@link SeedsOptions#pinCpus}), or null
      */
     static SeedClock of(SeedsOptions o, double freeCores, String pinCpus, int vcpus) {
+        pinCpus = o.charging() == VirtualTime.Charging.MEASURED ? pinCpus : null; // model charging reads no clock
         String free = String.format(Locale.ROOT, "%.1f", freeCores);
         return switch (o.clock()) {
             case SeedsOptions.VIRTUAL -> new SeedClock(true, o.charging(), o.seed(), true, "--clock virtual", pinCpus);

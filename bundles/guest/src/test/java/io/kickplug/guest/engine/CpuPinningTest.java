@@ -7,8 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.kickplug.api.iothread.IoThread;
+import io.kickplug.api.iothread.VirtualWaits;
 import java.util.BitSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -88,5 +90,39 @@ class CpuPinningTest {
         assertEquals(cpu, asActor.get());
         assertEquals(1, time.pinnedActors());
         assertThrows(IllegalArgumentException.class, () -> time.pinActors("x"));
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void pinnedVirtualTimeChargesTheWallClockAnActorHoldsTheBatonFor() throws Exception {
+        assumeTrue(CpuPinning.works(), "no procfs or no taskset here");
+        String cpu = Integer.toString(CpuPinning.lastAllowedCpu());
+        // A sleep is wall time and no CPU time: the wall clock charges it, the thread CPU clock would not.
+        assertTrue(chargeOfASleep(VirtualTime.pinned(1, VirtualTime.Charging.MEASURED, VirtualTime.Costs.DEFAULTS,
+                true, cpu)) >= TimeUnit.MILLISECONDS.toNanos(20));
+        assertTrue(chargeOfASleep(new VirtualTime(1, VirtualTime.Charging.MEASURED, VirtualTime.Costs.DEFAULTS,
+                true)) < TimeUnit.MILLISECONDS.toNanos(10));
+    }
+
+    private static long chargeOfASleep(VirtualTime time) throws Exception {
+        IoThread io = time.start("io0");
+        AtomicLong charged = new AtomicLong(-1);
+        try {
+            io.execute(() -> {
+                VirtualWaits v = VirtualWaits.current();
+                long first = v.now();
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                charged.set(v.now() - first);
+            });
+            assertTrue(time.awaitIdle(TimeUnit.SECONDS.toNanos(30)), "the I/O thread did not finish");
+        } finally {
+            time.shutdown();
+            io.close();
+        }
+        return charged.get();
     }
 }
