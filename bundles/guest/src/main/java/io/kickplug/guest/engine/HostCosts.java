@@ -14,10 +14,8 @@ final class HostCosts {
      * spans one reading, which is the simulation's own work, not the guest's or the device's, so it is taken off.
      */
     static final long CPU_CLOCK_READ_NS = calibrate(HostCosts::cpu);
-    /** The JVM's safepoint time, or null where it cannot be read: {@link #wall()} then is the plain wall clock. */
-    private static final SafepointTime SAFEPOINTS = SafepointTime.ofThisJvm();
-    /** What one {@link #wall()} reading costs, measured the same way: the clock of pinned actors. */
-    static final long WALL_READ_NS = calibrate(HostCosts::wall);
+    /** What one {@link System#nanoTime} reading costs, measured the same way: the clock of pinned actors. */
+    static final long NANO_TIME_READ_NS = calibrate(System::nanoTime);
 
     private HostCosts() {
     }
@@ -25,15 +23,6 @@ final class HostCosts {
     /** The current thread's CPU time in ns. */
     static long cpu() {
         return THREADS.getCurrentThreadCpuTime();
-    }
-
-    /**
-     * The wall clock less the JVM's time at safepoints, in ns: on a CPU that runs one actor and nothing else, the
-     * time its code ran, without the GC pauses that stopped it ({@link SafepointTime}).
-     */
-    static long wall() {
-        SafepointTime s = SAFEPOINTS;
-        return s == null ? System.nanoTime() : System.nanoTime() - s.nanos();
     }
 
     /** One turn of a spin loop on this host, measured once when measured charging first needs it. */

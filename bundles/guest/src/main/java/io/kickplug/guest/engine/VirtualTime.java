@@ -134,14 +134,14 @@ public final class VirtualTime implements IoThreadFactory {
 
     /**
      * Virtual time whose actors run on {@code cpuList}, which the caller keeps free of other threads
-     * ({@link CpuPinning#reserve}); measured charging then reads {@link System#nanoTime} (about 20 ns) less the
-     * JVM's safepoint time ({@link SafepointTime}: a GC pause is not the actor's work) instead of the thread CPU
-     * clock (a system call of 1.3 us here, twice a whole request's device work at 1.5M IOPS, whose variance and
-     * cache cost would land in every charge): on a core that runs one actor at a time and nothing else, the wall
-     * time an actor holds the baton is its CPU time.
+     * ({@link CpuPinning#reserve}); measured charging then reads {@link System#nanoTime} (about 20 ns) instead of
+     * the thread CPU clock (a system call of 1.3 us here, twice a whole request's device work at 1.5M IOPS, whose
+     * variance and cache cost would land in every charge): on a core that runs one actor at a time and nothing
+     * else, the wall time an actor holds the baton is its CPU time.
      */
     public static VirtualTime pinned(long seed, Charging charging, Costs costs, boolean ioeventfd, String cpuList) {
-        VirtualTime t = new VirtualTime(seed, charging, costs, ioeventfd, HostCosts::wall, HostCosts.WALL_READ_NS);
+        VirtualTime t = new VirtualTime(seed, charging, costs, ioeventfd, System::nanoTime,
+                HostCosts.NANO_TIME_READ_NS);
         t.pinActors(Objects.requireNonNull(cpuList, "cpuList"));
         return t;
     }
