@@ -52,16 +52,7 @@ public final class CpuPinning {
 
     /** This process's allowed CPUs ({@code Cpus_allowed_list}), or {@code null} where there is no procfs. */
     public static String allowedList() {
-        try {
-            for (String line : Files.readAllLines(STATUS)) {
-                if (line.startsWith("Cpus_allowed_list:")) {
-                    return line.substring(line.indexOf(':') + 1).trim();
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
-        return null;
+        return cpusAllowed(STATUS);
     }
 
     /** The highest CPU this process may run on, or -1 when unknown: where {@code auto} pins virtual time. */
@@ -79,8 +70,12 @@ public final class CpuPinning {
 
     /** The calling thread's allowed CPUs ({@code Cpus_allowed_list} of {@code /proc/thread-self}), or null. */
     public static String currentThreadAllowedList() {
+        return cpusAllowed(THREAD_SELF.resolve("status"));
+    }
+
+    private static String cpusAllowed(Path status) {
         try {
-            for (String line : Files.readAllLines(THREAD_SELF.resolve("status"))) {
+            for (String line : Files.readAllLines(status)) {
                 if (line.startsWith("Cpus_allowed_list:")) {
                     return line.substring(line.indexOf(':') + 1).trim();
                 }
@@ -111,12 +106,8 @@ public final class CpuPinning {
      */
     public static Reservation reserve(String actorCpus) {
         String all = allowedList();
-        if (all == null) {
-            return null;
-        }
-        BitSet rest = parseList(all);
-        rest.andNot(parseList(actorCpus));
-        if (rest.isEmpty()) {
+        BitSet rest = all == null ? null : others(all, actorCpus);
+        if (rest == null) {
             return null;
         }
         String others = rest.stream().mapToObj(Integer::toString).collect(java.util.stream.Collectors.joining(","));
@@ -127,12 +118,14 @@ public final class CpuPinning {
     /** Whether the process may use a CPU outside {@code actorCpus}, for its other threads. */
     public static boolean leavesOthers(String actorCpus) {
         String all = allowedList();
-        if (all == null) {
-            return false;
-        }
+        return all != null && others(all, actorCpus) != null;
+    }
+
+    /** The CPUs of {@code all} outside {@code actorCpus}, or null when there are none. */
+    private static BitSet others(String all, String actorCpus) {
         BitSet rest = parseList(all);
         rest.andNot(parseList(actorCpus));
-        return !rest.isEmpty();
+        return rest.isEmpty() ? null : rest;
     }
 
     /** A {@link #reserve} in force; {@link #close} gives every thread of the process the original CPUs again. */

@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.VirtualWaits;
 import java.util.BitSet;
+import java.util.concurrent.Callable;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -37,16 +39,14 @@ class CpuPinningTest {
         int last = CpuPinning.lastAllowedCpu();
         assertTrue(last >= 0);
         String processWide = CpuPinning.allowedList();
-        AtomicReference<String> inside = new AtomicReference<>();
-        Thread t = new Thread(() -> {
+        String inside = onNewThread(() -> {
             String before = CpuPinning.currentThreadAllowedList();
             assertTrue(CpuPinning.pinCurrentThread(Integer.toString(last)));
-            inside.set(CpuPinning.currentThreadAllowedList());
+            String pinned = CpuPinning.currentThreadAllowedList();
             assertTrue(CpuPinning.pinCurrentThread(before));
+            return pinned;
         });
-        t.start();
-        t.join();
-        assertEquals(Integer.toString(last), inside.get());
+        assertEquals(Integer.toString(last), inside);
         assertEquals(processWide, CpuPinning.currentThreadAllowedList(), "another thread's pin must not move this one");
         assertEquals(processWide, CpuPinning.allowedList());
     }
@@ -58,15 +58,12 @@ class CpuPinningTest {
         String cpu = Integer.toString(CpuPinning.lastAllowedCpu());
         assumeTrue(CpuPinning.leavesOthers(cpu), "one CPU only");
         String processWide = CpuPinning.allowedList();
-        AtomicReference<String> created = new AtomicReference<>();
         try (CpuPinning.Reservation r = CpuPinning.reserve(cpu)) {
             assertTrue(r != null);
             String mine = CpuPinning.currentThreadAllowedList();
             assertFalse(CpuPinning.parseList(mine).get(Integer.parseInt(cpu)), mine);
-            Thread t = new Thread(() -> created.set(CpuPinning.currentThreadAllowedList()));
-            t.start();
-            t.join();
-            assertEquals(mine, created.get(), "a thread created meanwhile inherits the reservation");
+            assertEquals(mine, onNewThread(CpuPinning::currentThreadAllowedList),
+                    "a thread created meanwhile inherits the reservation");
         }
         assertEquals(processWide, CpuPinning.currentThreadAllowedList());
     }
@@ -124,5 +121,12 @@ class CpuPinningTest {
             io.close();
         }
         return charged.get();
+    }
+
+    /** Runs {@code body} on a new thread and returns its result; its failure fails the test. */
+    private static String onNewThread(Callable<String> body) throws Exception {
+        FutureTask<String> task = new FutureTask<>(body);
+        new Thread(task).start();
+        return task.get(30, TimeUnit.SECONDS);
     }
 }
