@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.BitSet;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * Pins the calling thread to host CPUs (Linux only): its thread id comes from {@code /proc/thread-self}, and
@@ -110,7 +111,7 @@ public final class CpuPinning {
         if (rest == null) {
             return null;
         }
-        String others = rest.stream().mapToObj(Integer::toString).collect(java.util.stream.Collectors.joining(","));
+        String others = rest.stream().mapToObj(Integer::toString).collect(Collectors.joining(","));
         return taskset("-a", "-p", "-c", others, Long.toString(ProcessHandle.current().pid()))
                 ? new Reservation(all) : null;
     }

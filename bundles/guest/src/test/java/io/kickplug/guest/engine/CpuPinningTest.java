@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.VirtualWaits;
 import java.util.BitSet;
 import java.util.concurrent.Callable;
@@ -14,6 +13,7 @@ import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -54,8 +54,7 @@ class CpuPinningTest {
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void aReservationMovesEveryOtherThreadOffTheActorsCpuAndGivesItBack() throws Exception {
-        assumeTrue(CpuPinning.works(), "no procfs or no taskset here");
-        String cpu = Integer.toString(CpuPinning.lastAllowedCpu());
+        String cpu = pinnableCpu();
         assumeTrue(CpuPinning.leavesOthers(cpu), "one CPU only");
         String processWide = CpuPinning.allowedList();
         try (CpuPinning.Reservation r = CpuPinning.reserve(cpu)) {
@@ -71,19 +70,11 @@ class CpuPinningTest {
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void virtualTimeRunsItsActorsOnThePinnedCpuAndReleasesThemWhenTheyRetire() throws Exception {
-        assumeTrue(CpuPinning.works(), "no procfs or no taskset here");
-        String cpu = Integer.toString(CpuPinning.lastAllowedCpu());
+        String cpu = pinnableCpu();
         VirtualTime time = new VirtualTime(1, VirtualTime.Charging.MODEL, VirtualTime.Costs.DEFAULTS, true);
         time.pinActors(cpu);
-        IoThread io = time.start("io0");
         AtomicReference<String> asActor = new AtomicReference<>();
-        try {
-            io.execute(() -> asActor.set(CpuPinning.currentThreadAllowedList()));
-            assertTrue(time.awaitIdle(TimeUnit.SECONDS.toNanos(30)), "the I/O thread did not finish");
-        } finally {
-            time.shutdown();
-            io.close();
-        }
+        VirtualTimeRuns.onOneIoThread(time, () -> asActor.set(CpuPinning.currentThreadAllowedList()));
         assertEquals(cpu, asActor.get());
         assertEquals(1, time.pinnedActors());
         assertThrows(IllegalArgumentException.class, () -> time.pinActors("x"));
@@ -92,35 +83,36 @@ class CpuPinningTest {
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void pinnedVirtualTimeChargesTheWallClockAnActorHoldsTheBatonFor() throws Exception {
-        assumeTrue(CpuPinning.works(), "no procfs or no taskset here");
-        String cpu = Integer.toString(CpuPinning.lastAllowedCpu());
-        // A sleep is wall time and no CPU time: the wall clock charges it, the thread CPU clock would not.
-        assertTrue(chargeOfASleep(VirtualTime.pinned(1, VirtualTime.Charging.MEASURED, VirtualTime.Costs.DEFAULTS,
-                true, cpu)) >= TimeUnit.MILLISECONDS.toNanos(20));
-        assertTrue(chargeOfASleep(new VirtualTime(1, VirtualTime.Charging.MEASURED, VirtualTime.Costs.DEFAULTS,
-                true)) < TimeUnit.MILLISECONDS.toNanos(10));
+        String cpu = pinnableCpu();
+        // A wait is wall time and no CPU time: the wall clock charges it, the thread CPU clock would not.
+        assertTrue(chargeOfAWallClockWait(VirtualTime.pinned(1, VirtualTime.Charging.MEASURED,
+                VirtualTime.Costs.DEFAULTS, true, cpu)) >= TimeUnit.MILLISECONDS.toNanos(20));
+        assertTrue(chargeOfAWallClockWait(new VirtualTime(1, VirtualTime.Charging.MEASURED,
+                VirtualTime.Costs.DEFAULTS, true)) < TimeUnit.MILLISECONDS.toNanos(10));
     }
 
-    private static long chargeOfASleep(VirtualTime time) throws Exception {
-        IoThread io = time.start("io0");
+    /**
+     * What {@code time} charges an actor that waits 20 ms of wall time without running: the elapsed time is what
+     * is measured here, not a synchronization, so the actor parks until the wall clock has moved that far.
+     */
+    private static long chargeOfAWallClockWait(VirtualTime time) {
         AtomicLong charged = new AtomicLong(-1);
-        try {
-            io.execute(() -> {
-                VirtualWaits v = VirtualWaits.current();
-                long first = v.now();
-                try {
-                    Thread.sleep(20);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                charged.set(v.now() - first);
-            });
-            assertTrue(time.awaitIdle(TimeUnit.SECONDS.toNanos(30)), "the I/O thread did not finish");
-        } finally {
-            time.shutdown();
-            io.close();
-        }
+        VirtualTimeRuns.onOneIoThread(time, () -> {
+            VirtualWaits v = VirtualWaits.current();
+            long first = v.now();
+            long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20);
+            for (long left; (left = end - System.nanoTime()) > 0; ) {
+                LockSupport.parkNanos(left);
+            }
+            charged.set(v.now() - first);
+        });
         return charged.get();
+    }
+
+    /** The CPU the tests pin to (the last one); skips the test where threads cannot be pinned. */
+    private static String pinnableCpu() {
+        assumeTrue(CpuPinning.works(), "no procfs or no taskset here");
+        return Integer.toString(CpuPinning.lastAllowedCpu());
     }
 
     /** Runs {@code body} on a new thread and returns its result; its failure fails the test. */

@@ -1,9 +1,7 @@
 package io.kickplug.guest.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.VirtualWaits;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -67,23 +65,16 @@ class VirtualTimeMeasuredClockTest {
         FakeCpuClock cpu = new FakeCpuClock();
         VirtualTime time = new VirtualTime(3, VirtualTime.Charging.MEASURED, VirtualTime.Costs.DEFAULTS, true, cpu,
                 costTakenOffNs);
-        IoThread io = time.start("io0");
         AtomicLong advance = new AtomicLong(-1);
-        try {
-            io.execute(() -> {
-                VirtualWaits v = VirtualWaits.current();
-                long first = v.now();
-                for (int i = 0; i < readings; i++) {
-                    cpu.work(workNs);
-                    v.now();
-                }
-                advance.set(v.now() - first);
-            });
-            assertTrue(time.awaitIdle(TimeUnit.SECONDS.toNanos(30)), "the I/O thread did not finish");
-        } finally {
-            time.shutdown();
-            io.close();
-        }
+        VirtualTimeRuns.onOneIoThread(time, () -> {
+            VirtualWaits v = VirtualWaits.current();
+            long first = v.now();
+            for (int i = 0; i < readings; i++) {
+                cpu.work(workNs);
+                v.now();
+            }
+            advance.set(v.now() - first);
+        });
         return advance.get();
     }
 }
