@@ -15,7 +15,8 @@ import java.util.SplittableRandom;
  * One fio job as a state machine on its vCPU thread.
  *
  * <p>Main phase: each {@link #step} takes free I/O slots (iodepth of them for asynchronous engines, one for
- * synchronous ones), submits an I/O per slot from the {@link OffsetGenerator}, then commits the round. The
+ * synchronous ones) and submits an I/O per slot from the {@link OffsetGenerator}, committing every
+ * {@code iodepth_batch_submit} of them (default 1, as in fio). The
  * phase ends when the region has been covered {@code loops} times (unless time based), when the runtime
  * has passed (counted after {@code ramp_time}), or at the first error.
  *
@@ -74,6 +75,7 @@ public final class FioJob implements GuestJob {
     private final WriteLog log;
     private final SplittableRandom seeds;
     private final int depth;
+    private final int batch;
     private final ArrayDeque<Slot> free = new ArrayDeque<>();
     private Slot[] slots;
     private Slot[] round;
@@ -105,6 +107,7 @@ public final class FioJob implements GuestJob {
         this.log = codec != null && spec.rw().writes() ? new WriteLog(region, spec.bsMin(), spec.bsMax()) : null;
         this.seeds = new SplittableRandom(OffsetGenerator.mix(spec.randseed() ^ 0x2545F4914F6CDD1DL));
         this.depth = spec.effectiveDepth();
+        this.batch = spec.effectiveBatch();
     }
 
     public JobSpec spec() {
@@ -191,9 +194,14 @@ public final class FioJob implements GuestJob {
         }
     }
 
-    /** Issues I/O into every free slot the phase can fill, then commits the round; returns how many. */
+    /**
+     * Issues I/O into every free slot the phase can fill, committing every {@code iodepth_batch_submit} of them
+     * (fio's default 1: one submission per I/O, as fio's libaio engine makes an io_submit per I/O) and the rest at
+     * the end; returns how many.
+     */
     private int submitRound(Vcpu v, long now) {
         int n = 0;
+        int queued = 0;
         while (n < depth && !free.isEmpty() && !failed) {
             Slot slot = phase == Phase.MAIN ? nextMain(now) : nextVerify();
             if (slot == null) {
@@ -203,22 +211,32 @@ public final class FioJob implements GuestJob {
             slot.submitted = -1;
             slot.inFlight = true;
             inFlight++;
-            round[n++] = slot;
+            n++;
+            round[queued++] = slot;
             Slot s = slot;
             v.submit(s.write ? IoOp.WRITE : IoOp.READ, s.offset, s.length, s.buffer, spec.hipri(),
                     (status, completed) -> done(s, status, completed));
-        }
-        if (n > 0) {
-            v.commit();
-            long committed = v.nowNanos();
-            for (int i = 0; i < n; i++) {
-                if (round[i].submitted < 0) {
-                    round[i].submitted = committed;
-                }
-                round[i] = null;
+            if (queued == batch) {
+                commit(v, queued);
+                queued = 0;
             }
         }
+        if (queued > 0) {
+            commit(v, queued);
+        }
         return n;
+    }
+
+    /** Ends a submission of the first {@code queued} slots of {@link #round}: their slat ends here. */
+    private void commit(Vcpu v, int queued) {
+        v.commit();
+        long committed = v.nowNanos();
+        for (int i = 0; i < queued; i++) {
+            if (round[i].submitted < 0) {
+                round[i].submitted = committed;
+            }
+            round[i] = null;
+        }
     }
 
     private boolean mainOver(long now) {

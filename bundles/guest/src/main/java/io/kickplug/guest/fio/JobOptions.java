@@ -21,7 +21,8 @@ public final class JobOptions {
 
     /** Every option name (aliases included) that {@link #set} accepts, for help and for tests. */
     public static final List<String> NAMES = List.of("name", "filename", "rw", "readwrite", "rwmixread",
-            "rwmixwrite", "bs", "blocksize", "bsrange", "blocksize_range", "size", "offset", "iodepth", "numjobs",
+            "rwmixwrite", "bs", "blocksize", "bsrange", "blocksize_range", "size", "offset", "iodepth",
+            "iodepth_batch_submit", "iodepth_batch", "numjobs",
             "runtime", "timeout", "time_based", "ramp_time", "ioengine", "hipri", "direct", "buffered",
             "group_reporting", "verify", "do_verify", "verify_only", "randseed", "seed", "randrepeat", "norandommap", "loops", "description",
             "thread", "invalidate", "fadvise_hint");
@@ -37,6 +38,7 @@ public final class JobOptions {
     private long offset;
     private int offsetPercent = -1;
     private int iodepth = 1;
+    private int iodepthBatch = 1;
     private int numjobs = 1;
     private long runtimeNanos;
     private boolean timeBased;
@@ -66,6 +68,7 @@ public final class JobOptions {
         c.offset = offset;
         c.offsetPercent = offsetPercent;
         c.iodepth = iodepth;
+        c.iodepthBatch = iodepthBatch;
         c.numjobs = numjobs;
         c.runtimeNanos = runtimeNanos;
         c.timeBased = timeBased;
@@ -155,6 +158,9 @@ public final class JobOptions {
                     throw FioValues.bad(key, v, "iodepth must be from 1 to 65536");
                 }
             }
+            // fio: "defaults to 1 which means that we submit each I/O as soon as it is available"; 0 means iodepth.
+            case "iodepth_batch_submit", "iodepth_batch" ->
+                    iodepthBatch = FioValues.integer(key, required(key, value), 0, 65536);
             case "numjobs" -> numjobs = FioValues.integer(key, required(key, value), 1, 1024);
             case "runtime", "timeout" -> runtimeNanos = FioValues.timeNanos(key, required(key, value));
             case "time_based" -> timeBased = FioValues.bool(key, value);
@@ -234,7 +240,7 @@ public final class JobOptions {
             // fio gives every job its own random state: the clones must not all hit the same blocks.
             long seed = baseSeed + 0x9E3779B97F4A7C15L * number;
             jobs.add(new JobSpec(jobName, number, clone, numjobs, filename, rw, rwmixread, bsMin, bsMax, size,
-                    sizePercent, offset, offsetPercent, iodepth, runtimeNanos, timeBased, rampNanos, ioengine,
+                    sizePercent, offset, offsetPercent, iodepth, iodepthBatch, runtimeNanos, timeBased, rampNanos, ioengine,
                     hipri, direct, groupReporting, verify, seed, norandommap, loops, doVerify, verifyOnly));
         }
         return jobs;

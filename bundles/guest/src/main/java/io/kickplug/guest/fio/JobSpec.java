@@ -19,6 +19,8 @@ package io.kickplug.guest.fio;
  * @param offset first byte of the region
  * @param offsetPercent region start as a percentage of the disk (-1: unset)
  * @param iodepth requests in flight for asynchronous engines
+ * @param iodepthBatch fio's iodepth_batch_submit: I/Os queued before they are submitted together (one commit,
+ *     one blk-mq {@code last}); fio's default is 1, one submission per I/O as soon as it is ready
  * @param runtimeNanos run time after ramp (0: until the region is done, {@code loops} times)
  * @param timeBased keep going over the region until the runtime has passed
  * @param rampNanos time before statistics start
@@ -36,13 +38,22 @@ package io.kickplug.guest.fio;
  */
 public record JobSpec(String name, int jobNumber, int cloneIndex, int numjobs, String filename, RwMode rw,
         int rwmixread, int bsMin, int bsMax, long size, int sizePercent, long offset, int offsetPercent,
-        int iodepth, long runtimeNanos, boolean timeBased, long rampNanos, IoEngine ioengine, boolean hipri,
+        int iodepth, int iodepthBatch, long runtimeNanos, boolean timeBased, long rampNanos, IoEngine ioengine, boolean hipri,
         boolean direct, boolean groupReporting, VerifyKind verify, long randseed, boolean norandommap,
         int loops, boolean doVerify, boolean verifyOnly) {
 
     /** Requests this job keeps in flight: iodepth for asynchronous engines, 1 for synchronous ones. */
     public int effectiveDepth() {
         return ioengine.async() ? iodepth : 1;
+    }
+
+    /**
+     * I/Os per submission (commit): {@code iodepth_batch_submit}, where 0 means the whole iodepth, capped at the
+     * depth; 1 for synchronous engines.
+     */
+    public int effectiveBatch() {
+        int depth = effectiveDepth();
+        return iodepthBatch == 0 ? depth : Math.min(iodepthBatch, depth);
     }
 
     public boolean fixedBlockSize() {

@@ -35,10 +35,27 @@ class FioRunTest {
         assertEquals(g.read().ios(), g.read().clat().count());
         assertEquals(g.read().ios(), g.read().slat().count(), "libaio has a submission latency");
         assertTrue(m.maxInFlight <= 4 * 64);
-        assertTrue(m.commits < m.submits, "libaio submits in rounds of up to iodepth");
+        assertEquals(m.submits, m.commits, "fio's iodepth_batch_submit defaults to 1: one submission per I/O");
         for (String line : m.ops) {
             assertTrue(line.startsWith("READ "), line);
         }
+    }
+
+    @Test
+    void iodepthBatchSubmitGroupsSubmissions() throws Exception {
+        String whole = JobParsingTest.seed000().replace("iodepth=64", "iodepth=64\niodepth_batch_submit=0");
+        FakeMachine all = new FakeMachine(DISK, 4);
+        assertFalse(run(all, whole).failed());
+        assertEquals(4 * (DISK / 4096), all.submits);
+        assertTrue(all.commits * 8 < all.submits, "iodepth_batch_submit=0: rounds of up to iodepth, "
+                + all.commits + " commits for " + all.submits + " I/Os");
+
+        String sixteen = JobParsingTest.seed000().replace("iodepth=64", "iodepth=64\niodepth_batch=16");
+        FakeMachine m = new FakeMachine(DISK, 4);
+        assertFalse(run(m, sixteen).failed());
+        assertEquals(4 * (DISK / 4096), m.submits);
+        assertTrue(m.commits * 16 >= m.submits, "at most 16 I/Os per submission: " + m.commits + " commits");
+        assertTrue(m.commits * 2 < m.submits, "batches of 16 while the queue refills: " + m.commits + " commits");
     }
 
     @Test

@@ -35,6 +35,7 @@ class JobParsingTest {
             assertEquals(IoEngine.LIBAIO, j.ioengine());
             assertEquals(64, j.iodepth());
             assertEquals(64, j.effectiveDepth());
+            assertEquals(1, j.effectiveBatch(), "fio's iodepth_batch_submit defaults to 1");
             assertEquals("/dev/vdc", j.filename(), "a global option after a blank line is still global");
             assertTrue(j.groupReporting());
             assertTrue(j.direct());
@@ -176,6 +177,20 @@ class JobParsingTest {
     void iodepthZero() {
         assertEquals("line 2: invalid iodepth=0: iodepth must be from 1 to 65536", error("[j]\niodepth=0\n"));
         assertEquals("invalid iodepth=0: iodepth must be from 1 to 65536", cliError("--iodepth=0"));
+    }
+
+    @Test
+    void iodepthBatchSubmit() {
+        JobSpec zero = JobFileParser.parse("[j]\nioengine=libaio\niodepth=32\niodepth_batch_submit=0\n").get(0);
+        assertEquals(32, zero.effectiveBatch(), "0 means the whole iodepth");
+        JobSpec alias = JobFileParser.parse("[j]\nioengine=libaio\niodepth=32\niodepth_batch=8\n").get(0);
+        assertEquals(8, alias.effectiveBatch());
+        JobSpec capped = JobFileParser.parse("[j]\nioengine=libaio\niodepth=4\niodepth_batch=8\n").get(0);
+        assertEquals(4, capped.effectiveBatch(), "no more per submission than the depth");
+        JobSpec sync = JobFileParser.parse("[j]\niodepth=32\niodepth_batch=8\n").get(0);
+        assertEquals(1, sync.effectiveBatch(), "psync submits one I/O at a time");
+        assertTrue(cliError("--iodepth_batch_submit=-1").startsWith("invalid iodepth_batch_submit=-1"),
+                cliError("--iodepth_batch_submit=-1"));
     }
 
     @Test
