@@ -56,6 +56,17 @@ class FioRunTest {
         assertEquals(4 * (DISK / 4096), m.submits);
         assertTrue(m.commits * 16 >= m.submits, "at most 16 I/Os per submission: " + m.commits + " commits");
         assertTrue(m.commits * 2 < m.submits, "batches of 16 while the queue refills: " + m.commits + " commits");
+
+        // 64 free slots in batches of 24: 24, 24, then the rest (16) in a last, shorter submission.
+        String uneven = JobParsingTest.seed000().replace("iodepth=64", "iodepth=64\niodepth_batch_submit=24");
+        FakeMachine u = new FakeMachine(DISK, 4);
+        JobResult g = run(u, uneven).reported().get(0);
+        assertEquals(4 * (DISK / 4096), u.submits);
+        assertEquals(u.submits / 64 * 3, u.commits, "each refill of 64 is three submissions (24 + 24 + 16)");
+        // The submission latency ends at the commit, before the completion: slat < lat (a commit that did not
+        // stamp its I/Os would leave slat equal to lat).
+        assertTrue(g.read().slat().mean() < g.read().lat().mean(), "slat " + g.read().slat().mean() + " lat "
+                + g.read().lat().mean());
     }
 
     @Test
