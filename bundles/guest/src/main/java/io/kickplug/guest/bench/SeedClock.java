@@ -12,18 +12,21 @@ import java.util.Locale;
  *
  * @param reason why, for the report
  * @param pinCpus the host CPUs virtual time's actor threads run on alone ({@link VirtualTime#pinned}), or null;
- *     measured charging only
+ *     kept for virtual time with measured charging only (model charging reads no clock)
  */
 record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, boolean ioeventfd, String reason,
         String pinCpus) {
+
+    SeedClock {
+        pinCpus = virtual && charging == VirtualTime.Charging.MEASURED ? pinCpus : null;
+    }
 
     SeedClock withIoeventfd(boolean on) {
         return new SeedClock(virtual, charging, seed, on, reason, pinCpus);
     }
 
     SeedClock withCharging(VirtualTime.Charging c, String why) {
-        return new SeedClock(virtual, c, seed, ioeventfd, reason + "; " + why,
-                c == VirtualTime.Charging.MEASURED ? pinCpus : null);
+        return new SeedClock(virtual, c, seed, ioeventfd, reason + "; " + why, pinCpus);
     }
 
     /**
@@ -32,16 +35,12 @@ record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, bool
      * @param pinCpus where virtual time's actors run ({@link SeedsOptions#pinCpus}), or null
      */
     static SeedClock of(SeedsOptions o, double freeCores, String pinCpus, int vcpus) {
-        pinCpus = o.charging() == VirtualTime.Charging.MEASURED ? pinCpus : null; // model charging reads no clock
         String free = String.format(Locale.ROOT, "%.1f", freeCores);
         return switch (o.clock()) {
             case SeedsOptions.VIRTUAL -> new SeedClock(true, o.charging(), o.seed(), true, "--clock virtual", pinCpus);
-            case SeedsOptions.REAL -> new SeedClock(false, o.charging(), o.seed(), true, "--clock real", null);
-            default -> vcpus > freeCores
-                    ? new SeedClock(true, o.charging(), o.seed(), true, vcpus + " vCPUs > " + free + " free host cores",
-                            pinCpus)
-                    : new SeedClock(false, o.charging(), o.seed(), true, vcpus + " vCPUs <= " + free
-                            + " free host cores", null);
+            case SeedsOptions.REAL -> new SeedClock(false, o.charging(), o.seed(), true, "--clock real", pinCpus);
+            default -> new SeedClock(vcpus > freeCores, o.charging(), o.seed(), true, vcpus
+                    + (vcpus > freeCores ? " vCPUs > " : " vCPUs <= ") + free + " free host cores", pinCpus);
         };
     }
 

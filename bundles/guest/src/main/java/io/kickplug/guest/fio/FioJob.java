@@ -122,7 +122,7 @@ public final class FioJob implements GuestJob {
     @Override
     public void start(Vcpu v) {
         slots = new Slot[depth];
-        round = new Slot[depth];
+        round = new Slot[batch]; // one submission's slots
         SplittableRandom fill = new SplittableRandom(spec.randseed());
         for (int i = 0; i < depth; i++) {
             slots[i] = new Slot(v.allocate(spec.bsMax()));

@@ -43,30 +43,32 @@ class FioRunTest {
 
     @Test
     void iodepthBatchSubmitGroupsSubmissions() throws Exception {
-        String whole = JobParsingTest.seed000().replace("iodepth=64", "iodepth=64\niodepth_batch_submit=0");
         FakeMachine all = new FakeMachine(DISK, 4);
-        assertFalse(run(all, whole).failed());
-        assertEquals(4 * (DISK / 4096), all.submits);
+        seed000With(all, "iodepth_batch_submit=0");
         assertTrue(all.commits * 8 < all.submits, "iodepth_batch_submit=0: rounds of up to iodepth, "
                 + all.commits + " commits for " + all.submits + " I/Os");
 
-        String sixteen = JobParsingTest.seed000().replace("iodepth=64", "iodepth=64\niodepth_batch=16");
         FakeMachine m = new FakeMachine(DISK, 4);
-        assertFalse(run(m, sixteen).failed());
-        assertEquals(4 * (DISK / 4096), m.submits);
+        seed000With(m, "iodepth_batch=16");
         assertTrue(m.commits * 16 >= m.submits, "at most 16 I/Os per submission: " + m.commits + " commits");
         assertTrue(m.commits * 2 < m.submits, "batches of 16 while the queue refills: " + m.commits + " commits");
 
         // 64 free slots in batches of 24: 24, 24, then the rest (16) in a last, shorter submission.
-        String uneven = JobParsingTest.seed000().replace("iodepth=64", "iodepth=64\niodepth_batch_submit=24");
         FakeMachine u = new FakeMachine(DISK, 4);
-        JobResult g = run(u, uneven).reported().get(0);
-        assertEquals(4 * (DISK / 4096), u.submits);
+        JobResult g = seed000With(u, "iodepth_batch_submit=24").reported().get(0);
         assertEquals(u.submits / 64 * 3, u.commits, "each refill of 64 is three submissions (24 + 24 + 16)");
         // The submission latency ends at the commit, before the completion: slat < lat (a commit that did not
         // stamp its I/Os would leave slat equal to lat).
         assertTrue(g.read().slat().mean() < g.read().lat().mean(), "slat " + g.read().slat().mean() + " lat "
                 + g.read().lat().mean());
+    }
+
+    /** Runs seed 000's job file with {@code option} added on {@code m}: it succeeds, each job reads the disk once. */
+    private static FioReport seed000With(FakeMachine m, String option) throws Exception {
+        FioReport report = run(m, JobParsingTest.seed000().replace("iodepth=64", "iodepth=64\n" + option));
+        assertFalse(report.failed());
+        assertEquals(4 * (DISK / 4096), m.submits);
+        return report;
     }
 
     @Test
