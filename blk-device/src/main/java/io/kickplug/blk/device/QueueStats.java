@@ -62,7 +62,7 @@ final class QueueStats {
     private long interruptsSent;
     @SuppressWarnings("unused")
     private long interruptsSuppressed;
-    final LongAdder batches = new LongAdder();
+    /** Batches by size bucket; the batch count is their sum, so a snapshot never shows one without the other. */
     final AtomicLongArray histogram = new AtomicLongArray(QueueCounters.BATCH_BUCKETS.size());
     final LongAdder switches = new LongAdder();
     /** Notifications seen by the previous handler run; I/O thread only. */
@@ -105,7 +105,6 @@ final class QueueStats {
 
     /** A batch of {@code size} used buffers ended. */
     void batch(int size) {
-        batches.increment();
         histogram.incrementAndGet(QueueCounters.bucketOf(size));
     }
 
@@ -125,8 +124,11 @@ final class QueueStats {
 
     QueueCounters snapshot() {
         List<Long> h = new ArrayList<>(histogram.length());
+        long batches = 0;
         for (int i = 0; i < histogram.length(); i++) {
-            h.add(histogram.get(i));
+            long n = histogram.get(i);
+            h.add(n);
+            batches += n;
         }
         PollCounters p = poll.get();
         // Acquire: pairs with publish()'s release stores.
@@ -136,6 +138,6 @@ final class QueueStats {
         return new QueueCounters(disk, index, inUse, configured, requestsNow, bytesNow,
                 availNotifications.sum(), availSuppressed.sum(), (long) INTERRUPTS_SENT.getAcquire(this),
                 (long) INTERRUPTS_SUPPRESSED.getAcquire(this),
-                batches.sum(), h, inFlightNow, switches.sum(), p.hits(), p.misses(), p.pollNanos());
+                batches, h, inFlightNow, switches.sum(), p.hits(), p.misses(), p.pollNanos());
     }
 }
