@@ -1,6 +1,7 @@
 package io.kickplug.api.blk;
 
 import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.AvailEventMode;
 import io.kickplug.api.virtio.RingFormat;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,10 +23,12 @@ import java.util.List;
  * @param guestMemoryBytes size of the simulated guest's memory for in-process transports
  * @param ring the virtqueue format the device offers (packed: VIRTIO_F_RING_PACKED, VIRTIO 1.2 section 2.8);
  *     {@code null} is split
+ * @param availEvent when a split ring publishes avail_event with EVENT_IDX (section 2.7.10): on re-enabling
+ *     notifications (Linux vhost) or after every pop (QEMU); {@code null} is {@link AvailEventMode#ENABLE}
  */
 public record DiskSpec(String name, BackendSpec backend, TransportKind transport, int numQueues, int queueSize,
         int ioThreads, List<List<Integer>> mapping, String serial, TrackedLockKind trackedLock, int workers,
-        long guestMemoryBytes, RingFormat ring) {
+        long guestMemoryBytes, RingFormat ring, AvailEventMode availEvent) {
 
     public static final int MAX_QUEUES = 64;
     public static final int DEFAULT_QUEUE_SIZE = 256;
@@ -36,6 +39,15 @@ public record DiskSpec(String name, BackendSpec backend, TransportKind transport
         mapping = mapping == null ? List.of() : List.copyOf(mapping.stream().map(List::copyOf).toList());
         trackedLock = trackedLock == null ? TrackedLockKind.MUTEX : trackedLock;
         ring = ring == null ? RingFormat.SPLIT : ring;
+        availEvent = availEvent == null ? AvailEventMode.ENABLE : availEvent;
+    }
+
+    /** A disk that publishes avail_event as Linux vhost does (the form before {@link #availEvent}). */
+    public DiskSpec(String name, BackendSpec backend, TransportKind transport, int numQueues, int queueSize,
+            int ioThreads, List<List<Integer>> mapping, String serial, TrackedLockKind trackedLock, int workers,
+            long guestMemoryBytes, RingFormat ring) {
+        this(name, backend, transport, numQueues, queueSize, ioThreads, mapping, serial, trackedLock, workers,
+                guestMemoryBytes, ring, AvailEventMode.ENABLE);
     }
 
     /** A disk with split rings (the form before the packed ring). */
@@ -133,47 +145,53 @@ public record DiskSpec(String name, BackendSpec backend, TransportKind transport
 
     public DiskSpec withBackend(BackendSpec b) {
         return new DiskSpec(name, b, transport, numQueues, queueSize, ioThreads, mapping, serial, trackedLock,
-                workers, guestMemoryBytes, ring);
+                workers, guestMemoryBytes, ring, availEvent);
     }
 
     public DiskSpec withTransport(TransportKind t) {
         return new DiskSpec(name, backend, t, numQueues, queueSize, ioThreads, mapping, serial, trackedLock,
-                workers, guestMemoryBytes, ring);
+                workers, guestMemoryBytes, ring, availEvent);
     }
 
     public DiskSpec withQueues(int queues, int size) {
         return new DiskSpec(name, backend, transport, queues, size, ioThreads, mapping, serial, trackedLock,
-                workers, guestMemoryBytes, ring);
+                workers, guestMemoryBytes, ring, availEvent);
     }
 
     /** I/O threads and the queue mapping (empty for round-robin). */
     public DiskSpec withIoThreads(int threads, List<List<Integer>> map) {
         return new DiskSpec(name, backend, transport, numQueues, queueSize, threads, map, serial, trackedLock,
-                workers, guestMemoryBytes, ring);
+                workers, guestMemoryBytes, ring, availEvent);
     }
 
     public DiskSpec withSerial(String s) {
         return new DiskSpec(name, backend, transport, numQueues, queueSize, ioThreads, mapping, s, trackedLock,
-                workers, guestMemoryBytes, ring);
+                workers, guestMemoryBytes, ring, availEvent);
     }
 
     public DiskSpec withTrackedLock(TrackedLockKind k) {
         return new DiskSpec(name, backend, transport, numQueues, queueSize, ioThreads, mapping, serial, k, workers,
-                guestMemoryBytes, ring);
+                guestMemoryBytes, ring, availEvent);
     }
 
     public DiskSpec withWorkers(int n) {
         return new DiskSpec(name, backend, transport, numQueues, queueSize, ioThreads, mapping, serial, trackedLock,
-                n, guestMemoryBytes, ring);
+                n, guestMemoryBytes, ring, availEvent);
     }
 
     public DiskSpec withRing(RingFormat r) {
         return new DiskSpec(name, backend, transport, numQueues, queueSize, ioThreads, mapping, serial, trackedLock,
-                workers, guestMemoryBytes, r);
+                workers, guestMemoryBytes, r, availEvent);
     }
 
     public DiskSpec withGuestMemory(long bytes) {
         return new DiskSpec(name, backend, transport, numQueues, queueSize, ioThreads, mapping, serial, trackedLock,
-                workers, bytes, ring);
+                workers, bytes, ring, availEvent);
+    }
+
+    /** When the split rings publish avail_event (QEMU's every pop, or Linux vhost's re-enable). */
+    public DiskSpec withAvailEvent(AvailEventMode mode) {
+        return new DiskSpec(name, backend, transport, numQueues, queueSize, ioThreads, mapping, serial, trackedLock,
+                workers, guestMemoryBytes, ring, mode);
     }
 }

@@ -88,6 +88,13 @@ public interface DeviceQueue {
      */
     boolean enableNotification();
 
+    /**
+     * Sets when this queue publishes {@code avail_event} with EVENT_IDX (section 2.7.10); called before the queue
+     * is handed to the thread that serves it. The default ignores it: a ring without that field (packed).
+     */
+    default void setAvailEventMode(AvailEventMode mode) {
+    }
+
     /** Index of the next available-ring entry the device will take (last_avail_idx). */
     int nextAvail();
 

@@ -18,6 +18,7 @@ import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.KickDescriptors;
 import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.AvailEventMode;
 import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
@@ -78,6 +79,8 @@ public final class VirtioBlkDevice implements VirtioDevice {
     private final PollTally[] pollTallies;
     /** The ring format offered at the next negotiation: packed adds VIRTIO_F_RING_PACKED (section 2.8). */
     private volatile RingFormat ring = RingFormat.SPLIT;
+    /** When split rings publish avail_event, from the next activation on. */
+    private volatile AvailEventMode availEvent = AvailEventMode.ENABLE;
 
     /** A device made of {@code spec}; see {@link BlkDeviceSpec} for what each part must be. */
     public VirtioBlkDevice(BlkDeviceSpec spec) {
@@ -177,6 +180,18 @@ public final class VirtioBlkDevice implements VirtioDevice {
 
     public RingFormat ring() {
         return ring;
+    }
+
+    /**
+     * When split rings publish avail_event with EVENT_IDX (section 2.7.10), from the next activation on (a reset
+     * and a new DRIVER_OK): after every pop as QEMU does, or on re-enabling notifications as Linux vhost does.
+     */
+    public void setAvailEvent(AvailEventMode mode) {
+        this.availEvent = java.util.Objects.requireNonNull(mode, "mode");
+    }
+
+    public AvailEventMode availEvent() {
+        return availEvent;
     }
 
     /** A new negotiation (FEATURES_OK): the request types and the write cache follow it. */
@@ -474,6 +489,7 @@ public final class VirtioBlkDevice implements VirtioDevice {
                 if (queue == null) {
                     continue; // the driver did not enable it
                 }
+                queue.setAvailEventMode(availEvent); // before its I/O thread serves it (register publishes it)
                 int t = mapping.threadOf(q);
                 if (contexts[t] == null) {
                     contexts[t] = new IoContext(ioThreads.get(t), t);

@@ -6,6 +6,7 @@ import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.AvailEventMode;
 import io.kickplug.api.virtio.RingFormat;
 import java.util.List;
 import java.util.Locale;
@@ -21,7 +22,7 @@ import java.util.Map;
  * suffix; optional for file), {@code readonly}, {@code direct}, {@code queues} (1), {@code queue.size}
  * (256), {@code iothreads} (1), {@code mapping} ("0,2;1,3": the queues of each I/O thread; empty for
  * round-robin), {@code transport} (mmio), {@code ring} (split or packed: the virtqueue format offered, split by
- * default), {@code serial}, {@code tracked.lock} (mutex), {@code workers}
+ * default), {@code avail.event} (enable or pop: when split rings publish avail_event, enable by default), {@code serial}, {@code tracked.lock} (mutex), {@code workers}
  * (8), {@code notify.strategy} (immediate; see {@link #notifyStrategy}), {@code poll} (false: device-side
  * polling of the queues) and {@code poll.max.ns} (32768, QEMU's poll-max-ns); for the null backend only,
  * QEMU null-co's {@code read.zeroes} (false) and {@code latency.ns} (0, at most one second).
@@ -90,6 +91,12 @@ public final class DiskConfig {
         } catch (IllegalArgumentException e) {
             throw new DiskException("disk '" + name + "': property 'ring': " + e.getMessage());
         }
+        AvailEventMode availEvent;
+        try {
+            availEvent = AvailEventMode.parse(string(props, "avail.event", "enable"));
+        } catch (IllegalArgumentException e) {
+            throw new DiskException("disk '" + name + "': property 'avail.event': " + e.getMessage());
+        }
         List<List<Integer>> mapping;
         try {
             mapping = DiskSpec.parseMapping(string(props, "mapping", ""));
@@ -110,7 +117,8 @@ public final class DiskConfig {
                 readZeroes, latencyNs);
         return new DiskSpec(name.trim(), backendSpec, transport, integer(props, "queues", 1),
                 integer(props, "queue.size", DiskSpec.DEFAULT_QUEUE_SIZE), integer(props, "iothreads", 1), mapping,
-                serial, lock, integer(props, "workers", DiskSpec.DEFAULT_WORKERS), DiskSpec.DEFAULT_GUEST_MEMORY, ring);
+                serial, lock, integer(props, "workers", DiskSpec.DEFAULT_WORKERS), DiskSpec.DEFAULT_GUEST_MEMORY, ring,
+                availEvent);
     }
 
     /** Whether a backend kind is reached by a URI (property {@code uri}, kept in the spec's path): nbd. */

@@ -98,6 +98,12 @@ public final class DiskConfigComponent {
                             value = "packed")})
         String ring() default "split";
 
+        @AttributeDefinition(description = "When split rings publish avail_event with EVENT_IDX (VIRTIO 1.2 section "
+                + "2.7.10)", options = {
+                    @org.osgi.service.metatype.annotations.Option(label = "enable (as Linux vhost)", value = "enable"),
+                    @org.osgi.service.metatype.annotations.Option(label = "pop (as QEMU)", value = "pop")})
+        String avail_event() default "enable";
+
         @AttributeDefinition(required = false, description = "GET_ID answer, at most 20 bytes")
         String serial() default "";
 

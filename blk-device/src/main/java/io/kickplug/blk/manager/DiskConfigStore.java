@@ -53,6 +53,7 @@ final class DiskConfigStore {
                 .collect(Collectors.joining(";")));
         p.put("transport", spec.transport().label());
         p.put("ring", spec.ring().id());
+        p.put("avail.event", spec.availEvent().id());
         if (spec.serial() != null) {
             p.put("serial", spec.serial());
         }

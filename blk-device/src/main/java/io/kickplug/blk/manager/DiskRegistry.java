@@ -152,6 +152,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
                     spec.queueSize(), serial(spec), threads).withMapping(mapping).withTrackedLock(spec.trackedLock())
                     .withWorkers(spec.workers()).withNotifiers(notifiers).withFilter(bindings.chainFor(name)));
             device.setRing(spec.ring());
+            device.setAvailEvent(spec.availEvent());
             device.setPollPolicy(pollPolicy);
             GuestMemory memory = allocate(spec);
             // The registry's lease: the guest memory stays mapped while the disk is attached (issue 18).

@@ -20,6 +20,7 @@ class DiskConfigStoreTest {
                         .withIoThreads(2, List.of(List.of(0, 2), List.of(1, 3))).withSerial("SER-1")
                         .withTrackedLock(TrackedLockKind.SHARDED).withWorkers(3),
                 DiskSpec.memory("r", 1L << 20).withRing(io.kickplug.api.virtio.RingFormat.PACKED),
+                DiskSpec.memory("e", 1L << 20).withAvailEvent(io.kickplug.api.virtio.AvailEventMode.POP),
                 DiskSpec.file("f", "/var/tmp/disk.img", true),
                 DiskSpec.memory("n", 4096).withBackend(new BackendSpec("null", null, 1L << 40, false, false)),
                 DiskSpec.file("d", "/var/tmp/x.img", false).withBackend(new BackendSpec("file", "/var/tmp/x.img",

@@ -9,6 +9,7 @@ import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.AvailEventMode;
 import io.kickplug.api.virtio.RingFormat;
 import java.util.HashMap;
 import java.util.List;
@@ -85,6 +86,18 @@ class DiskConfigTest {
         assertEquals(RingFormat.SPLIT, DiskConfig.toSpec(props("name", "d", "size", "1M", "ring", " Split ")).ring());
         assertEquals("disk 'd': property 'ring': unknown ring format 'loop' (expected split or packed)",
                 error(props("name", "d", "size", "1M", "ring", "loop")));
+    }
+
+    /** When split rings publish avail_event (section 2.7.10): enable (Linux vhost) unless the configuration says pop. */
+    @Test
+    void availEventProperty() {
+        assertEquals(AvailEventMode.ENABLE, DiskConfig.toSpec(props("name", "d", "size", "1M")).availEvent());
+        DiskSpec pop = DiskConfig.toSpec(props("name", "d", "size", "1M", "avail.event", " POP "));
+        assertEquals(AvailEventMode.POP, pop.availEvent());
+        assertEquals("disk 'd': property 'avail.event': unknown avail_event mode 'kick' (expected enable or pop)",
+                error(props("name", "d", "size", "1M", "avail.event", "kick")));
+        // The configuration a kp:attach writes carries it back (DiskConfigStore), so it survives a bundle update.
+        assertEquals(pop, DiskConfig.toSpec(DiskConfigStore.toProperties(pop)));
     }
 
     @Test

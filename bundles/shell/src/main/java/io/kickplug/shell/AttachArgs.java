@@ -5,6 +5,7 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.transport.TransportKind;
+import io.kickplug.api.virtio.AvailEventMode;
 import io.kickplug.api.virtio.RingFormat;
 import java.util.List;
 import java.util.Locale;
@@ -119,6 +120,15 @@ public final class AttachArgs {
             return spec.withRing(RingFormat.parse(ring == null ? "split" : ring));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--ring: " + e.getMessage());
+        }
+    }
+
+    /** Parses {@code --avail-event enable|pop} (when split rings publish avail_event). */
+    public static AvailEventMode availEvent(String text) {
+        try {
+            return AvailEventMode.parse(text == null ? "enable" : text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--avail-event: " + e.getMessage());
         }
     }
 

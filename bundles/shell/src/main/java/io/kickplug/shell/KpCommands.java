@@ -88,6 +88,9 @@ public final class KpCommands {
             @Parameter(names = "--transport", absentValue = "mmio") String transport,
             @Descriptor("virtqueue format offered to the guest: split (default) or packed (VIRTIO_F_RING_PACKED)")
             @Parameter(names = "--ring", absentValue = "split") String ring,
+            @Descriptor("when split rings publish avail_event with EVENT_IDX: enable (default, as Linux vhost: when "
+                    + "notifications are re-enabled) or pop (as QEMU: after every chain taken)")
+            @Parameter(names = "--avail-event", absentValue = "enable") String availEvent,
             @Descriptor("lock of the tracked-requests list: yielding, mutex (default) or sharded")
             @Parameter(names = "--tracked-lock", absentValue = "mutex") String trackedLock,
             @Descriptor("GET_ID answer, at most 20 bytes (default: the name)")
@@ -111,7 +114,8 @@ public final class KpCommands {
         AttachArgs.Options options = new AttachArgs.Options(backend, file, readOnly, direct, queues, queueSize,
                 ioThreads, mapping, transport, trackedLock, serial, workers);
         DiskInfo attached = manager().attach(AttachArgs.withRing(AttachArgs.withUri(AttachArgs.withNullOptions(
-                AttachArgs.spec(name, size, options), readZeroes, latencyNs), uri), ring));
+                AttachArgs.spec(name, size, options), readZeroes, latencyNs), uri), ring)
+                .withAvailEvent(AttachArgs.availEvent(availEvent)));
         return json ? JsonShapes.oneDisk(attached) : AttachArgs.describe(attached);
     }
 

@@ -146,6 +146,18 @@ class KpCommandsGogoTest {
         assertEquals("--ring: unknown ring format 'ring' (expected split or packed)", e.getMessage());
     }
 
+    /** --avail-event: when the disk's split rings publish avail_event (VIRTIO 1.2 section 2.7.10). */
+    @Test
+    void attachWithAnAvailEventMode() throws Exception {
+        shell.run("kp:attach --avail-event pop e1 1M");
+        assertEquals(io.kickplug.api.virtio.AvailEventMode.POP, specs.get("e1").availEvent());
+        shell.run("kp:attach e2 1M");
+        assertEquals(io.kickplug.api.virtio.AvailEventMode.ENABLE, specs.get("e2").availEvent(), "as Linux vhost by default");
+        Exception e = assertThrows(IllegalArgumentException.class,
+                () -> shell.run("kp:attach --avail-event never e3 1M"));
+        assertEquals("--avail-event: unknown avail_event mode 'never' (expected enable or pop)", e.getMessage());
+    }
+
     @Test
     void attachWithABadSizeFailsWithOneLine() {
         Exception e = assertThrows(IllegalArgumentException.class, () -> shell.run("kp:attach d1 abc"));

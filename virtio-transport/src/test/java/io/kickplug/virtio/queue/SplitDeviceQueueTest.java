@@ -3,6 +3,7 @@ package io.kickplug.virtio.queue;
 import static io.kickplug.virtio.testkit.RawRing.*;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.kickplug.api.virtio.AvailEventMode;
 import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.ChainReader;
 import io.kickplug.api.virtio.ChainWriter;
@@ -162,6 +163,41 @@ class SplitDeviceQueueTest {
         assertFalse(ev.enableNotification());
         assertEquals(1, ring2.availEvent(), "section 2.7.10.2: avail_event = next entry the device looks at");
         assertEquals(0, ring2.usedFlags(), "with EVENT_IDX the device keeps flags 0");
+    }
+
+    // Section 2.7.10 with EVENT_IDX: in pop mode (QEMU's virtqueue_split_pop) avail_event follows every pop, so
+    // the driver's next buffer after the device's last pop notifies even while the device still drains; in enable
+    // mode (Linux vhost) a pop leaves it where the last enableNotification put it.
+    @Test
+    void availEventFollowsEveryPopInPopModeOnly() {
+        RawRing pops = new RawRing(mem, 8, 0);
+        RawRing enables = new RawRing(mem, 8, 0x8000);
+        long d = pops.dataArea();
+        SplitDeviceQueue qemu = new SplitDeviceQueue(mem, 0, pops.layout(), VirtioFeatures.RING_EVENT_IDX);
+        SplitDeviceQueue vhost = new SplitDeviceQueue(mem, 1, enables.layout(), VirtioFeatures.RING_EVENT_IDX);
+        qemu.setAvailEventMode(AvailEventMode.POP);
+        vhost.setAvailEventMode(AvailEventMode.ENABLE);
+        for (RawRing r : List.of(pops, enables)) {
+            r.desc(0, d, 1, WRITE, 0).desc(1, d, 1, WRITE, 0).desc(2, d, 1, WRITE, 0).makeAvailable(0)
+                    .makeAvailable(1).makeAvailable(2);
+        }
+        for (int i = 1; i <= 3; i++) {
+            assertNotNull(qemu.pop());
+            assertEquals(i, pops.availEvent(), "avail_event after pop " + i);
+            assertNotNull(vhost.pop());
+            assertEquals(0, enables.availEvent(), "enable mode: a pop does not move avail_event");
+        }
+        assertFalse(vhost.enableNotification());
+        assertEquals(3, enables.availEvent(), "enable mode: published when notifications are re-enabled");
+        assertEquals(0, pops.usedFlags(), "with EVENT_IDX the device keeps flags 0");
+
+        // Without EVENT_IDX the field does not exist for the driver: pop mode writes nothing there.
+        RawRing plainRing = new RawRing(mem, 8, 0x10000);
+        SplitDeviceQueue plain = new SplitDeviceQueue(mem, 2, plainRing.layout(), 0);
+        plain.setAvailEventMode(AvailEventMode.POP);
+        plainRing.desc(0, d, 1, WRITE, 0).makeAvailable(0);
+        assertNotNull(plain.pop());
+        assertEquals(0, plainRing.availEvent());
     }
 
     @Test

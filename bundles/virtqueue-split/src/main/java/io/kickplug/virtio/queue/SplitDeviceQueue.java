@@ -2,6 +2,7 @@ package io.kickplug.virtio.queue;
 
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.memory.GuestMemoryException;
+import io.kickplug.api.virtio.AvailEventMode;
 import io.kickplug.api.virtio.DescriptorChain;
 import io.kickplug.api.virtio.GuestFaultException;
 import io.kickplug.api.virtio.QueueLayout;
@@ -152,6 +153,12 @@ public final class SplitDeviceQueue extends QueueBase {
             PooledChain chain = walk(head);
             nextAvail = (nextAvail + 1) & 0xffff;
             inFlight.set(head);
+            if (availEventAtPop) {
+                // Section 2.7.10 (QEMU's virtqueue_split_pop): the next buffer past this pop is to be notified. A
+                // plain store, no fence: it only asks for more notifications than the one enableNotification()
+                // arranges (with its full fence) before the device may sleep, so a late store loses none.
+                memory.writeU16(Ring.availEvent(used, size), (short) nextAvail);
+            }
             return chain;
         } catch (GuestMemoryException e) {
             throw fault("2.7.5", "ring access outside guest memory: " + e.getMessage());
@@ -317,6 +324,14 @@ public final class SplitDeviceQueue extends QueueBase {
         signalledUsed = nextUsed;
         signalledUsedValid = true;
         return !valid || Ring.needEvent(usedEvent, nextUsed, old);
+    }
+
+    /** With EVENT_IDX and {@link AvailEventMode#POP}: avail_event follows every pop. I/O thread only. */
+    private boolean availEventAtPop;
+
+    @Override
+    public void setAvailEventMode(AvailEventMode mode) {
+        availEventAtPop = eventIdx && mode == AvailEventMode.POP;
     }
 
     @Override
