@@ -108,14 +108,22 @@ final class VcpuClock {
 
     /**
      * Enters or leaves the exit of a notify: with ioeventfd off the device's queue handler runs during it
-     * (VirtualIoThread in virtual time, SynchronousNotify in real time).
+     * (VirtualIoThread in virtual time, SynchronousNotify in real time); in virtual time, leaving it delivers the
+     * interrupts the handler raised meanwhile ({@link #heldUntilExitEnds}).
      */
     void inExit(boolean in) {
-        if (actor != null) {
-            actor.inExit = in;
-        } else {
+        if (actor == null) {
             SynchronousNotify.exit(in);
+        } else if (in) {
+            actor.inExit = true;
+        } else {
+            time.endExit(actor);
         }
+    }
+
+    /** In virtual time, holds an interrupt raised inside a vCPU's exit until the exit ends (see VirtualTime). */
+    boolean heldUntilExitEnds(Runnable delivery) {
+        return time != null && time.holdUntilExitEnds(delivery);
     }
 
     /** The exit latency after a notify that began at {@code t0}: spun out, or charged in virtual time. */

@@ -93,6 +93,9 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
 
     /** The interrupt controller delivers a vector here ({@code cause} is an MSI-X vector's, 0 for a line). */
     void interrupt(int cause) {
+        if (clock.heldUntilExitEnds(() -> interrupt(cause))) {
+            return;
+        }
         if (cause != 0) {
             irqCause.getAndAccumulate(cause, (a, b) -> a | b);
         }
@@ -630,11 +633,11 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
         clock.inExit(true);
         try {
             driver.notify(kickQueue.index());
+            exitNanos += clock.exitCost(t0);
         } finally {
             clock.inExit(false);
         }
         notifies++;
-        exitNanos += clock.exitCost(t0);
     }
 
     @Override

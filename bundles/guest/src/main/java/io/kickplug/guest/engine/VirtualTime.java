@@ -295,6 +295,8 @@ public final class VirtualTime implements IoThreadFactory {
         long cpuMark;
         /** In a notify's exit (ioeventfd off: a queue handler runs here). */
         boolean inExit;
+        /** Interrupts the handler raised during this actor's exit, delivered when the exit ends. */
+        final List<Runnable> afterExit = new ArrayList<>();
         /** The thread's CPU list before {@link #pinActors} pinned it, restored when it retires; null if unpinned. */
         String unpinTo;
         /** The device's completed requests when this actor's device work was last charged (model charging). */
@@ -590,6 +592,32 @@ public final class VirtualTime implements IoThreadFactory {
     boolean inExit() {
         Actor a = current();
         return a != null && a.inExit;
+    }
+
+    /**
+     * An interrupt raised by a device handler running inside the current actor's exit (ioeventfd off) is held until
+     * that exit ends ({@link #endExit}): the VMM that runs the handler holds its big lock for the whole exit (QEMU's
+     * BQL, taken by a vCPU thread from KVM_RUN's return to the next KVM_RUN), and the completion side that injects
+     * the interrupt needs the same lock (QEMU 2014 without dataplane: the main loop's AIO completion, under the
+     * BQL). So the other vCPUs see no completion, and free no slot for a new request, while one exit drains the ring.
+     *
+     * @return true when {@code delivery} was held
+     */
+    boolean holdUntilExitEnds(Runnable delivery) {
+        Actor a = current();
+        if (a == null || !a.inExit) {
+            return false;
+        }
+        a.afterExit.add(delivery);
+        return true;
+    }
+
+    /** {@code a}'s exit ends: the interrupts it held are delivered now, in the order they were raised. */
+    void endExit(Actor a) {
+        a.inExit = false;
+        List<Runnable> held = List.copyOf(a.afterExit);
+        a.afterExit.clear();
+        held.forEach(Runnable::run);
     }
 
     private void chargeCpu(Actor a) {

@@ -102,6 +102,8 @@ class SeedsBenchTest {
         }
         assertTrue(out.contains("  under-lock exit 50us ioeventfd off "), out);
         assertTrue(out.contains("  outside-lock exit 50us ioeventfd on "), out);
+        // Seed 000's device is QEMU's: avail_event after every pop (section 2.7.10), on every point.
+        assertEquals(8, points.stream().filter(p -> p.contains(", avail-event pop, ")).count(), out);
         assertEquals(5, out.lines().filter(l -> l.startsWith("  clock:     virtual time (model charging, seed 1; "
                 + "--clock virtual)")).count(), out);
         assertTrue(Files.readString(html).contains("<svg "), "the HTML report was written");
