@@ -24,7 +24,8 @@ import java.util.List;
  * @param ring the virtqueue format the device offers (packed: VIRTIO_F_RING_PACKED, VIRTIO 1.2 section 2.8);
  *     {@code null} is split
  * @param availEvent when a split ring publishes avail_event with EVENT_IDX (section 2.7.10): on re-enabling
- *     notifications (Linux vhost) or after every pop (QEMU); {@code null} is {@link AvailEventMode#ENABLE}
+ *     notifications (Linux vhost) or after every pop (QEMU's 2014 virtio-blk); {@code null} is
+ *     {@link AvailEventMode#ENABLE}
  */
 public record DiskSpec(String name, BackendSpec backend, TransportKind transport, int numQueues, int queueSize,
         int ioThreads, List<List<Integer>> mapping, String serial, TrackedLockKind trackedLock, int workers,
@@ -189,7 +190,7 @@ public record DiskSpec(String name, BackendSpec backend, TransportKind transport
                 workers, bytes, ring, availEvent);
     }
 
-    /** When the split rings publish avail_event (QEMU's every pop, or Linux vhost's re-enable). */
+    /** When the split rings publish avail_event (after every pop, or on Linux vhost's re-enable). */
     public DiskSpec withAvailEvent(AvailEventMode mode) {
         return new DiskSpec(name, backend, transport, numQueues, queueSize, ioThreads, mapping, serial, trackedLock,
                 workers, guestMemoryBytes, ring, mode);

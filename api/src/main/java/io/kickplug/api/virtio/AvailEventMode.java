@@ -11,15 +11,17 @@ import java.util.Locale;
  */
 public enum AvailEventMode {
     /**
-     * When the device re-enables notifications, after a drain found the ring empty (Linux vhost's
-     * {@code vhost_enable_notify}): buffers the driver adds while the device drains are found by that drain and
-     * cause no notification. The default.
+     * When the device re-enables notifications, after a drain found the ring empty: buffers the driver adds while the
+     * device drains are found by that drain and cause no notification. Linux vhost's {@code vhost_enable_notify};
+     * today's QEMU too, whose {@code virtio_blk_handle_vq} disables notifications while it pops, so that
+     * {@code virtqueue_split_pop}'s own avail_event writes are skipped. The default.
      */
     ENABLE,
     /**
-     * After every chain the device takes, {@code avail_event} = the next index it will read (QEMU's
-     * {@code virtqueue_split_pop} and libvhost-user's {@code vu_queue_pop}): the driver's first buffer after the
-     * device's last pop notifies, even while the device is still draining.
+     * After every chain the device takes, {@code avail_event} = the next index it will read, while it drains too: the
+     * driver's first buffer after the device's last pop notifies. QEMU's {@code virtqueue_split_pop} writes it after
+     * every pop while notifications are enabled, and QEMU's virtio-blk handler of 2014 (seed 000's device) popped
+     * with them enabled; the drain loop that disables them came later.
      */
     POP;
 

@@ -12,13 +12,13 @@ import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.poll.PollPolicy;
 import io.kickplug.api.poll.PollStatus;
+import io.kickplug.api.virtio.AvailEventMode;
 import io.kickplug.api.virtio.DeviceActivation;
 import io.kickplug.api.virtio.DeviceIds;
 import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.KickDescriptors;
 import io.kickplug.api.virtio.QueueLayout;
-import io.kickplug.api.virtio.AvailEventMode;
 import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
@@ -184,7 +184,8 @@ public final class VirtioBlkDevice implements VirtioDevice {
 
     /**
      * When split rings publish avail_event with EVENT_IDX (section 2.7.10), from the next activation on (a reset
-     * and a new DRIVER_OK): after every pop as QEMU does, or on re-enabling notifications as Linux vhost does.
+     * and a new DRIVER_OK): after every pop as QEMU's 2014 virtio-blk did, or on re-enabling notifications as Linux
+     * vhost does.
      */
     public void setAvailEvent(AvailEventMode mode) {
         this.availEvent = java.util.Objects.requireNonNull(mode, "mode");

@@ -101,7 +101,7 @@ public final class DiskConfigComponent {
         @AttributeDefinition(description = "When split rings publish avail_event with EVENT_IDX (VIRTIO 1.2 section "
                 + "2.7.10)", options = {
                     @org.osgi.service.metatype.annotations.Option(label = "enable (as Linux vhost)", value = "enable"),
-                    @org.osgi.service.metatype.annotations.Option(label = "pop (as QEMU)", value = "pop")})
+                    @org.osgi.service.metatype.annotations.Option(label = "pop (as QEMU 2014's virtio-blk)", value = "pop")})
         String avail_event() default "enable";
 
         @AttributeDefinition(required = false, description = "GET_ID answer, at most 20 bytes")

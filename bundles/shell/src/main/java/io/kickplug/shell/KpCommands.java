@@ -89,7 +89,7 @@ public final class KpCommands {
             @Descriptor("virtqueue format offered to the guest: split (default) or packed (VIRTIO_F_RING_PACKED)")
             @Parameter(names = "--ring", absentValue = "split") String ring,
             @Descriptor("when split rings publish avail_event with EVENT_IDX: enable (default, as Linux vhost: when "
-                    + "notifications are re-enabled) or pop (as QEMU: after every chain taken)")
+                    + "notifications are re-enabled) or pop (as QEMU's 2014 virtio-blk: after every chain taken)")
             @Parameter(names = "--avail-event", absentValue = "enable") String availEvent,
             @Descriptor("lock of the tracked-requests list: yielding, mutex (default) or sharded")
             @Parameter(names = "--tracked-lock", absentValue = "mutex") String trackedLock,

@@ -216,8 +216,9 @@ public final class SeedsBench {
         SeedClock clock = clockFor(vcpus, 1);
         List<Long> exits = SEED000_EXIT_US.stream().map(us -> us * 1000).toList();
         long last = exits.get(exits.size() - 1);
-        // The seed's device is QEMU's virtio-blk, whose virtqueue_pop publishes avail_event after every pop: a
-        // guest that adds while the device drains still notifies (Linux vhost's re-enable-only would hide that).
+        // The seed's device is QEMU 2014's virtio-blk: its handler popped with notifications enabled, and
+        // virtqueue_pop then publishes avail_event after every pop, so a guest that adds while the device drains
+        // still notifies (today's drain loop, like Linux vhost, publishes it only on re-enabling).
         DiskSpec spec = DiskSpec.memory(freeName("000"), MEMORY_DISK_BYTES).withTransport(TransportKind.MMIO)
                 .withQueues(KickBench.QUEUES, DiskSpec.DEFAULT_QUEUE_SIZE).withAvailEvent(AvailEventMode.POP);
         MachineConfig base = machine(spec.name(), vcpus);

@@ -154,7 +154,8 @@ public final class SplitDeviceQueue extends QueueBase {
             nextAvail = (nextAvail + 1) & 0xffff;
             inFlight.set(head);
             if (availEventAtPop) {
-                // Section 2.7.10 (QEMU's virtqueue_split_pop): the next buffer past this pop is to be notified. A
+                // Section 2.7.10 (QEMU's virtqueue_split_pop, with notifications enabled as in its 2014 virtio-blk
+                // handler, so also during a drain): the next buffer past this pop is to be notified. A
                 // plain store, no fence: it only asks for more notifications than the one enableNotification()
                 // arranges (with its full fence) before the device may sleep, so a late store loses none.
                 memory.writeU16(Ring.availEvent(used, size), (short) nextAvail);
