@@ -191,10 +191,6 @@ public final class VirtioBlkDevice implements VirtioDevice {
         this.availEvent = java.util.Objects.requireNonNull(mode, "mode");
     }
 
-    public AvailEventMode availEvent() {
-        return availEvent;
-    }
-
     /** A new negotiation (FEATURES_OK): the request types and the write cache follow it. */
     @Override
     public boolean acceptsFeatures(long driverFeatures) {

@@ -11,6 +11,7 @@ import io.kickplug.api.virtio.RingFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Turns the properties of one {@code io.kickplug.disk} factory configuration into a {@link DiskSpec}. Only
@@ -72,37 +73,11 @@ public final class DiskConfig {
         if (backend.equals("file") && file == null) {
             throw new DiskException("disk '" + name + "': the file backend needs property 'file'");
         }
-        String transportText = string(props, "transport", "mmio");
-        TransportKind transport;
-        try {
-            transport = TransportKind.parse(transportText.trim());
-        } catch (IllegalArgumentException e) {
-            throw new DiskException("disk '" + name + "': property 'transport': " + e.getMessage());
-        }
-        TrackedLockKind lock;
-        try {
-            lock = TrackedLockKind.parse(string(props, "tracked.lock", "mutex").trim());
-        } catch (IllegalArgumentException e) {
-            throw new DiskException("disk '" + name + "': property 'tracked.lock': " + e.getMessage());
-        }
-        RingFormat ring;
-        try {
-            ring = RingFormat.parse(string(props, "ring", "split"));
-        } catch (IllegalArgumentException e) {
-            throw new DiskException("disk '" + name + "': property 'ring': " + e.getMessage());
-        }
-        AvailEventMode availEvent;
-        try {
-            availEvent = AvailEventMode.parse(string(props, "avail.event", "enable"));
-        } catch (IllegalArgumentException e) {
-            throw new DiskException("disk '" + name + "': property 'avail.event': " + e.getMessage());
-        }
-        List<List<Integer>> mapping;
-        try {
-            mapping = DiskSpec.parseMapping(string(props, "mapping", ""));
-        } catch (IllegalArgumentException e) {
-            throw new DiskException("disk '" + name + "': property 'mapping': " + e.getMessage());
-        }
+        TransportKind transport = parsed(props, name, "transport", "mmio", t -> TransportKind.parse(t.trim()));
+        TrackedLockKind lock = parsed(props, name, "tracked.lock", "mutex", t -> TrackedLockKind.parse(t.trim()));
+        RingFormat ring = parsed(props, name, "ring", "split", RingFormat::parse);
+        AvailEventMode availEvent = parsed(props, name, "avail.event", "enable", AvailEventMode::parse);
+        List<List<Integer>> mapping = parsed(props, name, "mapping", "", DiskSpec::parseMapping);
         String serial = string(props, "serial", null);
         if (serial != null && serial.isEmpty()) {
             serial = null;
@@ -169,6 +144,16 @@ public final class DiskConfig {
             return io.kickplug.blk.notify.NotifierRegistry.checkName(value);
         } catch (DiskException e) {
             throw new DiskException("disk configuration property '" + NOTIFY_STRATEGY + "': " + e.getMessage());
+        }
+    }
+
+    /** Property {@code key} of disk {@code disk} parsed by {@code parse}; its error names the disk and the key. */
+    private static <T> T parsed(Map<String, ?> props, String disk, String key, String absent,
+            Function<String, T> parse) {
+        try {
+            return parse.apply(string(props, key, absent));
+        } catch (IllegalArgumentException e) {
+            throw new DiskException("disk '" + disk + "': property '" + key + "': " + e.getMessage());
         }
     }
 

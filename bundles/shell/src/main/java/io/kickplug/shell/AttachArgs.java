@@ -123,10 +123,10 @@ public final class AttachArgs {
         }
     }
 
-    /** Parses {@code --avail-event enable|pop} (when split rings publish avail_event). */
-    public static AvailEventMode availEvent(String text) {
+    /** Applies {@code --avail-event enable|pop} (when split rings publish avail_event) to a spec. */
+    public static DiskSpec withAvailEvent(DiskSpec spec, String mode) {
         try {
-            return AvailEventMode.parse(text == null ? "enable" : text);
+            return spec.withAvailEvent(AvailEventMode.parse(mode == null ? "enable" : mode));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--avail-event: " + e.getMessage());
         }

@@ -1,6 +1,7 @@
 package io.kickplug.shell;
 
 import io.kickplug.api.blk.DiskInfo;
+import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.guest.GuestWorkloads;
 import io.kickplug.api.guest.IoPassOptions;
@@ -113,9 +114,9 @@ public final class KpCommands {
         String size = nameAndSize.length == 2 ? nameAndSize[1] : null;
         AttachArgs.Options options = new AttachArgs.Options(backend, file, readOnly, direct, queues, queueSize,
                 ioThreads, mapping, transport, trackedLock, serial, workers);
-        DiskInfo attached = manager().attach(AttachArgs.withRing(AttachArgs.withUri(AttachArgs.withNullOptions(
-                AttachArgs.spec(name, size, options), readZeroes, latencyNs), uri), ring)
-                .withAvailEvent(AttachArgs.availEvent(availEvent)));
+        DiskSpec spec = AttachArgs.withNullOptions(AttachArgs.spec(name, size, options), readZeroes, latencyNs);
+        spec = AttachArgs.withAvailEvent(AttachArgs.withRing(AttachArgs.withUri(spec, uri), ring), availEvent);
+        DiskInfo attached = manager().attach(spec);
         return json ? JsonShapes.oneDisk(attached) : AttachArgs.describe(attached);
     }
 

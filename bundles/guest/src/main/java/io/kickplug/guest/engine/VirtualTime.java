@@ -614,10 +614,9 @@ public final class VirtualTime implements IoThreadFactory {
 
     /** {@code a}'s exit ends: the interrupts it held are delivered now, in the order they were raised. */
     void endExit(Actor a) {
-        a.inExit = false;
-        List<Runnable> held = List.copyOf(a.afterExit);
+        a.inExit = false; // so a delivery is not held again
+        a.afterExit.forEach(Runnable::run);
         a.afterExit.clear();
-        held.forEach(Runnable::run);
     }
 
     private void chargeCpu(Actor a) {
