@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -160,7 +161,13 @@ public final class VhostBench {
                 Map<String, List<Point>> results = new LinkedHashMap<>();
                 for (int r = 0; r < runs; r++) {
                     for (int depth : depths) {
-                        for (Server s : servers) {
+                        // Every other run measures QSD first: the frontend's JVM warms up over the first points,
+                        // and a fixed order would hand that cost to the same server each time.
+                        List<Server> order = new ArrayList<>(servers);
+                        if (r % 2 == 1) {
+                            Collections.reverse(order);
+                        }
+                        for (Server s : order) {
                             Point p = measure(s, depth);
                             results.computeIfAbsent(s.name + "@" + depth, k -> new ArrayList<>()).add(p);
                             System.out.printf(Locale.ROOT, "run %d %s %s QD%d: %.0f IOPS, %.2f us CPU/IO, p50 %.1f us,"
