@@ -25,7 +25,7 @@ public final class SyncBackends {
      */
     public static AsyncBlockBackend async(BlockBackend backend, String name, int workers) {
         if (backend instanceof AsyncBlockBackend) {
-            return new Unowned((AsyncBlockBackend) backend);
+            return unowned((AsyncBlockBackend) backend);
         }
         if (backend.blocking()) {
             // A page-cache file runs its small operations inline while they stay fast; O_DIRECT always goes to
@@ -34,6 +34,11 @@ public final class SyncBackends {
             return new WorkerPoolBackend(backend, name, workers, inlineWhenFast, System::nanoTime);
         }
         return new Inline(backend);
+    }
+
+    /** {@code backend} seen through a view whose close leaves it open (its owner closes it). */
+    public static AsyncBlockBackend unowned(AsyncBlockBackend backend) {
+        return new Unowned(backend);
     }
 
     /** Runs one operation synchronously on the calling thread; returns its error or {@code null}. */
@@ -136,28 +141,10 @@ public final class SyncBackends {
     }
 
     /** An asynchronous backend, seen through a view whose close leaves it open. */
-    static final class Unowned extends Delegating {
-
-        private final AsyncBlockBackend async;
+    static final class Unowned extends ForwardingAsyncBackend {
 
         Unowned(AsyncBlockBackend backend) {
             super(backend);
-            this.async = backend;
-        }
-
-        @Override
-        public void submit(BackendIo io) {
-            async.submit(io);
-        }
-
-        @Override
-        public void unplug() {
-            async.unplug();
-        }
-
-        @Override
-        public boolean supportsFua() {
-            return async.supportsFua();
         }
 
         @Override
