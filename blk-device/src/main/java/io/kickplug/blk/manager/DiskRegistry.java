@@ -664,33 +664,23 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
      */
     private static void release(TransportInstance transport, VirtioBlkDevice device, List<IoThread> threads,
             BlockBackend backend, List<Throwable> failures) {
-        if (transport != null) {
-            try {
-                transport.close();
-            } catch (RuntimeException e) {
-                failures.add(e);
-            }
-        }
-        if (device != null) {
-            try {
-                device.close();
-            } catch (RuntimeException e) {
-                failures.add(e);
-            }
-        }
+        closeCollecting(transport, failures);
+        closeCollecting(device == null ? null : device::close, failures);
         for (IoThread thread : threads) {
-            try {
-                thread.close();
-            } catch (RuntimeException e) {
-                failures.add(e);
-            }
+            closeCollecting(thread, failures);
         }
-        if (backend != null) {
-            try {
-                backend.close();
-            } catch (IOException | RuntimeException e) {
-                failures.add(e);
-            }
+        closeCollecting(backend, failures);
+    }
+
+    /** Closes {@code resource} unless it is null; a failure is added to {@code failures}. */
+    private static void closeCollecting(AutoCloseable resource, List<Throwable> failures) {
+        if (resource == null) {
+            return;
+        }
+        try {
+            resource.close();
+        } catch (Exception e) {
+            failures.add(e);
         }
     }
 }
