@@ -24,10 +24,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Several submitting threads (one per "I/O thread" shard) and a pool that "executes" requests race on one
@@ -253,22 +255,24 @@ class TrackedRequestsConcurrencyTest {
         }
     }
 
+    /**
+     * Every lock keeps the order, whether requests block for it or wait in the yielding lock's queue instead of
+     * blocking.
+     */
     @ParameterizedTest
-    @EnumSource(TrackedLockKind.class)
-    void eachLockKeepsTheOrderUnderConcurrency(TrackedLockKind kind) throws Exception {
-        run(kind, false, Waits.BLOCKING, 42);
+    @MethodSource("locksAndWaits")
+    void eachLockKeepsTheOrderUnderConcurrency(TrackedLockKind kind, Waits waits) throws Exception {
+        run(kind, false, waits, 42);
+    }
+
+    static Stream<Arguments> locksAndWaits() {
+        return Stream.of(Waits.BLOCKING, Waits.QUEUED)
+                .flatMap(waits -> Arrays.stream(TrackedLockKind.values()).map(kind -> Arguments.of(kind, waits)));
     }
 
     @RepeatedTest(3)
     void switchingLocksWhileRequestsRunLosesNothing() throws Exception {
         run(TrackedLockKind.MUTEX, true, Waits.BLOCKING, System.nanoTime());
-    }
-
-    /** Requests that wait in the yielding lock's queue instead of blocking keep the same order. */
-    @ParameterizedTest
-    @EnumSource(TrackedLockKind.class)
-    void eachLockKeepsTheOrderWhenRequestsWaitWithoutBlocking(TrackedLockKind kind) throws Exception {
-        run(kind, false, Waits.QUEUED, 42);
     }
 
     /**
