@@ -18,7 +18,12 @@ import org.junit.jupiter.api.Test;
 /** The yielding lock queues contenders FIFO and hands ownership to the first on unlock (like CoMutex). */
 class YieldingLockTest {
 
-    private static void awaitQueued(TrackedLock.Yielding lock, int n) {
+    /** The lock statistics of {@link #lock}. */
+    private final LockCounters stats = new LockCounters();
+    /** A fresh yielding lock per test. */
+    private final TrackedLock.Yielding lock = new TrackedLock.Yielding(stats);
+
+    private void awaitQueued(int n) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (lock.queued() < n) {
             if (System.nanoTime() > deadline) {
@@ -30,8 +35,6 @@ class YieldingLockTest {
 
     @Test
     void waitersGetTheLockInArrivalOrder() throws Exception {
-        LockCounters stats = new LockCounters();
-        TrackedLock.Yielding lock = new TrackedLock.Yielding(stats);
         List<String> order = new CopyOnWriteArrayList<>();
         lock.lock();
         Thread[] threads = new Thread[3];
@@ -43,7 +46,7 @@ class YieldingLockTest {
                 lock.unlock();
             });
             threads[i].start();
-            awaitQueued(lock, i + 1); // arrival order is the start order
+            awaitQueued(i + 1); // arrival order is the start order
         }
         lock.unlock();
         for (Thread t : threads) {
@@ -69,8 +72,6 @@ class YieldingLockTest {
 
     @Test
     void aQueuedWaiterIsHandedTheLockWhichStaysHeldUntilItsThreadGoesOn() {
-        LockCounters stats = new LockCounters();
-        TrackedLock.Yielding lock = new TrackedLock.Yielding(stats);
         lock.lock();
         Queued waiter = new Queued();
         assertFalse(lock.lockOrQueue(waiter), "held: the waiter queues, and its caller goes on");
@@ -91,7 +92,6 @@ class YieldingLockTest {
 
     @Test
     void queuedAndBlockedWaitersAreServedInArrivalOrder() throws Exception {
-        TrackedLock.Yielding lock = new TrackedLock.Yielding(new LockCounters());
         List<String> order = new CopyOnWriteArrayList<>();
         lock.lock();
         Thread blocked = new Thread(() -> {
@@ -100,7 +100,7 @@ class YieldingLockTest {
             lock.unlock();
         });
         blocked.start();
-        awaitQueued(lock, 1);
+        awaitQueued(1);
         TrackedLock.Deferred queued = new TrackedLock.Deferred() {
             @Override
             void granted() {
@@ -197,8 +197,6 @@ class YieldingLockTest {
     /** QEMU's qemu_co_mutex_lock: the holder alone, on another AioContext: spin, then take it when it is free. */
     @Test
     void aContenderSpinsForAHolderOnAnotherContextAndTakesTheLockWhenFree() {
-        LockCounters stats = new LockCounters();
-        TrackedLock.Yielding lock = new TrackedLock.Yielding(stats);
         ScriptedWaits waits = installWaits();
         Queued holder = on(0);
         assertTrue(lock.lockOrQueue(holder));
@@ -216,7 +214,6 @@ class YieldingLockTest {
 
     @Test
     void aSpinThatRunsOutQueuesAndLaterContendersQueueAtOnce() {
-        TrackedLock.Yielding lock = new TrackedLock.Yielding(new LockCounters());
         ScriptedWaits waits = installWaits();
         assertTrue(lock.lockOrQueue(on(0)));
         Queued first = on(1);
@@ -233,7 +230,6 @@ class YieldingLockTest {
 
     @Test
     void aContenderDoesNotSpinForAHolderOnItsOwnContext() {
-        TrackedLock.Yielding lock = new TrackedLock.Yielding(new LockCounters());
         ScriptedWaits waits = installWaits();
         assertTrue(lock.lockOrQueue(on(3)));
         assertFalse(lock.lockOrQueue(on(3)), "its own I/O thread cannot let go while it spins");
@@ -243,7 +239,6 @@ class YieldingLockTest {
 
     @Test
     void aSpinnerQueuesWhenTheLockPassesToAHolderOnItsOwnContext() {
-        TrackedLock.Yielding lock = new TrackedLock.Yielding(new LockCounters());
         ScriptedWaits waits = installWaits();
         assertTrue(lock.lockOrQueue(on(0)));
         Queued sameThread = on(1);
