@@ -414,21 +414,22 @@ public final class FileBackend extends BackendBase {
         /** Copies {@code from}'s remaining bytes into the buffers. */
         void fillFrom(ByteBuffer from) {
             while (from.hasRemaining()) {
-                ByteBuffer to = current();
-                int n = Math.min(from.remaining(), to.remaining());
-                to.put(from.slice(from.position(), n));
-                from.position(from.position() + n);
+                move(from, current());
             }
         }
 
         /** Fills {@code to}'s remaining space from the buffers. */
         void drainInto(ByteBuffer to) {
             while (to.hasRemaining()) {
-                ByteBuffer from = current();
-                int n = Math.min(from.remaining(), to.remaining());
-                to.put(from.slice(from.position(), n));
-                from.position(from.position() + n);
+                move(current(), to);
             }
+        }
+
+        /** Copies as many of {@code from}'s remaining bytes as {@code to} has room for; advances both. */
+        private static void move(ByteBuffer from, ByteBuffer to) {
+            int n = Math.min(from.remaining(), to.remaining());
+            to.put(from.slice(from.position(), n));
+            from.position(from.position() + n);
         }
 
         private ByteBuffer current() {
