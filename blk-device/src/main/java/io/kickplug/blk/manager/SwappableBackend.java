@@ -156,11 +156,7 @@ final class SwappableBackend implements AsyncBlockBackend {
                 }
             }
         }
-        try {
-            b.close();
-        } catch (IOException | RuntimeException e) {
-            LOG.log(Level.WARNING, "disk " + disk + ": closing the suspended backend: " + e);
-        }
+        closeQuietly(b, "the suspended backend");
     }
 
     /**
@@ -173,7 +169,7 @@ final class SwappableBackend implements AsyncBlockBackend {
         if (backend.size() != size) {
             LOG.log(Level.ERROR, "disk " + disk + ": the reopened " + kind + " backend has " + backend.size()
                     + " bytes, not " + size + "; requests stay held");
-            closeQuietly(backend);
+            closeQuietly(backend, "a refused backend");
             return false;
         }
         List<Counted> out = new ArrayList<>();
@@ -189,7 +185,7 @@ final class SwappableBackend implements AsyncBlockBackend {
             }
         }
         if (out == null) {
-            closeQuietly(backend);
+            closeQuietly(backend, "a refused backend");
             return false;
         }
         for (Counted c : out) {
@@ -200,11 +196,12 @@ final class SwappableBackend implements AsyncBlockBackend {
         return true;
     }
 
-    private void closeQuietly(AsyncBlockBackend b) {
+    /** Closes {@code b}; a failure is only logged, as closing {@code what} (e.g. "a refused backend"). */
+    private void closeQuietly(AsyncBlockBackend b, String what) {
         try {
             b.close();
         } catch (IOException | RuntimeException e) {
-            LOG.log(Level.WARNING, "disk " + disk + ": closing a refused backend: " + e);
+            LOG.log(Level.WARNING, "disk " + disk + ": closing " + what + ": " + e);
         }
     }
 
