@@ -177,25 +177,19 @@ public final class BlkRequestParser {
     }
 
     private static int maxSegments(RequestType kind, BlkLimits limits) {
-        switch (kind) {
-            case DISCARD:
-                return limits.maxDiscardSeg();
-            case WRITE_ZEROES:
-                return limits.maxWriteZeroesSeg();
-            default:
-                return limits.maxSecureEraseSeg();
-        }
+        return switch (kind) {
+            case DISCARD -> limits.maxDiscardSeg();
+            case WRITE_ZEROES -> limits.maxWriteZeroesSeg();
+            default -> limits.maxSecureEraseSeg();
+        };
     }
 
     private static long maxSectors(RequestType kind, BlkLimits limits) {
-        switch (kind) {
-            case DISCARD:
-                return limits.maxDiscardSectors();
-            case WRITE_ZEROES:
-                return limits.maxWriteZeroesSectors();
-            default:
-                return limits.maxSecureEraseSectors();
-        }
+        return switch (kind) {
+            case DISCARD -> limits.maxDiscardSectors();
+            case WRITE_ZEROES -> limits.maxWriteZeroesSectors();
+            default -> limits.maxSecureEraseSectors();
+        };
     }
 
     private static List<DiscardSegment> readSegments(ChainReader reader, int count) {
