@@ -154,16 +154,19 @@ final class ThrottledBackend implements AsyncBlockBackend {
         release();
     }
 
-    synchronized long delayedRequests() {
-        return delayed;
+    /** This wrapper's counters, read together. */
+    synchronized Delays delays() {
+        return new Delays(delayed, delayedNanos, queue.size());
     }
 
-    synchronized long delayedNanos() {
-        return delayedNanos;
-    }
+    /**
+     * Counters of delayed requests: how many were delayed, for how long in total, and how many wait now.
+     */
+    record Delays(long requests, long nanos, long waiting) {
 
-    synchronized int waiting() {
-        return queue.size();
+        Delays plus(Delays other) {
+            return new Delays(requests + other.requests, nanos + other.nanos, waiting + other.waiting);
+        }
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.kickplug.throttle;
 
 import io.kickplug.api.blk.AsyncBlockBackend;
+import io.kickplug.throttle.ThrottledBackend.Delays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,7 +29,7 @@ final class Throttles {
     private final Set<String> configured = ConcurrentHashMap.newKeySet();
     private final ThrottleStore store;
     /** Delayed requests and nanoseconds of the disks' retired wrappers, so kp:stats keeps counting across them. */
-    private final Map<String, long[]> retired = new ConcurrentHashMap<>();
+    private final Map<String, Delays> retired = new ConcurrentHashMap<>();
 
     Throttles(LongSupplier clock, ScheduledExecutorService timer) {
         this(clock, timer, ThrottleStore.NONE);
@@ -56,8 +57,8 @@ final class Throttles {
         ThrottledBackend w = new ThrottledBackend(disk, backend, group(groupOfDisk.getOrDefault(disk, disk)), timer);
         w.onClose(() -> {
             wrappers.remove(w);
-            retired.merge(disk, new long[] {w.delayedRequests(), w.delayedNanos()},
-                    (a, b) -> new long[] {a[0] + b[0], a[1] + b[1]});
+            Delays d = w.delays(); // a closed wrapper has let go of what waited
+            retired.merge(disk, new Delays(d.requests(), d.nanos(), 0), Delays::plus);
         });
         wrappers.add(w);
         return w;
@@ -184,28 +185,20 @@ final class Throttles {
 
     /** The disk's counters, summed over its wrappers (its own device's and its exported devices'). */
     Map<String, Long> stats(String disk) {
-        Map<String, Long> m = null;
-        long[] old = retired.get(disk);
-        if (old != null) {
-            m = new LinkedHashMap<>();
-            m.put("throttle_delayed_requests", old[0]);
-            m.put("throttle_delayed_ns", old[1]);
-            m.put("throttle_waiting", 0L);
-        }
+        Delays sum = retired.get(disk);
         for (ThrottledBackend w : wrappers) {
             if (w.disk().equals(disk)) {
-                if (m == null) {
-                    m = new LinkedHashMap<>();
-                    m.put("throttle_delayed_requests", 0L);
-                    m.put("throttle_delayed_ns", 0L);
-                    m.put("throttle_waiting", 0L);
-                }
-                m.merge("throttle_delayed_requests", w.delayedRequests(), Long::sum);
-                m.merge("throttle_delayed_ns", w.delayedNanos(), Long::sum);
-                m.merge("throttle_waiting", (long) w.waiting(), Long::sum);
+                sum = sum == null ? w.delays() : sum.plus(w.delays());
             }
         }
-        return m == null ? Map.of() : m;
+        if (sum == null) {
+            return Map.of();
+        }
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("throttle_delayed_requests", sum.requests());
+        m.put("throttle_delayed_ns", sum.nanos());
+        m.put("throttle_waiting", sum.waiting());
+        return m;
     }
 
     /** The bundle stops: the wrappers pass everything through from now on. */
