@@ -212,37 +212,30 @@ public final class FileBackend extends BackendBase {
 
     @Override
     public void read(long offset, ByteBuffer[] dst) throws IOException {
-        resizeLock.readLock().lock();
-        try {
-            long length = length(dst);
-            checkRange(offset, length);
-            if (alignment == 0) {
-                long position = offset;
-                for (ByteBuffer buffer : dst) {
-                    position = readFully(buffer, position);
-                }
-            } else {
-                readDirect(offset, length, dst);
-            }
-        } finally {
-            resizeLock.readLock().unlock();
-        }
+        transfer(offset, dst, false);
     }
 
     @Override
     public void write(long offset, ByteBuffer[] src) throws IOException {
         checkWritable();
+        transfer(offset, src, true);
+    }
+
+    /** A READ or WRITE of {@code buffers} at {@code offset}, under the resize lock, after the range check. */
+    private void transfer(long offset, ByteBuffer[] buffers, boolean write) throws IOException {
         resizeLock.readLock().lock();
         try {
-            long length = length(src);
+            long length = length(buffers);
             checkRange(offset, length);
             if (alignment == 0) {
                 long position = offset;
-                for (ByteBuffer buffer : src) {
-                    position = writeFully(buffer, position);
+                for (ByteBuffer buffer : buffers) {
+                    position = write ? writeFully(buffer, position) : readFully(buffer, position);
                 }
+            } else if (write) {
+                writeDirect(offset, length, buffers);
             } else {
-                writeDirect(offset, length, src);
+                readDirect(offset, length, buffers);
             }
         } finally {
             resizeLock.readLock().unlock();
