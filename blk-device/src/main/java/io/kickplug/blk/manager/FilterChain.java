@@ -4,7 +4,6 @@ import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BackendFilter;
 import io.kickplug.api.blk.BackendIo;
 import io.kickplug.blk.backend.ForwardingAsyncBackend;
-import io.kickplug.blk.backend.SyncBackends;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -24,7 +23,6 @@ final class FilterChain extends ForwardingAsyncBackend {
     private static final Logger LOG = System.getLogger(FilterChain.class.getName());
 
     private final String disk;
-    /** The view as the filters get it: their close leaves it open. */
     private final AsyncBlockBackend unclosable;
     private final Consumer<FilterChain> onClose;
     /** The outermost wrapper now (the view itself without filters). */
@@ -35,7 +33,7 @@ final class FilterChain extends ForwardingAsyncBackend {
     FilterChain(String disk, AsyncBlockBackend view, List<BackendFilter> filters, Consumer<FilterChain> onClose) {
         super(view);
         this.disk = disk;
-        this.unclosable = SyncBackends.unowned(view);
+        this.unclosable = new Unclosable(view);
         this.onClose = onClose;
         this.chain = wrap(filters);
         this.applied = List.copyOf(filters);
@@ -122,6 +120,19 @@ final class FilterChain extends ForwardingAsyncBackend {
             }
         } finally {
             view.close();
+        }
+    }
+
+    /** The view as the filters get it: their close leaves it open. */
+    private static final class Unclosable extends ForwardingAsyncBackend {
+
+        Unclosable(AsyncBlockBackend view) {
+            super(view);
+        }
+
+        @Override
+        public void close() {
+            // the device closes the view
         }
     }
 }
