@@ -7,20 +7,15 @@ import io.kickplug.api.text.Labels;
  */
 public enum TrackedLockKind {
     /** A hand-off mutex that parks and queues waiters in order, like a coroutine mutex (CoMutex). */
-    YIELDING("yielding"),
+    YIELDING,
     /** A plain mutex (ReentrantLock) around a short critical section (QemuMutex). */
-    MUTEX("mutex"),
+    MUTEX,
     /** One list per I/O thread, each with its own lock. */
-    SHARDED("sharded");
+    SHARDED;
 
-    private final String label;
-
-    TrackedLockKind(String label) {
-        this.label = label;
-    }
-
+    /** The name used by commands and configurations: {@code yielding}, {@code mutex} or {@code sharded}. */
     public String label() {
-        return label;
+        return Labels.of(this);
     }
 
     /** Parses a label ("yielding", "mutex", "sharded"), case-insensitive. */

@@ -1,5 +1,6 @@
 package io.kickplug.api.text;
 
+import java.util.Locale;
 import java.util.function.Function;
 
 /**
@@ -9,6 +10,14 @@ import java.util.function.Function;
 public final class Labels {
 
     private Labels() {
+    }
+
+    /**
+     * The label a constant has unless its enumeration says otherwise: its name in lower case, with '-' for '_'
+     * ({@code VHOST_USER} is {@code vhost-user}).
+     */
+    public static String of(Enum<?> constant) {
+        return constant.name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
     /**

@@ -3,5 +3,5 @@
  * reports, the daemon's status) and the labels of the api's enumerations (for commands and configurations alike).
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.0.0")
+@org.osgi.annotation.versioning.Version("1.1.0")
 package io.kickplug.api.text;

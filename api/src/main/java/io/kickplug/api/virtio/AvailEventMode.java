@@ -1,7 +1,6 @@
 package io.kickplug.api.virtio;
 
 import io.kickplug.api.text.Labels;
-import java.util.Locale;
 
 /**
  * When a device publishes {@code avail_event}, the available index after which it wants the next available-buffer
@@ -27,7 +26,7 @@ public enum AvailEventMode {
 
     /** The name used by commands and configurations: {@code enable} or {@code pop}. */
     public String id() {
-        return name().toLowerCase(Locale.ROOT);
+        return Labels.of(this);
     }
 
     /**

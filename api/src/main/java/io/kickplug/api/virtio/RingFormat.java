@@ -1,7 +1,6 @@
 package io.kickplug.api.virtio;
 
 import io.kickplug.api.text.Labels;
-import java.util.Locale;
 
 /**
  * The two virtqueue formats of VIRTIO 1.2: split (section 2.7) and packed (section 2.8, feature
@@ -15,19 +14,13 @@ import java.util.Locale;
  */
 public enum RingFormat {
     /** Section 2.7: descriptor table, available ring, used ring. */
-    SPLIT(0),
+    SPLIT,
     /** Section 2.8: one descriptor ring written by both sides, two 4-byte event suppression structures. */
-    PACKED(VirtioFeatures.RING_PACKED);
-
-    private final long feature;
-
-    RingFormat(long feature) {
-        this.feature = feature;
-    }
+    PACKED;
 
     /** The feature bit that selects this format (0 for split, which needs none). */
     public long feature() {
-        return feature;
+        return this == SPLIT ? 0 : VirtioFeatures.RING_PACKED;
     }
 
     /** The format that {@code features} select: packed when VIRTIO_F_RING_PACKED (bit 34) is among them. */
@@ -37,7 +30,7 @@ public enum RingFormat {
 
     /** The name used by commands and configurations: {@code split} or {@code packed}. */
     public String id() {
-        return name().toLowerCase(Locale.ROOT);
+        return Labels.of(this);
     }
 
     /**
