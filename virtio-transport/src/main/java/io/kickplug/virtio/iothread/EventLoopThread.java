@@ -149,19 +149,20 @@ public final class EventLoopThread implements IoThread {
 
     @Override
     public void execute(Runnable task) {
-        if (!running) {
-            throw new IllegalStateException("I/O thread " + name + " is stopped");
-        }
-        tasks.add(task);
-        wake();
+        enqueue(tasks, task);
     }
 
     @Override
     public void executeAtEndOfIteration(Runnable task) {
+        enqueue(endOfIteration, task);
+    }
+
+    /** Queues {@code task} on {@code queue} (tasks or end-of-iteration tasks) and wakes the loop. */
+    private void enqueue(ConcurrentLinkedQueue<Runnable> queue, Runnable task) {
         if (!running) {
             throw new IllegalStateException("I/O thread " + name + " is stopped");
         }
-        endOfIteration.add(task);
+        queue.add(task);
         wake();
     }
 
