@@ -21,6 +21,19 @@ abstract class ForwardingInflightQueue implements DeviceQueue {
         this.resubmit = resubmit;
     }
 
+    /** One element as a batch of one: recorded, then published with its used index (see {@link #publishUsed}). */
+    @Override
+    public void pushUsed(int head, int writtenBytes) {
+        pushUsedBatched(head, writtenBytes);
+        publishUsed();
+    }
+
+    @Override
+    public boolean needsNotification() {
+        publishUsed(); // the wrapped queue would publish the batch's used index without recording it in the area
+        return queue.needsNotification();
+    }
+
     @Override
     public int index() {
         return queue.index();

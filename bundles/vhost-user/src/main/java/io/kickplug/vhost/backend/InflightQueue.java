@@ -142,12 +142,6 @@ final class InflightQueue extends ForwardingInflightQueue {
     }
 
     @Override
-    public void pushUsed(int head, int writtenBytes) {
-        pushUsedBatched(head, writtenBytes);
-        publishUsed();
-    }
-
-    @Override
     public void pushUsedBatched(int head, int writtenBytes) {
         area.putShort(InflightRegion.OFF_LAST_BATCH_HEAD, (short) head);
         // Store-store: the area names the head before the used element can carry it (libvhost-user's pre_put).
@@ -174,12 +168,6 @@ final class InflightQueue extends ForwardingInflightQueue {
         // Store-store: the flags are cleared before the area records the used index that covers them.
         VarHandle.storeStoreFence();
         area.putShort(InflightRegion.OFF_USED_IDX, (short) queue.nextUsed());
-    }
-
-    @Override
-    public boolean needsNotification() {
-        publishUsed(); // the wrapped queue would publish the used index without recording it here
-        return queue.needsNotification();
     }
 
     @Override

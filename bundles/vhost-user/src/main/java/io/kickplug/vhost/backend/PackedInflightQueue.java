@@ -392,12 +392,6 @@ final class PackedInflightQueue extends ForwardingInflightQueue {
     }
 
     @Override
-    public void pushUsed(int head, int writtenBytes) {
-        pushUsedBatched(head, writtenBytes);
-        publishUsed();
-    }
-
-    @Override
     public void pushUsedBatched(int head, int writtenBytes) {
         if (head < 0 || head >= size || entryOf[head] < 0) {
             throw new IllegalStateException("queue " + index() + ": buffer " + head + " is not in flight");
@@ -448,12 +442,6 @@ final class PackedInflightQueue extends ForwardingInflightQueue {
         area.u16(PackedInflightArea.OFF_OLD_FREE_HEAD, freeHead);
         area.u16(PackedInflightArea.OFF_OLD_USED_IDX, usedIdx);
         area.u8(PackedInflightArea.OFF_OLD_USED_WRAP, usedWrap ? 1 : 0);
-    }
-
-    @Override
-    public boolean needsNotification() {
-        publishUsed(); // the wrapped queue would publish the batch without recording it here
-        return queue.needsNotification();
     }
 
     @Override
