@@ -125,15 +125,7 @@ final class BackendChannel implements Closeable {
      * (a message written, an answer counted, the channel closed) notifies. For tests and the shell.
      */
     synchronized boolean await(BooleanSupplier condition, long timeout, TimeUnit unit) throws InterruptedException {
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
-        while (!condition.getAsBoolean()) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return false;
-            }
-            TimeUnit.NANOSECONDS.timedWait(this, left);
-        }
-        return true;
+        return MonitorWait.await(this, condition, timeout, unit);
     }
 
     private void run() {

@@ -11,6 +11,7 @@ import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.api.virtio.VirtqueueFactory;
+import io.kickplug.vhost.backend.MonitorWait;
 import io.kickplug.vhost.backend.Unmapper;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.MessageChannel;
@@ -138,15 +139,7 @@ public class FrontendClient implements AutoCloseable {
 
         /** Waits until {@code n} notifications in all arrived on the call pipe. */
         public synchronized boolean awaitReceived(int n, long timeoutMillis) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-            while (received < n) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return false;
-                }
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            }
-            return true;
+            return MonitorWait.await(this, () -> received >= n, timeoutMillis, TimeUnit.MILLISECONDS);
         }
 
         public synchronized int received() {

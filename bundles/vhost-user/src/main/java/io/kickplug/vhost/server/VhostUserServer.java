@@ -4,6 +4,7 @@ import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.vhost.backend.MessageHandler;
+import io.kickplug.vhost.backend.MonitorWait;
 import io.kickplug.vhost.backend.SessionStatus;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.MessageChannel;
@@ -99,15 +100,7 @@ public final class VhostUserServer implements Closeable {
      * @return false on timeout
      */
     public synchronized boolean awaitNoFrontend(long timeout, TimeUnit unit) throws InterruptedException {
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
-        while (session != null) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return false;
-            }
-            TimeUnit.NANOSECONDS.timedWait(this, left);
-        }
-        return true;
+        return MonitorWait.await(this, () -> session == null, timeout, unit);
     }
 
     private void acceptLoop() {
