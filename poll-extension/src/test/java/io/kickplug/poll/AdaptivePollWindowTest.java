@@ -4,11 +4,15 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.poll.PollParams;
 import java.util.List;
+import java.util.stream.Stream;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.LongRange;
 import net.jqwik.api.constraints.Size;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** The arithmetic of QEMU's adjust_polling_time (util/aio-posix.c), step by step. */
 class AdaptivePollWindowTest {
@@ -52,9 +56,23 @@ class AdaptivePollWindowTest {
         assertArrayEquals(new long[] {4000}, run(w, 32768));
     }
 
-    @Test
-    void aLongWaitWithAZeroWindowStaysAtZero() {
-        assertArrayEquals(new long[] {0, 0}, run(window(32768, 0, 0), 1_000_000, 32769));
+    /** From a fresh window of {@code params}: the window after each wait. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource
+    void fromAFreshWindow(String what, PollParams params, long[] blockNs, long[] expected) {
+        assertArrayEquals(expected, run(new AdaptivePollWindow(params), blockNs), what);
+    }
+
+    static Stream<Arguments> fromAFreshWindow() {
+        return Stream.of(
+                Arguments.of("a long wait with a zero window stays at zero", new PollParams(32768, 0, 0),
+                        new long[] {1_000_000, 32769}, new long[] {0, 0}),
+                Arguments.of("grow uses its factor", new PollParams(100_000, 4, 0),
+                        new long[] {1, 4001, 16001, 64001}, new long[] {4000, 16000, 64000, 100_000}),
+                Arguments.of("the first window is capped by a small max", new PollParams(1000, 0, 0),
+                        new long[] {500, 999}, new long[] {1000, 1000}),
+                Arguments.of("max 0 never polls", new PollParams(0, 0, 0),
+                        new long[] {0, 1, 1000}, new long[] {0, 0, 0}));
     }
 
     @Test
@@ -62,23 +80,6 @@ class AdaptivePollWindowTest {
         AdaptivePollWindow w = window(32768, 0, 2);
         run(w, 1, 4001, 8001); // 16000
         assertArrayEquals(new long[] {8000, 4000, 2000, 1000}, run(w, 40000, 40000, 40000, 40000));
-    }
-
-    @Test
-    void growUsesItsFactor() {
-        AdaptivePollWindow w = window(100_000, 4, 0);
-        assertArrayEquals(new long[] {4000, 16000, 64000, 100_000}, run(w, 1, 4001, 16001, 64001));
-    }
-
-    @Test
-    void theFirstWindowIsCappedByASmallMax() {
-        assertArrayEquals(new long[] {1000, 1000}, run(window(1000, 0, 0), 500, 999));
-    }
-
-    @Test
-    void maxZeroNeverPolls() {
-        AdaptivePollWindow w = window(0, 0, 0);
-        assertArrayEquals(new long[] {0, 0, 0}, run(w, 0, 1, 1000));
     }
 
     @Test
