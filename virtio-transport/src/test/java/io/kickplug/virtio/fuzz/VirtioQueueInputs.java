@@ -201,23 +201,23 @@ final class VirtioQueueInputs {
                     Tuple.of(1, Arbitraries.integers().between(0, 0xffff)));
             Arbitrary<Integer> head = nexts(s);
             return Builders.withBuilder(() -> new Partial(size))
-                    .use(layouts(size)).in((p, l) -> p.layout(l))
+                    .use(layouts(size)).inSetter((p, l) -> p.layout = l)
                     // bit 0 EVENT_IDX (1 in 2), bit 1 INDIRECT_DESC (3 in 4)
                     .use(Arbitraries.integers().between(0, 7).map(f -> (f & 1) | (f >= 2 ? 2 : 0)))
-                    .in((p, f) -> p.features(f))
-                    .use(descs(s).list().ofMaxSize(Math.min(s, 48))).in((p, d) -> p.descs(d))
-                    .use(tables().list().ofMaxSize(3)).in((p, t) -> p.tables(t))
-                    .use(head.list().ofMaxSize(Math.min(s, 24))).in((p, h) -> p.avail(h))
-                    .use(availIdx).in((p, i) -> p.availIdx(i))
+                    .inSetter((p, f) -> p.features = f)
+                    .use(descs(s).list().ofMaxSize(Math.min(s, 48))).inSetter((p, d) -> p.descs = d)
+                    .use(tables().list().ofMaxSize(3)).inSetter((p, t) -> p.tables = t)
+                    .use(head.list().ofMaxSize(Math.min(s, 24))).inSetter((p, h) -> p.avail = h)
+                    .use(availIdx).inSetter((p, i) -> p.availIdx = i)
                     .use(Arbitraries.frequencyOf(Tuple.of(4, Arbitraries.just(0)), Tuple.of(1, Arbitraries.just(1))))
-                    .in((p, f) -> p.availFlags(f))
-                    .use(Arbitraries.integers().between(0, 0xffff)).in((p, e) -> p.usedEvent(e))
-                    .use(ops(s).list().ofMaxSize(maxOps)).in((p, o) -> p.ops(o))
+                    .inSetter((p, f) -> p.availFlags = f)
+                    .use(Arbitraries.integers().between(0, 0xffff)).inSetter((p, e) -> p.usedEvent = e)
+                    .use(ops(s).list().ofMaxSize(maxOps)).inSetter((p, o) -> p.ops = o)
                     .build(Partial::build);
         }
     }
 
-    /** Mutable holder for {@link Builders}. */
+    /** Mutable holder for {@link Builders}: each combinator sets one field ({@code inSetter}). */
     private static final class Partial {
         final int size;
         long[] layout;
@@ -232,51 +232,6 @@ final class VirtioQueueInputs {
 
         Partial(int size) {
             this.size = size;
-        }
-
-        Partial layout(long[] l) {
-            layout = l;
-            return this;
-        }
-
-        Partial features(int f) {
-            features = f;
-            return this;
-        }
-
-        Partial descs(List<Desc> d) {
-            descs = d;
-            return this;
-        }
-
-        Partial tables(List<Table> t) {
-            tables = t;
-            return this;
-        }
-
-        Partial avail(List<Integer> h) {
-            avail = h;
-            return this;
-        }
-
-        Partial availIdx(int i) {
-            availIdx = i;
-            return this;
-        }
-
-        Partial availFlags(int f) {
-            availFlags = f;
-            return this;
-        }
-
-        Partial usedEvent(int e) {
-            usedEvent = e;
-            return this;
-        }
-
-        Partial ops(List<Op> o) {
-            ops = o;
-            return this;
         }
 
         VirtioQueueInput build() {
