@@ -150,8 +150,8 @@ public final class Json {
             }
             char c = peek();
             switch (c) {
-                case '{' -> object(depth);
-                case '[' -> array(depth);
+                case '{' -> container('{', '}', true, depth);
+                case '[' -> container('[', ']', false, depth);
                 case '"' -> string();
                 case 't' -> literal("true");
                 case 'f' -> literal("false");
@@ -160,50 +160,34 @@ public final class Json {
             }
         }
 
-        void object(int depth) {
-            expect('{');
+        /**
+         * An object ({@code members}: each value after a string name and ':') or an array, from its opening
+         * bracket to its closing one.
+         */
+        void container(char open, char close, boolean members, int depth) {
+            expect(open);
             skipSpace();
-            if (peek() == '}') {
+            if (peek() == close) {
                 pos++;
                 return;
             }
             while (true) {
                 skipSpace();
-                string();
-                skipSpace();
-                expect(':');
-                skipSpace();
+                if (members) {
+                    string();
+                    skipSpace();
+                    expect(':');
+                    skipSpace();
+                }
                 value(depth + 1);
                 skipSpace();
                 char c = next();
-                if (c == '}') {
+                if (c == close) {
                     return;
                 }
                 if (c != ',') {
                     pos--;
-                    throw error("expected ',' or '}'");
-                }
-            }
-        }
-
-        void array(int depth) {
-            expect('[');
-            skipSpace();
-            if (peek() == ']') {
-                pos++;
-                return;
-            }
-            while (true) {
-                skipSpace();
-                value(depth + 1);
-                skipSpace();
-                char c = next();
-                if (c == ']') {
-                    return;
-                }
-                if (c != ',') {
-                    pos--;
-                    throw error("expected ',' or ']'");
+                    throw error("expected ',' or '" + close + "'");
                 }
             }
         }
