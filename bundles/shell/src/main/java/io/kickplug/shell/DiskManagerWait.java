@@ -56,13 +56,20 @@ final class DiskManagerWait {
         }
     }
 
-    /** The services and ConfigAdmin signal nothing this class could wait on: poll in short steps. */
     private static void pause() {
+        pause(STEP_MILLIS, "the disk manager");
+    }
+
+    /**
+     * One step of a bounded poll: the services and ConfigAdmin signal nothing a command could wait on. An
+     * interrupt ends the command ("interrupted while waiting for WHAT").
+     */
+    static void pause(long millis, String what) {
         try {
-            Thread.sleep(STEP_MILLIS);
+            Thread.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for the disk manager");
+            throw new IllegalStateException("interrupted while waiting for " + what);
         }
     }
 }

@@ -232,11 +232,6 @@ public final class SwapCommand {
     }
 
     private static void pause() {
-        try {
-            Thread.sleep(STEP_MILLIS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for the disks");
-        }
+        DiskManagerWait.pause(STEP_MILLIS, "the disks");
     }
 }
