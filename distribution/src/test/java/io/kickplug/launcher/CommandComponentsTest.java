@@ -30,14 +30,7 @@ class CommandComponentsTest {
             </scr:component>
             """;
 
-    private static final String SINGLE_FUNCTION = """
-            <scr:component xmlns:scr="http://www.osgi.org/xmlns/scr/v1.3.0" name="one">
-              <property name="osgi.command.scope" value="kp"/>
-              <property name="osgi.command.function" value="bench"/>
-              <service><provide interface="java.lang.Object"/></service>
-              <implementation class="x.One"/>
-            </scr:component>
-            """;
+    private static final String SINGLE_FUNCTION = command("one", "", "bench", "x.One");
 
     private static final String NOT_A_COMMAND = """
             <scr:component xmlns:scr="http://www.osgi.org/xmlns/scr/v1.3.0" name="manager">
@@ -46,23 +39,21 @@ class CommandComponentsTest {
             </scr:component>
             """;
 
-    private static final String NEEDS_CONFIGURATION = """
-            <scr:component xmlns:scr="http://www.osgi.org/xmlns/scr/v1.3.0" name="cfg" configuration-policy="require">
-              <property name="osgi.command.scope" value="kp"/>
-              <property name="osgi.command.function" value="x"/>
-              <service><provide interface="java.lang.Object"/></service>
-              <implementation class="x.Cfg"/>
-            </scr:component>
-            """;
+    private static final String NEEDS_CONFIGURATION = command("cfg", " configuration-policy=\"require\"", "x", "x.Cfg");
 
-    private static final String DISABLED = """
-            <scr:component xmlns:scr="http://www.osgi.org/xmlns/scr/v1.3.0" name="off" enabled="false">
-              <property name="osgi.command.scope" value="kp"/>
-              <property name="osgi.command.function" value="x"/>
-              <service><provide interface="java.lang.Object"/></service>
-              <implementation class="x.Off"/>
-            </scr:component>
-            """;
+    private static final String DISABLED = command("off", " enabled=\"false\"", "x", "x.Off");
+
+    /** A command component with one function, {@code attributes} added to its component element. */
+    private static String command(String name, String attributes, String function, String implementation) {
+        return """
+                <scr:component xmlns:scr="http://www.osgi.org/xmlns/scr/v1.3.0" name="%s"%s>
+                  <property name="osgi.command.scope" value="kp"/>
+                  <property name="osgi.command.function" value="%s"/>
+                  <service><provide interface="java.lang.Object"/></service>
+                  <implementation class="%s"/>
+                </scr:component>
+                """.formatted(name, attributes, function, implementation);
+    }
 
     @TempDir
     Path dir;
