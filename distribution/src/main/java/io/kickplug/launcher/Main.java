@@ -25,8 +25,7 @@ public final class Main {
         try {
             options = Options.parse(args);
         } catch (Options.UsageException e) {
-            err.println("error: " + e.getMessage());
-            System.exit(2);
+            exit(err, e.getMessage(), 2);
             return;
         }
         if (options.help()) {
@@ -41,8 +40,7 @@ public final class Main {
             try {
                 statements = Launcher.loadStatements(options);
             } catch (Launcher.StartupException e) {
-                err.println("error: " + e.getMessage());
-                System.exit(1);
+                exit(err, e.getMessage(), 1);
                 return;
             }
             System.exit(ControlClient.run(options.connect(), options.waitSeconds(), statements, out, err));
@@ -52,8 +50,7 @@ public final class Main {
         try {
             home = felixHome();
         } catch (IllegalStateException e) {
-            err.println("error: " + e.getMessage());
-            System.exit(1);
+            exit(err, e.getMessage(), 1);
             return;
         }
         Launcher launcher = new Launcher(options, home, out, err);
@@ -72,6 +69,12 @@ public final class Main {
         }, "kickplug-shutdown"));
         int status = launcher.run();
         state.exiting = true;
+        System.exit(status);
+    }
+
+    /** Ends a start that cannot go on: one line "error: MESSAGE" on stderr and exit status {@code status}. */
+    private static void exit(PrintStream err, String message, int status) {
+        err.println("error: " + message);
         System.exit(status);
     }
 
