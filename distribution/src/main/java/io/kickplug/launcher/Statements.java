@@ -114,20 +114,15 @@ public final class Statements {
                 escaped = false;
                 return;
             }
-            if (quote == '\'') {
-                if (c == '\'') {
+            // In single quotes a backslash is an ordinary character; in double quotes, as outside, it escapes.
+            if (quote == '\'' || (quote == '"' && c != '\\')) {
+                if (c == quote) {
                     quote = 0;
                 }
                 return;
             }
             if (c == '\\') {
                 escaped = true;
-                return;
-            }
-            if (quote == '"') {
-                if (c == '"') {
-                    quote = 0;
-                }
                 return;
             }
             switch (c) {
