@@ -19,6 +19,7 @@ import java.io.FileDescriptor;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -494,47 +495,17 @@ final class BackendDevice implements DeviceSignals, Closeable {
             // stop), or from the inflight area's packed region, which also resubmits what an earlier back-end
             // left in flight (PackedInflightQueue).
             int usedPos = nextUsed >= 0 ? nextUsed : r.nextAvail;
-            InflightRegion area = inflight;
-            if (area != null && r.index < area.queueCount() && !area.packed()) {
-                LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " is packed but the inflight"
-                        + " area has the split layout (made before the features changed); no inflight tracking");
-            } else if (area != null && r.index < area.queueCount()) {
-                if (r.num > area.queueSize()) {
-                    throw new Refused("queue " + r.index + " size " + r.num + " exceeds the inflight area's "
-                            + area.queueSize());
-                }
-                return PackedInflightQueue.start(name, r.index, area.queue(r.index), memory, layout, features,
-                        r.nextAvail, usedPos, queueFactory, resubmitted);
+            ByteBuffer area = inflightArea(r, true);
+            if (area != null) {
+                return PackedInflightQueue.start(name, r.index, area, memory, layout, features, r.nextAvail, usedPos,
+                        queueFactory, resubmitted);
             }
             return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail, usedPos);
         }
-        InflightRegion area = inflight;
-        if (area != null && r.index < area.queueCount() && area.packed()) {
-            LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " is split but the inflight area has"
-                    + " the packed layout (made before the features changed); no inflight tracking");
-        } else if (area != null && r.index < area.queueCount()) {
-            if (r.num > area.queueSize()) {
-                throw new Refused("queue " + r.index + " size " + r.num + " exceeds the inflight area's "
-                        + area.queueSize());
-            }
-            int usedIdx = memory.readU16(used + 2) & 0xffff;
-            int num = r.num;
-            // The head of used entry i: its id, the first 32-bit field of the used element (section 2.7.8).
-            InflightQueue.Recovery rec = InflightQueue.recover(area.queue(r.index), usedIdx, num,
-                    i -> memory.readU32(used + 4 + 8L * (i % num)));
-            if (!rec.fresh() && rec.nextAvail() != r.nextAvail) {
-                LOG.log(Level.INFO, "vhost-user " + name + ": queue " + r.index + " continues at available index "
-                        + rec.nextAvail() + " (used " + usedIdx + " + " + rec.resubmit().size()
-                        + " in flight) instead of " + r.nextAvail);
-            }
-            if (!rec.resubmit().isEmpty()) {
-                resubmitted.addAndGet(rec.resubmit().size());
-                LOG.log(Level.INFO, "vhost-user " + name + ": queue " + r.index + " resubmits "
-                        + rec.resubmit().size() + " requests of an earlier back-end: heads " + rec.resubmit());
-            }
-            int start = rec.fresh() ? r.nextAvail : rec.nextAvail();
-            DeviceQueue q = queueFactory.createDeviceQueue(memory, r.index, layout, features, start, usedIdx);
-            return new InflightQueue(q, area.queue(r.index), rec);
+        ByteBuffer area = inflightArea(r, false);
+        if (area != null) {
+            return InflightQueue.start(name, r.index, area, memory, layout, features, r.nextAvail, queueFactory,
+                    resubmitted);
         }
         if (nextUsed < 0) {
             // After SET_VRING_BASE the used index is whatever the ring holds (libvhost-user reads it too).
@@ -546,6 +517,28 @@ final class BackendDevice implements DeviceSignals, Closeable {
             }
         }
         return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail, nextUsed);
+    }
+
+    /**
+     * Queue {@code r}'s part of the inflight area, or {@code null} without one in its ring format's layout (warned
+     * when the area has the other layout: it was made before the features changed). Refuses a queue too large.
+     */
+    private ByteBuffer inflightArea(Vring r, boolean packed) throws Refused {
+        InflightRegion area = inflight;
+        if (area == null || r.index >= area.queueCount()) {
+            return null;
+        }
+        if (area.packed() != packed) {
+            LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " is " + (packed ? "packed" : "split")
+                    + " but the inflight area has the " + (packed ? "split" : "packed") + " layout (made before the"
+                    + " features changed); no inflight tracking");
+            return null;
+        }
+        if (r.num > area.queueSize()) {
+            throw new Refused("queue " + r.index + " size " + r.num + " exceeds the inflight area's "
+                    + area.queueSize());
+        }
+        return area.queue(r.index);
     }
 
     /**

@@ -1,13 +1,17 @@
 package io.kickplug.vhost.backend;
 
+import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.virtio.DescriptorChain;
 import io.kickplug.api.virtio.DeviceQueue;
+import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.VirtqueueFactory;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A device queue that records what it takes in the vhost-user inflight area (libvhost-user
@@ -100,6 +104,34 @@ final class InflightQueue extends ForwardingInflightQueue {
             next = Math.max(next, e[1] + 1);
         }
         return new Recovery((usedIdx + heads.size()) & 0xffff, usedIdx, List.copyOf(heads), next, false);
+    }
+
+    /**
+     * Creates queue {@code index}'s device view with inflight tracking in {@code area} (one queue's split area):
+     * recovers the area against the used ring in guest memory, logs what it resubmits, and wraps the view that
+     * {@code factory} creates at the recovered available index (for a fresh area at {@code nextAvail}).
+     */
+    static DeviceQueue start(String name, int index, ByteBuffer area, GuestMemory memory, QueueLayout layout,
+            long features, int nextAvail, VirtqueueFactory factory, AtomicLong resubmitted) {
+        long used = layout.usedRing();
+        int usedIdx = memory.readU16(used + 2) & 0xffff;
+        int num = layout.size();
+        // The head of used entry i: its id, the first 32-bit field of the used element (section 2.7.8).
+        Recovery rec = recover(area, usedIdx, num, i -> memory.readU32(used + 4 + 8L * (i % num)));
+        System.Logger log = System.getLogger(InflightQueue.class.getName());
+        if (!rec.fresh() && rec.nextAvail() != nextAvail) {
+            log.log(System.Logger.Level.INFO, "vhost-user " + name + ": queue " + index + " continues at available"
+                    + " index " + rec.nextAvail() + " (used " + usedIdx + " + " + rec.resubmit().size()
+                    + " in flight) instead of " + nextAvail);
+        }
+        if (!rec.resubmit().isEmpty()) {
+            resubmitted.addAndGet(rec.resubmit().size());
+            log.log(System.Logger.Level.INFO, "vhost-user " + name + ": queue " + index + " resubmits "
+                    + rec.resubmit().size() + " requests of an earlier back-end: heads " + rec.resubmit());
+        }
+        int start = rec.fresh() ? nextAvail : rec.nextAvail();
+        DeviceQueue q = factory.createDeviceQueue(memory, index, layout, features, start, usedIdx);
+        return new InflightQueue(q, area, rec);
     }
 
     static int desc(int head) {
