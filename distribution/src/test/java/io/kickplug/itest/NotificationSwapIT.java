@@ -2,7 +2,6 @@ package io.kickplug.itest;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
-import static org.junit.Assert.fail;
 
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskInfo;
@@ -20,8 +19,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.inject.Inject;
@@ -203,18 +200,8 @@ public class NotificationSwapIT {
     }
 
     private void awaitConfiguredStrategiesInUse() {
-        await(() -> notification.counters(DISK).stream().allMatch(c -> c.strategy().equals(c.configured())),
-                "the queues back on their configured strategies");
-    }
-
-    private static void await(BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                fail("timed out waiting for " + what);
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-        }
+        Conditions.await(() -> notification.counters(DISK).stream().allMatch(c -> c.strategy().equals(c.configured())),
+                "the queues back on their configured strategies", 10);
     }
 
     private Bundle bundle(String symbolicName) {

@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
 import javax.inject.Inject;
 import org.junit.Test;
 import org.junit.runner.RunWith;
@@ -36,7 +35,7 @@ import org.osgi.framework.BundleContext;
 @ExamReactorStrategy(PerClass.class)
 public class PollExtensionIT {
 
-    private static final long WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final long WAIT_SECONDS = 10;
 
     @Inject
     private BundleContext context;
@@ -54,14 +53,6 @@ public class PollExtensionIT {
 
     private Bundle pollBundle() {
         return InstalledBundles.named(context, "io.kickplug.poll");
-    }
-
-    private static void await(BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + WAIT_NANOS;
-        while (!condition.getAsBoolean()) {
-            assertTrue("timed out waiting for " + what, System.nanoTime() - deadline < 0);
-            Thread.yield(); // DS may bind on another thread; re-check until the deadline
-        }
     }
 
     @Test
@@ -86,13 +77,16 @@ public class PollExtensionIT {
             Bundle poll = pollBundle();
             for (int i = 0; i < 10; i++) {
                 poll.stop();
-                await(() -> !disks.pollStatus("poll0").active(), "polling off after stopping the bundle");
+                Conditions.await(() -> !disks.pollStatus("poll0").active(), "polling off after stopping the bundle",
+                        WAIT_SECONDS);
                 assertTrue("the request is kept", disks.pollStatus("poll0").requested());
                 poll.start();
-                await(() -> disks.pollStatus("poll0").active(), "polling on after starting the bundle");
+                Conditions.await(() -> disks.pollStatus("poll0").active(), "polling on after starting the bundle",
+                        WAIT_SECONDS);
             }
             int before = passes.size();
-            await(() -> passes.size() > before || !failures.isEmpty(), "a whole pass after the last restart");
+            Conditions.await(() -> passes.size() > before || !failures.isEmpty(),
+                    "a whole pass after the last restart", WAIT_SECONDS);
         } finally {
             done.set(true);
             load.join(TimeUnit.SECONDS.toMillis(60));

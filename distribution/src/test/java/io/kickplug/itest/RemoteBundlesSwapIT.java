@@ -20,7 +20,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.inject.Inject;
@@ -56,6 +55,7 @@ public class RemoteBundlesSwapIT {
     private static final String NBD_BUNDLE = "io.kickplug.backend.nbd";
     private static final String THROTTLE_BUNDLE = "io.kickplug.throttle";
     private static final Pattern DELAYED = Pattern.compile("delayed (\\d+) requests");
+    private static final long WAIT_SECONDS = 30;
 
     @Inject
     private BundleContext context;
@@ -83,7 +83,8 @@ public class RemoteBundlesSwapIT {
         qemuNbd = new ProcessBuilder("qemu-nbd", "-t", "-e", "8", "-f", "raw", "--cache=writeback", "-k",
                 socket.toString(), "-x", "disk", image.toString()).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("qemu-nbd.log").toFile()).start();
-        await(() -> Files.exists(socket) || !qemuNbd.isAlive(), "qemu-nbd to listen on " + socket);
+        Conditions.await(() -> Files.exists(socket) || !qemuNbd.isAlive(), "qemu-nbd to listen on " + socket,
+                WAIT_SECONDS);
         assertTrue("qemu-nbd runs", qemuNbd.isAlive());
     }
 
@@ -119,7 +120,8 @@ public class RemoteBundlesSwapIT {
             // first: read after it, the completed count leaves at most that many still to come.
             long pending = disks.info("nb").requestsInFlight();
             long completed = disks.info("nb").requestsCompleted();
-            await(() -> disks.info("nb").requestsInFlight() > 0, "guest requests arriving while the NBD bundle is away");
+            Conditions.await(() -> disks.info("nb").requestsInFlight() > 0,
+                    "guest requests arriving while the NBD bundle is away", WAIT_SECONDS);
             pause();
             long late = disks.info("nb").requestsCompleted() - completed;
             assertTrue(where + ": nothing completes while the NBD bundle is away (held, not failed): " + late
@@ -160,13 +162,13 @@ public class RemoteBundlesSwapIT {
     /** The throttle is in force: its counter of delayed requests grows while fio runs. */
     private void awaitDelayed(String where) throws Exception {
         long before = delayed(throttle("tt"));
-        await(() -> {
+        Conditions.await(() -> {
             try {
                 return delayed(throttle("tt")) > before;
             } catch (Exception e) {
                 return false;
             }
-        }, "requests delayed by the throttle (" + where + ")");
+        }, "requests delayed by the throttle (" + where + ")", WAIT_SECONDS);
     }
 
     private static long delayed(String describe) {
@@ -195,16 +197,6 @@ public class RemoteBundlesSwapIT {
                 fail("no kp:throttle command within 20 s");
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
-        }
-    }
-
-    private static void await(BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                fail("timed out after 30 s waiting for " + what);
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
         }
     }
 
