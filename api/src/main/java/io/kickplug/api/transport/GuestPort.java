@@ -14,11 +14,15 @@ public interface GuestPort {
 
     GuestMemory memory();
 
-    /** The MMIO register window (section 4.2.2), or {@code null} for another transport. */
-    RegisterWindow mmio();
+    /** The MMIO register window (section 4.2.2), or {@code null} (the default) for another transport. */
+    default RegisterWindow mmio() {
+        return null;
+    }
 
-    /** The PCI function (section 4.1), or {@code null} for another transport. */
-    PciFunction pci();
+    /** The PCI function (section 4.1), or {@code null} (the default) for another transport. */
+    default PciFunction pci() {
+        return null;
+    }
 
     /**
      * Connects the guest's interrupt controller, replacing any earlier one; {@code null} disconnects. On a port

@@ -3,8 +3,6 @@ package io.kickplug.virtio.transport;
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.transport.GuestInterrupts;
 import io.kickplug.api.transport.GuestPort;
-import io.kickplug.api.transport.PciFunction;
-import io.kickplug.api.transport.RegisterWindow;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.VirtioDevice;
@@ -13,7 +11,7 @@ import io.kickplug.api.virtio.VirtqueueFactory;
 /**
  * What virtio-mmio and virtio-pci share: the {@link VirtioFunction} the registers decode onto, the link to the
  * guest's interrupt controller, and the {@link TransportInstance}/{@link GuestPort} side (a transport is its
- * own port; exactly one of {@link #mmio()} and {@link #pci()} is non-null, the subclass says which).
+ * own port; exactly one of {@link #mmio()} and {@link #pci()} is non-null: the subclass overrides its own).
  */
 abstract class TransportBase implements TransportInstance, GuestPort, InterruptSink, VirtioFunction.Resettable {
 
@@ -48,16 +46,6 @@ abstract class TransportBase implements TransportInstance, GuestPort, InterruptS
     @Override
     public final GuestMemory memory() {
         return function.memory();
-    }
-
-    @Override
-    public RegisterWindow mmio() {
-        return null;
-    }
-
-    @Override
-    public PciFunction pci() {
-        return null;
     }
 
     @Override
