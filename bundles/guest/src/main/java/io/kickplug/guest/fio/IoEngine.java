@@ -8,25 +8,24 @@ import java.util.Locale;
  * whatever {@code iodepth} says (as fio does).
  */
 public enum IoEngine {
-    LIBAIO("libaio", true, false),
-    IO_URING("io_uring", true, true),
-    PSYNC("psync", false, false),
-    SYNC("sync", false, false),
+    LIBAIO(true, false),
+    IO_URING(true, true),
+    PSYNC(false, false),
+    SYNC(false, false),
     /** preadv2/pwritev2: synchronous, with RWF_HIPRI when {@code hipri} is set. */
-    PVSYNC2("pvsync2", false, true);
+    PVSYNC2(false, true);
 
-    private final String fioName;
     private final boolean async;
     private final boolean hipriCapable;
 
-    IoEngine(String fioName, boolean async, boolean hipriCapable) {
-        this.fioName = fioName;
+    IoEngine(boolean async, boolean hipriCapable) {
         this.async = async;
         this.hipriCapable = hipriCapable;
     }
 
+    /** fio's name of the engine: the constant's name in lower case ({@code libaio}, {@code io_uring}...). */
     public String fioName() {
-        return fioName;
+        return name().toLowerCase(Locale.ROOT);
     }
 
     public boolean async() {
@@ -41,7 +40,7 @@ public enum IoEngine {
     public static IoEngine parse(String text) {
         String t = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
         for (IoEngine e : values()) {
-            if (e.fioName.equals(t)) {
+            if (e.fioName().equals(t)) {
                 return e;
             }
         }

@@ -4,28 +4,27 @@ import java.util.Locale;
 
 /** fio's {@code rw} (alias {@code readwrite}) values that the runner implements. */
 public enum RwMode {
-    READ("read", false, true, false),
-    WRITE("write", false, false, true),
-    RANDREAD("randread", true, true, false),
-    RANDWRITE("randwrite", true, false, true),
+    READ(false, true, false),
+    WRITE(false, false, true),
+    RANDREAD(true, true, false),
+    RANDWRITE(true, false, true),
     /** Sequential mixed reads and writes ({@code rw=rw} or {@code rw=readwrite}). */
-    RW("rw", false, true, true),
-    RANDRW("randrw", true, true, true);
+    RW(false, true, true),
+    RANDRW(true, true, true);
 
-    private final String fioName;
     private final boolean random;
     private final boolean reads;
     private final boolean writes;
 
-    RwMode(String fioName, boolean random, boolean reads, boolean writes) {
-        this.fioName = fioName;
+    RwMode(boolean random, boolean reads, boolean writes) {
         this.random = random;
         this.reads = reads;
         this.writes = writes;
     }
 
+    /** fio's name of the mode: the constant's name in lower case ({@code randread}...). */
     public String fioName() {
-        return fioName;
+        return name().toLowerCase(Locale.ROOT);
     }
 
     public boolean random() {

@@ -4,18 +4,13 @@ import java.util.Locale;
 
 /** fio's {@code verify} checksums that the runner implements. */
 public enum VerifyKind {
-    NONE("0"),
-    CRC32C("crc32c"),
-    MD5("md5");
+    NONE,
+    CRC32C,
+    MD5;
 
-    private final String fioName;
-
-    VerifyKind(String fioName) {
-        this.fioName = fioName;
-    }
-
+    /** fio's name of the checksum: the constant's name in lower case, but {@code 0} for none. */
     public String fioName() {
-        return fioName;
+        return this == NONE ? "0" : name().toLowerCase(Locale.ROOT);
     }
 
     public static VerifyKind parse(String text) {
