@@ -45,12 +45,7 @@ public final class SynchronousNotify implements IoThreadFactory {
     @Override
     public IoThread start(String name) {
         IoThread t = delegate.start(name);
-        return new IoThread() {
-            @Override
-            public String name() {
-                return t.name();
-            }
-
+        return new ForwardingIoThread(t) {
             @Override
             public IoSource register(String sourceName, Runnable handler) {
                 IoSource real = t.register(sourceName, handler);
@@ -95,33 +90,8 @@ public final class SynchronousNotify implements IoThreadFactory {
             }
 
             @Override
-            public void execute(Runnable task) {
-                t.execute(task);
-            }
-
-            @Override
             public void executeAtEndOfIteration(Runnable task) {
                 t.executeAtEndOfIteration(task);
-            }
-
-            @Override
-            public boolean inLoop() {
-                return t.inLoop();
-            }
-
-            @Override
-            public long iterations() {
-                return t.iterations();
-            }
-
-            @Override
-            public long cpuTimeNanos() {
-                return t.cpuTimeNanos();
-            }
-
-            @Override
-            public void close() {
-                t.close();
             }
         };
     }

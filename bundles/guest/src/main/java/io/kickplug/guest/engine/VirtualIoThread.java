@@ -98,19 +98,19 @@ final class VirtualIoThread implements IoThread {
 
     @Override
     public void execute(Runnable task) {
-        if (closed) {
-            throw new RejectedExecutionException("I/O thread " + name + " is closed");
-        }
-        tasks.add(task);
-        wakeLoop(false);
+        enqueue(tasks, task);
     }
 
     @Override
     public void executeAtEndOfIteration(Runnable task) {
+        enqueue(endTasks, task);
+    }
+
+    private void enqueue(ConcurrentLinkedQueue<Runnable> queue, Runnable task) {
         if (closed) {
             throw new RejectedExecutionException("I/O thread " + name + " is closed");
         }
-        endTasks.add(task);
+        queue.add(task);
         wakeLoop(false);
     }
 

@@ -18,6 +18,7 @@ import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.GatedBackend;
 import io.kickplug.blk.fake.RecordingBackend;
+import io.kickplug.guest.engine.ForwardingIoThread;
 import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.fake.PatternIo;
 import io.kickplug.blk.fake.DiscardSegments;
@@ -58,45 +59,14 @@ class VirtioBlkDeviceAsyncTest {
 
     /** An I/O thread that records which thread runs each source's handler. */
     private IoThread recording(String name) {
-        EventLoopThread real = new EventLoopThread(name);
-        return new IoThread() {
-            @Override
-            public String name() {
-                return real.name();
-            }
-
+        return new ForwardingIoThread(new EventLoopThread(name)) {
             @Override
             public IoSource register(String source, Runnable handler) {
-                return real.register(source, () -> {
+                return delegate.register(source, () -> {
                     handlerThreads.computeIfAbsent(source, k -> new java.util.concurrent.CopyOnWriteArrayList<>())
                             .add(Thread.currentThread().getName());
                     handler.run();
                 });
-            }
-
-            @Override
-            public void execute(Runnable task) {
-                real.execute(task);
-            }
-
-            @Override
-            public boolean inLoop() {
-                return real.inLoop();
-            }
-
-            @Override
-            public long iterations() {
-                return real.iterations();
-            }
-
-            @Override
-            public long cpuTimeNanos() {
-                return real.cpuTimeNanos();
-            }
-
-            @Override
-            public void close() {
-                real.close();
             }
         };
     }

@@ -15,6 +15,7 @@ import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.backend.NullBackend;
+import io.kickplug.guest.engine.ForwardingIoThread;
 import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.fake.RecordingBackend;
 import io.kickplug.blk.request.BlkLimits;
@@ -234,49 +235,23 @@ class VirtioBlkDeviceConfigTest {
     }
 
     /** An I/O thread that counts what the device asks of it. */
-    private static final class CountingThread implements IoThread {
+    private static final class CountingThread extends ForwardingIoThread {
         final AtomicInteger uses = new AtomicInteger();
-        private final IoThread inner;
 
         CountingThread(IoThread inner) {
-            this.inner = inner;
-        }
-
-        @Override
-        public String name() {
-            return inner.name();
+            super(inner);
         }
 
         @Override
         public IoSource register(String name, Runnable handler) {
             uses.incrementAndGet();
-            return inner.register(name, handler);
+            return delegate.register(name, handler);
         }
 
         @Override
         public void execute(Runnable task) {
             uses.incrementAndGet();
-            inner.execute(task);
-        }
-
-        @Override
-        public boolean inLoop() {
-            return inner.inLoop();
-        }
-
-        @Override
-        public long iterations() {
-            return inner.iterations();
-        }
-
-        @Override
-        public long cpuTimeNanos() {
-            return inner.cpuTimeNanos();
-        }
-
-        @Override
-        public void close() {
-            inner.close();
+            delegate.execute(task);
         }
     }
 }

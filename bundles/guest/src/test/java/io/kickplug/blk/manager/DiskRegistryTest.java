@@ -14,7 +14,6 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.blk.VirtioBlk;
-import io.kickplug.api.iothread.IoSource;
 import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.memory.GuestMemoryFactory;
@@ -25,6 +24,7 @@ import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.DeviceStatus;
 import io.kickplug.blk.backend.MemoryBackendFactory;
 import io.kickplug.blk.backend.NullBackendFactory;
+import io.kickplug.guest.engine.ForwardingIoThread;
 import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.fake.RecordingBackend;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
@@ -54,44 +54,14 @@ class DiskRegistryTest {
         public IoThread start(String name) {
             IoThread thread = real.start(name);
             liveThreads.incrementAndGet();
-            return new IoThread() {
+            return new ForwardingIoThread(thread) {
                 private boolean closed;
-
-                @Override
-                public String name() {
-                    return thread.name();
-                }
-
-                @Override
-                public IoSource register(String source, Runnable handler) {
-                    return thread.register(source, handler);
-                }
-
-                @Override
-                public void execute(Runnable task) {
-                    thread.execute(task);
-                }
-
-                @Override
-                public boolean inLoop() {
-                    return thread.inLoop();
-                }
-
-                @Override
-                public long iterations() {
-                    return thread.iterations();
-                }
-
-                @Override
-                public long cpuTimeNanos() {
-                    return thread.cpuTimeNanos();
-                }
 
                 @Override
                 public synchronized void close() {
                     if (!closed) {
                         closed = true;
-                        thread.close();
+                        delegate.close();
                         liveThreads.decrementAndGet();
                     }
                 }
