@@ -10,16 +10,12 @@ import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BackendIo;
 import io.kickplug.api.blk.BackendIo.Op;
 import io.kickplug.api.blk.VirtioBlk;
-import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.fake.DiscardSegments;
 import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.fake.PatternIo;
 import io.kickplug.virtio.iothread.EventLoopThread;
-import io.kickplug.virtio.memory.OffHeapGuestMemory;
-import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
-import io.kickplug.virtio.transport.MmioTransport;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -27,8 +23,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The device over a backend of the asynchronous contract ({@link AsyncBlockBackend}) that completes on a thread of
@@ -40,9 +36,8 @@ class AsyncBackendDeviceTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
     private static final long DISK = 1 << 20;
 
-    private final List<IoThread> threads = new ArrayList<>();
-    private MmioTransport transport;
-    private VirtioBlkDevice device;
+    @RegisterExtension
+    final DeviceRig rig = new DeviceRig();
     private Remote backend;
 
     /**
@@ -154,27 +149,13 @@ class AsyncBackendDeviceTest {
         }
     }
 
-    @AfterEach
-    void tearDown() {
-        if (transport != null) {
-            transport.close();
-        }
-        if (device != null) {
-            device.close();
-        }
-        threads.forEach(IoThread::close);
-        if (backend != null) {
-            backend.close();
-        }
-    }
-
     private RawRingGuest start(boolean fua, int queues) {
         backend = new Remote(fua);
-        threads.add(new EventLoopThread("io0"));
-        device = new VirtioBlkDevice(BlkDeviceSpec.of("remote", backend, false, queues, 256,
-                "remote".getBytes(StandardCharsets.US_ASCII), threads));
-        transport = new MmioTransport(device, OffHeapGuestMemory.allocate(8 << 20), new VirtqueueFactoryComponent());
-        return new RawRingGuest(transport.port()).init(-1L, queues, 64);
+        rig.backend = backend;
+        rig.threads.add(new EventLoopThread("io0"));
+        rig.device(BlkDeviceSpec.of("remote", backend, false, queues, 256, "remote".getBytes(StandardCharsets.US_ASCII),
+                rig.threads));
+        return rig.guest(8 << 20, -1L, queues, 64);
     }
 
     @Test
@@ -184,8 +165,8 @@ class AsyncBackendDeviceTest {
         PatternIo.write(guest, 4, blocks, 4096, 16, 5);
         assertEquals(java.util.Set.of("io0"), backend.submitters, "submitted on the I/O thread, no worker pool");
         assertEquals(List.of(), PatternIo.verify(guest, 4, blocks, 4096, 16, 5));
-        assertEquals(2L * blocks, device.stats().requestsCompleted());
-        assertEquals(0, device.stats().requestsInFlight());
+        assertEquals(2L * blocks, rig.device.stats().requestsCompleted());
+        assertEquals(0, rig.device.stats().requestsInFlight());
         assertEquals(0, backend.held(), "every drain unplugged what it submitted");
     }
 

@@ -14,13 +14,15 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * A device under test behind virtio-mmio, as a JUnit extension ({@code @RegisterExtension final DeviceRig rig =
  * new DeviceRig();}): the test adds its I/O threads to {@link #threads}, builds the {@link #device} and connects a
  * guest; after each test the transport is closed (a device reset that waits for the requests in flight), then the
- * device (its worker pool) and the I/O threads.
+ * device (its worker pool), the I/O threads and the {@link #backend}, if the test set one.
  */
 final class DeviceRig implements AfterEachCallback {
 
     final List<IoThread> threads = new ArrayList<>();
     VirtioBlkDevice device;
     MmioTransport transport;
+    /** A backend the test opened, closed last (a device never closes its backend); may stay null. */
+    AutoCloseable backend;
 
     /** Builds the device; its spec names {@link #threads}. */
     VirtioBlkDevice device(BlkDeviceSpec spec) {
@@ -38,7 +40,7 @@ final class DeviceRig implements AfterEachCallback {
     }
 
     @Override
-    public void afterEach(ExtensionContext context) {
+    public void afterEach(ExtensionContext context) throws Exception {
         if (transport != null) {
             transport.close();
         }
@@ -46,5 +48,8 @@ final class DeviceRig implements AfterEachCallback {
             device.close();
         }
         threads.forEach(IoThread::close);
+        if (backend != null) {
+            backend.close();
+        }
     }
 }

@@ -13,6 +13,7 @@ import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.kick.OutsideLockKick;
 import io.kickplug.guest.kick.UnderLockKick;
+import io.kickplug.guest.testing.Closer;
 import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
@@ -29,8 +30,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The engine against the real virtio-mmio transport, split virtqueues and virtio-blk device (memory
@@ -41,23 +42,13 @@ class GuestMachineTest {
     private static final long DISK = 4 << 20;
     private static final Duration RUN = Duration.ofSeconds(60);
 
+    @RegisterExtension
+    final Closer opened = new Closer();
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
-    private final List<IoThread> ioThreads = new ArrayList<>();
     private MemoryBackend backend;
     private VirtioBlkDevice device;
     private TransportInstance transport;
     private GuestMachine machine;
-
-    @AfterEach
-    void tearDown() {
-        if (machine != null) {
-            machine.close();
-        }
-        if (transport != null) {
-            transport.close();
-        }
-        ioThreads.forEach(IoThread::close);
-    }
 
     /** The transport the tests run on. */
     TransportKind kind() {
@@ -65,20 +56,21 @@ class GuestMachineTest {
     }
 
     private TransportInstance transport(io.kickplug.api.virtio.VirtioDevice dev, int memoryBytes) {
-        return new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), dev, OffHeapGuestMemory.allocate(memoryBytes));
+        return opened.add(new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), dev,
+                OffHeapGuestMemory.allocate(memoryBytes)));
     }
 
     private TransportInstance device(int queues, int queueSize) {
-        ioThreads.add(new EventLoopThread("test-io"));
+        IoThread io = opened.add(new EventLoopThread("test-io"));
         backend = new MemoryBackend(DISK, false);
         device = new VirtioBlkDevice(BlkDeviceSpec.of("t", backend, false, queues, queueSize,
-                "serial".getBytes(StandardCharsets.US_ASCII), ioThreads));
+                "serial".getBytes(StandardCharsets.US_ASCII), List.of(io)));
         transport = transport(device, 16 << 20);
         return transport;
     }
 
     private GuestMachine boot(MachineConfig config) {
-        machine = engine.boot(transport.port(), new VirtqueueFactoryComponent(), config);
+        machine = opened.add(engine.boot(transport.port(), new VirtqueueFactoryComponent(), config));
         return machine;
     }
 
@@ -257,7 +249,7 @@ class GuestMachineTest {
     }
 
     @Test
-    void underLockHoldsTheVqLockAcrossTheExitAndOutsideLockDoesNot() {
+    void underLockHoldsTheVqLockAcrossTheExitAndOutsideLockDoesNot() throws Exception {
         // 50 ms: far above any other hold time of a vq lock, even with the host's scheduling noise.
         long exit = 50_000_000;
         LockStatRow under = measuredHolds(UnderLockKick.NAME, exit);
@@ -268,13 +260,8 @@ class GuestMachineTest {
     }
 
     /** The vq lock's row after 4 writes at depth 1 with {@code policy}, past a warm-up write. */
-    private LockStatRow measuredHolds(String policy, long exit) {
-        if (machine != null) {
-            machine.close();
-            transport.close();
-            ioThreads.forEach(IoThread::close);
-            ioThreads.clear();
-        }
+    private LockStatRow measuredHolds(String policy, long exit) throws Exception {
+        opened.closeAll();
         device(1, 256);
         boot(config(1).withLatencies(exit, 0).withKickPolicy(policy).withName(policy));
         machine.runJobs(List.of(new BlockJob(IoOp.WRITE, 100, 1, 4096, 1)), RUN);

@@ -11,6 +11,7 @@ import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
+import io.kickplug.guest.testing.Closer;
 import io.kickplug.guest.virtio.DriverConfig;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
@@ -22,8 +23,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Driver-side polling (seed 003) against the real MMIO transport, split rings and virtio-blk device: poll
@@ -36,31 +37,22 @@ class GuestPollingTest {
     private static final int AVAIL_F_NO_INTERRUPT = 1;
     private static final long NO_EVENT_IDX = DriverConfig.SUPPORTED_FEATURES & ~VirtioFeatures.RING_EVENT_IDX;
 
+    @RegisterExtension
+    final Closer opened = new Closer();
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
-    private final List<IoThread> ioThreads = new ArrayList<>();
     private VirtioBlkDevice device;
     private TransportInstance transport;
     private GuestMemory memory;
     private VcpuMachine machine;
 
-    @AfterEach
-    void tearDown() {
-        if (machine != null) {
-            machine.close();
-        }
-        if (transport != null) {
-            transport.close();
-        }
-        ioThreads.forEach(IoThread::close);
-    }
-
     private void boot(int queues, MachineConfig config) {
-        ioThreads.add(new EventLoopThread("poll-test-io"));
+        IoThread io = opened.add(new EventLoopThread("poll-test-io"));
         device = new VirtioBlkDevice(BlkDeviceSpec.of("p", new MemoryBackend(DISK, false), false, queues, 256,
-                "p".getBytes(StandardCharsets.US_ASCII), ioThreads));
+                "p".getBytes(StandardCharsets.US_ASCII), List.of(io)));
         memory = OffHeapGuestMemory.allocate(16 << 20);
-        transport = new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), device, memory);
-        machine = (VcpuMachine) engine.boot(transport.port(), new VirtqueueFactoryComponent(), config);
+        transport = opened.add(new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), device,
+                memory));
+        machine = opened.add((VcpuMachine) engine.boot(transport.port(), new VirtqueueFactoryComponent(), config));
     }
 
     /** The transport the tests run on. */

@@ -15,6 +15,7 @@ import io.kickplug.blk.backend.MemoryBackendFactory;
 import io.kickplug.blk.manager.DiskRegistry;
 import io.kickplug.blk.manager.SharedMemory;
 import io.kickplug.guest.engine.DeviceRemovalTest.CountingJob;
+import io.kickplug.guest.testing.Closer;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.IoThreadFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
@@ -25,7 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -46,24 +47,15 @@ class RingSwapTest {
     private final VirtqueueFactory rings =
             RingSelector.of(new VirtqueueFactoryComponent(), new PackedVirtqueueFactoryComponent());
     private final ConcurrentLinkedQueue<DeviceRecovery> log = new ConcurrentLinkedQueue<>();
-    private DiskRegistry host;
-    private GuestMachine machine;
-
-    @AfterEach
-    void tearDown() {
-        if (machine != null) {
-            machine.close();
-        }
-        if (host != null) {
-            host.close();
-        }
-    }
+    @RegisterExtension
+    final Closer opened = new Closer();
 
     @ParameterizedTest
     @EnumSource(value = TransportKind.class, names = {"MMIO", "PCI"})
     void ringFormatFlipsUnderIoAndEveryRequestCompletesOnce(TransportKind transport) throws Exception {
-        host = new DiskRegistry(new TransportFactoryComponent(rings), new IoThreadFactoryComponent(),
-                new GuestMemoryFactoryComponent(), () -> List.of(new MemoryBackendFactory()));
+        DiskRegistry host = opened.add(new DiskRegistry(new TransportFactoryComponent(rings),
+                new IoThreadFactoryComponent(), new GuestMemoryFactoryComponent(),
+                () -> List.of(new MemoryBackendFactory())));
         host.setSharedMemory(new SharedMemory(shm));
         host.attach(DiskSpec.memory("r0", DISK).withQueues(2, 64).withTransport(transport));
         DeviceSource source = new DeviceSource() {
@@ -82,9 +74,9 @@ class RingSwapTest {
             }
         };
         MachineConfig config = MachineConfig.defaults("r0").withVcpus(2).withTimeout(Duration.ofSeconds(20));
-        machine = VcpuMachine.boot(host.port("r0"), rings, config,
+        GuestMachine machine = opened.add(VcpuMachine.boot(host.port("r0"), rings, config,
                 io.kickplug.guest.kick.KickPolicies.builtIn().get(config.kickPolicy()),
-                new io.kickplug.guest.lock.LockRegistry(), source, log::add);
+                new io.kickplug.guest.lock.LockRegistry(), source, log::add));
         assertEquals(0, machine.features() & VirtioFeatures.RING_PACKED);
         List<CountingJob> jobs = List.of(new CountingJob(0, DISK / 2, 4096, 8, 6),
                 new CountingJob(DISK / 2, DISK / 2, 4096, 8, 6));

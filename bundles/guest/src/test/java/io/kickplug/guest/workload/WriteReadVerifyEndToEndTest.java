@@ -8,6 +8,7 @@ import io.kickplug.api.guest.IoPassResult;
 import io.kickplug.api.transport.GuestInterrupts;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.guest.driver.GuestDriverException;
+import io.kickplug.guest.testing.Closer;
 import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
@@ -21,8 +22,8 @@ import io.kickplug.api.transport.RegisterWindow;
 import io.kickplug.api.transport.TransportKind;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The simulated guest against the real virtio-mmio transport and split virtqueues, with a small in-test
@@ -32,6 +33,8 @@ import org.junit.jupiter.api.Test;
 class WriteReadVerifyEndToEndTest {
     private static final int CAPACITY = 1 << 20;
 
+    @RegisterExtension
+    final Closer opened = new Closer();
     private RamDiskDevice device;
     private TransportInstance transport;
 
@@ -41,19 +44,10 @@ class WriteReadVerifyEndToEndTest {
     }
 
     private TransportInstance start(int queues, int queueSize, long features) {
-        device = new RamDiskDevice(CAPACITY, queues, queueSize, features);
-        transport = new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), device, OffHeapGuestMemory.allocate(8 << 20));
+        device = opened.add(new RamDiskDevice(CAPACITY, queues, queueSize, features));
+        transport = opened.add(new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), device,
+                OffHeapGuestMemory.allocate(8 << 20)));
         return transport;
-    }
-
-    @AfterEach
-    void tearDown() {
-        if (transport != null) {
-            transport.close();
-        }
-        if (device != null) {
-            device.close();
-        }
     }
 
     private IoPassResult pass(IoPassOptions options, long seed, Duration timeout) {

@@ -1,0 +1,47 @@
+package io.kickplug.guest.testing;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * What a test opened, closed after it, last opened first, as a JUnit extension: {@code @RegisterExtension final
+ * Closer opened = new Closer();}, then {@code machine = opened.add(boot(...))}. A machine is so closed before its
+ * transport, the transport (a device reset that waits for the requests in flight) before the I/O threads. Every
+ * resource is closed even when one fails; the first failure is thrown, the others suppressed in it.
+ */
+public final class Closer implements AfterEachCallback {
+
+    private final Deque<AutoCloseable> open = new ArrayDeque<>();
+
+    /** Registers {@code resource} to be closed after the test (or at {@link #closeAll}); returns it. */
+    public <T extends AutoCloseable> T add(T resource) {
+        open.push(resource);
+        return resource;
+    }
+
+    /** Closes everything registered so far, last registered first, and forgets it. */
+    public void closeAll() throws Exception {
+        Exception first = null;
+        while (!open.isEmpty()) {
+            try {
+                open.pop().close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws Exception {
+        closeAll();
+    }
+}
