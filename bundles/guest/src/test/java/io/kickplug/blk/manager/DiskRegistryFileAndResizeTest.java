@@ -59,6 +59,13 @@ class DiskRegistryFileAndResizeTest {
         return bytes;
     }
 
+    /** Writes {@code content} to {@code name}.img in the test's directory and attaches it as file disk {@code name}. */
+    private Path attachFile(String name, byte[] content, boolean readOnly) throws IOException {
+        Path image = Files.write(dir.resolve(name + ".img"), content);
+        registry.attach(DiskSpec.file(name, image.toString(), readOnly));
+        return image;
+    }
+
     private RawRingGuest guest(String name) {
         return new RawRingGuest(registry.port(name)).init(ALL, 1, 64);
     }
@@ -88,8 +95,7 @@ class DiskRegistryFileAndResizeTest {
 
     @Test
     void fileDiskKeepsItsDataAcrossDetachAndReattach() throws Exception {
-        Path image = Files.write(dir.resolve("rw.img"), new byte[1 << 20]);
-        registry.attach(DiskSpec.file("rw", image.toString(), false));
+        Path image = attachFile("rw", new byte[1 << 20], false);
         RawRingGuest guest = guest("rw");
         byte[] data = random(8192, 3);
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_OUT, 16, data, 0, TIMEOUT).status());
@@ -105,8 +111,7 @@ class DiskRegistryFileAndResizeTest {
     @Test
     void writeZeroesThenReadOnAFileDisk() throws Exception {
         byte[] content = random(1 << 20, 4);
-        Path image = Files.write(dir.resolve("wz.img"), content);
-        registry.attach(DiskSpec.file("wz", image.toString(), false));
+        attachFile("wz", content, false);
         RawRingGuest guest = guest("wz");
         assertTrue((guest.features() & VirtioBlk.F_WRITE_ZEROES) != 0);
         byte[] segments = DiscardSegments.of(2).add(2, 4, 1).add(100, 1, 0).bytes();
@@ -137,8 +142,7 @@ class DiskRegistryFileAndResizeTest {
     // 5.2.6.2: a capacity change SHOULD trigger a configuration change notification; 2.5: the generation moves.
     @Test
     void resizeNotifiesTheGuest() throws Exception {
-        Path image = Files.write(dir.resolve("grow.img"), new byte[1 << 20]);
-        registry.attach(DiskSpec.file("grow", image.toString(), false));
+        Path image = attachFile("grow", new byte[1 << 20], false);
         RawRingGuest guest = guest("grow");
         byte[] data = random(512, 5);
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_OUT, 2047, data, 0, TIMEOUT).status());
@@ -171,8 +175,7 @@ class DiskRegistryFileAndResizeTest {
         assertThrows(DiskException.class, () -> registry.resize("m", 1000));
         assertThrows(DiskException.class, () -> registry.resize("m", 0));
         assertEquals(1 << 20, registry.info("m").sizeBytes());
-        Path image = Files.write(dir.resolve("ro.img"), new byte[4096]);
-        registry.attach(DiskSpec.file("ro", image.toString(), true));
+        Path image = attachFile("ro", new byte[4096], true);
         DiskException e = assertThrows(DiskException.class, () -> registry.resize("ro", 8192));
         assertTrue(e.getMessage().contains("read-only"), e.getMessage());
         assertEquals(4096, Files.size(image));

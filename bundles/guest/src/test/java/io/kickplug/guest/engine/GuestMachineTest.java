@@ -84,6 +84,13 @@ class GuestMachineTest {
         assertEquals(job.blocks, job.completed);
     }
 
+    /** Runs {@code job} alone and checks that every block of it completed without error. */
+    private RunResult runClean(BlockJob job) {
+        RunResult r = machine.runJobs(List.of(job), RUN);
+        assertClean(job);
+        return r;
+    }
+
     @Test
     void writesThenReadsBackOnFourVcpusSharingOneQueue() throws Exception {
         device(1, 256);
@@ -210,8 +217,7 @@ class GuestMachineTest {
         boot(config(1).withKickPolicy("counting"));
         // 16 in flight, so each step after the first submits a few; one commit per step.
         BlockJob job = new BlockJob(IoOp.WRITE, 0, 128, 4096, 16);
-        RunResult r = machine.runJobs(List.of(job), RUN);
-        assertClean(job);
+        RunResult r = runClean(job);
         assertEquals(job.commits, kicks.size(), "the policy runs once per commit (bd->last)");
         assertTrue(kicks.size() < 128, "fewer kicks than requests: " + kicks.size());
         assertEquals(prepared.get(), r.notifies(), "a notify only when kickPrepare asked for one");
@@ -298,14 +304,10 @@ class GuestMachineTest {
         device(1, 8); // seg_max = queue size - 2 = 6 (VIRTIO 1.2 section 5.2.4)
         boot(config(1));
         assertEquals(6, ((VcpuMachine) machine).driver().segMax());
-        BlockJob job = new BlockJob(IoOp.WRITE, 0, 2, 8 * 4096, 1);
-        RunResult r = machine.runJobs(List.of(job), RUN);
-        assertClean(job);
+        RunResult r = runClean(new BlockJob(IoOp.WRITE, 0, 2, 8 * 4096, 1));
         assertEquals(4, r.vcpus().get(0).requests(), "two I/Os of 8 pages, each 6 + 2 pages");
         assertEquals(4, device.stats().requestsCompleted());
-        BlockJob read = new BlockJob(IoOp.READ, 0, 2, 8 * 4096, 2);
-        machine.runJobs(List.of(read), RUN);
-        assertClean(read);
+        runClean(new BlockJob(IoOp.READ, 0, 2, 8 * 4096, 2));
     }
 
     @Test
@@ -313,12 +315,8 @@ class GuestMachineTest {
         device(1, 8);
         // 6-page requests need 8 descriptors each: one at a time in an 8-entry ring.
         boot(config(1).withFeatures(VirtioFeatures.VERSION_1 | VirtioBlk.F_SEG_MAX));
-        BlockJob job = new BlockJob(IoOp.WRITE, 0, 4, 6 * 4096, 4);
-        machine.runJobs(List.of(job), RUN);
-        assertClean(job);
-        BlockJob read = new BlockJob(IoOp.READ, 0, 4, 6 * 4096, 4);
-        machine.runJobs(List.of(read), RUN);
-        assertClean(read);
+        runClean(new BlockJob(IoOp.WRITE, 0, 4, 6 * 4096, 4));
+        runClean(new BlockJob(IoOp.READ, 0, 4, 6 * 4096, 4));
     }
 
     @Test

@@ -34,6 +34,14 @@ class DriverHandshakeTest {
                 new io.kickplug.guest.lock.LockRegistry());
     }
 
+    /** Booting with {@code c} fails with a {@link GuestDriverException} whose message contains every part. */
+    private void assertBootFails(DriverConfig c, String... parts) {
+        String message = assertThrows(GuestDriverException.class, () -> boot(c)).getMessage();
+        for (String part : parts) {
+            assertTrue(message.contains(part), message);
+        }
+    }
+
     @BeforeEach
     void setUp() {
         fake = new FakeMmioDevice(OffHeapGuestMemory.allocate(1 << 20));
@@ -102,10 +110,7 @@ class DriverHandshakeTest {
     void featuresOkNotKeptSetsFailedAndThrows() {
         // Sections 3.1.1 step 6 and 2.2.2: the device refuses the subset by leaving FEATURES_OK clear.
         fake.keepFeaturesOk = false;
-        GuestDriverException e = assertThrows(GuestDriverException.class,
-                () -> boot(config));
-        assertTrue(e.getMessage().contains("did not keep FEATURES_OK"), e.getMessage());
-        assertTrue(e.getMessage().contains("3.1.1"), e.getMessage());
+        assertBootFails(config, "did not keep FEATURES_OK", "3.1.1");
         assertEquals(List.of(0, ACK, ACK | DRV, ACK | DRV | FOK, ACK | DRV | FAILED), fake.statusWrites);
         assertTrue(fake.positionsOf(QUEUE_READY).isEmpty(), "no queue is set up");
         assertNull(fake.interrupts);
@@ -115,9 +120,7 @@ class DriverHandshakeTest {
     void deviceWithoutVersion1IsRefused() {
         // Section 6: this driver has no legacy interface, so it needs VIRTIO_F_VERSION_1.
         fake.offeredFeatures = VirtioFeatures.RING_EVENT_IDX | VirtioBlk.F_FLUSH;
-        GuestDriverException e = assertThrows(GuestDriverException.class,
-                () -> boot(config));
-        assertTrue(e.getMessage().contains("without VIRTIO_F_VERSION_1"), e.getMessage());
+        assertBootFails(config, "without VIRTIO_F_VERSION_1");
         assertEquals(List.of(0, ACK, ACK | DRV, ACK | DRV | FAILED), fake.statusWrites);
         assertFalse(fake.driverFeaturesWritten, "no features are written to a legacy device");
     }
@@ -126,21 +129,17 @@ class DriverHandshakeTest {
     void wrongMagicIsIgnoredWithoutTouchingStatus() {
         // Section 4.2.3.1.1: the driver MUST ignore a device with a wrong MagicValue.
         fake.magic = 0x12345678;
-        GuestDriverException e = assertThrows(GuestDriverException.class,
-                () -> boot(config));
-        assertTrue(e.getMessage().contains("MagicValue is 0x12345678"), e.getMessage());
+        assertBootFails(config, "MagicValue is 0x12345678");
         assertTrue(fake.writes.isEmpty());
     }
 
     @Test
     void legacyVersionAndWrongDeviceAreRefused() {
         fake.version = 1;
-        assertTrue(assertThrows(GuestDriverException.class, () -> boot(config))
-                .getMessage().contains("Version 1 is not supported"));
+        assertBootFails(config, "Version 1 is not supported");
         fake.version = 2;
         fake.deviceId = 0;
-        assertTrue(assertThrows(GuestDriverException.class, () -> boot(config))
-                .getMessage().contains("placeholder"));
+        assertBootFails(config, "placeholder");
         assertTrue(fake.statusWrites.isEmpty());
     }
 
@@ -157,9 +156,7 @@ class DriverHandshakeTest {
     @Test
     void resetThatNeverCompletesFailsWithinTheTimeout() {
         fake.resetLagReads = Integer.MAX_VALUE;
-        GuestDriverException e = assertThrows(GuestDriverException.class,
-                () -> boot(config));
-        assertTrue(e.getMessage().contains("did not complete its reset"), e.getMessage());
+        assertBootFails(config, "did not complete its reset");
     }
 
     @Test
@@ -198,9 +195,7 @@ class DriverHandshakeTest {
     @Test
     void missingQueueZeroFailsTheDevice() {
         fake.queueNumMax = new int[] {0};
-        GuestDriverException e = assertThrows(GuestDriverException.class,
-                () -> boot(config));
-        assertTrue(e.getMessage().contains("QueueNumMax of queue 0 is 0"), e.getMessage());
+        assertBootFails(config, "QueueNumMax of queue 0 is 0");
         assertEquals(ACK | DRV | FOK | FAILED, fake.statusWrites.get(fake.statusWrites.size() - 1));
         assertNull(fake.interrupts);
     }
@@ -209,9 +204,7 @@ class DriverHandshakeTest {
     void queueSizeThatIsNotAPowerOfTwoIsRefused() {
         // Section 2.7: split virtqueue sizes are powers of two.
         fake.queueNumMax = new int[] {100};
-        GuestDriverException e = assertThrows(GuestDriverException.class,
-                () -> boot(config));
-        assertTrue(e.getMessage().contains("QueueNumMax 100"), e.getMessage());
+        assertBootFails(config, "QueueNumMax 100");
     }
 
     @Test
@@ -219,8 +212,7 @@ class DriverHandshakeTest {
         // A ring of 32768 (832 KiB) and a header per slot (512 KiB) do not fit 1 MiB of guest memory.
         fake.queueNumMax = new int[] {32768};
         DriverConfig huge = DriverHarness.config(1, 0, Duration.ofMillis(500));
-        GuestDriverException e = assertThrows(GuestDriverException.class, () -> boot(huge));
-        assertTrue(e.getMessage().contains("guest memory exhausted"), e.getMessage());
+        assertBootFails(huge, "guest memory exhausted");
         assertEquals(ACK | DRV | FOK | FAILED, fake.statusWrites.get(fake.statusWrites.size() - 1));
     }
 }
