@@ -1,6 +1,7 @@
 package io.kickplug.guest.fio;
 
 import java.util.Locale;
+import java.util.function.ToLongFunction;
 
 /**
  * fio's value syntax for sizes, times, booleans and integers.
@@ -19,37 +20,43 @@ public final class FioValues {
 
     /** A byte count with fio's suffixes; negative values and garbage are errors naming {@code option}. */
     public static long size(String option, String text) {
-        String t = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
-        int digits = 0;
-        while (digits < t.length() && Character.isDigit(t.charAt(digits))) {
-            digits++;
-        }
-        if (digits == 0) {
-            throw bad(option, text, "expected a size such as 4096, 4k, 64m or 1g");
-        }
-        String suffix = t.substring(digits);
-        long multiplier;
-        if (suffix.isEmpty() || suffix.equals("b")) {
-            multiplier = 1;
-        } else {
+        return withSuffix(option, text, "expected a size such as 4096, 4k, 64m or 1g", suffix -> {
+            if (suffix.isEmpty() || suffix.equals("b")) {
+                return 1;
+            }
             int unit = UNITS.indexOf(suffix.charAt(0));
             String rest = suffix.substring(1);
             if (unit < 0 || !(rest.isEmpty() || rest.equals("b") || rest.equals("ib"))) {
                 throw bad(option, text, "unknown size suffix '" + suffix + "' (use k, m, g, t or p)");
             }
             long base = rest.equals("ib") ? 1000 : 1024;
-            multiplier = 1;
+            long multiplier = 1;
             for (int i = 0; i <= unit; i++) {
                 multiplier *= base;
             }
+            return multiplier;
+        });
+    }
+
+    /**
+     * A number with a unit: {@code text}'s leading digits (an error saying {@code expected} when there are none)
+     * times what {@code multiplier} makes of the suffix after them, in lower case ("" for none).
+     */
+    private static long withSuffix(String option, String text, String expected, ToLongFunction<String> multiplier) {
+        String t = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
+        int digits = 0;
+        while (digits < t.length() && Character.isDigit(t.charAt(digits))) {
+            digits++;
         }
-        long value;
+        if (digits == 0) {
+            throw bad(option, text, expected);
+        }
+        long unit = multiplier.applyAsLong(t.substring(digits));
         try {
-            value = Math.multiplyExact(Long.parseLong(t.substring(0, digits)), multiplier);
+            return Math.multiplyExact(Long.parseLong(t.substring(0, digits)), unit);
         } catch (NumberFormatException | ArithmeticException e) {
             throw bad(option, text, "too large");
         }
-        return value;
     }
 
     /** Whether {@code text} is a percentage ("50%"), fio's form for size and offset. */
@@ -72,29 +79,15 @@ public final class FioValues {
      * ms and us (case-insensitive) choose another.
      */
     public static long timeNanos(String option, String text) {
-        String t = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
-        int digits = 0;
-        while (digits < t.length() && Character.isDigit(t.charAt(digits))) {
-            digits++;
-        }
-        if (digits == 0) {
-            throw bad(option, text, "expected a time such as 10, 10s, 500ms or 2m");
-        }
-        long unit = switch (t.substring(digits)) {
+        return withSuffix(option, text, "expected a time such as 10, 10s, 500ms or 2m", suffix -> switch (suffix) {
             case "", "s" -> 1_000_000_000L;
             case "ms" -> 1_000_000L;
             case "us" -> 1_000L;
             case "m" -> 60_000_000_000L;
             case "h" -> 3_600_000_000_000L;
             case "d" -> 86_400_000_000_000L;
-            default -> throw bad(option, text, "unknown time suffix '" + t.substring(digits)
-                    + "' (use us, ms, s, m, h or d)");
-        };
-        try {
-            return Math.multiplyExact(Long.parseLong(t.substring(0, digits)), unit);
-        } catch (NumberFormatException | ArithmeticException e) {
-            throw bad(option, text, "too large");
-        }
+            default -> throw bad(option, text, "unknown time suffix '" + suffix + "' (use us, ms, s, m, h or d)");
+        });
     }
 
     /** fio's boolean: a bare option means true; otherwise 0/1 (also true/false, yes/no, on/off). */
