@@ -1,5 +1,6 @@
 package io.kickplug.guest.bench;
 
+import io.kickplug.guest.fio.TextFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -28,11 +29,11 @@ final class RealGuestSeeds {
         if (simulated != null) {
             SeedsBench.Report report = simulated.run(o);
             RealGuestReport guest = realGuest.run(rg, System.getenv());
-            SeedJobs.writeFile(report.json(), RealGuestFormat.addToJson(report.jsonText(), guest));
+            TextFiles.write(report.json(), RealGuestFormat.addToJson(report.jsonText(), guest));
             if (o.html() != null) {
                 try {
                     String page = Files.readString(o.html(), StandardCharsets.UTF_8);
-                    SeedJobs.writeFile(o.html(), RealGuestFormat.addToHtml(page, guest, report.seeds()));
+                    TextFiles.write(o.html(), RealGuestFormat.addToHtml(page, guest, report.seeds()));
                 } catch (IOException e) {
                     throw new UncheckedIOException("cannot read " + o.html() + ": " + e.getMessage(), e);
                 }
@@ -45,10 +46,10 @@ final class RealGuestSeeds {
         HostLoad load = HostLoad.between(before, HostLoad.sample());
         Path json = o.json() != null ? o.json() : Path.of(System.getProperty("java.io.tmpdir"), "kickplug-seeds-"
                 + ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss", Locale.ROOT)) + ".json");
-        SeedJobs.writeFile(json, RealGuestFormat.addToJson(SeedsJson.write(List.of(), o.runtimeNanos(), load, started),
+        TextFiles.write(json, RealGuestFormat.addToJson(SeedsJson.write(List.of(), o.runtimeNanos(), load, started),
                 guest));
         if (o.html() != null) {
-            SeedJobs.writeFile(o.html(), RealGuestFormat.addToHtml(SeedsHtml.write(List.of(), o.runtimeNanos(), load,
+            TextFiles.write(o.html(), RealGuestFormat.addToHtml(SeedsHtml.write(List.of(), o.runtimeNanos(), load,
                     started), guest, List.of()));
         }
         return "kp:bench seeds --real-guest-only: seeds 002, 003 and 004 on the real guest only (the simulated seeds"

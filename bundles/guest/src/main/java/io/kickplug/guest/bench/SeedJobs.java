@@ -3,11 +3,6 @@ package io.kickplug.guest.bench;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -17,18 +12,6 @@ import java.util.Map;
 final class SeedJobs {
 
     private SeedJobs() {
-    }
-
-    static void writeFile(Path file, String text) {
-        try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Files.writeString(file, text, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
-        }
     }
 
     static DiskSpec nullDisk(String name, int queues, int ioThreads, TrackedLockKind kind) {

@@ -1,11 +1,9 @@
 package io.kickplug.guest.bench;
 
-import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
-import io.kickplug.api.guest.OptionArgs;
 import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.api.notify.CompletionNotifier;
@@ -22,18 +20,12 @@ import io.kickplug.guest.engine.VirtualTime;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.virtio.AvailEventMode;
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.guest.fio.DirectionStats;
 import io.kickplug.guest.fio.FioReport;
 import io.kickplug.guest.fio.FioRunner;
-import io.kickplug.guest.fio.FioValues;
 import io.kickplug.guest.fio.JobFileParser;
 import io.kickplug.guest.fio.JobResult;
 import io.kickplug.guest.fio.JobSpec;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.InvalidPathException;
+import io.kickplug.guest.fio.TextFiles;
 import java.nio.file.Path;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
@@ -54,7 +46,6 @@ import static io.kickplug.guest.bench.SeedJobs.figures;
 import static io.kickplug.guest.bench.SeedJobs.jobFile;
 import static io.kickplug.guest.bench.SeedJobs.nullDisk;
 import static io.kickplug.guest.bench.SeedJobs.params;
-import static io.kickplug.guest.bench.SeedJobs.writeFile;
 
 /**
  * {@code kp:bench seeds}: the five source experiments of {@code shared/seeds/} side by side, each run once, in
@@ -182,19 +173,11 @@ public final class SeedsBench {
         }
         HostLoad load = HostLoad.between(before, HostLoad.sample());
         if (o.html() != null) {
-            writeFile(o.html(), SeedsHtml.write(seeds, o.runtimeNanos(), load, started));
+            TextFiles.write(o.html(), SeedsHtml.write(seeds, o.runtimeNanos(), load, started));
         }
         String text = SeedsJson.write(seeds, o.runtimeNanos(), load, started);
         Path json = o.json() != null ? o.json() : defaultJson();
-        try {
-            Path parent = json.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Files.writeString(json, text, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + json + ": " + e.getMessage(), e);
-        }
+        TextFiles.write(json, text);
         return new Report(seeds, o.runtimeNanos(), load, started, json.toAbsolutePath(), text);
     }
 

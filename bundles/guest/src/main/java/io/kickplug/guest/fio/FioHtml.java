@@ -1,10 +1,6 @@
 package io.kickplug.guest.fio;
 
 import io.kickplug.guest.bench.SeedsHtml;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,15 +20,7 @@ public final class FioHtml {
     }
 
     public static void writeFile(Path file, FioReport report) {
-        try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Files.writeString(file, write(report), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
-        }
+        TextFiles.write(file, write(report));
     }
 
     public static String write(FioReport report) {
