@@ -1,5 +1,7 @@
 package io.kickplug.guest.engine;
 
+import java.util.Collection;
+
 /**
  * One simulated vCPU, as a job running on it sees it. Every method is called on the vCPU's own thread
  * (from {@link GuestJob#start}, {@link GuestJob#step}, {@link GuestJob#finish} or an {@link IoCallback}).
@@ -19,6 +21,16 @@ public interface Vcpu {
      * @throws IllegalStateException when guest memory is exhausted
      */
     GuestBuffer allocate(int bytes);
+
+    /**
+     * Allocates {@code count} buffers of {@code bytes} each ({@link #allocate}) and adds them to {@code into}: a
+     * job's buffers, one per request it keeps in flight.
+     */
+    default void allocateBuffers(int count, int bytes, Collection<? super GuestBuffer> into) {
+        for (int i = 0; i < count; i++) {
+            into.add(allocate(bytes));
+        }
+    }
 
     /**
      * Queues one I/O on this vCPU's hardware queue. The driver splits it as Linux's block layer would (at

@@ -47,9 +47,7 @@ final class WriteReadVerifyJob implements GuestJob {
 
     @Override
     public void start(Vcpu v) {
-        for (int i = 0; i < depth; i++) {
-            buffers.add(v.allocate(blockSize));
-        }
+        v.allocateBuffers(depth, blockSize, buffers);
     }
 
     @Override

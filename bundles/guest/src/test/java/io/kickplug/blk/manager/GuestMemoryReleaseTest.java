@@ -1,5 +1,6 @@
 package io.kickplug.blk.manager;
 
+import static io.kickplug.guest.testing.ProcessMaps.mapped;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -13,7 +14,6 @@ import io.kickplug.api.memory.ReleasedMemoryException;
 import io.kickplug.api.memory.Unmapper;
 import io.kickplug.guest.virtio.RawRingGuest;
 import io.kickplug.blk.testkit.InProcessHost;
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,12 +47,6 @@ class GuestMemoryReleaseTest {
     @AfterEach
     void tearDown() {
         registry.close();
-    }
-
-    /** Whether this process maps the file (only that file: other tests' mappings do not count). */
-    private static boolean mapped(Path file) throws IOException {
-        String name = file.toAbsolutePath().toString();
-        return Files.readAllLines(Path.of("/proc/self/maps")).stream().anyMatch(l -> l.contains(name));
     }
 
     private void attachAndUse(String disk) throws Exception {

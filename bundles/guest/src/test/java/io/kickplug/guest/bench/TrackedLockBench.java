@@ -116,9 +116,7 @@ public final class TrackedLockBench {
 
         @Override
         public void start(Vcpu v) {
-            for (int i = 0; i < depth; i++) {
-                free.add(v.allocate(BLOCK));
-            }
+            v.allocateBuffers(depth, BLOCK, free);
         }
 
         @Override

@@ -50,9 +50,7 @@ final class BlockJob implements GuestJob {
     public void start(Vcpu v) {
         vcpuThread = Thread.currentThread();
         vcpuId = v.id();
-        for (int i = 0; i < depth; i++) {
-            free.add(v.allocate(bs));
-        }
+        v.allocateBuffers(depth, bs, free);
     }
 
     @Override

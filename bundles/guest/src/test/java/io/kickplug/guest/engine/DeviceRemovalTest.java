@@ -260,9 +260,7 @@ class DeviceRemovalTest {
 
         @Override
         public void start(Vcpu v) {
-            for (int i = 0; i < depth; i++) {
-                free.add(v.allocate(bs));
-            }
+            v.allocateBuffers(depth, bs, free);
         }
 
         @Override

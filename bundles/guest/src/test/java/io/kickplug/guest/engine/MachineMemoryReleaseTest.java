@@ -1,5 +1,6 @@
 package io.kickplug.guest.engine;
 
+import static io.kickplug.guest.testing.ProcessMaps.mapped;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -22,10 +23,8 @@ import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.ds.IoThreadFactoryComponent;
 import io.kickplug.virtio.ds.TransportFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
-import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
@@ -57,11 +56,6 @@ class MachineMemoryReleaseTest {
     @AfterEach
     void tearDown() {
         host.close();
-    }
-
-    private static boolean mapped(Path file) throws IOException {
-        String name = file.toAbsolutePath().toString();
-        return Files.readAllLines(Path.of("/proc/self/maps")).stream().anyMatch(l -> l.contains(name));
     }
 
     @Test
