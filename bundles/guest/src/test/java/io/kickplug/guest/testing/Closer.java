@@ -1,5 +1,6 @@
 package io.kickplug.guest.testing;
 
+import io.kickplug.virtio.testkit.Closing;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import org.junit.jupiter.api.extension.AfterEachCallback;
@@ -9,7 +10,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * What a test opened, closed after it, last opened first, as a JUnit extension: {@code @RegisterExtension final
  * Closer opened = new Closer();}, then {@code machine = opened.add(boot(...))}. A machine is so closed before its
  * transport, the transport (a device reset that waits for the requests in flight) before the I/O threads. Every
- * resource is closed even when one fails; the first failure is thrown, the others suppressed in it.
+ * resource is closed even when one fails ({@link Closing#inOrder}).
  */
 public final class Closer implements AfterEachCallback {
 
@@ -23,21 +24,9 @@ public final class Closer implements AfterEachCallback {
 
     /** Closes everything registered so far, last registered first, and forgets it. */
     public void closeAll() throws Exception {
-        Exception first = null;
-        while (!open.isEmpty()) {
-            try {
-                open.pop().close();
-            } catch (Exception e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
+        AutoCloseable[] lastFirst = open.toArray(new AutoCloseable[0]);
+        open.clear();
+        Closing.inOrder(lastFirst);
     }
 
     @Override

@@ -2,12 +2,9 @@ package io.kickplug.guest.testing;
 
 import static io.kickplug.virtio.pci.PciRegisters.*;
 
-import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.transport.GuestInterrupts;
-import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.PciFunction;
 import io.kickplug.api.transport.RegisterWindow;
-import io.kickplug.api.transport.TransportKind;
 import io.kickplug.virtio.transport.PciTransport;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -18,7 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * (or broken) one would, and a record of every vector raised. Only register values change; the device behind
  * is untouched. Knows Kickplug's layout (common configuration at offset 0 of BAR 4), as a test may.
  */
-public final class TamperedPciPort implements GuestPort, PciFunction {
+public final class TamperedPciPort extends ForwardingGuestPort implements PciFunction {
 
     private final PciTransport pci;
     private final int msixCap;
@@ -41,6 +38,7 @@ public final class TamperedPciPort implements GuestPort, PciFunction {
     public volatile int vendor = -1;
 
     public TamperedPciPort(PciTransport pci) {
+        super(pci);
         this.pci = pci;
         RegisterWindow cfg = pci.configSpace();
         int found = 0;
@@ -52,21 +50,6 @@ public final class TamperedPciPort implements GuestPort, PciFunction {
         this.msixCap = found;
         this.config = new ConfigWindow(cfg);
         this.virtioBar = new VirtioBar(pci.bar(VIRTIO_BAR));
-    }
-
-    @Override
-    public TransportKind kind() {
-        return TransportKind.PCI;
-    }
-
-    @Override
-    public GuestMemory memory() {
-        return pci.memory();
-    }
-
-    @Override
-    public RegisterWindow mmio() {
-        return null;
     }
 
     @Override
@@ -95,30 +78,6 @@ public final class TamperedPciPort implements GuestPort, PciFunction {
     /** Whether MSI-X Enable is set in the real Message Control. */
     public boolean msixEnabled() {
         return (pci.configSpace().read(msixCap + MSIX_MESSAGE_CONTROL, 2) & MSIX_CONTROL_ENABLE) != 0;
-    }
-
-    /** A window that passes every access to {@code real}; the tampering windows override what they change. */
-    private abstract static class ForwardingWindow implements RegisterWindow {
-        final RegisterWindow real;
-
-        ForwardingWindow(RegisterWindow real) {
-            this.real = real;
-        }
-
-        @Override
-        public long size() {
-            return real.size();
-        }
-
-        @Override
-        public long read(long offset, int width) {
-            return real.read(offset, width);
-        }
-
-        @Override
-        public void write(long offset, int width, long value) {
-            real.write(offset, width, value);
-        }
     }
 
     private final class ConfigWindow extends ForwardingWindow {

@@ -5,9 +5,7 @@ import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.transport.GuestInterrupts;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.transport.MmioRegisters;
-import io.kickplug.api.transport.PciFunction;
 import io.kickplug.api.transport.RegisterWindow;
-import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.DriverQueue;
 import io.kickplug.api.virtio.UsedBuffer;
@@ -15,6 +13,8 @@ import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.guest.lock.LockRegistry;
 import io.kickplug.guest.transport.VirtioTransportDriver;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
+import io.kickplug.guest.testing.ForwardingWindow;
+import io.kickplug.guest.testing.ForwardingGuestPort;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -238,47 +238,24 @@ public final class RawRingGuest {
     }
 
     /** The port with QueueNumMax read as at most {@code queueSize}: the rest passes through. */
-    private record SizedPort(GuestPort port, int queueSize) implements GuestPort {
-        @Override
-        public TransportKind kind() {
-            return port.kind();
-        }
+    private static final class SizedPort extends ForwardingGuestPort {
+        private final int queueSize;
 
-        @Override
-        public GuestMemory memory() {
-            return port.memory();
+        SizedPort(GuestPort port, int queueSize) {
+            super(port);
+            this.queueSize = queueSize;
         }
 
         @Override
         public RegisterWindow mmio() {
-            RegisterWindow w = port.mmio();
-            return w == null ? null : new RegisterWindow() {
-                @Override
-                public long size() {
-                    return w.size();
-                }
-
+            RegisterWindow w = delegate.mmio();
+            return w == null ? null : new ForwardingWindow(w) {
                 @Override
                 public long read(long offset, int width) {
-                    long v = w.read(offset, width);
+                    long v = real.read(offset, width);
                     return offset == MmioRegisters.QUEUE_NUM_MAX && v > queueSize ? queueSize : v;
                 }
-
-                @Override
-                public void write(long offset, int width, long value) {
-                    w.write(offset, width, value);
-                }
             };
-        }
-
-        @Override
-        public PciFunction pci() {
-            return port.pci();
-        }
-
-        @Override
-        public void connectInterrupts(GuestInterrupts interrupts) {
-            port.connectInterrupts(interrupts);
         }
     }
 }

@@ -15,11 +15,9 @@ import io.kickplug.virtio.ds.TransportFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.time.Duration;
-import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.transport.GuestPort;
-import io.kickplug.api.transport.PciFunction;
-import io.kickplug.api.transport.RegisterWindow;
 import io.kickplug.api.transport.TransportKind;
+import io.kickplug.guest.testing.ForwardingGuestPort;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -80,31 +78,11 @@ class WriteReadVerifyEndToEndTest {
     void interruptsAreConnectedForThePassAndDisconnectedAfterIt() {
         start(1, 256, RamDiskDevice.fullFeatures());
         List<GuestInterrupts> connected = new ArrayList<>();
-        GuestPort recording = new GuestPort() {
-            @Override
-            public TransportKind kind() {
-                return transport.kind();
-            }
-
-            @Override
-            public GuestMemory memory() {
-                return transport.port().memory();
-            }
-
-            @Override
-            public RegisterWindow mmio() {
-                return transport.port().mmio();
-            }
-
-            @Override
-            public PciFunction pci() {
-                return transport.port().pci();
-            }
-
+        GuestPort recording = new ForwardingGuestPort(transport.port()) {
             @Override
             public void connectInterrupts(GuestInterrupts interrupts) {
                 connected.add(interrupts);
-                transport.port().connectInterrupts(interrupts);
+                super.connectInterrupts(interrupts);
             }
         };
         IoPassResult r = new WriteReadVerifyPass("d1", recording, new VirtqueueFactoryComponent(),
