@@ -330,34 +330,31 @@ class GuestMachineTest {
         jobs.forEach(GuestMachineTest::assertClean);
     }
 
-    @Test
-    void badIoIsRefusedWithOneLine() {
+    /** The message one submit of {@code length} bytes at {@code offset} is refused with, on a one-queue machine. */
+    private String refusedSubmit(IoOp op, long offset, int length) {
         device(1, 64);
         boot(config(1));
+        return assertThrows(IllegalArgumentException.class, () -> machine.runJobs(List.of(new OneShot(
+                (v, buf) -> v.submit(op, offset, length, buf, false, (s, t) -> { }))), RUN)).getMessage();
+    }
+
+    @Test
+    void badIoIsRefusedWithOneLine() {
         assertEquals("offset 100 must be a non-negative multiple of 512 (VIRTIO 1.2 section 5.2.6.1)",
-                assertThrows(IllegalArgumentException.class, () -> machine.runJobs(List.of(new OneShot(
-                        (v, buf) -> v.submit(IoOp.READ, 100, 4096, buf, false, (s, t) -> { }))), RUN)).getMessage());
+                refusedSubmit(IoOp.READ, 100, 4096));
     }
 
     @Test
     void dataThatIsNotWholeSectorsIsRefused() {
         // Section 5.2.6.1: the data of IN and OUT requests is a multiple of 512 bytes.
-        device(1, 64);
-        boot(config(1));
         assertEquals("length 1000 must be a positive multiple of 512 within the 4096-byte buffer "
-                + "(VIRTIO 1.2 section 5.2.6.1)", assertThrows(IllegalArgumentException.class,
-                        () -> machine.runJobs(List.of(new OneShot((v, buf) -> v.submit(IoOp.WRITE, 0, 1000, buf, false,
-                                (s, t) -> { }))), RUN)).getMessage());
+                + "(VIRTIO 1.2 section 5.2.6.1)", refusedSubmit(IoOp.WRITE, 0, 1000));
     }
 
     @Test
     void pastTheCapacityIsRefused() {
-        device(1, 64);
-        boot(config(1));
         assertEquals("I/O of 4096 bytes at offset 4192256 passes the capacity of 4194304 bytes",
-                assertThrows(IllegalArgumentException.class, () -> machine.runJobs(List.of(new OneShot(
-                        (v, buf) -> v.submit(IoOp.READ, DISK - 2048, 4096, buf, false, (s, t) -> { }))), RUN))
-                        .getMessage());
+                refusedSubmit(IoOp.READ, DISK - 2048, 4096));
     }
 
     @Test
