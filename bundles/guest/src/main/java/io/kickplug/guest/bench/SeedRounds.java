@@ -47,6 +47,14 @@ record SeedRounds(SeedPoint median, double minIops, double maxIops, int count) {
         return out;
     }
 
+    /** A point's first figures: the median round's IOPS, then the spread ({@link #addTo}). */
+    Map<String, Double> figures() {
+        Map<String, Double> figures = new LinkedHashMap<>();
+        figures.put("IOPS", median.iops());
+        addTo(figures);
+        return figures;
+    }
+
     /** The spread as figures beside the median's, when there was more than one round. */
     void addTo(Map<String, Double> figures) {
         if (count > 1) {

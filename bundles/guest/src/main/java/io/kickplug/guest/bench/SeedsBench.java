@@ -242,9 +242,7 @@ public final class SeedsBench {
                     params.put("ioeventfd", ioeventfd ? "on" : "off");
                     params.put("avail-event", spec.availEvent().id());
                     params.put("rounds", Integer.toString(options.rounds()));
-                    Map<String, Double> f = new LinkedHashMap<>();
-                    f.put("IOPS", m.iops());
-                    rounds.get(policy).addTo(f);
+                    Map<String, Double> f = rounds.get(policy).figures();
                     f.put("notifies/req", m.notifiesPerRequest());
                     f.put("irqs/req", m.interruptsPerRequest());
                     f.put("hold-max-us", vq == null ? Double.NaN : vq.holdtimeMaxNs() / 1e3);
@@ -386,9 +384,7 @@ public final class SeedsBench {
                 if (!ran) {
                     params.put("ran", String.join("+", new java.util.TreeSet<>(m.strategiesUsed())));
                 }
-                Map<String, Double> f = new LinkedHashMap<>();
-                f.put("IOPS", m.iops());
-                rounds.get(strategy).addTo(f);
+                Map<String, Double> f = rounds.get(strategy).figures();
                 f.put("irqs/req", m.interruptsPerRequest());
                 f.put("suppressed/req", m.suppressedPerRequest());
                 points.add(new SeedResult.Point(strategy + " iodepth " + iodepth, params, f));
@@ -452,9 +448,7 @@ public final class SeedsBench {
             params.put("poll-queues", "0 (toggling)");
             params.put("device-poll", "off");
             params.put("rounds", Integer.toString(options.rounds()));
-            Map<String, Double> f = new LinkedHashMap<>();
-            f.put("IOPS", m.iops());
-            rounds.get(hipri).addTo(f);
+            Map<String, Double> f = rounds.get(hipri).figures();
             f.put("lat-mean-us", m.latMeanUs());
             f.put("lat-p99-us", m.latP99Us());
             f.put("irqs/req", m.interruptsPerRequest());
@@ -509,9 +503,7 @@ public final class SeedsBench {
             params.put("tracked-lock", kind.label());
             params.put("driven-by", "guest engine (fio)");
             params.put("rounds", Integer.toString(options.rounds()));
-            Map<String, Double> f = new LinkedHashMap<>();
-            f.put("IOPS", m.iops());
-            rounds.get(kind).addTo(f);
+            Map<String, Double> f = rounds.get(kind).figures();
             f.put("lock-contentions", tracked == null ? Double.NaN : tracked.contentions());
             f.put("lock-wait-total-us", tracked == null ? Double.NaN : tracked.waittimeTotalNs() / 1e3);
             f.put("lock-hold-max-us", tracked == null ? Double.NaN : tracked.holdtimeMaxNs() / 1e3);

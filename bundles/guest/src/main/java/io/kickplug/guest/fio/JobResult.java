@@ -96,11 +96,15 @@ public final class JobResult {
 
     /** CPU time in user mode as a percentage of the runtime (summed over a group's jobs, as fio). */
     public double usrPercent() {
-        return summedRuntimeNanos == 0 ? 0 : 100.0 * usrNanos / summedRuntimeNanos;
+        return percentOfRuntime(usrNanos);
     }
 
     public double sysPercent() {
-        return summedRuntimeNanos == 0 ? 0 : 100.0 * sysNanos / summedRuntimeNanos;
+        return percentOfRuntime(sysNanos);
+    }
+
+    private double percentOfRuntime(long nanos) {
+        return summedRuntimeNanos == 0 ? 0 : 100.0 * nanos / summedRuntimeNanos;
     }
 
     public long usrNanos() {

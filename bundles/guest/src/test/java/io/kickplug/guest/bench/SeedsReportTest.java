@@ -141,6 +141,8 @@ class SeedsReportTest {
         var f = new java.util.LinkedHashMap<String, Double>();
         r.addTo(f);
         assertEquals(java.util.Map.of("IOPS-rounds-min", 519_000.0, "IOPS-rounds-max", 843_000.0), f);
+        assertEquals(List.of("IOPS", "IOPS-rounds-min", "IOPS-rounds-max"), List.copyOf(r.figures().keySet()));
+        assertEquals(700_000, r.figures().get("IOPS"));
         // An even count: the lower of the middle two.
         assertEquals(500, SeedRounds.of(List.of(point(900), point(100), point(500), point(600))).median()
                 .iops());
