@@ -66,6 +66,16 @@ class DiskRegistryFileAndResizeTest {
         return image;
     }
 
+    /** The status of a write of {@code data} at {@code sector}, on queue 0. */
+    private static int write(RawRingGuest guest, long sector, byte[] data) throws InterruptedException {
+        return guest.request(0, VirtioBlk.T_OUT, sector, data, 0, TIMEOUT).status();
+    }
+
+    /** A read of {@code bytes} at {@code sector}, on queue 0. */
+    private static Completed read(RawRingGuest guest, long sector, int bytes) throws InterruptedException {
+        return guest.request(0, VirtioBlk.T_IN, sector, null, bytes, TIMEOUT);
+    }
+
     private RawRingGuest guest(String name) {
         return new RawRingGuest(registry.port(name)).init(ALL, 1, 64);
     }
@@ -81,12 +91,12 @@ class DiskRegistryFileAndResizeTest {
         RawRingGuest guest = guest("ro");
         assertTrue((guest.features() & VirtioBlk.F_RO) != 0);
         assertEquals(0, guest.features() & (VirtioBlk.F_DISCARD | VirtioBlk.F_WRITE_ZEROES));
-        assertEquals(VirtioBlk.S_IOERR, guest.request(0, VirtioBlk.T_OUT, 0, random(4096, 2), 0, TIMEOUT).status());
+        assertEquals(VirtioBlk.S_IOERR, write(guest, 0, random(4096, 2)));
         // Zeroing requests are not negotiated on a read-only disk: UNSUPP, and nothing written either.
         assertEquals(VirtioBlk.S_UNSUPP, guest.request(0, VirtioBlk.T_WRITE_ZEROES, 0, DiscardSegments.one(0, 8, 0), 0,
                 TIMEOUT).status());
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_FLUSH, 0, null, 0, TIMEOUT).status());
-        Completed read = guest.request(0, VirtioBlk.T_IN, 0, null, 4096, TIMEOUT);
+        Completed read = read(guest, 0, 4096);
         assertArrayEquals(Arrays.copyOf(content, 4096), read.data());
         registry.detach("ro");
         assertArrayEquals(content, Files.readAllBytes(image));
@@ -98,11 +108,11 @@ class DiskRegistryFileAndResizeTest {
         Path image = attachFile("rw", new byte[1 << 20], false);
         RawRingGuest guest = guest("rw");
         byte[] data = random(8192, 3);
-        assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_OUT, 16, data, 0, TIMEOUT).status());
+        assertEquals(VirtioBlk.S_OK, write(guest, 16, data));
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_FLUSH, 0, null, 0, TIMEOUT).status());
         registry.detach("rw");
         registry.attach(DiskSpec.file("rw", image.toString(), false));
-        Completed read = guest("rw").request(0, VirtioBlk.T_IN, 16, null, 8192, TIMEOUT);
+        Completed read = read(guest("rw"), 16, 8192);
         assertEquals(VirtioBlk.S_OK, read.status());
         assertArrayEquals(data, read.data());
     }
@@ -116,11 +126,11 @@ class DiskRegistryFileAndResizeTest {
         assertTrue((guest.features() & VirtioBlk.F_WRITE_ZEROES) != 0);
         byte[] segments = DiscardSegments.of(2).add(2, 4, 1).add(100, 1, 0).bytes();
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_WRITE_ZEROES, 0, segments, 0, TIMEOUT).status());
-        Completed read = guest.request(0, VirtioBlk.T_IN, 0, null, 512 * 8, TIMEOUT);
+        Completed read = read(guest, 0, 512 * 8);
         byte[] expected = Arrays.copyOf(content, 512 * 8);
         Arrays.fill(expected, 2 * 512, 6 * 512, (byte) 0);
         assertArrayEquals(expected, read.data());
-        assertArrayEquals(new byte[512], guest.request(0, VirtioBlk.T_IN, 100, null, 512, TIMEOUT).data());
+        assertArrayEquals(new byte[512], read(guest, 100, 512).data());
         // An out-of-range segment and a DISCARD with the unmap flag.
         assertEquals(VirtioBlk.S_IOERR, guest.request(0, VirtioBlk.T_WRITE_ZEROES, 0,
                 DiscardSegments.one(2048, 1, 0), 0, TIMEOUT).status());
@@ -145,7 +155,7 @@ class DiskRegistryFileAndResizeTest {
         Path image = attachFile("grow", new byte[1 << 20], false);
         RawRingGuest guest = guest("grow");
         byte[] data = random(512, 5);
-        assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_OUT, 2047, data, 0, TIMEOUT).status());
+        assertEquals(VirtioBlk.S_OK, write(guest, 2047, data));
         assertEquals(2048, guest.config(VirtioBlk.CFG_CAPACITY, 8));
         int generation = guest.configGeneration();
 
@@ -154,8 +164,8 @@ class DiskRegistryFileAndResizeTest {
         assertEquals(8192, guest.config(VirtioBlk.CFG_CAPACITY, 8));
         assertNotEquals(generation, guest.configGeneration());
         assertEquals(4L << 20, Files.size(image));
-        assertArrayEquals(data, guest.request(0, VirtioBlk.T_IN, 2047, null, 512, TIMEOUT).data());
-        assertArrayEquals(new byte[512], guest.request(0, VirtioBlk.T_IN, 8191, null, 512, TIMEOUT).data());
+        assertArrayEquals(data, read(guest, 2047, 512).data());
+        assertArrayEquals(new byte[512], read(guest, 8191, 512).data());
         guest.ackInterrupt(CONFIG_INTERRUPT);
 
         int before = guest.configGeneration();
@@ -164,7 +174,7 @@ class DiskRegistryFileAndResizeTest {
         assertEquals(1024, guest.config(VirtioBlk.CFG_CAPACITY, 8));
         assertNotEquals(before, guest.configGeneration());
         assertEquals(512 * 1024, Files.size(image));
-        assertEquals(VirtioBlk.S_IOERR, guest.request(0, VirtioBlk.T_IN, 2047, null, 512, TIMEOUT).status());
+        assertEquals(VirtioBlk.S_IOERR, read(guest, 2047, 512).status());
         assertEquals(512 * 1024, registry.info("grow").sizeBytes());
     }
 
@@ -191,7 +201,7 @@ class DiskRegistryFileAndResizeTest {
         assertEquals(size / 512, guest.config(VirtioBlk.CFG_CAPACITY, 8));
         byte[] data = random(4096, 6);
         long sector = size / 512 - 8;
-        assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_OUT, sector, data, 0, TIMEOUT).status());
-        assertArrayEquals(data, guest.request(0, VirtioBlk.T_IN, sector, null, 4096, TIMEOUT).data());
+        assertEquals(VirtioBlk.S_OK, write(guest, sector, data));
+        assertArrayEquals(data, read(guest, sector, 4096).data());
     }
 }
