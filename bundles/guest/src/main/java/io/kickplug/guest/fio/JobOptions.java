@@ -11,7 +11,7 @@ import java.util.Set;
  * makes one {@link JobSpec} per {@code numjobs} clone. A job starts as a {@link #copy} of the [global]
  * options above it, as in fio.
  */
-public final class JobOptions {
+public final class JobOptions implements Cloneable {
 
     /** fio's default seed with randrepeat=1 (fio's FIO_RANDSEED). */
     public static final long DEFAULT_SEED = 0xb1899bedL;
@@ -55,36 +55,13 @@ public final class JobOptions {
     private boolean doVerify = true;
     private boolean verifyOnly;
 
+    /** A copy to start a job from: every field is a primitive or immutable, so the copy shares nothing. */
     public JobOptions copy() {
-        JobOptions c = new JobOptions();
-        c.name = name;
-        c.filename = filename;
-        c.rw = rw;
-        c.rwmixread = rwmixread;
-        c.bsMin = bsMin;
-        c.bsMax = bsMax;
-        c.size = size;
-        c.sizePercent = sizePercent;
-        c.offset = offset;
-        c.offsetPercent = offsetPercent;
-        c.iodepth = iodepth;
-        c.iodepthBatch = iodepthBatch;
-        c.numjobs = numjobs;
-        c.runtimeNanos = runtimeNanos;
-        c.timeBased = timeBased;
-        c.rampNanos = rampNanos;
-        c.ioengine = ioengine;
-        c.hipri = hipri;
-        c.direct = direct;
-        c.groupReporting = groupReporting;
-        c.verify = verify;
-        c.randseed = randseed;
-        c.randrepeat = randrepeat;
-        c.norandommap = norandommap;
-        c.loops = loops;
-        c.doVerify = doVerify;
-        c.verifyOnly = verifyOnly;
-        return c;
+        try {
+            return (JobOptions) super.clone();
+        } catch (CloneNotSupportedException e) {
+            throw new AssertionError("JobOptions is Cloneable", e);
+        }
     }
 
     public String name() {
