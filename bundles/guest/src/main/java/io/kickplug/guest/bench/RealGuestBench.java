@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
+import static io.kickplug.guest.bench.SeedJobs.hipriFigures;
 import static io.kickplug.guest.bench.SeedJobs.nullDisk;
 
 /**
@@ -339,12 +340,8 @@ public final class RealGuestBench {
         FioTerse irq = m.get("hipri0").fio();
         FioTerse poll = m.get("hipri1").fio();
         double pct = SeedVerdicts.percent(irq.iops(), poll.iops());
-        Map<String, Double> figures = new LinkedHashMap<>();
-        figures.put("iops_change_pct", pct);
-        figures.put("hipri0_iops", irq.iops());
-        figures.put("hipri1_iops", poll.iops());
-        figures.put("hipri0_lat_mean_us", irq.latMeanUs());
-        figures.put("hipri1_lat_mean_us", poll.latMeanUs());
+        Map<String, Double> figures = hipriFigures(pct, irq.iops(), poll.iops(), irq.latMeanUs(),
+                poll.latMeanUs());
         figures.put("hipri0_irqs_per_req", m.get("hipri0").perRequest(m.get("hipri0").interrupts()));
         figures.put("hipri1_irqs_per_req", m.get("hipri1").perRequest(m.get("hipri1").interrupts()));
         String line = String.format(Locale.ROOT, "hipri=1 vs hipri=0: IOPS %s (%.0f -> %.0f), mean latency %.2f -> %.2f"

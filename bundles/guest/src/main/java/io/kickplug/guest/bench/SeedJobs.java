@@ -60,6 +60,16 @@ final class SeedJobs {
         return nanos % 1000 == 0 ? Long.toString(nanos / 1000) : String.format(Locale.ROOT, "%.3f", nanos / 1e3);
     }
 
+    /**
+     * Seed 003's figures that both benches report first: the IOPS change from hipri=0 to hipri=1 in percent, then
+     * each side's IOPS and mean latency.
+     */
+    static Map<String, Double> hipriFigures(double changePct, double irqIops, double pollIops, double irqLatMeanUs,
+            double pollLatMeanUs) {
+        return figures("iops_change_pct", changePct, "hipri0_iops", irqIops, "hipri1_iops", pollIops,
+                "hipri0_lat_mean_us", irqLatMeanUs, "hipri1_lat_mean_us", pollLatMeanUs);
+    }
+
     static Map<String, Double> figures(Object... pairs) {
         Map<String, Double> m = new LinkedHashMap<>();
         for (int i = 0; i < pairs.length; i += 2) {

@@ -43,6 +43,7 @@ import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import static io.kickplug.guest.bench.SeedJobs.figures;
+import static io.kickplug.guest.bench.SeedJobs.hipriFigures;
 import static io.kickplug.guest.bench.SeedJobs.jobFile;
 import static io.kickplug.guest.bench.SeedJobs.nullDisk;
 import static io.kickplug.guest.bench.SeedJobs.params;
@@ -457,12 +458,7 @@ public final class SeedsBench {
         SeedPoint irq = runs.get(false);
         SeedPoint poll = runs.get(true);
         double pct = SeedVerdicts.percent(irq.iops(), poll.iops());
-        Map<String, Double> measured = new LinkedHashMap<>();
-        measured.put("iops_change_pct", pct);
-        measured.put("hipri0_iops", irq.iops());
-        measured.put("hipri1_iops", poll.iops());
-        measured.put("hipri0_lat_mean_us", irq.latMeanUs());
-        measured.put("hipri1_lat_mean_us", poll.latMeanUs());
+        Map<String, Double> measured = hipriFigures(pct, irq.iops(), poll.iops(), irq.latMeanUs(), poll.latMeanUs());
         measured.put("hipri0_lat_p99_us", irq.latP99Us());
         measured.put("hipri1_lat_p99_us", poll.latP99Us());
         String line = String.format(Locale.ROOT, "hipri=1 vs hipri=0: IOPS %s (%.0f -> %.0f), mean latency %.2f -> %.2f"
