@@ -497,25 +497,9 @@ public final class RealGuestBench {
 
     static Measured measure(Step step, RealGuestSteps.Output out, List<QueueCounters> before, List<QueueCounters> after,
             List<LockStatRow> locks) {
-        long requests = 0;
-        long sent = 0;
-        long suppressed = 0;
-        long kicks = 0;
-        Set<String> strategies = new TreeSet<>();
-        for (int q = 0; q < after.size(); q++) {
-            QueueCounters a = after.get(q);
-            QueueCounters b = before != null && q < before.size() ? before.get(q) : null;
-            long r = a.requests() - (b == null ? 0 : b.requests());
-            requests += r;
-            sent += a.interruptsSent() - (b == null ? 0 : b.interruptsSent());
-            suppressed += a.interruptsSuppressed() - (b == null ? 0 : b.interruptsSuppressed());
-            kicks += a.availNotifications() - (b == null ? 0 : b.availNotifications());
-            if (r > 0) {
-                strategies.add(a.strategy());
-            }
-        }
-        return new Measured(step, out.fio(), out.guestIrqs(), requests, sent, suppressed, kicks, Set.copyOf(strategies),
-                locks, List.of(out.fio().iops()));
+        QueueDeltas d = QueueDeltas.between(before, after);
+        return new Measured(step, out.fio(), out.guestIrqs(), d.requests(), d.interruptsSent(),
+                d.interruptsSuppressed(), d.kicks(), d.strategies(), locks, List.of(out.fio().iops()));
     }
 
     private String freeName(String seed) {

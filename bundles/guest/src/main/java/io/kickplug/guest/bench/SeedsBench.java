@@ -596,24 +596,9 @@ public final class SeedsBench {
             JobResult all = JobResult.merge(report.jobs());
             long ios = all.read().ios() + all.write().ios();
             double iops = all.runtimeNanos() == 0 ? 0 : ios * 1e9 / all.runtimeNanos();
-            long requests = 0;
-            long sent = 0;
-            long suppressed = 0;
-            long avail = 0;
-            Set<String> used = new HashSet<>();
-            for (int q = 0; q < after.size(); q++) {
-                QueueCounters a = after.get(q);
-                QueueCounters b = q < before.size() ? before.get(q) : null;
-                long r = a.requests() - (b == null ? 0 : b.requests());
-                requests += r;
-                sent += a.interruptsSent() - (b == null ? 0 : b.interruptsSent());
-                suppressed += a.interruptsSuppressed() - (b == null ? 0 : b.interruptsSuppressed());
-                avail += a.availNotifications() - (b == null ? 0 : b.availNotifications());
-                if (r > 0) {
-                    used.add(a.strategy());
-                }
-            }
-            return new SeedPoint(all, iops, requests, sent, suppressed, Set.copyOf(used), locks, avail, features);
+            QueueDeltas d = QueueDeltas.between(before, after);
+            return new SeedPoint(all, iops, d.requests(), d.interruptsSent(), d.interruptsSuppressed(), d.strategies(),
+                    locks, d.kicks(), features);
         } finally {
             disks.detach(spec.name());
             if (core != null) {
