@@ -41,17 +41,16 @@ class GuestPollingTest {
     final Closer opened = new Closer();
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
     private VirtioBlkDevice device;
-    private TransportInstance transport;
     private GuestMemory memory;
     private VcpuMachine machine;
 
     private void boot(int queues, MachineConfig config) {
         IoThread io = opened.add(new EventLoopThread("poll-test-io"));
-        device = new VirtioBlkDevice(BlkDeviceSpec.of("p", new MemoryBackend(DISK, false), false, queues, 256,
-                "p".getBytes(StandardCharsets.US_ASCII), List.of(io)));
+        device = new VirtioBlkDevice(BlkDeviceSpec.of("p", new MemoryBackend(DISK, false), false,
+                queues, 256, "p".getBytes(StandardCharsets.US_ASCII), List.of(io)));
         memory = OffHeapGuestMemory.allocate(16 << 20);
-        transport = opened.add(new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), device,
-                memory));
+        TransportInstance transport = opened.add(new TransportFactoryComponent(new VirtqueueFactoryComponent())
+                .create(kind(), device, memory));
         machine = opened.add((VcpuMachine) engine.boot(transport.port(), new VirtqueueFactoryComponent(), config));
     }
 
