@@ -1,7 +1,6 @@
 package io.kickplug.virtio.chain;
 
 import io.kickplug.api.virtio.ChainReader;
-import java.nio.ByteBuffer;
 
 /**
  * Reads only the chain's device-readable buffers. A pooled reader (its chain's own) keeps one pooled cursor
@@ -37,16 +36,6 @@ final class PooledChainReader extends PooledCursor<PooledChainReader> implements
     @Override
     public long readU64() {
         return s.readU64();
-    }
-
-    @Override
-    public void skip(long length) {
-        s.skip(length, false);
-    }
-
-    @Override
-    public ByteBuffer[] views(long length) {
-        return s.views(length, false);
     }
 
     @Override

@@ -1,7 +1,6 @@
 package io.kickplug.virtio.chain;
 
 import io.kickplug.api.virtio.ChainWriter;
-import java.nio.ByteBuffer;
 
 /**
  * Writes only the chain's device-writable buffers (section 2.7.5.1: never a device-readable one). A pooled
@@ -38,16 +37,6 @@ final class PooledChainWriter extends PooledCursor<PooledChainWriter> implements
     @Override
     public void writeZeroes(long length) {
         s.fill(length, (byte) 0);
-    }
-
-    @Override
-    public void skip(long length) {
-        s.skip(length, true);
-    }
-
-    @Override
-    public ByteBuffer[] views(long length) {
-        return s.views(length, true);
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.kickplug.virtio.chain;
 
+import java.nio.ByteBuffer;
+
 /**
  * What {@link PooledChainReader} and {@link PooledChainWriter} share: a cursor over one side of a chain
  * ({@link Segments}) and, for a pooled cursor (its chain's own), one pooled spare for its first split per chain;
@@ -39,6 +41,16 @@ abstract class PooledCursor<C extends PooledCursor<C>> {
 
     public final long position() {
         return s.position;
+    }
+
+    /** Moves past {@code length} bytes of this side. */
+    public final void skip(long length) {
+        s.skip(length, writable());
+    }
+
+    /** The next {@code length} bytes of this side as buffers over guest memory, and moves past them. */
+    public final ByteBuffer[] views(long length) {
+        return s.views(length, writable());
     }
 
     /** The rest of this side from {@code offset}: the pooled spare the first time per chain, else a new cursor. */
