@@ -93,17 +93,7 @@ final class Segments {
 
     /** Copies out of guest memory. */
     void read(byte[] dst, int off, int n) {
-        need(n, false);
-        int done = 0;
-        while (done < n) {
-            skipEmpty();
-            int k = (int) Math.min(n - done, segLen(seg) - segOff);
-            memory.read(addr[seg] + segOff, dst, off + done, k);
-            done += k;
-            segOff += k;
-        }
-        position += n;
-        skipEmpty();
+        copy(dst, off, n, false);
     }
 
     /** A little-endian 32-bit value, read in place when it lies in one segment. */
@@ -145,13 +135,23 @@ final class Segments {
         return scratch;
     }
 
+    /** Copies into guest memory. */
     void write(byte[] src, int off, int n) {
-        need(n, true);
+        copy(src, off, n, true);
+    }
+
+    /** Copies {@code n} bytes between {@code bytes} and the segments: into guest memory for a writer. */
+    private void copy(byte[] bytes, int off, int n, boolean writer) {
+        need(n, writer);
         int done = 0;
         while (done < n) {
             skipEmpty();
             int k = (int) Math.min(n - done, segLen(seg) - segOff);
-            memory.write(addr[seg] + segOff, src, off + done, k);
+            if (writer) {
+                memory.write(addr[seg] + segOff, bytes, off + done, k);
+            } else {
+                memory.read(addr[seg] + segOff, bytes, off + done, k);
+            }
             done += k;
             segOff += k;
         }
