@@ -4,12 +4,11 @@ import static io.kickplug.virtio.packed.PackedRing.*;
 
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.virtio.BufferSpec;
-import io.kickplug.api.virtio.DriverQueue;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.UsedBuffer;
-import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.virtio.chain.DriverChains;
+import io.kickplug.virtio.chain.DriverQueueBase;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -19,62 +18,42 @@ import java.util.List;
  * used descriptors taken in ring order whatever the order of their IDs. Not thread-safe: the caller holds its
  * per-queue lock, as Linux holds the vq lock.
  */
-public final class PackedDriverQueue implements DriverQueue {
+public final class PackedDriverQueue extends DriverQueueBase {
 
-    private final GuestMemory memory;
-    private final QueueLayout layout;
-    private final int size;
     private final long ring;
     /** Driver event suppression structure (ours: used-buffer notifications). */
     private final long driverEvent;
     /** Device event suppression structure (the device's: available-buffer notifications). */
     private final long deviceEvent;
-    private final boolean eventIdx;
-    private final boolean indirectAllowed;
-    private final long indirectArea;
-    private final int maxIndirect;
 
     /** Position and avail wrap counter of the next descriptor to write (section 2.8.1). */
     private int nextAvail;
     /** Position and used wrap counter of the next used descriptor to look at. */
     private int lastUsed;
-    /** Free descriptors of the ring. */
-    private int numFree;
-    /** Descriptors made available since the last kickPrepare. */
-    private int numAdded;
     /** Free buffer IDs, a list threaded through {@link #nextFreeId}. */
     private int freeId;
     private final int[] nextFreeId;
     /** Per buffer ID: ring descriptors it holds (1 for an indirect chain), 0 when free. */
     private final int[] descriptors;
-    private final Object[] tokens;
-    private int inFlight;
     /** The driver event suppression flags last written (Linux's event_flags_shadow). */
     private int eventFlagsShadow;
 
     public PackedDriverQueue(GuestMemory memory, QueueLayout layout, long features, long indirectArea,
             int maxIndirect) {
-        if (!RingFormat.PACKED.isValidSize(layout.size())) {
-            throw new IllegalArgumentException("packed queue size must be from 1 to 32768: " + layout.size());
-        }
-        this.memory = memory;
-        this.layout = layout;
-        this.size = layout.size();
+        super(memory, checkedSize(layout), features, indirectArea, maxIndirect);
         this.ring = layout.descTable();
         this.driverEvent = layout.availRing();
         this.deviceEvent = layout.usedRing();
-        this.eventIdx = (features & VirtioFeatures.RING_EVENT_IDX) != 0;
-        this.indirectAllowed = (features & VirtioFeatures.RING_INDIRECT_DESC) != 0 && indirectArea >= 0
-                && maxIndirect > 0;
-        this.indirectArea = indirectArea;
-        this.maxIndirect = maxIndirect;
         this.nextFreeId = new int[size];
         this.descriptors = new int[size];
-        this.tokens = new Object[size];
-        if (indirectAllowed) {
-            memory.checkRange(indirectArea, (long) size * maxIndirect * DESC_SIZE);
-        }
         resumeAt(encode(0, true));
+    }
+
+    private static QueueLayout checkedSize(QueueLayout layout) {
+        if (!RingFormat.PACKED.isValidSize(layout.size())) {
+            throw new IllegalArgumentException("packed queue size must be from 1 to 32768: " + layout.size());
+        }
+        return layout;
     }
 
     /**
@@ -115,26 +94,6 @@ public final class PackedDriverQueue implements DriverQueue {
         }
         freeId = 0;
         eventFlagsShadow = RING_EVENT_FLAGS_ENABLE;
-    }
-
-    @Override
-    public int size() {
-        return size;
-    }
-
-    @Override
-    public QueueLayout layout() {
-        return layout;
-    }
-
-    @Override
-    public int freeDescriptors() {
-        return numFree;
-    }
-
-    @Override
-    public int inFlight() {
-        return inFlight;
     }
 
     private void writeDesc(long table, int pos, long addr, int len, int id) {

@@ -2,11 +2,10 @@ package io.kickplug.virtio.queue;
 
 import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.virtio.BufferSpec;
-import io.kickplug.api.virtio.DriverQueue;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.UsedBuffer;
-import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.virtio.chain.DriverChains;
+import io.kickplug.virtio.chain.DriverQueueBase;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -14,64 +13,45 @@ import java.util.List;
  * The driver's view of a split virtqueue, after Linux's drivers/virtio/virtio_ring.c (split part).
  * Not thread-safe: the caller holds its per-queue lock, as Linux holds the vq lock.
  */
-public final class SplitDriverQueue implements DriverQueue {
+public final class SplitDriverQueue extends DriverQueueBase {
 
-    private final GuestMemory memory;
-    private final QueueLayout layout;
-    private final int size;
     private final int mask;
     private final long desc;
     private final long avail;
     private final long used;
-    private final boolean eventIdx;
-    private final boolean indirectAllowed;
-    private final long indirectArea;
-    private final int maxIndirect;
 
     private int freeHead;
-    private int numFree;
     /** Descriptors each head holds (1 for an indirect chain). */
     private final int[] chainLength;
-    private final Object[] tokens;
     /** Free-running avail.idx as the driver last published it. */
     private int availIdx;
-    /** Entries published since the last kickPrepare. */
-    private int numAdded;
     private int lastUsed;
-    private int inFlight;
     private boolean callbacksDisabled;
 
     public SplitDriverQueue(GuestMemory memory, QueueLayout layout, long features, long indirectArea,
             int maxIndirect) {
-        if (!QueueLayout.isValidSize(layout.size())) {
-            throw new IllegalArgumentException("queue size must be a power of two up to 32768: " + layout.size());
-        }
-        this.memory = memory;
-        this.layout = layout;
-        this.size = layout.size();
+        super(memory, checkedSize(layout), features, indirectArea, maxIndirect);
         this.mask = size - 1;
         this.desc = layout.descTable();
         this.avail = layout.availRing();
         this.used = layout.usedRing();
-        this.eventIdx = (features & VirtioFeatures.RING_EVENT_IDX) != 0;
-        this.indirectAllowed = (features & VirtioFeatures.RING_INDIRECT_DESC) != 0 && indirectArea >= 0
-                && maxIndirect > 0;
-        this.indirectArea = indirectArea;
-        this.maxIndirect = maxIndirect;
         this.chainLength = new int[size];
-        this.tokens = new Object[size];
         memory.fill(desc, QueueLayout.descTableBytes(size), (byte) 0);
         memory.fill(avail, QueueLayout.availRingBytes(size), (byte) 0);
         memory.fill(used, QueueLayout.usedRingBytes(size), (byte) 0);
-        if (indirectAllowed) {
-            memory.checkRange(indirectArea, (long) size * maxIndirect * Ring.DESC_SIZE);
-        }
         // Free list threaded through the descriptors' next fields.
         for (int i = 0; i < size - 1; i++) {
             memory.writeU16(descAddr(i) + 14, (short) (i + 1));
         }
         freeHead = 0;
         numFree = size;
+    }
+
+    private static QueueLayout checkedSize(QueueLayout layout) {
+        if (!QueueLayout.isValidSize(layout.size())) {
+            throw new IllegalArgumentException("queue size must be a power of two up to 32768: " + layout.size());
+        }
+        return layout;
     }
 
     private long descAddr(int i) {
@@ -91,26 +71,6 @@ public final class SplitDriverQueue implements DriverQueue {
         lastUsed = availIdx;
         memory.writeU16(Ring.availIdx(avail), (short) availIdx);
         memory.writeU16(Ring.usedIdx(used), (short) availIdx);
-    }
-
-    @Override
-    public int size() {
-        return size;
-    }
-
-    @Override
-    public QueueLayout layout() {
-        return layout;
-    }
-
-    @Override
-    public int freeDescriptors() {
-        return numFree;
-    }
-
-    @Override
-    public int inFlight() {
-        return inFlight;
     }
 
     @Override

@@ -1,0 +1,73 @@
+package io.kickplug.virtio.chain;
+
+import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.virtio.DriverQueue;
+import io.kickplug.api.virtio.QueueLayout;
+import io.kickplug.api.virtio.VirtioFeatures;
+
+/**
+ * What the split and the packed driver views share: the ring's layout in guest memory, the negotiated ring
+ * features, the area of indirect tables, each chain's token and the counts the driver keeps (free descriptors,
+ * descriptors made available since the last kick check, chains in flight).
+ */
+public abstract class DriverQueueBase implements DriverQueue {
+
+    /** Bytes of a descriptor in an indirect table, split or packed (sections 2.7.5.3 and 2.8.19). */
+    private static final int INDIRECT_DESC_SIZE = 16;
+
+    protected final GuestMemory memory;
+    protected final QueueLayout layout;
+    protected final int size;
+    protected final boolean eventIdx;
+    protected final boolean indirectAllowed;
+    /** Guest address of the indirect tables: {@link #maxIndirect} descriptors per chain the ring can hold. */
+    protected final long indirectArea;
+    protected final int maxIndirect;
+    /** Per head (split) or buffer ID (packed): the token of the chain that holds it, null when free. */
+    protected final Object[] tokens;
+    /** Free descriptors of the ring. */
+    protected int numFree;
+    /** Descriptors (packed) or chains (split) made available since the last kick check. */
+    protected int numAdded;
+    protected int inFlight;
+
+    /**
+     * Takes the ring's features and checks that the indirect tables lie in guest memory; the subclass has checked
+     * that {@code layout}'s size suits its ring format.
+     */
+    protected DriverQueueBase(GuestMemory memory, QueueLayout layout, long features, long indirectArea,
+            int maxIndirect) {
+        this.memory = memory;
+        this.layout = layout;
+        this.size = layout.size();
+        this.eventIdx = (features & VirtioFeatures.RING_EVENT_IDX) != 0;
+        this.indirectAllowed = (features & VirtioFeatures.RING_INDIRECT_DESC) != 0 && indirectArea >= 0
+                && maxIndirect > 0;
+        this.indirectArea = indirectArea;
+        this.maxIndirect = maxIndirect;
+        this.tokens = new Object[size];
+        if (indirectAllowed) {
+            memory.checkRange(indirectArea, (long) size * maxIndirect * INDIRECT_DESC_SIZE);
+        }
+    }
+
+    @Override
+    public final int size() {
+        return size;
+    }
+
+    @Override
+    public final QueueLayout layout() {
+        return layout;
+    }
+
+    @Override
+    public final int freeDescriptors() {
+        return numFree;
+    }
+
+    @Override
+    public final int inFlight() {
+        return inFlight;
+    }
+}
