@@ -9,12 +9,7 @@ import io.kickplug.api.virtio.ChainReader;
 final class PooledChainReader extends PooledCursor<PooledChainReader> implements ChainReader {
 
     PooledChainReader(Segments s, boolean pooled) {
-        super(s, pooled);
-    }
-
-    @Override
-    boolean writable() {
-        return false;
+        super(s, pooled, false);
     }
 
     @Override

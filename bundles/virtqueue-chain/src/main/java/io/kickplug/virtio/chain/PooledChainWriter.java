@@ -10,12 +10,7 @@ import io.kickplug.api.virtio.ChainWriter;
 final class PooledChainWriter extends PooledCursor<PooledChainWriter> implements ChainWriter {
 
     PooledChainWriter(Segments s, boolean pooled) {
-        super(s, pooled);
-    }
-
-    @Override
-    boolean writable() {
-        return true;
+        super(s, pooled, true);
     }
 
     @Override

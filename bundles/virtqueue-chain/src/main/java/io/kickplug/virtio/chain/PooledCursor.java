@@ -12,16 +12,16 @@ import java.nio.ByteBuffer;
 abstract class PooledCursor<C extends PooledCursor<C>> {
     final Segments s;
     private final boolean pooled;
+    /** True for the device-writable side. */
+    private final boolean writable;
     private C spare;
     private boolean spareTaken;
 
-    PooledCursor(Segments s, boolean pooled) {
+    PooledCursor(Segments s, boolean pooled, boolean writable) {
         this.s = s;
         this.pooled = pooled;
+        this.writable = writable;
     }
-
-    /** True for the device-writable side. */
-    abstract boolean writable();
 
     /** A cursor of the same kind over {@code segments}. */
     abstract C create(Segments segments, boolean pooled);
@@ -45,12 +45,12 @@ abstract class PooledCursor<C extends PooledCursor<C>> {
 
     /** Moves past {@code length} bytes of this side. */
     public final void skip(long length) {
-        s.skip(length, writable());
+        s.skip(length, writable);
     }
 
     /** The next {@code length} bytes of this side as buffers over guest memory, and moves past them. */
     public final ByteBuffer[] views(long length) {
-        return s.views(length, writable());
+        return s.views(length, writable);
     }
 
     /** The rest of this side from {@code offset}: the pooled spare the first time per chain, else a new cursor. */
@@ -59,11 +59,11 @@ abstract class PooledCursor<C extends PooledCursor<C>> {
             if (spare == null) {
                 spare = create(new Segments(s.memory), true);
             }
-            s.splitAt(offset, writable(), spare.s);
+            s.splitAt(offset, writable, spare.s);
             spareTaken = true;
             spare.recycle();
             return spare;
         }
-        return create(s.splitAt(offset, writable(), new Segments(s.memory)), false);
+        return create(s.splitAt(offset, writable, new Segments(s.memory)), false);
     }
 }
