@@ -4,6 +4,8 @@ import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.virtio.DriverQueue;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioFeatures;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * What the split and the packed driver views share: the ring's layout in guest memory, the negotiated ring
@@ -49,6 +51,31 @@ public abstract class DriverQueueBase implements DriverQueue {
         if (indirectAllowed) {
             memory.checkRange(indirectArea, (long) size * maxIndirect * INDIRECT_DESC_SIZE);
         }
+    }
+
+    /** Returns the descriptors of the chain whose head (split) or buffer ID (packed) is {@code id} to the free list. */
+    protected abstract void release(int id);
+
+    /** After {@link #detachUnused} released {@code count} chains (maybe none): the ring's own bookkeeping. */
+    protected void detached(int count) {
+    }
+
+    /**
+     * Only after a device reset (the device no longer touches the ring), as Linux's
+     * {@code virtqueue_detach_unused_buf_split} and {@code _packed}: releases every chain in flight, in head or
+     * buffer ID order.
+     */
+    @Override
+    public final List<Object> detachUnused() {
+        List<Object> out = new ArrayList<>();
+        for (int id = 0; id < size; id++) {
+            if (tokens[id] != null) {
+                out.add(tokens[id]);
+                release(id);
+            }
+        }
+        detached(out.size());
+        return out;
     }
 
     @Override

@@ -9,7 +9,6 @@ import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.virtio.chain.DriverChains;
 import io.kickplug.virtio.chain.DriverQueueBase;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -208,7 +207,9 @@ public final class PackedDriverQueue extends DriverQueueBase {
         return new UsedBuffer(token, len);
     }
 
-    private void release(int id) {
+    // After detachUnused there is nothing to undo in the ring: it is initialised again before it is used.
+    @Override
+    protected void release(int id) {
         numFree += descriptors[id];
         descriptors[id] = 0;
         tokens[id] = null;
@@ -252,20 +253,6 @@ public final class PackedDriverQueue extends DriverQueueBase {
         enableAt(advance(lastUsed, Math.min(bufs, size - 1), size));
         memory.fullFence();
         return !hasUsed();
-    }
-
-    @Override
-    public List<Object> detachUnused() {
-        // Only after a device reset (the device no longer touches the ring), as Linux's
-        // virtqueue_detach_unused_buf_packed; the ring is initialised again before it is used.
-        List<Object> out = new ArrayList<>();
-        for (int id = 0; id < size; id++) {
-            if (tokens[id] != null) {
-                out.add(tokens[id]);
-                release(id);
-            }
-        }
-        return out;
     }
 
     /** The driver event suppression structure's desc field as last written (for tests). */

@@ -6,7 +6,6 @@ import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.virtio.chain.DriverChains;
 import io.kickplug.virtio.chain.DriverQueueBase;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -178,8 +177,8 @@ public final class SplitDriverQueue extends DriverQueueBase {
         return new UsedBuffer(token, len);
     }
 
-    /** Returns a chain's descriptors to the free list. */
-    private void release(int head) {
+    @Override
+    protected void release(int head) {
         int n = chainLength[head];
         int last = head;
         for (int k = 1; k < n; k++) {
@@ -237,20 +236,14 @@ public final class SplitDriverQueue extends DriverQueueBase {
         return Ring.distance(lastUsed, usedIdx) <= bufs;
     }
 
+    /**
+     * The detached chains' entries stay in the avail ring; rewinding the index un-publishes them (Linux does the
+     * same in virtqueue_detach_unused_buf_split, legal only while the device is reset).
+     */
     @Override
-    public List<Object> detachUnused() {
-        List<Object> out = new ArrayList<>();
-        for (int h = 0; h < size; h++) {
-            if (tokens[h] != null) {
-                out.add(tokens[h]);
-                release(h);
-                // The entry stays in the avail ring; rewinding the index un-publishes it (Linux does the
-                // same in virtqueue_detach_unused_buf_split, legal only while the device is reset).
-                availIdx = (availIdx - 1) & 0xffff;
-            }
-        }
+    protected void detached(int count) {
+        availIdx = (availIdx - count) & 0xffff;
         memory.writeU16(Ring.availIdx(avail), (short) availIdx);
-        return out;
     }
 
     /** used_event as the driver last wrote it (for tests). */
