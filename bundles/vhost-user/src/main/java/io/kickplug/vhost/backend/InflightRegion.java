@@ -32,11 +32,12 @@ public final class InflightRegion {
 
     static final int HEADER = 16;
     static final int DESC_STATE = 16;
+    /** Offsets of {@code version} and {@code desc_num}, the same in the split and the packed queue regions. */
     static final int OFF_VERSION = 8;
     static final int OFF_DESC_NUM = 10;
     static final int OFF_LAST_BATCH_HEAD = 12;
     static final int OFF_USED_IDX = 14;
-    /** Version written into a fresh queue area (libvhost-user INFLIGHT_VERSION). */
+    /** Version written into a fresh queue area, split or packed (libvhost-user INFLIGHT_VERSION; 0: none yet). */
     static final int VERSION = 1;
     private static final int ALIGN = 64;
 
@@ -63,7 +64,12 @@ public final class InflightRegion {
 
     /** Bytes of one queue's area (libvhost-user vu_inflight_queue_size). */
     public static long queueBytes(int queueSize) {
-        long raw = (long) DESC_STATE * queueSize + HEADER;
+        return queueBytes(HEADER, DESC_STATE, queueSize);
+    }
+
+    /** Bytes of a queue area of either layout: its header and one entry per descriptor, aligned up to 64. */
+    static long queueBytes(int header, int entry, int queueSize) {
+        long raw = header + (long) entry * queueSize;
         return (raw + ALIGN - 1) / ALIGN * ALIGN;
     }
 

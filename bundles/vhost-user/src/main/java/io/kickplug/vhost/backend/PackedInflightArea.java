@@ -34,8 +34,7 @@ import java.nio.ByteOrder;
  */
 final class PackedInflightArea {
 
-    static final int OFF_VERSION = 8;
-    static final int OFF_DESC_NUM = 10;
+    // version and desc_num: InflightRegion.OFF_VERSION and OFF_DESC_NUM, as in the split layout.
     static final int OFF_FREE_HEAD = 12;
     static final int OFF_OLD_FREE_HEAD = 14;
     static final int OFF_USED_IDX = 16;
@@ -55,10 +54,6 @@ final class PackedInflightArea {
     static final int D_LEN = 20;
     static final int D_ADDR = 24;
 
-    /** Version written into a fresh queue region (vhost-user.rst: 1; 0 means not initialised). */
-    static final int VERSION = 1;
-    private static final int ALIGN = 64;
-
     private final ByteBuffer a;
     private final Runnable beforeStore;
 
@@ -69,8 +64,7 @@ final class PackedInflightArea {
 
     /** Bytes of one queue's region: header and entries, aligned up to 64 (DPDK get_pervq_shm_size_packed). */
     static long queueBytes(int queueSize) {
-        long raw = HEADER + (long) DESC_STATE * queueSize;
-        return (raw + ALIGN - 1) / ALIGN * ALIGN;
+        return InflightRegion.queueBytes(HEADER, DESC_STATE, queueSize);
     }
 
     private void store() {
@@ -86,21 +80,21 @@ final class PackedInflightArea {
     // Header.
 
     int version() {
-        return a.getShort(OFF_VERSION) & 0xffff;
+        return a.getShort(InflightRegion.OFF_VERSION) & 0xffff;
     }
 
     void version(int v) {
         store();
-        a.putShort(OFF_VERSION, (short) v);
+        a.putShort(InflightRegion.OFF_VERSION, (short) v);
     }
 
     int descNum() {
-        return a.getShort(OFF_DESC_NUM) & 0xffff;
+        return a.getShort(InflightRegion.OFF_DESC_NUM) & 0xffff;
     }
 
     void descNum(int n) {
         store();
-        a.putShort(OFF_DESC_NUM, (short) n);
+        a.putShort(InflightRegion.OFF_DESC_NUM, (short) n);
     }
 
     int u16(int off) {

@@ -172,7 +172,7 @@ final class PackedInflightQueue extends ForwardingInflightQueue {
             area.descNum(size);
             // Store-store: the region is whole before its version says it is initialised.
             VarHandle.storeStoreFence();
-            area.version(PackedInflightArea.VERSION);
+            area.version(InflightRegion.VERSION);
             return new Recovery(true, freshUsed, freshUsed, new int[0], 0, freshUsed);
         }
         if (area.descNum() < size) {

@@ -106,7 +106,7 @@ class PackedInflightQueueTest {
     void aFreshRegionIsInitialisedAndTakingAndUsingAChainIsRecorded() throws Exception {
         Backend b = new Backend(mem, region, null);
         PackedInflightArea a = b.area;
-        assertEquals(PackedInflightArea.VERSION, a.version());
+        assertEquals(InflightRegion.VERSION, a.version());
         assertEquals(SIZE, a.descNum());
         assertEquals(1, a.u8(PackedInflightArea.OFF_USED_WRAP), "section 2.8.1: the used wrap counter starts at 1");
         for (int e = 0; e < SIZE; e++) {
