@@ -80,21 +80,19 @@ final class PackedInflightArea {
     // Header.
 
     int version() {
-        return a.getShort(InflightRegion.OFF_VERSION) & 0xffff;
+        return u16(InflightRegion.OFF_VERSION);
     }
 
     void version(int v) {
-        store();
-        a.putShort(InflightRegion.OFF_VERSION, (short) v);
+        u16(InflightRegion.OFF_VERSION, v);
     }
 
     int descNum() {
-        return a.getShort(InflightRegion.OFF_DESC_NUM) & 0xffff;
+        return u16(InflightRegion.OFF_DESC_NUM);
     }
 
     void descNum(int n) {
-        store();
-        a.putShort(InflightRegion.OFF_DESC_NUM, (short) n);
+        u16(InflightRegion.OFF_DESC_NUM, n);
     }
 
     int u16(int off) {
@@ -118,39 +116,35 @@ final class PackedInflightArea {
     // Entries.
 
     boolean inflight(int e) {
-        return a.get(entry(e) + D_INFLIGHT) != 0;
+        return u8(entry(e) + D_INFLIGHT) != 0;
     }
 
     void inflight(int e, boolean v) {
-        store();
-        a.put(entry(e) + D_INFLIGHT, (byte) (v ? 1 : 0));
+        u8(entry(e) + D_INFLIGHT, v ? 1 : 0);
     }
 
     int next(int e) {
-        return a.getShort(entry(e) + D_NEXT) & 0xffff;
+        return u16(entry(e) + D_NEXT);
     }
 
     void next(int e, int v) {
-        store();
-        a.putShort(entry(e) + D_NEXT, (short) v);
+        u16(entry(e) + D_NEXT, v);
     }
 
     int last(int e) {
-        return a.getShort(entry(e) + D_LAST) & 0xffff;
+        return u16(entry(e) + D_LAST);
     }
 
     void last(int e, int v) {
-        store();
-        a.putShort(entry(e) + D_LAST, (short) v);
+        u16(entry(e) + D_LAST, v);
     }
 
     int num(int e) {
-        return a.getShort(entry(e) + D_NUM) & 0xffff;
+        return u16(entry(e) + D_NUM);
     }
 
     void num(int e, int v) {
-        store();
-        a.putShort(entry(e) + D_NUM, (short) v);
+        u16(entry(e) + D_NUM, v);
     }
 
     long counter(int e) {
@@ -163,11 +157,11 @@ final class PackedInflightArea {
     }
 
     int id(int e) {
-        return a.getShort(entry(e) + D_ID) & 0xffff;
+        return u16(entry(e) + D_ID);
     }
 
     int flags(int e) {
-        return a.getShort(entry(e) + D_FLAGS) & 0xffff;
+        return u16(entry(e) + D_FLAGS);
     }
 
     int len(int e) {
