@@ -74,45 +74,41 @@ public final class MemoryBackend extends BackendBase {
 
     @Override
     public void read(long offset, ByteBuffer[] dst) throws IOException {
-        resizeLock.readLock().lock();
-        try {
-            AtomicReferenceArray<ByteBuffer> all = open();
-            checkRange(offset, length(dst));
-            long position = offset;
-            for (ByteBuffer buffer : dst) {
-                while (buffer.hasRemaining()) {
-                    int index = (int) (position / chunkSize);
-                    int within = (int) (position % chunkSize);
-                    int n = Math.min(buffer.remaining(), chunkSize - within);
-                    ByteBuffer chunk = all.get(index);
-                    if (chunk == null) {
-                        fillZeroes(buffer, n);
-                    } else {
-                        buffer.put(chunk.slice(within, n));
-                    }
-                    position += n;
-                }
-            }
-        } finally {
-            resizeLock.readLock().unlock();
-        }
+        transfer(offset, dst, false);
     }
 
     @Override
     public void write(long offset, ByteBuffer[] src) throws IOException {
         checkWritable();
+        transfer(offset, src, true);
+    }
+
+    /**
+     * Copies between the chunks from {@code offset} on and {@code buffers}: into the chunks for a write (allocating
+     * them), out of them for a read (an unallocated chunk reads as zeroes).
+     */
+    private void transfer(long offset, ByteBuffer[] buffers, boolean write) throws IOException {
         resizeLock.readLock().lock();
         try {
             AtomicReferenceArray<ByteBuffer> all = open();
-            checkRange(offset, length(src));
+            checkRange(offset, length(buffers));
             long position = offset;
-            for (ByteBuffer buffer : src) {
+            for (ByteBuffer buffer : buffers) {
                 while (buffer.hasRemaining()) {
                     int index = (int) (position / chunkSize);
                     int within = (int) (position % chunkSize);
                     int n = Math.min(buffer.remaining(), chunkSize - within);
-                    chunk(all, index).slice(within, n).put(buffer.slice(buffer.position(), n));
-                    buffer.position(buffer.position() + n);
+                    if (write) {
+                        chunk(all, index).slice(within, n).put(buffer.slice(buffer.position(), n));
+                        buffer.position(buffer.position() + n);
+                    } else {
+                        ByteBuffer chunk = all.get(index);
+                        if (chunk == null) {
+                            fillZeroes(buffer, n);
+                        } else {
+                            buffer.put(chunk.slice(within, n));
+                        }
+                    }
                     position += n;
                 }
             }
