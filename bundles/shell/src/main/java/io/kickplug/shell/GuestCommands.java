@@ -59,10 +59,7 @@ public final class GuestCommands {
             @Parameter(names = "--poll-queues", absentValue = UNSET) String pollQueues,
             @Descriptor("JSON instead of text (shape in the README, section JSON output)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
-        GuestControl c = control;
-        if (c == null) {
-            throw new IllegalStateException("no simulated guest: the io.kickplug.guest bundle is not active");
-        }
+        GuestControl c = OptionalServices.require(control, "simulated guest", "io.kickplug.guest");
         GuestSettings s = c.settings();
         boolean change = !vcpus.isEmpty() || !exitNs.isEmpty() || !injectNs.isEmpty() || !kickPolicy.isEmpty()
                 || !pollQueues.isEmpty();
@@ -86,10 +83,7 @@ public final class GuestCommands {
             @Parameter(names = "--reset", presentValue = "true", absentValue = "false") boolean reset,
             @Descriptor("JSON instead of text (shape in the README, section JSON output)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
-        LockStats stats = lockStats;
-        if (stats == null) {
-            throw new IllegalStateException("no lock statistics: the io.kickplug.guest bundle is not active");
-        }
+        LockStats stats = OptionalServices.require(lockStats, "lock statistics", "io.kickplug.guest");
         if (reset) {
             stats.reset();
             return json ? JsonOut.write(java.util.Map.of("reset", true)) : "lock statistics reset";

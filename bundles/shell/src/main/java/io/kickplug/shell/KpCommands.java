@@ -200,10 +200,7 @@ public final class KpCommands {
             @Descriptor("disk name") String name) {
         IoPassOptions options = new IoPassOptions(Args.intSize("--bs", blockSize), Args.positiveInt("--depth", depth),
                 Args.size("--size", size));
-        GuestWorkloads guest = workloads;
-        if (guest == null) {
-            throw new IllegalStateException("no simulated guest: the io.kickplug.guest bundle is not active");
-        }
+        GuestWorkloads guest = OptionalServices.require(workloads, "simulated guest", "io.kickplug.guest");
         IoPassResult result = guest.writeReadVerify(name, options);
         if (result.mismatches() > 0) {
             throw new IllegalStateException(IoReport.mismatchError(result));

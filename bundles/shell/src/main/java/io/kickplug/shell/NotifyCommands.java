@@ -117,10 +117,6 @@ public final class NotifyCommands {
     }
 
     private NotificationControl control() {
-        NotificationControl c = control;
-        if (c == null) {
-            throw new IllegalStateException("no notification control: the io.kickplug.blk bundle is not active");
-        }
-        return c;
+        return OptionalServices.require(control, "notification control", "io.kickplug.blk");
     }
 }
