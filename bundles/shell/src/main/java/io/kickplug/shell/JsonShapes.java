@@ -9,10 +9,12 @@ import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.ExportStatus;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.function.Function;
 
 /**
  * The documented shapes of {@code --json} (README, "JSON output"); sizes in bytes, times in nanoseconds,
@@ -25,11 +27,7 @@ public final class JsonShapes {
 
     /** {@code kp:disks --json}: {@code {"disks":[{...,"exports":[{"kind","address","state"}]}]}}. */
     public static String disks(List<DiskInfo> disks, List<ExportStatus.Export> exports) {
-        List<Object> list = new ArrayList<>();
-        for (DiskInfo d : disks) {
-            list.add(disk(d, exports));
-        }
-        return JsonOut.write(Map.of("disks", list));
+        return listOf("disks", disks, d -> disk(d, exports));
     }
 
     /** One disk of {@code kp:disks --json}, also {@code kp:attach --json} and {@code kp:resize --json}. */
@@ -86,8 +84,7 @@ public final class JsonShapes {
             names.add(q.strategy());
             names.add(q.configured());
         });
-        List<Object> list = new ArrayList<>();
-        for (String s : names) {
+        return listOf("strategies", names, s -> {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("name", s);
             m.put("bound", s.equals(CompletionNotifier.IMMEDIATE) || bound.contains(s));
@@ -103,23 +100,20 @@ public final class JsonShapes {
             }
             m.put("queues", using);
             m.put("waiting", waiting);
-            list.add(m);
-        }
-        return JsonOut.write(Map.of("strategies", list));
+            return m;
+        });
     }
 
     /** {@code kp:notify --json}: {@code {"queues":[{"disk","queue","strategy","configured"}]}}. */
     public static String switched(List<QueueCounters> queues) {
-        List<Object> list = new ArrayList<>();
-        for (QueueCounters q : queues) {
+        return listOf("queues", queues, q -> {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("disk", q.disk());
             m.put("queue", q.queue());
             m.put("strategy", q.strategy());
             m.put("configured", q.configured());
-            list.add(m);
-        }
-        return JsonOut.write(Map.of("queues", list));
+            return m;
+        });
     }
 
     /**
@@ -139,8 +133,7 @@ public final class JsonShapes {
 
     /** {@code kp:lockstat --json}: {@code {"locks":[{"name", lock_stat's columns in snake_case, times in ns}]}}. */
     public static String lockstat(List<LockStatRow> rows) {
-        List<Object> list = new ArrayList<>();
-        for (LockStatRow r : rows) {
+        return listOf("locks", rows, r -> {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("name", r.name());
             m.put("con_bounces", r.conBounces());
@@ -153,9 +146,8 @@ public final class JsonShapes {
             m.put("holdtime_min_ns", r.holdtimeMinNs());
             m.put("holdtime_max_ns", r.holdtimeMaxNs());
             m.put("holdtime_total_ns", r.holdtimeTotalNs());
-            list.add(m);
-        }
-        return JsonOut.write(Map.of("locks", list));
+            return m;
+        });
     }
 
     /**
@@ -208,5 +200,22 @@ public final class JsonShapes {
         m.put("disk", d.name());
         m.put("tracked_lock", d.trackedLock().label());
         return JsonOut.write(m);
+    }
+
+    /** {@code kp:ring --json}: {@code {"disk","ring"}}. */
+    public static String ring(DiskInfo d) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("disk", d.name());
+        m.put("ring", d.ring().id());
+        return JsonOut.write(m);
+    }
+
+    /** {@code {"key":[shape(item), ...]}}: a command's list, one object per item, in order. */
+    private static <T> String listOf(String key, Collection<T> items, Function<T, Map<String, Object>> shape) {
+        List<Object> list = new ArrayList<>(items.size());
+        for (T item : items) {
+            list.add(shape.apply(item));
+        }
+        return JsonOut.write(Map.of(key, list));
     }
 }

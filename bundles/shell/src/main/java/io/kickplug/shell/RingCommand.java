@@ -28,7 +28,7 @@ public final class RingCommand extends DiskSettingCommand<RingFormat> {
     @Override
     String apply(DiskManager disks, String disk, RingFormat format, boolean json) {
         DiskInfo info = disks.setRing(disk, format);
-        return json ? "{\"disk\":\"" + info.name() + "\",\"ring\":\"" + info.ring().id() + "\"}"
+        return json ? JsonShapes.ring(info)
                 : info.name() + ": " + info.ring().id() + " rings from now on (the device was reset)";
     }
 }
