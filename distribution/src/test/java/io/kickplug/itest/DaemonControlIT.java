@@ -18,10 +18,6 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -135,26 +131,8 @@ class DaemonControlIT {
             assertOk(c.ask("kp:attach m 64M"));
             c.send("kp:io --depth 1 m".getBytes(StandardCharsets.UTF_8));
         }
-        int n = 100;
-        ExecutorService pool = Executors.newFixedThreadPool(n);
-        CountDownLatch connected = new CountDownLatch(n);
-        try {
-            List<Future<String>> answers = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                answers.add(pool.submit(() -> {
-                    try (ControlClient c = new ControlClient(control)) {
-                        connected.countDown();
-                        connected.await(); // all hundred connected at once
-                        return c.ask("kp:disks --json");
-                    }
-                }));
-            }
-            for (Future<String> a : answers) {
-                String answer = a.get(120, TimeUnit.SECONDS);
-                assertTrue(answer.startsWith("{\"ok\":true,\"result\":{\"disks\":[{\"name\":\"m\","), answer);
-            }
-        } finally {
-            pool.shutdownNow();
+        for (String answer : ControlClient.askAtOnce(control, 100, id -> "kp:disks --json", 120)) {
+            assertTrue(answer.startsWith("{\"ok\":true,\"result\":{\"disks\":[{\"name\":\"m\","), answer);
         }
         try (ControlClient c = new ControlClient(control)) {
             // Detach waits for the abandoned kp:io's requests (reset), so the disk goes either way.

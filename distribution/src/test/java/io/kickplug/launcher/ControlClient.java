@@ -9,6 +9,14 @@ import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 
 /** One connection to a daemon's control socket, for tests: a statement a line out, one JSON line back. */
 public final class ControlClient implements AutoCloseable {
@@ -43,6 +51,37 @@ public final class ControlClient implements AutoCloseable {
             return a == null ? "" : a;
         } catch (IOException e) {
             throw new AssertionError("control socket: " + e, e);
+        }
+    }
+
+    /**
+     * Connects {@code n} clients to {@code socket}, all at the same time (each waits until every one is
+     * connected), then client {@code i} asks {@code statement.apply(i)}. Returns the answers in client order,
+     * waiting at most {@code timeoutSeconds} for each.
+     */
+    public static List<String> askAtOnce(Path socket, int n, IntFunction<String> statement, long timeoutSeconds)
+            throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        CountDownLatch connected = new CountDownLatch(n);
+        try {
+            List<Future<String>> answers = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                int id = i;
+                answers.add(pool.submit(() -> {
+                    try (ControlClient c = new ControlClient(socket)) {
+                        connected.countDown();
+                        connected.await();
+                        return c.ask(statement.apply(id));
+                    }
+                }));
+            }
+            List<String> result = new ArrayList<>(n);
+            for (Future<String> a : answers) {
+                result.add(a.get(timeoutSeconds, TimeUnit.SECONDS));
+            }
+            return result;
+        } finally {
+            pool.shutdownNow();
         }
     }
 

@@ -19,12 +19,8 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -184,25 +180,9 @@ class ControlServerTest {
     @Test
     void aHundredClientsAtOnceAreAllAnswered() throws Exception {
         int n = 100;
-        ExecutorService pool = Executors.newFixedThreadPool(n);
-        CountDownLatch connected = new CountDownLatch(n);
-        try {
-            List<Future<String>> answers = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                int id = i;
-                answers.add(pool.submit(() -> {
-                    try (ControlClient c = new ControlClient(socket)) {
-                        connected.countDown();
-                        connected.await(); // all connected at the same time
-                        return c.ask("echo client " + id);
-                    }
-                }));
-            }
-            for (int i = 0; i < n; i++) {
-                assertEquals("{\"ok\":true,\"result\":\"client " + i + "\"}", answers.get(i).get(60, TimeUnit.SECONDS));
-            }
-        } finally {
-            pool.shutdownNow();
+        List<String> answers = ControlClient.askAtOnce(socket, n, id -> "echo client " + id, 60);
+        for (int i = 0; i < n; i++) {
+            assertEquals("{\"ok\":true,\"result\":\"client " + i + "\"}", answers.get(i));
         }
         try (ControlClient c = new ControlClient(socket)) {
             assertEquals("{\"ok\":true,\"result\":\"served\"}", c.ask("echo served"));
