@@ -68,10 +68,22 @@ class RealGuestIT {
                     + prepare.text());
         }
         CHANNEL_LOG.setLevel(java.util.logging.Level.INFO);
-        CHANNEL_LOG.addHandler(new java.util.logging.Handler() {
+        CHANNEL_LOG.addHandler(collecting(ACKS));
+        // Short socket paths: sun_path holds 107 bytes.
+        work = Files.createTempDirectory("kp-rg");
+        image = work.resolve("disk.img");
+        // Both ring bundles, as in the runtime: QEMU's packed=on (packedRing) gets the packed ring.
+        disk = new ExportedDisk("rg", new ImageFileBackend(image, IMAGE_BYTES), 2, 2, work.resolve("vhost.sock"),
+                io.kickplug.api.virtio.RingSelector.of(new io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent(),
+                        new io.kickplug.virtio.packed.ds.PackedVirtqueueFactoryComponent()));
+    }
+
+    /** A log handler that adds every record's message to {@code messages}. */
+    private static java.util.logging.Handler collecting(List<String> messages) {
+        return new java.util.logging.Handler() {
             @Override
             public void publish(java.util.logging.LogRecord r) {
-                ACKS.add(r.getMessage());
+                messages.add(r.getMessage());
             }
 
             @Override
@@ -81,14 +93,7 @@ class RealGuestIT {
             @Override
             public void close() {
             }
-        });
-        // Short socket paths: sun_path holds 107 bytes.
-        work = Files.createTempDirectory("kp-rg");
-        image = work.resolve("disk.img");
-        // Both ring bundles, as in the runtime: QEMU's packed=on (packedRing) gets the packed ring.
-        disk = new ExportedDisk("rg", new ImageFileBackend(image, IMAGE_BYTES), 2, 2, work.resolve("vhost.sock"),
-                io.kickplug.api.virtio.RingSelector.of(new io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent(),
-                        new io.kickplug.virtio.packed.ds.PackedVirtqueueFactoryComponent()));
+        };
     }
 
     @AfterAll
@@ -192,20 +197,7 @@ class RealGuestIT {
         List<String> tracked = Collections.synchronizedList(new ArrayList<>());
         java.util.logging.Logger inflightLog =
                 java.util.logging.Logger.getLogger("io.kickplug.vhost.backend.PackedInflightQueue");
-        java.util.logging.Handler handler = new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord r) {
-                tracked.add(r.getMessage());
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        java.util.logging.Handler handler = collecting(tracked);
         handler.setLevel(java.util.logging.Level.FINE);
         inflightLog.setLevel(java.util.logging.Level.FINE);
         inflightLog.addHandler(handler);
