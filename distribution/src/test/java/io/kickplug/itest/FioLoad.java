@@ -4,6 +4,9 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 
+import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.transport.TransportKind;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -37,6 +40,12 @@ final class FioLoad {
     /** fio's JSON output of every pass so far. */
     final List<String> outputs = new CopyOnWriteArrayList<>();
     private final List<CompletableFuture<Void>> workloads = new ArrayList<>();
+
+    /** A disk to load: 16 MiB of memory behind {@code transport}, two queues, the other settings the defaults. */
+    static DiskSpec memoryDisk(String name, TransportKind transport) {
+        return new DiskSpec(name, new BackendSpec("memory", null, 16L << 20, false), transport, 2,
+                DiskSpec.DEFAULT_QUEUE_SIZE, 1, null, DiskSpec.DEFAULT_GUEST_MEMORY);
+    }
 
     /** Starts one loop of passes per disk. */
     FioLoad(BundleContext context, List<String> disks) {

@@ -5,10 +5,8 @@ import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 import static org.ops4j.pax.exam.CoreOptions.systemProperty;
 
-import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
-import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.transport.TransportKind;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -56,8 +54,8 @@ public class HotSwapIT {
 
     @Test
     public void transportRingAndDeviceUpdatedUnderFioVerifyLoseNothing() throws Exception {
-        initial.attach(spec("hm", TransportKind.MMIO));
-        initial.attach(spec("hp", TransportKind.PCI));
+        initial.attach(FioLoad.memoryDisk("hm", TransportKind.MMIO));
+        initial.attach(FioLoad.memoryDisk("hp", TransportKind.PCI));
         long start = System.nanoTime();
         FioLoad load = new FioLoad(context, DISKS);
         List<String> order = new ArrayList<>();
@@ -87,11 +85,6 @@ public class HotSwapIT {
             assertEquals(0, info.requestsInFlight());
             disks.detach(disk);
         }
-    }
-
-    private static DiskSpec spec(String name, TransportKind transport) {
-        return new DiskSpec(name, new BackendSpec("memory", null, 16L << 20, false), transport, 2,
-                DiskSpec.DEFAULT_QUEUE_SIZE, 1, null, DiskSpec.DEFAULT_GUEST_MEMORY);
     }
 
     /** Waits until both disks are attached again (the block-device bundle rebuilds them from configuration). */

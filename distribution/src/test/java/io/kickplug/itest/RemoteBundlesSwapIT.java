@@ -103,8 +103,7 @@ public class RemoteBundlesSwapIT {
         String uri = "nbd+unix:///disk?socket=" + dir.resolve("qn.sock");
         disks.attach(new DiskSpec("nb", new BackendSpec("nbd", uri, 0, false), TransportKind.MMIO, 2,
                 DiskSpec.DEFAULT_QUEUE_SIZE, 1, null, DiskSpec.DEFAULT_GUEST_MEMORY));
-        disks.attach(new DiskSpec("tt", new BackendSpec("memory", null, 16L << 20, false), TransportKind.PCI, 2,
-                DiskSpec.DEFAULT_QUEUE_SIZE, 1, null, DiskSpec.DEFAULT_GUEST_MEMORY));
+        disks.attach(FioLoad.memoryDisk("tt", TransportKind.PCI));
         String limits = throttle("tt", "--iops", "500");
         assertTrue(limits, limits.contains("iops-total=500"));
         long start = System.nanoTime();

@@ -10,10 +10,8 @@ import static org.ops4j.pax.exam.CoreOptions.options;
 import static org.ops4j.pax.exam.CoreOptions.systemProperty;
 import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
 
-import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
-import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.RingFormat;
 import java.util.List;
@@ -63,8 +61,8 @@ public class RingSwapIT {
 
     @Test
     public void ringFormatSwappedUnderFioVerifyLosesNothing() throws Exception {
-        disks.attach(spec("rm", TransportKind.MMIO));
-        disks.attach(spec("rp", TransportKind.PCI));
+        disks.attach(FioLoad.memoryDisk("rm", TransportKind.MMIO));
+        disks.attach(FioLoad.memoryDisk("rp", TransportKind.PCI));
         long start = System.nanoTime();
         FioLoad load = new FioLoad(context, DISKS);
         RingFormat ring = RingFormat.SPLIT;
@@ -91,10 +89,5 @@ public class RingSwapIT {
             assertEquals(0, info.requestsInFlight());
             disks.detach(disk);
         }
-    }
-
-    private static DiskSpec spec(String name, TransportKind transport) {
-        return new DiskSpec(name, new BackendSpec("memory", null, 16L << 20, false), transport, 2,
-                DiskSpec.DEFAULT_QUEUE_SIZE, 1, null, DiskSpec.DEFAULT_GUEST_MEMORY);
     }
 }
