@@ -13,11 +13,9 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.apache.felix.framework.FrameworkFactory;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
@@ -672,10 +670,8 @@ final class Launcher {
         if (!Files.exists(root)) {
             return;
         }
-        try (Stream<Path> paths = Files.walk(root)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
+        try {
+            FileTree.delete(root);
         } catch (IOException | UncheckedIOException e) {
             err.println("warning: could not delete " + root + ": " + Errors.message(e));
         }

@@ -184,10 +184,8 @@ final class StateDir {
     void resetConfig() throws IOException {
         Path config = config();
         if (Files.isDirectory(config, LinkOption.NOFOLLOW_LINKS)) {
-            try (var paths = Files.walk(config)) {
-                for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
+            try {
+                FileTree.delete(config);
             } catch (java.io.UncheckedIOException e) {
                 throw e.getCause();
             }

@@ -15,9 +15,7 @@ import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * The launcher's temporary files, named so that they can be told apart and removed when their process is gone.
@@ -182,10 +180,8 @@ final class TempFiles {
     }
 
     private static void deleteTree(Path root, List<String> warnings) {
-        try (Stream<Path> paths = Files.walk(root)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
+        try {
+            FileTree.delete(root);
         } catch (IOException | UncheckedIOException e) {
             warnings.add("could not remove the stale cache folder " + root + ": " + e.getMessage());
         }
