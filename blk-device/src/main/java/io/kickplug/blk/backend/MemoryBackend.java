@@ -102,12 +102,7 @@ public final class MemoryBackend extends BackendBase {
                         chunk(all, index).slice(within, n).put(buffer.slice(buffer.position(), n));
                         buffer.position(buffer.position() + n);
                     } else {
-                        ByteBuffer chunk = all.get(index);
-                        if (chunk == null) {
-                            fillZeroes(buffer, n);
-                        } else {
-                            buffer.put(chunk.slice(within, n));
-                        }
+                        readChunk(all.get(index), within, n, buffer);
                     }
                     position += n;
                 }
@@ -227,6 +222,15 @@ public final class MemoryBackend extends BackendBase {
     }
 
     /** Puts {@code n} zero bytes into {@code buffer}. */
+    /** {@code n} bytes of {@code chunk} from {@code within} into {@code buffer}; zeroes for a chunk never written. */
+    private static void readChunk(ByteBuffer chunk, int within, int n, ByteBuffer buffer) {
+        if (chunk == null) {
+            fillZeroes(buffer, n);
+        } else {
+            buffer.put(chunk.slice(within, n));
+        }
+    }
+
     private static void fillZeroes(ByteBuffer buffer, int n) {
         while (n > 0) {
             int step = Math.min(n, ZEROES.length);

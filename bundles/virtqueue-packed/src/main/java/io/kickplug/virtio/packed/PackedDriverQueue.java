@@ -207,7 +207,11 @@ public final class PackedDriverQueue extends DriverQueueBase {
         return new UsedBuffer(token, len);
     }
 
-    // After detachUnused there is nothing to undo in the ring: it is initialised again before it is used.
+    /**
+     * Returns buffer ID {@code id} and its descriptors to the free lists: for a used buffer taken by
+     * {@link #getUsed}, and for every chain detached after a reset, where nothing in the ring needs undoing (the ring
+     * is initialised again before it is used).
+     */
     @Override
     protected void release(int id) {
         numFree += descriptors[id];
