@@ -39,8 +39,11 @@ import org.newsclub.net.unix.KickplugPoll;
  * java -cp benchmarks/target/benchmarks.jar io.kickplug.benchmarks.vhost.VhostBench \
  *     [--jar distribution/target/kickplug.jar] [--qsd /usr/bin/qemu-storage-daemon] [--runs 3] [--runtime 5]
  *     [--warmup 2] [--depths 1,32,64] [--backends null,file] [--java-opts "-XX:+UseSerialGC"] [--ring split]
- *     [--kp-commands "kp:notify d0 defer-call"]
+ *     [--kp-commands "kp:notify d0 defer-call"] [--server-cpus 1]
  * </pre>
+ *
+ * {@code --server-cpus 1}, with the bench itself started under {@code taskset -c 0}, gives the front-end and each
+ * server a core of their own (both servers alike).
  *
  * {@code --ring packed} asks for VIRTIO_F_RING_PACKED (bit 34): Kickplug offers it (its packed ring bundle) and
  * the queue is packed (VIRTIO 1.2 section 2.8); qemu-storage-daemon (libvhost-user) does not offer it and stays on
@@ -124,6 +127,9 @@ public final class VhostBench {
         o.put("java-opts", "-XX:+UseSerialGC");
         o.put("ring", "split");
         o.put("kp-commands", ""); // extra daemon commands after kp:attach, ';'-separated (e.g. "kp:notify d0 bh")
+        // CPUs both servers run on (taskset -c), e.g. "1" with the bench itself under "taskset -c 0": each side
+        // then has a core of its own, as fio's cpus_allowed and QSD's pinned iothreads give; empty: no pinning.
+        o.put("server-cpus", "");
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 >= args.length || !o.containsKey(args[i].substring(2))) {
                 System.err.println("usage: VhostBench [--name value]... with names " + o.keySet());
@@ -225,7 +231,7 @@ public final class VhostBench {
             }
         }
         Files.writeString(script, attach + "\n" + extra + "kp:vhost d0 --socket " + socket + "\n");
-        List<String> cmd = new ArrayList<>();
+        List<String> cmd = pinned();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         for (String f : opts.get("java-opts").trim().split("\\s+")) {
             if (!f.isEmpty()) {
@@ -244,10 +250,21 @@ public final class VhostBench {
         String blockdev = backend.equals("null")
                 ? "driver=null-co,node-name=n0,size=" + DISK_BYTES + ",read-zeroes=off"
                 : "driver=file,node-name=n0,filename=" + image + ",aio=threads,cache.direct=off";
-        Process p = new ProcessBuilder(opts.get("qsd"), "--blockdev", blockdev, "--export",
-                "type=vhost-user-blk,id=e0,node-name=n0,writable=on,num-queues=1,addr.type=unix,addr.path=" + socket)
-                .redirectErrorStream(true).redirectOutput(dir.resolve("qsd-" + backend + ".log").toFile()).start();
+        List<String> cmd = pinned();
+        cmd.addAll(List.of(opts.get("qsd"), "--blockdev", blockdev, "--export",
+                "type=vhost-user-blk,id=e0,node-name=n0,writable=on,num-queues=1,addr.type=unix,addr.path=" + socket));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("qsd-" + backend + ".log").toFile()).start();
         return awaitSocket(new Server("qsd", p, socket));
+    }
+
+    /** The start of a server's command line: {@code taskset -c CPUS} when --server-cpus names CPUs. */
+    private List<String> pinned() {
+        List<String> cmd = new ArrayList<>();
+        String cpus = opts.get("server-cpus").trim();
+        if (!cpus.isEmpty()) {
+            cmd.addAll(List.of("taskset", "-c", cpus));
+        }
+        return cmd;
     }
 
     private static Server awaitSocket(Server s) throws Exception {
