@@ -15,9 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * A raw image file: byte {@code n} of the disk is byte {@code n} of the file. Positional
@@ -42,7 +40,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * <p>The thread that calls I/O must not be interrupted: an interrupt closes a {@link FileChannel} for
  * good (ClosedByInterruptException), and every later request of the disk fails.
  */
-public final class FileBackend extends BackendBase {
+public final class FileBackend extends ResizeLockedBackend {
 
     /** Largest piece of one zero-fill write, and the size of a direct-mode bounce buffer. */
     static final int BOUNCE_BYTES = 1 << 20;
@@ -57,7 +55,6 @@ public final class FileBackend extends BackendBase {
     private final FileChannel channel;
     /** O_DIRECT alignment in bytes, 0 without O_DIRECT. */
     private final int alignment;
-    private final ReadWriteLock resizeLock = new ReentrantReadWriteLock();
     private final ReentrantLock readModifyWrite = new ReentrantLock();
     private final ThreadLocal<ByteBuffer> bounce;
     private volatile boolean closed;
@@ -210,35 +207,18 @@ public final class FileBackend extends BackendBase {
         return alignment != 0;
     }
 
+    /** Positional I/O buffer by buffer, or through the aligned bounce buffer with O_DIRECT. */
     @Override
-    public void read(long offset, ByteBuffer[] dst) throws IOException {
-        transfer(offset, dst, false);
-    }
-
-    @Override
-    public void write(long offset, ByteBuffer[] src) throws IOException {
-        checkWritable();
-        transfer(offset, src, true);
-    }
-
-    /** A READ or WRITE of {@code buffers} at {@code offset}, under the resize lock, after the range check. */
-    private void transfer(long offset, ByteBuffer[] buffers, boolean write) throws IOException {
-        resizeLock.readLock().lock();
-        try {
-            long length = length(buffers);
-            checkRange(offset, length);
-            if (alignment == 0) {
-                long position = offset;
-                for (ByteBuffer buffer : buffers) {
-                    position = write ? writeFully(buffer, position) : readFully(buffer, position);
-                }
-            } else if (write) {
-                writeDirect(offset, length, buffers);
-            } else {
-                readDirect(offset, length, buffers);
+    protected void transfer(long offset, long length, ByteBuffer[] buffers, boolean write) throws IOException {
+        if (alignment == 0) {
+            long position = offset;
+            for (ByteBuffer buffer : buffers) {
+                position = write ? writeFully(buffer, position) : readFully(buffer, position);
             }
-        } finally {
-            resizeLock.readLock().unlock();
+        } else if (write) {
+            writeDirect(offset, length, buffers);
+        } else {
+            readDirect(offset, length, buffers);
         }
     }
 
@@ -249,27 +229,20 @@ public final class FileBackend extends BackendBase {
         channel.force(false);
     }
 
-    /** Writes zeroes over the range, {@value #BOUNCE_BYTES} bytes at a time; {@code mayUnmap} is not used. */
+    /** Writes zeroes over the range, {@value #BOUNCE_BYTES} bytes at a time. */
     @Override
-    public void writeZeroes(long offset, long length, boolean mayUnmap) throws IOException {
-        checkWritable();
-        resizeLock.readLock().lock();
-        try {
-            checkRange(offset, length);
-            long position = offset;
-            long end = offset + length;
-            while (position < end) {
-                int n = (int) Math.min(BOUNCE_BYTES, end - position);
-                ByteBuffer[] zeroes = {ZEROES.duplicate().clear().limit(n)};
-                if (alignment == 0) {
-                    writeFully(zeroes[0], position);
-                } else {
-                    writeDirect(position, n, zeroes);
-                }
-                position += n;
+    protected void zero(long offset, long length) throws IOException {
+        long position = offset;
+        long end = offset + length;
+        while (position < end) {
+            int n = (int) Math.min(BOUNCE_BYTES, end - position);
+            ByteBuffer[] zeroes = {ZEROES.duplicate().clear().limit(n)};
+            if (alignment == 0) {
+                writeFully(zeroes[0], position);
+            } else {
+                writeDirect(position, n, zeroes);
             }
-        } finally {
-            resizeLock.readLock().unlock();
+            position += n;
         }
     }
 

@@ -5,8 +5,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.concurrent.locks.ReadWriteLock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * A sparse disk in off-heap memory. The disk is cut into chunks (1 MiB by default) that are allocated as
@@ -19,13 +17,12 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * device, not here. {@link #resize} excludes all I/O with a read-write lock, so no write lands in a chunk
  * table that a resize is replacing.
  */
-public final class MemoryBackend extends BackendBase {
+public final class MemoryBackend extends ResizeLockedBackend {
 
     static final int DEFAULT_CHUNK = 1 << 20;
     private static final byte[] ZEROES = new byte[8192];
 
     private final int chunkSize;
-    private final ReadWriteLock resizeLock = new ReentrantReadWriteLock();
     private final AtomicLong allocated = new AtomicLong();
     private volatile AtomicReferenceArray<ByteBuffer> chunks;
 
@@ -67,48 +64,38 @@ public final class MemoryBackend extends BackendBase {
         return "the memory disk";
     }
 
+    /** A closed memory disk refuses every call before its range is looked at. */
+    @Override
+    protected void checkOpen() throws IOException {
+        open();
+    }
+
     /** Bytes of chunks allocated now. */
     public long allocatedBytes() {
         return allocated.get();
-    }
-
-    @Override
-    public void read(long offset, ByteBuffer[] dst) throws IOException {
-        transfer(offset, dst, false);
-    }
-
-    @Override
-    public void write(long offset, ByteBuffer[] src) throws IOException {
-        checkWritable();
-        transfer(offset, src, true);
     }
 
     /**
      * Copies between the chunks from {@code offset} on and {@code buffers}: into the chunks for a write (allocating
      * them), out of them for a read (an unallocated chunk reads as zeroes).
      */
-    private void transfer(long offset, ByteBuffer[] buffers, boolean write) throws IOException {
-        resizeLock.readLock().lock();
-        try {
-            AtomicReferenceArray<ByteBuffer> all = open();
-            checkRange(offset, length(buffers));
-            long position = offset;
-            for (ByteBuffer buffer : buffers) {
-                while (buffer.hasRemaining()) {
-                    int index = (int) (position / chunkSize);
-                    int within = (int) (position % chunkSize);
-                    int n = Math.min(buffer.remaining(), chunkSize - within);
-                    if (write) {
-                        chunk(all, index).slice(within, n).put(buffer.slice(buffer.position(), n));
-                        buffer.position(buffer.position() + n);
-                    } else {
-                        readChunk(all.get(index), within, n, buffer);
-                    }
-                    position += n;
+    @Override
+    protected void transfer(long offset, long length, ByteBuffer[] buffers, boolean write) throws IOException {
+        AtomicReferenceArray<ByteBuffer> all = open();
+        long position = offset;
+        for (ByteBuffer buffer : buffers) {
+            while (buffer.hasRemaining()) {
+                int index = (int) (position / chunkSize);
+                int within = (int) (position % chunkSize);
+                int n = Math.min(buffer.remaining(), chunkSize - within);
+                if (write) {
+                    chunk(all, index).slice(within, n).put(buffer.slice(buffer.position(), n));
+                    buffer.position(buffer.position() + n);
+                } else {
+                    readChunk(all.get(index), within, n, buffer);
                 }
+                position += n;
             }
-        } finally {
-            resizeLock.readLock().unlock();
         }
     }
 
@@ -117,32 +104,25 @@ public final class MemoryBackend extends BackendBase {
         open();
     }
 
-    /** Frees the chunks the range covers wholly and zeroes the rest of it; {@code mayUnmap} changes nothing. */
+    /** Frees the chunks the range covers wholly and zeroes the rest of it. */
     @Override
-    public void writeZeroes(long offset, long length, boolean mayUnmap) throws IOException {
-        checkWritable();
-        resizeLock.readLock().lock();
-        try {
-            AtomicReferenceArray<ByteBuffer> all = open();
-            checkRange(offset, length);
-            long position = offset;
-            long end = offset + length;
-            while (position < end) {
-                int index = (int) (position / chunkSize);
-                int within = (int) (position % chunkSize);
-                int n = (int) Math.min(end - position, chunkSize - within);
-                if (within == 0 && (n == chunkSize || position + n == size)) {
-                    free(all, index);
-                } else {
-                    ByteBuffer chunk = all.get(index);
-                    if (chunk != null) {
-                        zero(chunk, within, n);
-                    }
+    protected void zero(long offset, long length) throws IOException {
+        AtomicReferenceArray<ByteBuffer> all = open();
+        long position = offset;
+        long end = offset + length;
+        while (position < end) {
+            int index = (int) (position / chunkSize);
+            int within = (int) (position % chunkSize);
+            int n = (int) Math.min(end - position, chunkSize - within);
+            if (within == 0 && (n == chunkSize || position + n == size)) {
+                free(all, index);
+            } else {
+                ByteBuffer chunk = all.get(index);
+                if (chunk != null) {
+                    zero(chunk, within, n);
                 }
-                position += n;
             }
-        } finally {
-            resizeLock.readLock().unlock();
+            position += n;
         }
     }
 
@@ -221,7 +201,6 @@ public final class MemoryBackend extends BackendBase {
         }
     }
 
-    /** Puts {@code n} zero bytes into {@code buffer}. */
     /** {@code n} bytes of {@code chunk} from {@code within} into {@code buffer}; zeroes for a chunk never written. */
     private static void readChunk(ByteBuffer chunk, int within, int n, ByteBuffer buffer) {
         if (chunk == null) {
@@ -231,6 +210,7 @@ public final class MemoryBackend extends BackendBase {
         }
     }
 
+    /** Puts {@code n} zero bytes into {@code buffer}. */
     private static void fillZeroes(ByteBuffer buffer, int n) {
         while (n > 0) {
             int step = Math.min(n, ZEROES.length);
