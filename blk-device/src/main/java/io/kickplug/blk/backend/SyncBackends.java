@@ -3,6 +3,8 @@ package io.kickplug.blk.backend;
 import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BackendIo;
 import io.kickplug.api.blk.BlockBackend;
+import io.kickplug.api.blk.DelegatingAsyncBackend;
+import io.kickplug.api.blk.ForwardingAsyncBackend;
 import java.io.IOException;
 
 /**
@@ -72,53 +74,8 @@ public final class SyncBackends {
         }
     }
 
-    /** Delegates the synchronous part of the contract to a backend. */
-    abstract static class Delegating implements AsyncBlockBackend {
-
-        final BlockBackend backend;
-
-        Delegating(BlockBackend backend) {
-            this.backend = backend;
-        }
-
-        @Override
-        public String kind() {
-            return backend.kind();
-        }
-
-        @Override
-        public long size() {
-            return backend.size();
-        }
-
-        @Override
-        public boolean readOnly() {
-            return backend.readOnly();
-        }
-
-        @Override
-        public boolean supportsDiscard() {
-            return backend.supportsDiscard();
-        }
-
-        @Override
-        public boolean supportsWriteZeroes() {
-            return backend.supportsWriteZeroes();
-        }
-
-        @Override
-        public void resize(long newSize) throws IOException {
-            backend.resize(newSize);
-        }
-
-        /** The backend this view serves. */
-        public BlockBackend backend() {
-            return backend;
-        }
-    }
-
     /** A non-blocking backend: every operation runs and completes inside {@link #submit}. */
-    static final class Inline extends Delegating {
+    static final class Inline extends DelegatingAsyncBackend {
 
         Inline(BlockBackend backend) {
             super(backend);

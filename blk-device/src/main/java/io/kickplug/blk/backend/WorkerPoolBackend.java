@@ -2,6 +2,7 @@ package io.kickplug.blk.backend;
 
 import io.kickplug.api.blk.BackendIo;
 import io.kickplug.api.blk.BlockBackend;
+import io.kickplug.api.blk.DelegatingAsyncBackend;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -37,7 +38,7 @@ import java.util.function.LongSupplier;
  * inline; one that takes longer than {@value #INLINE_SLOW_NS} ns (it went to the disk) closes the inline path for
  * {@value #INLINE_PAUSE_NS} ns, so a cold or slow file stalls its I/O thread at most once per pause.
  */
-public final class WorkerPoolBackend extends SyncBackends.Delegating {
+public final class WorkerPoolBackend extends DelegatingAsyncBackend {
 
     private static final Logger LOG = System.getLogger(WorkerPoolBackend.class.getName());
 

@@ -3,7 +3,7 @@ package io.kickplug.blk.manager;
 import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BackendFilter;
 import io.kickplug.api.blk.BackendIo;
-import io.kickplug.blk.backend.ForwardingAsyncBackend;
+import io.kickplug.api.blk.ForwardingAsyncBackend;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;

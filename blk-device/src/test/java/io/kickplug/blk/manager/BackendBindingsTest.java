@@ -12,7 +12,7 @@ import io.kickplug.api.blk.BackendFilter;
 import io.kickplug.api.blk.BackendIo;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.BlockBackend;
-import io.kickplug.blk.backend.ForwardingAsyncBackend;
+import io.kickplug.api.blk.ForwardingAsyncBackend;
 import io.kickplug.blk.backend.SyncBackends;
 import io.kickplug.blk.testkit.RecordedIo;
 import io.kickplug.virtio.testkit.Await;

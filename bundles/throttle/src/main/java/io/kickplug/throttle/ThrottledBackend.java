@@ -2,6 +2,7 @@ package io.kickplug.throttle;
 
 import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BackendIo;
+import io.kickplug.api.blk.ForwardingAsyncBackend;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.concurrent.ScheduledExecutorService;
@@ -13,12 +14,12 @@ import java.util.concurrent.TimeUnit;
  * every later one queues behind it (first come, first served, as QEMU does per direction), until the timer lets
  * the head through; flushes, discards and write-zeroes pass (the device orders a flush after the writes it waits
  * for, queued ones included). Counts the requests it delayed and for how long. After the bundle stopped
- * ({@link #passThrough()}) everything passes at once.
+ * ({@link #passThrough()}) everything passes at once. Everything else (the disk's questions, unplug, FUA) goes on
+ * to the backend it wraps as {@link ForwardingAsyncBackend} passes it.
  */
-final class ThrottledBackend implements AsyncBlockBackend {
+final class ThrottledBackend extends ForwardingAsyncBackend {
 
     private final String disk;
-    private final AsyncBlockBackend inner;
     private final ScheduledExecutorService timer;
     private volatile ThrottleGroup group;
     private final ArrayDeque<BackendIo> queue = new ArrayDeque<>();
@@ -33,8 +34,8 @@ final class ThrottledBackend implements AsyncBlockBackend {
     private volatile Runnable onClose;
 
     ThrottledBackend(String disk, AsyncBlockBackend inner, ThrottleGroup group, ScheduledExecutorService timer) {
+        super(inner);
         this.disk = disk;
-        this.inner = inner;
         this.group = group;
         this.timer = timer;
         group.join(this);
@@ -85,7 +86,7 @@ final class ThrottledBackend implements AsyncBlockBackend {
                 }
             }
         }
-        inner.submit(io);
+        view.submit(io);
     }
 
     private void enqueue(BackendIo io) {
@@ -141,10 +142,10 @@ final class ThrottledBackend implements AsyncBlockBackend {
             }
         }
         for (int i = 0; i < n; i++) {
-            inner.submit(out[i]);
+            view.submit(out[i]);
         }
         if (n > 0) {
-            inner.unplug();
+            view.unplug();
         }
     }
 
@@ -169,46 +170,6 @@ final class ThrottledBackend implements AsyncBlockBackend {
         }
     }
 
-    @Override
-    public void unplug() {
-        inner.unplug();
-    }
-
-    @Override
-    public String kind() {
-        return inner.kind();
-    }
-
-    @Override
-    public long size() {
-        return inner.size();
-    }
-
-    @Override
-    public boolean readOnly() {
-        return inner.readOnly();
-    }
-
-    @Override
-    public boolean supportsDiscard() {
-        return inner.supportsDiscard();
-    }
-
-    @Override
-    public boolean supportsWriteZeroes() {
-        return inner.supportsWriteZeroes();
-    }
-
-    @Override
-    public boolean supportsFua() {
-        return inner.supportsFua();
-    }
-
-    @Override
-    public void resize(long newSize) throws IOException {
-        inner.resize(newSize);
-    }
-
     /**
      * Retires this wrapper: what still waits goes on to the backend at once (the disk manager retires a wrapper
      * when it rebuilds the disk's filter chain, and a device closes only after its requests completed, so nothing
@@ -221,6 +182,6 @@ final class ThrottledBackend implements AsyncBlockBackend {
         if (onClose != null) {
             onClose.run();
         }
-        inner.close();
+        super.close();
     }
 }

@@ -1,15 +1,15 @@
-package io.kickplug.blk.backend;
+package io.kickplug.api.blk;
 
-import io.kickplug.api.blk.AsyncBlockBackend;
-import io.kickplug.api.blk.BackendIo;
 import java.io.IOException;
+import org.osgi.annotation.versioning.ConsumerType;
 
 /**
- * An asynchronous backend that passes everything on to another; subclasses override what they change. The
- * synchronous questions (kind, size, read-only, discard, write-zeroes, resize) go on as {@link SyncBackends}'
- * views pass them.
+ * An asynchronous backend that passes everything on to another; subclasses override what they change (a
+ * {@link BackendFilter}'s wrapper, the device's chain of filters). The synchronous questions go on as
+ * {@link DelegatingAsyncBackend} passes them.
  */
-public abstract class ForwardingAsyncBackend extends SyncBackends.Delegating {
+@ConsumerType
+public abstract class ForwardingAsyncBackend extends DelegatingAsyncBackend {
 
     /** Where requests and questions go. */
     protected final AsyncBlockBackend view;
