@@ -32,18 +32,12 @@ public final class PackedDeviceQueue extends QueueBase {
     /** Device event suppression structure: ours about available-buffer notifications. */
     private final long deviceEvent;
 
-    /** Position and avail wrap counter of the next descriptor to look at (section 2.8.1). */
-    private int nextAvail;
-    /** Position and used wrap counter where the next used descriptor goes. */
-    private int nextUsed;
     /** First used descriptor of the batch not yet published (its flags not yet stored), or -1. */
     private int batchFirst = -1;
     private int batchFirstFlags;
     /** Descriptors the used position moved since the last notification decision. */
     private int movedSinceCheck;
     private boolean checkedOnce;
-    /** One pooled chain per buffer ID (no allocation per request); refilled only after the ID was pushed. */
-    private final PooledChain[] chains;
 
     /**
      * Creates the view and validates the queue configuration the driver wrote.
@@ -68,7 +62,6 @@ public final class PackedDeviceQueue extends QueueBase {
         checkPart("2.8", "descriptor ring", ring, (long) DESC_SIZE * size);
         checkPart("2.8", "driver event suppression", driverEvent, RingFormat.EVENT_SUPPRESSION_BYTES);
         checkPart("2.8", "device event suppression", deviceEvent, RingFormat.EVENT_SUPPRESSION_BYTES);
-        this.chains = new PooledChain[size];
         // Section 2.8.1: both wrap counters start at 1, at position 0.
         this.nextAvail = encode(0, true);
         this.nextUsed = nextAvail;
@@ -93,18 +86,6 @@ public final class PackedDeviceQueue extends QueueBase {
         batchFirst = -1;
         movedSinceCheck = 0;
         checkedOnce = false;
-    }
-
-    /** Position of the next descriptor to look at, its avail wrap counter in bit 15. */
-    @Override
-    public int nextAvail() {
-        return nextAvail;
-    }
-
-    /** Position where the next used descriptor goes, the used wrap counter in bit 15. */
-    @Override
-    public int nextUsed() {
-        return nextUsed;
     }
 
     /**
@@ -231,19 +212,7 @@ public final class PackedDeviceQueue extends QueueBase {
 
     /** Reads an indirect table (section 2.8.7) into {@code chain}. */
     private void readIndirect(PooledChain chain, long table, int len, int id) {
-        long tableLen = len & 0xffffffffL;
-        if (tableLen == 0 || tableLen % DESC_SIZE != 0) {
-            throw fault("2.8.19", "indirect table length " + tableLen + " is not a non-zero multiple of 16");
-        }
-        if (tableLen / DESC_SIZE > QueueLayout.MAX_SIZE) {
-            throw fault("2.8.19", "indirect table of " + tableLen / DESC_SIZE
-                    + " descriptors is longer than the device allows (32768)");
-        }
-        if (!memory.isValidRange(table, tableLen)) {
-            throw fault("2.8.7", String.format("indirect table at 0x%x (+%d) is outside guest memory", table,
-                    tableLen));
-        }
-        int entries = (int) (tableLen / DESC_SIZE);
+        int entries = indirectEntries(table, len, "2.8.19", "2.8.7");
         for (int k = 0; k < entries; k++) {
             int flags = memory.readU16(PackedRing.flags(table, k)) & 0xffff;
             if ((flags & DESC_F_INDIRECT) != 0) {

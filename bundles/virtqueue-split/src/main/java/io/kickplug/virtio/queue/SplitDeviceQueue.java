@@ -24,25 +24,14 @@ public final class SplitDeviceQueue extends QueueBase {
     private final long avail;
     private final long used;
 
-    /** last_avail_idx: free-running 16-bit index of the next avail entry to take. */
-    private int nextAvail;
     /** The avail.idx value last read; entries in [nextAvail, shadowAvail) are known to be published. */
     private int shadowAvail;
-    /** Free-running 16-bit used index of the next used entry; ahead of {@link #publishedUsed} within a batch. */
-    private int nextUsed;
     /** Free-running 16-bit used index last stored in used.idx (published). */
     private int publishedUsed;
     /** Used index when the driver was last considered for a notification (EVENT_IDX). */
     private int signalledUsed;
     private boolean signalledUsedValid;
     private int pushedSinceCheck;
-
-    /**
-     * One chain object per descriptor head, made on the head's first pop and refilled on each later one: no
-     * allocation per request. Safe because a head is popped again only after it was pushed (the in-flight
-     * check below, section 2.7.13), so a chain is never refilled while its request is in flight.
-     */
-    private final PooledChain[] chains;
 
     /**
      * Creates the view and validates the queue configuration the driver wrote.
@@ -70,7 +59,6 @@ public final class SplitDeviceQueue extends QueueBase {
         checkPart("2.7", "descriptor table", desc, QueueLayout.descTableBytes(size));
         checkPart("2.7", "available ring", avail, QueueLayout.availRingBytes(size));
         checkPart("2.7", "used ring", used, QueueLayout.usedRingBytes(size));
-        this.chains = new PooledChain[size];
         // The device starts at the indices the driver left (0 after a reset; section 2.7.6 / 2.7.8).
         this.nextAvail = 0;
         this.shadowAvail = 0;
@@ -86,16 +74,6 @@ public final class SplitDeviceQueue extends QueueBase {
         this.nextUsed = nextUsedIdx & 0xffff;
         this.publishedUsed = this.nextUsed;
         this.signalledUsedValid = false;
-    }
-
-    @Override
-    public int nextAvail() {
-        return nextAvail;
-    }
-
-    @Override
-    public int nextUsed() {
-        return nextUsed;
     }
 
     /**
@@ -230,7 +208,7 @@ public final class SplitDeviceQueue extends QueueBase {
                 if ((flags & Ring.DESC_F_NEXT) != 0) {
                     throw fault("2.7.5.3.1", "descriptor has both INDIRECT and NEXT");
                 }
-                tableSize = indirectTableSize(addr, len);
+                tableSize = indirectEntries(addr, len, "2.7.5.3.1", "2.7.5.3");
                 // Section 2.7.5.3.2: the WRITE flag of the descriptor pointing to the table is ignored.
                 table = addr;
                 ttl = tableSize;
@@ -250,23 +228,6 @@ public final class SplitDeviceQueue extends QueueBase {
             i = next;
         }
         return chain.finish(head, 1);
-    }
-
-    /** Entries of the indirect table at {@code addr} of {@code len} bytes, checked (section 2.7.5.3). */
-    private int indirectTableSize(long addr, int len) {
-        long tableLen = len & 0xffffffffL;
-        if (tableLen == 0 || tableLen % Ring.DESC_SIZE != 0) {
-            throw fault("2.7.5.3.1", "indirect table length " + tableLen + " is not a non-zero multiple of 16");
-        }
-        if (tableLen / Ring.DESC_SIZE > QueueLayout.MAX_SIZE) {
-            throw fault("2.7.5.3.1", "indirect table of " + tableLen / Ring.DESC_SIZE
-                    + " descriptors is longer than the device allows (32768)");
-        }
-        if (!memory.isValidRange(addr, tableLen)) {
-            throw fault("2.7.5.3", String.format("indirect table at 0x%x (+%d) is outside guest memory", addr,
-                    tableLen));
-        }
-        return (int) (tableLen / Ring.DESC_SIZE);
     }
 
     /** The element now, the index at {@link #publishUsed()} (or the next decision): one release store per batch. */
