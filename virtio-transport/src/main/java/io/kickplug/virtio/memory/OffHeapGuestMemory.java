@@ -345,6 +345,43 @@ public final class OffHeapGuestMemory implements GuestMemory {
     }
 
     /**
+     * One access of {@code width} (2, 4 or 8) bytes at index {@code i} of one little-endian buffer, an acquire
+     * load when {@code acquire} (2 and 4 bytes only, aligned: the callers check). Static and small, so the JIT
+     * inlines it into {@link #load}'s two fast paths: no extra call per access.
+     */
+    private static long get(ByteBuffer b, int i, int width, boolean acquire) {
+        return switch (width) {
+            case 2 -> acquire ? (short) SHORT.getAcquire(b, i) : b.getShort(i);
+            case 4 -> acquire ? (int) INT.getAcquire(b, i) : b.getInt(i);
+            default -> b.getLong(i);
+        };
+    }
+
+    /**
+     * Stores {@code width} bytes at index {@code i} of one little-endian buffer, as {@link #get} loads them: a
+     * release store when {@code release} (2 and 4 bytes only, aligned). Inlined into {@link #store} likewise.
+     */
+    private static void put(ByteBuffer b, int i, int width, long value, boolean release) {
+        switch (width) {
+            case 2 -> {
+                if (release) {
+                    SHORT.setRelease(b, i, (short) value);
+                } else {
+                    b.putShort(i, (short) value);
+                }
+            }
+            case 4 -> {
+                if (release) {
+                    INT.setRelease(b, i, (int) value);
+                } else {
+                    b.putInt(i, (int) value);
+                }
+            }
+            default -> b.putLong(i, value);
+        }
+    }
+
+    /**
      * Loads {@code width} (2, 4 or 8) bytes little-endian. In one chunk it is a single access (with acquire
      * semantics when {@code acquire}, which needs an aligned address); across chunks or regions, or
      * misaligned for an acquire, it reads byte by byte and an acquire fence follows, so later loads are not
@@ -358,23 +395,12 @@ public final class OffHeapGuestMemory implements GuestMemory {
         // path below, which throws the precise exception.
         if (f != null && Long.compareUnsigned(fo, flatSize - width) <= 0
                 && (!acquire || (address & (width - 1)) == 0)) {
-            int i = (int) fo;
-            return switch (width) {
-                case 2 -> acquire ? (short) SHORT.getAcquire(f, i) : f.getShort(i);
-                case 4 -> acquire ? (int) INT.getAcquire(f, i) : f.getInt(i);
-                default -> f.getLong(i);
-            };
+            return get(f, (int) fo, width, acquire);
         }
         Region r = check(address, width);
         long off = address - r.start;
         if ((!acquire || (address & (width - 1)) == 0) && inOneChunk(r, off, width) && off + width <= r.size) {
-            ByteBuffer c = chunk(r, off);
-            int i = index(r, off);
-            return switch (width) {
-                case 2 -> acquire ? (short) SHORT.getAcquire(c, i) : c.getShort(i);
-                case 4 -> acquire ? (int) INT.getAcquire(c, i) : c.getInt(i);
-                default -> c.getLong(i);
-            };
+            return get(chunk(r, off), index(r, off), width, acquire);
         }
         long v = readSlow(address, width);
         if (acquire) {
@@ -392,48 +418,13 @@ public final class OffHeapGuestMemory implements GuestMemory {
         long fo = address - flatStart;
         if (f != null && Long.compareUnsigned(fo, flatSize - width) <= 0
                 && (!release || (address & (width - 1)) == 0)) { // one buffer, as in load()
-            int i = (int) fo;
-            switch (width) {
-                case 2 -> {
-                    if (release) {
-                        SHORT.setRelease(f, i, (short) value);
-                    } else {
-                        f.putShort(i, (short) value);
-                    }
-                }
-                case 4 -> {
-                    if (release) {
-                        INT.setRelease(f, i, (int) value);
-                    } else {
-                        f.putInt(i, (int) value);
-                    }
-                }
-                default -> f.putLong(i, value);
-            }
+            put(f, (int) fo, width, value, release);
             return;
         }
         Region r = check(address, width);
         long off = address - r.start;
         if ((!release || (address & (width - 1)) == 0) && inOneChunk(r, off, width) && off + width <= r.size) {
-            ByteBuffer c = chunk(r, off);
-            int i = index(r, off);
-            switch (width) {
-                case 2 -> {
-                    if (release) {
-                        SHORT.setRelease(c, i, (short) value);
-                    } else {
-                        c.putShort(i, (short) value);
-                    }
-                }
-                case 4 -> {
-                    if (release) {
-                        INT.setRelease(c, i, (int) value);
-                    } else {
-                        c.putInt(i, (int) value);
-                    }
-                }
-                default -> c.putLong(i, value);
-            }
+            put(chunk(r, off), index(r, off), width, value, release);
             return;
         }
         if (release) {
