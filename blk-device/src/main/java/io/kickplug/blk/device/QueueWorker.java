@@ -149,14 +149,7 @@ final class QueueWorker implements Runnable, PollHandler {
     @Override
     public void pollBegin() {
         polling = true;
-        if (stopped) {
-            return;
-        }
-        try {
-            queue.disableNotification();
-        } catch (GuestFaultException e) {
-            fault(e);
-        }
+        notifications(false);
     }
 
     @Override
@@ -171,11 +164,23 @@ final class QueueWorker implements Runnable, PollHandler {
     @Override
     public void pollEnd() {
         polling = false;
+        notifications(true);
+    }
+
+    /**
+     * Turns the driver's available-buffer notifications on or off (section 2.7.10) unless the worker stopped; a
+     * guest fault met on the way breaks the queue as any other does.
+     */
+    private void notifications(boolean on) {
         if (stopped) {
             return;
         }
         try {
-            queue.enableNotification();
+            if (on) {
+                queue.enableNotification();
+            } else {
+                queue.disableNotification();
+            }
         } catch (GuestFaultException e) {
             fault(e);
         }
