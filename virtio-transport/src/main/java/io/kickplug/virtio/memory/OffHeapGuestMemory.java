@@ -488,6 +488,16 @@ public final class OffHeapGuestMemory implements GuestMemory {
         void accept(ByteBuffer chunk, int index, int length, long done);
     }
 
+    /**
+     * Bytes from {@code off} in {@code r} that lie in one buffer: up to the end of its chunk (of the region when it
+     * has one chunk), at most {@code left} and at most {@link Integer#MAX_VALUE}.
+     */
+    private static int pieceLength(Region r, long off, long left) {
+        long chunkLeft = r.chunks.length == 1 ? r.size - off : (r.mask + 1) - (off & r.mask);
+        chunkLeft = Math.min(chunkLeft, r.size - off);
+        return (int) Math.min(Math.min(chunkLeft, left), Integer.MAX_VALUE);
+    }
+
     private void forEachPiece(long address, long length, Piece piece) {
         check(address, length);
         long done = 0;
@@ -495,9 +505,7 @@ public final class OffHeapGuestMemory implements GuestMemory {
             long cur = address + done;
             Region r = find(cur);
             long off = cur - r.start;
-            long chunkLeft = r.chunks.length == 1 ? r.size - off : (r.mask + 1) - (off & r.mask);
-            chunkLeft = Math.min(chunkLeft, r.size - off);
-            int n = (int) Math.min(Math.min(chunkLeft, length - done), Integer.MAX_VALUE);
+            int n = pieceLength(r, off, length - done);
             piece.accept(chunk(r, off), index(r, off), n, done);
             done += n;
         }
@@ -570,9 +578,7 @@ public final class OffHeapGuestMemory implements GuestMemory {
             long cur = address + done;
             Region r = find(cur);
             long off = cur - r.start;
-            long chunkLeft = r.chunks.length == 1 ? r.size - off : (r.mask + 1) - (off & r.mask);
-            chunkLeft = Math.min(chunkLeft, r.size - off);
-            int n = (int) Math.min(Math.min(chunkLeft, length - done), Integer.MAX_VALUE);
+            int n = pieceLength(r, off, length - done);
             into.addRange(chunk(r, off), index(r, off), n);
             done += n;
         }
