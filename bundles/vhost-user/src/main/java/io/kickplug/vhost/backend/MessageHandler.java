@@ -404,51 +404,43 @@ public final class MessageHandler implements Closeable {
         if (m.fds().length != n) {
             throw new Refused(m.fds().length + " file descriptors for " + n + " regions");
         }
-        long[][] desc = new long[n][];
+        List<MemoryTable.Region> table = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            long gpa = b.getLong();
-            long size = b.getLong();
-            long uva = b.getLong();
-            long off = b.getLong();
-            String bad = MemoryTable.checkShape(gpa, size, uva, off);
-            if (bad == null) {
-                bad = overlapAmong(desc, i, gpa, size, uva);
-            }
-            if (bad != null) {
-                throw new Refused("region " + i + ": " + bad);
-            }
-            desc[i] = new long[] {gpa, size, uva, off};
+            table.add(checkedRegion(b, table, "region " + i + ": "));
         }
-        dev.replaceMemory(desc, m.fds());
-    }
-
-    private static String overlapAmong(long[][] desc, int count, long gpa, long size, long uva) {
-        List<MemoryTable.Region> earlier = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            earlier.add(new MemoryTable.Region(desc[i][0], desc[i][1], desc[i][2], desc[i][3], List.of()));
-        }
-        return MemoryTable.overlap(earlier, gpa, size, uva);
+        dev.replaceMemory(table, m.fds());
     }
 
     private void addMemReg(Message m) throws Refused {
         expect(m, 8 + VhostUser.REGION_SIZE, 1);
         ByteBuffer b = m.body();
         b.getLong(); // padding
+        MemoryTable.Region r = checkedRegion(b, dev.regions(), "");
+        if (dev.regions().size() >= MAX_MEM_SLOTS) {
+            throw new Refused("all " + MAX_MEM_SLOTS + " memory slots are in use");
+        }
+        dev.addRegion(m.fds()[0], r);
+    }
+
+    /**
+     * Reads one VhostUserMemoryRegion (u64 guest address, size, user address, mmap offset), the one layout
+     * SET_MEM_TABLE and ADD_MEM_REG share, and checks it: its shape, then that it overlaps none of {@code others}.
+     * Returns it not mapped yet (no chunks); a refusal starts with {@code where}.
+     */
+    private static MemoryTable.Region checkedRegion(ByteBuffer b, List<MemoryTable.Region> others, String where)
+            throws Refused {
         long gpa = b.getLong();
         long size = b.getLong();
         long uva = b.getLong();
         long off = b.getLong();
         String bad = MemoryTable.checkShape(gpa, size, uva, off);
         if (bad == null) {
-            bad = MemoryTable.overlap(dev.regions(), gpa, size, uva);
-        }
-        if (bad == null && dev.regions().size() >= MAX_MEM_SLOTS) {
-            bad = "all " + MAX_MEM_SLOTS + " memory slots are in use";
+            bad = MemoryTable.overlap(others, gpa, size, uva);
         }
         if (bad != null) {
-            throw new Refused(bad);
+            throw new Refused(where + bad);
         }
-        dev.addRegion(m.fds()[0], gpa, size, uva, off);
+        return new MemoryTable.Region(gpa, size, uva, off, List.of());
     }
 
     private void remMemReg(Message m) throws Refused {
