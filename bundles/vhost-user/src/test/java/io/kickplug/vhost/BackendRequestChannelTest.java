@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.MessageChannel;
 import io.kickplug.vhost.protocol.VhostUser;
@@ -44,8 +43,8 @@ class BackendRequestChannelTest {
 
     @BeforeEach
     void export() throws Exception {
-        disk = new ExportedDisk("br", new MemoryBackend(MIB, false), 1, 1, dir.resolve("vhost.sock"));
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"));
+        disk = ExportedDisk.memory("br", MIB, 1, 1, dir);
+        client = disk.connect(dir.resolve("guest-ram"));
         pair = AFUNIXSocketPair.open();
     }
 

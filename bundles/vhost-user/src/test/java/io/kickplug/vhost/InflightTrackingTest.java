@@ -53,8 +53,8 @@ class InflightTrackingTest {
 
     @BeforeEach
     void export() throws Exception {
-        disk = new ExportedDisk("inf", new MemoryBackend(1 << 20, false), 2, 2, dir.resolve("vhost.sock"));
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"));
+        disk = ExportedDisk.memory("inf", 1 << 20, 2, 2, dir);
+        client = disk.connect(dir.resolve("guest-ram"));
     }
 
     @AfterEach
@@ -188,7 +188,7 @@ class InflightTrackingTest {
         disk.close();
         disk = new ExportedDisk("inf", gated, 2, 2, dir.resolve("vhost2.sock"));
         client.close();
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram2"));
+        client = disk.connect(dir.resolve("guest-ram2"));
         client.negotiate(wanted());
         ByteBuffer area = getInflight(2);
         setInflight(2);

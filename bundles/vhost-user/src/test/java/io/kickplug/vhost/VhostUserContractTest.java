@@ -68,7 +68,7 @@ class VhostUserContractTest {
         // Both ring bundles behind the export, as in the runtime (VhostUserServer gets the RingSelector).
         disk = new ExportedDisk("ct", new MemoryBackend(4 << 20, false), 2, 2, dir.resolve("vhost.sock"),
                 RingSelector.of(new VirtqueueFactoryComponent(), new PackedVirtqueueFactoryComponent()));
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"));
+        client = disk.connect(dir.resolve("guest-ram"));
     }
 
     @AfterEach
@@ -105,7 +105,7 @@ class VhostUserContractTest {
     void withoutThePackedBundleBit34IsNotOfferedAndRefused() throws Exception {
         try (ExportedDisk splitOnly = new ExportedDisk("ct-split", new MemoryBackend(1 << 20, false), 1, 1,
                 dir.resolve("split.sock"));
-                FrontendClient c = new FrontendClient(splitOnly.server.socketPath(), dir.resolve("split-ram"))) {
+                FrontendClient c = splitOnly.connect(dir.resolve("split-ram"))) {
             long offered = c.getU64(VhostUser.GET_FEATURES);
             assertEquals(0, offered & VirtioFeatures.RING_PACKED, "no packed ring bundle: bit 34 not offered");
             // Asking for packed leaves the client on split.
@@ -420,7 +420,7 @@ class VhostUserContractTest {
     private void aNewSessionStillWorks(RingFormat format) throws Exception {
         client.close();
         assertTrue(disk.server.awaitNoFrontend(10, TimeUnit.SECONDS));
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram-next"));
+        client = disk.connect(dir.resolve("guest-ram-next"));
         client.negotiate(wanted(format, true));
         assertEquals(format, client.ringFormat());
         client.writeReadVerify(client.startQueue(0, client.initialBase(), false), 64, (byte) 0x6b, true);

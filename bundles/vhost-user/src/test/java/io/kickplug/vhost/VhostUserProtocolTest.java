@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.virtio.testkit.Await;
 import io.kickplug.vhost.backend.MessageHandler;
 import io.kickplug.vhost.backend.SessionStatus;
@@ -38,8 +37,8 @@ class VhostUserProtocolTest {
 
     @BeforeEach
     void export() throws Exception {
-        disk = new ExportedDisk("hp", new MemoryBackend(1 << 20, false), 2, 2, dir.resolve("vhost.sock"));
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"));
+        disk = ExportedDisk.memory("hp", 1 << 20, 2, 2, dir);
+        client = disk.connect(dir.resolve("guest-ram"));
     }
 
     @AfterEach
@@ -167,7 +166,7 @@ class VhostUserProtocolTest {
         client.writeReadVerify(client.startQueue(0, 0, false), 0, (byte) 9, true);
         client.close();
         assertTrue(disk.server.awaitNoFrontend(10, TimeUnit.SECONDS));
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram-2"));
+        client = disk.connect(dir.resolve("guest-ram-2"));
         client.negotiate(wanted());
         Queue q = client.startQueue(0, 0, false);
         client.writeReadVerify(q, 32, (byte) 10, true);
