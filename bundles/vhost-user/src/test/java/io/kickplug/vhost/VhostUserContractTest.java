@@ -25,16 +25,12 @@ import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.testkit.Await;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -51,30 +47,18 @@ import org.newsclub.net.unix.AFPipe;
  * with GET_VRING_BASE (the packed base with its wrap counters) and restart at the returned base, reset, and
  * hostile input that ends in an error rather than a hang.
  */
-class VhostUserContractTest {
-
-    @TempDir
-    Path dir;
-    private ExportedDisk disk;
-    private FrontendClient client;
+class VhostUserContractTest extends ExportedDiskFixture {
 
     /** Every ring format with EVENT_IDX on and off. */
     static Stream<Arguments> formatsAndEventIdx() {
         return Arrays.stream(RingFormat.values()).flatMap(f -> Stream.of(Arguments.of(f, true), Arguments.of(f, false)));
     }
 
-    @BeforeEach
-    void export() throws Exception {
+    @Override
+    ExportedDisk export() throws Exception {
         // Both ring bundles behind the export, as in the runtime (VhostUserServer gets the RingSelector).
-        disk = new ExportedDisk("ct", new MemoryBackend(4 << 20, false), 2, 2, dir.resolve("vhost.sock"),
+        return new ExportedDisk("ct", new MemoryBackend(4 << 20, false), 2, 2, dir.resolve("vhost.sock"),
                 RingSelector.of(new VirtqueueFactoryComponent(), new PackedVirtqueueFactoryComponent()));
-        client = disk.connect(dir.resolve("guest-ram"));
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        client.close();
-        disk.close();
     }
 
     private static long wanted(RingFormat format, boolean eventIdx) {
