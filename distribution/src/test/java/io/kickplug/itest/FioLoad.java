@@ -5,6 +5,7 @@ import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 
 import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.transport.TransportKind;
 import java.lang.reflect.InvocationTargetException;
@@ -45,6 +46,15 @@ final class FioLoad {
     static DiskSpec memoryDisk(String name, TransportKind transport) {
         return new DiskSpec(name, new BackendSpec("memory", null, 16L << 20, false), transport, 2,
                 DiskSpec.DEFAULT_QUEUE_SIZE, 1, null, DiskSpec.DEFAULT_GUEST_MEMORY);
+    }
+
+    /**
+     * Attaches the two disks the swap tests load: {@link #memoryDisk memory disks}, {@code names.get(0)} behind
+     * virtio-mmio and {@code names.get(1)} behind virtio-pci, so that a disturbance reaches both transports.
+     */
+    static void attachMmioAndPci(DiskManager disks, List<String> names) {
+        disks.attach(memoryDisk(names.get(0), TransportKind.MMIO));
+        disks.attach(memoryDisk(names.get(1), TransportKind.PCI));
     }
 
     /** Starts one loop of passes per disk. */

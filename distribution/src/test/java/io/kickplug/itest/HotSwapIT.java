@@ -7,7 +7,6 @@ import static org.ops4j.pax.exam.CoreOptions.systemProperty;
 
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
-import io.kickplug.api.transport.TransportKind;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -54,8 +53,7 @@ public class HotSwapIT {
 
     @Test
     public void transportRingAndDeviceUpdatedUnderFioVerifyLoseNothing() throws Exception {
-        initial.attach(FioLoad.memoryDisk("hm", TransportKind.MMIO));
-        initial.attach(FioLoad.memoryDisk("hp", TransportKind.PCI));
+        FioLoad.attachMmioAndPci(initial, DISKS);
         long start = System.nanoTime();
         FioLoad load = new FioLoad(context, DISKS);
         List<String> order = new ArrayList<>();

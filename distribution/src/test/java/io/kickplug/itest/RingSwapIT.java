@@ -2,17 +2,10 @@ package io.kickplug.itest;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
-import static org.ops4j.pax.exam.CoreOptions.cleanCaches;
-import static org.ops4j.pax.exam.CoreOptions.composite;
-import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
-import static org.ops4j.pax.exam.CoreOptions.junitBundles;
-import static org.ops4j.pax.exam.CoreOptions.options;
 import static org.ops4j.pax.exam.CoreOptions.systemProperty;
-import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
 
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
-import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.RingFormat;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -49,20 +42,13 @@ public class RingSwapIT {
 
     @Configuration
     public Option[] configuration() {
-        return options(
-                composite(DistributionBundles.options()),
-                frameworkProperty("gosh.args").value("--nointeractive"),
-                systemProperty("org.ops4j.pax.logging.DefaultServiceLog.level").value("WARN"),
-                systemProperty("kickplug.ring.swaps").value(String.valueOf(SWAPS_EACH)),
-                workingDirectory("target/paxexam"),
-                cleanCaches(true),
-                junitBundles());
+        return DistributionBundles.paxExam("target/paxexam",
+                systemProperty("kickplug.ring.swaps").value(String.valueOf(SWAPS_EACH)));
     }
 
     @Test
     public void ringFormatSwappedUnderFioVerifyLosesNothing() throws Exception {
-        disks.attach(FioLoad.memoryDisk("rm", TransportKind.MMIO));
-        disks.attach(FioLoad.memoryDisk("rp", TransportKind.PCI));
+        FioLoad.attachMmioAndPci(disks, DISKS);
         long start = System.nanoTime();
         FioLoad load = new FioLoad(context, DISKS);
         RingFormat ring = RingFormat.SPLIT;

@@ -6,20 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.MessageChannel;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.testsupport.ExportedDisk;
-import io.kickplug.vhost.testsupport.FrontendClient;
 import io.kickplug.vhost.frontend.FrontendClient.Queue;
-import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.newsclub.net.unix.AFPipe;
 import org.newsclub.net.unix.AFUNIXSocket;
 import org.newsclub.net.unix.AFUNIXSocketChannel;
@@ -32,28 +28,25 @@ import org.newsclub.net.unix.AFUNIXSocketPair;
  * with GET_CONFIG (as QEMU's vhost_user_blk_handle_config_change does before it acknowledges), and a front-end
  * that closes the channel or never answers does not stop the back-end.
  */
-class BackendRequestChannelTest {
+class BackendRequestChannelTest extends ExportedDiskFixture {
 
     private static final long MIB = 1 << 20;
 
-    @TempDir
-    Path dir;
-    private ExportedDisk disk;
-    private FrontendClient client;
     private AFUNIXSocketPair<AFUNIXSocketChannel> pair;
 
+    @Override
+    ExportedDisk export() throws Exception {
+        return ExportedDisk.memory("br", MIB, 1, 1, dir);
+    }
+
     @BeforeEach
-    void export() throws Exception {
-        disk = new ExportedDisk("br", new MemoryBackend(MIB, false), 1, 1, dir.resolve("vhost.sock"));
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"));
+    void openPair() throws Exception {
         pair = AFUNIXSocketPair.open();
     }
 
     @AfterEach
-    void stop() throws Exception {
+    void closePair() throws Exception {
         pair.close();
-        client.close();
-        disk.close();
     }
 
     /** The front-end's end of the channel, read with the project's message reader. */

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.testsupport.ExportedDisk;
@@ -34,9 +33,8 @@ class CallReplacementTest {
 
     @Test
     void aCompletionSignalledToQemusMaskedNotifierIsSignalledAgainWhenQemuUnmasks() throws Exception {
-        try (ExportedDisk disk = new ExportedDisk("mask", new MemoryBackend(1 << 20, false), 1, 1,
-                dir.resolve("vhost.sock"));
-                FrontendClient client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"));
+        try (ExportedDisk disk = ExportedDisk.memory("mask", 1 << 20, 1, 1, dir);
+                FrontendClient client = disk.connect(dir.resolve("guest-ram"));
                 AFPipe masked = AFPipe.open()) {
             client.negotiate(VirtioFeatures.RING_EVENT_IDX | VirtioBlk.F_FLUSH);
             assertEquals(0, client.sendAck(VhostUser.SET_VRING_CALL, Message.u64(0),

@@ -25,45 +25,35 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Inflight I/O tracking (QEMU docs/interop/vhost-user.rst "Inflight I/O tracking", split rings): the area
  * from GET_INFLIGHT_FD records what the back-end took, and a back-end that starts on an area with heads in
  * flight resubmits them (libvhost-user vu_check_queue_inflights) instead of losing them.
  */
-class InflightTrackingTest {
+class InflightTrackingTest extends ExportedDiskFixture {
 
     private static final int INFLIGHT_PAYLOAD = 24;
 
-    @TempDir
-    Path dir;
-    private ExportedDisk disk;
-    private FrontendClient client;
     private FileDescriptor areaFd;
     private RandomAccessFile areaFile;
 
-    @BeforeEach
-    void export() throws Exception {
-        disk = new ExportedDisk("inf", new MemoryBackend(1 << 20, false), 2, 2, dir.resolve("vhost.sock"));
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"));
+    @Override
+    ExportedDisk export() throws Exception {
+        return ExportedDisk.memory("inf", 1 << 20, 2, 2, dir);
     }
 
     @AfterEach
-    void stop() throws Exception {
+    void closeArea() throws Exception {
         if (areaFile != null) {
             areaFile.close();
         }
-        client.close();
-        disk.close();
     }
 
     private static long wanted() {
@@ -188,7 +178,7 @@ class InflightTrackingTest {
         disk.close();
         disk = new ExportedDisk("inf", gated, 2, 2, dir.resolve("vhost2.sock"));
         client.close();
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram2"));
+        client = disk.connect(dir.resolve("guest-ram2"));
         client.negotiate(wanted());
         ByteBuffer area = getInflight(2);
         setInflight(2);

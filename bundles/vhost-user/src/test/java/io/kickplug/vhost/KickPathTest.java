@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.poll.AdaptivePollPolicy;
 import io.kickplug.virtio.testkit.Await;
 import io.kickplug.vhost.testsupport.ExportedDisk;
@@ -35,9 +34,8 @@ class KickPathTest {
 
     @Test
     void noKickPollerThreadAndKicksAreCountedOnTheIoThread() throws Exception {
-        try (ExportedDisk disk = new ExportedDisk("kp", new MemoryBackend(1 << 20, false), 1, 1,
-                dir.resolve("vhost.sock"));
-                FrontendClient client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"))) {
+        try (ExportedDisk disk = ExportedDisk.memory("kp", 1 << 20, 1, 1, dir);
+                FrontendClient client = disk.connect(dir.resolve("guest-ram"))) {
             client.negotiate(VirtioBlk.F_FLUSH);
             Queue q = client.startQueue(0, 0, false);
             client.writeReadVerify(q, 3, (byte) 0x17, true);
@@ -54,9 +52,8 @@ class KickPathTest {
     @CsvSource({"true,false,false", "true,true,false", "false,false,false", "false,true,false",
         "true,false,true", "false,true,true"})
     void pollingFrontEndsAreServed(boolean eventIdx, boolean devicePolling, boolean callFd) throws Exception {
-        try (ExportedDisk disk = new ExportedDisk("pf", new MemoryBackend(1 << 20, false), 1, 1,
-                dir.resolve("vhost.sock"));
-                FrontendClient client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"))) {
+        try (ExportedDisk disk = ExportedDisk.memory("pf", 1 << 20, 1, 1, dir);
+                FrontendClient client = disk.connect(dir.resolve("guest-ram"))) {
             if (devicePolling) {
                 disk.device.setPollPolicy(new AdaptivePollPolicy());
                 disk.device.setPolling(true, new PollParams(TimeUnit.MILLISECONDS.toNanos(1), 2, 2));

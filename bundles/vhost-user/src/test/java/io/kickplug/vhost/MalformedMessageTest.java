@@ -43,7 +43,7 @@ class MalformedMessageTest {
     void export() throws Exception {
         disk = new ExportedDisk("victim", new MemoryBackend(1 << 20, false), 1, 1, dir.resolve("victim.sock"));
         other = new ExportedDisk("other", new MemoryBackend(1 << 20, false), 1, 1, dir.resolve("other.sock"));
-        bad = new FrontendClient(disk.server.socketPath(), dir.resolve("bad-ram"));
+        bad = disk.connect(dir.resolve("bad-ram"));
         // Negotiate REPLY_ACK so that refusals of requests without a reply can be observed.
         bad.getU64(VhostUser.GET_FEATURES);
         bad.send(VhostUser.SET_PROTOCOL_FEATURES, 0, Message.u64(bad.getU64(VhostUser.GET_PROTOCOL_FEATURES)));
@@ -64,11 +64,11 @@ class MalformedMessageTest {
     private void wellFormedSessionStillWorks() throws Exception {
         bad.close();
         assertTrue(disk.server.awaitNoFrontend(10, TimeUnit.SECONDS), "the malformed session ended");
-        try (FrontendClient good = new FrontendClient(disk.server.socketPath(), dir.resolve("good-ram"))) {
+        try (FrontendClient good = disk.connect(dir.resolve("good-ram"))) {
             good.negotiate(wanted());
             good.writeReadVerify(good.startQueue(0, 0, false), 64, (byte) 0x6b, true);
         }
-        try (FrontendClient neighbour = new FrontendClient(other.server.socketPath(), dir.resolve("other-ram"))) {
+        try (FrontendClient neighbour = other.connect(dir.resolve("other-ram"))) {
             neighbour.negotiate(wanted());
             neighbour.writeReadVerify(neighbour.startQueue(0, 0, false), 8, (byte) 0x2c, true);
         }
@@ -254,7 +254,7 @@ class MalformedMessageTest {
     void aSecondFrontEndIsDisconnectedWhileTheFirstKeepsWorking() throws Exception {
         bad.negotiate(wanted());
         FrontendClient.Queue q = bad.startQueue(0, 0, false);
-        try (FrontendClient intruder = new FrontendClient(disk.server.socketPath(), dir.resolve("intruder-ram"))) {
+        try (FrontendClient intruder = disk.connect(dir.resolve("intruder-ram"))) {
             assertThrows(IOException.class, () -> intruder.getU64(VhostUser.GET_FEATURES));
         }
         bad.writeReadVerify(q, 16, (byte) 0x3c, true);

@@ -118,7 +118,7 @@ class PackedInflightReconnectTest {
     @Test
     void writesInFlightWhenTheBackEndDiesAreResubmittedByTheNextOneAndReachTheDiskOnce() throws Exception {
         first = export("pk1", hanging, dir.resolve("first.sock"));
-        client = new FrontendClient(first.server.socketPath(), dir.resolve("guest-ram"));
+        client = first.connect(dir.resolve("guest-ram"));
         client.negotiate(WANTED);
         assertEquals(RingFormat.PACKED, client.ringFormat());
         ByteBuffer area = getInflight();
@@ -180,7 +180,7 @@ class PackedInflightReconnectTest {
         // SeaBIOS drives split rings; a front-end that kept the area it got then hands it back after Linux
         // negotiated packed ones: refusing it would fail the device's start, so it is mapped in its own layout.
         first = export("pk3", new Passing(storage), dir.resolve("third.sock"));
-        client = new FrontendClient(first.server.socketPath(), dir.resolve("guest-ram-3"));
+        client = first.connect(dir.resolve("guest-ram-3"));
         client.negotiate(WANTED & ~VirtioFeatures.RING_PACKED);
         Message r = client.call(VhostUser.GET_INFLIGHT_FD, inflight(0, FrontendClient.QUEUE_SIZE));
         long splitSize = r.body().getLong(0);

@@ -113,7 +113,7 @@ class RealGuestIT {
     void killingQemuMidIoLeavesTheBackendUpAndTheNextQemuVerifies() throws Exception {
         try (ExportedDisk neighbour = new ExportedDisk("neighbour", new MemoryBackend(1 << 20, false), 1, 1,
                 work.resolve("n.sock"));
-                FrontendClient other = new FrontendClient(neighbour.server.socketPath(), work.resolve("n-ram"))) {
+                FrontendClient other = neighbour.connect(work.resolve("n-ram"))) {
             other.negotiate(io.kickplug.api.virtio.VirtioFeatures.RING_EVENT_IDX);
             FrontendClient.Queue q = other.startQueue(0, 0, false);
 

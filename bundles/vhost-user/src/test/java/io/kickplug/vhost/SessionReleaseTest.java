@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.vhost.backend.InflightRegion;
 import io.kickplug.vhost.backend.Unmapper;
 import io.kickplug.vhost.protocol.Fds;
@@ -49,7 +48,7 @@ class SessionReleaseTest {
     void export() throws Exception {
         assertTrue(Unmapper.available(), "sun.misc.Unsafe.invokeCleaner is reachable on this JVM");
         shm = Files.isDirectory(Path.of("/dev/shm")) ? Path.of("/dev/shm") : dir;
-        disk = new ExportedDisk("rel", new MemoryBackend(1 << 20, false), 2, 2, dir.resolve("vhost.sock"));
+        disk = ExportedDisk.memory("rel", 1 << 20, 2, 2, dir);
     }
 
     @AfterEach

@@ -3,7 +3,6 @@ package io.kickplug.vhost;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.vhost.testsupport.ExportedDisk;
 import io.kickplug.vhost.testsupport.SessionSoak;
 import java.nio.file.Files;
@@ -33,8 +32,7 @@ class SessionSoakTest {
         int sessions = Integer.getInteger("kickplug.soak.sessions", DEFAULT_SESSIONS);
         long seed = Long.getLong("kickplug.soak.seed", System.nanoTime());
         Path shm = Files.isDirectory(Path.of("/dev/shm")) ? Path.of("/dev/shm") : dir;
-        try (ExportedDisk disk = new ExportedDisk("soak", new MemoryBackend(16 << 20, false), 2, 2,
-                dir.resolve("vhost.sock"))) {
+        try (ExportedDisk disk = ExportedDisk.memory("soak", 16 << 20, 2, 2, dir)) {
             SessionSoak soak = new SessionSoak(disk.server.socketPath(), shm, MEMORY_BYTES, seed, 0);
             SessionSoak.Result r = soak.run(sessions, disk.server::awaitNoFrontend, System.out::println);
             System.out.println("SessionSoakTest " + r.report());

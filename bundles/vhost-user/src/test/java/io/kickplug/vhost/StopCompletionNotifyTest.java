@@ -103,7 +103,7 @@ class StopCompletionNotifyTest {
         HeldWrites backend = new HeldWrites(new MemoryBackend(1 << 20, false), true, true);
         backend.hold.set(true);
         try (ExportedDisk disk = new ExportedDisk("restart", backend, 2, 1, dir.resolve("vhost.sock"));
-                FrontendClient client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"))) {
+                FrontendClient client = disk.connect(dir.resolve("guest-ram"))) {
             client.negotiate(VirtioFeatures.RING_EVENT_IDX | VirtioBlk.F_MQ | VirtioBlk.F_FLUSH);
             Queue q = client.startQueue(0, 0, false);
             q.driver.enableCallbacks();

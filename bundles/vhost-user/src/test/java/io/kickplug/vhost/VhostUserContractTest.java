@@ -25,16 +25,12 @@ import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.testkit.Await;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -51,30 +47,18 @@ import org.newsclub.net.unix.AFPipe;
  * with GET_VRING_BASE (the packed base with its wrap counters) and restart at the returned base, reset, and
  * hostile input that ends in an error rather than a hang.
  */
-class VhostUserContractTest {
-
-    @TempDir
-    Path dir;
-    private ExportedDisk disk;
-    private FrontendClient client;
+class VhostUserContractTest extends ExportedDiskFixture {
 
     /** Every ring format with EVENT_IDX on and off. */
     static Stream<Arguments> formatsAndEventIdx() {
         return Arrays.stream(RingFormat.values()).flatMap(f -> Stream.of(Arguments.of(f, true), Arguments.of(f, false)));
     }
 
-    @BeforeEach
-    void export() throws Exception {
+    @Override
+    ExportedDisk export() throws Exception {
         // Both ring bundles behind the export, as in the runtime (VhostUserServer gets the RingSelector).
-        disk = new ExportedDisk("ct", new MemoryBackend(4 << 20, false), 2, 2, dir.resolve("vhost.sock"),
+        return new ExportedDisk("ct", new MemoryBackend(4 << 20, false), 2, 2, dir.resolve("vhost.sock"),
                 RingSelector.of(new VirtqueueFactoryComponent(), new PackedVirtqueueFactoryComponent()));
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"));
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        client.close();
-        disk.close();
     }
 
     private static long wanted(RingFormat format, boolean eventIdx) {
@@ -105,7 +89,7 @@ class VhostUserContractTest {
     void withoutThePackedBundleBit34IsNotOfferedAndRefused() throws Exception {
         try (ExportedDisk splitOnly = new ExportedDisk("ct-split", new MemoryBackend(1 << 20, false), 1, 1,
                 dir.resolve("split.sock"));
-                FrontendClient c = new FrontendClient(splitOnly.server.socketPath(), dir.resolve("split-ram"))) {
+                FrontendClient c = splitOnly.connect(dir.resolve("split-ram"))) {
             long offered = c.getU64(VhostUser.GET_FEATURES);
             assertEquals(0, offered & VirtioFeatures.RING_PACKED, "no packed ring bundle: bit 34 not offered");
             // Asking for packed leaves the client on split.
@@ -420,7 +404,7 @@ class VhostUserContractTest {
     private void aNewSessionStillWorks(RingFormat format) throws Exception {
         client.close();
         assertTrue(disk.server.awaitNoFrontend(10, TimeUnit.SECONDS));
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram-next"));
+        client = disk.connect(dir.resolve("guest-ram-next"));
         client.negotiate(wanted(format, true));
         assertEquals(format, client.ringFormat());
         client.writeReadVerify(client.startQueue(0, client.initialBase(), false), 64, (byte) 0x6b, true);

@@ -41,7 +41,7 @@ class VhostUserPatternTest {
     void pollQueueRequestsAreCompletedWhileTheFrontEndRestartsTheDevice() throws Exception {
         FileBackend backend = ImageFiles.openSparse(dir.resolve("disk.img"), 1 << 20);
         try (ExportedDisk disk = new ExportedDisk("pattern", backend, 2, 1, dir.resolve("vhost.sock"));
-                FrontendClient client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"))) {
+                FrontendClient client = disk.connect(dir.resolve("guest-ram"))) {
             client.negotiate(VirtioFeatures.RING_EVENT_IDX | VirtioBlk.F_MQ | VirtioBlk.F_FLUSH);
             Queue poll = client.startQueue(0, 0, true);
             client.startQueue(1, 0, false);

@@ -6,46 +6,28 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.virtio.testkit.Await;
 import io.kickplug.vhost.backend.MessageHandler;
 import io.kickplug.vhost.backend.SessionStatus;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.testsupport.ExportedDisk;
-import io.kickplug.vhost.testsupport.FrontendClient;
 import io.kickplug.vhost.frontend.FrontendClient.Queue;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The backend against a front-end played by the test: it negotiates like QEMU 7.2 (ADD_MEM_REG, rings started
  * by KICK and enabled by SET_VRING_ENABLE), lays out split rings in shared memory with the driver view, and
  * runs virtio-blk requests (VIRTIO 1.2 section 5.2.6) that the real {@code VirtioBlkDevice} serves.
  */
-class VhostUserProtocolTest {
+class VhostUserProtocolTest extends ExportedDiskFixture {
 
-    @TempDir
-    Path dir;
-    private ExportedDisk disk;
-    private FrontendClient client;
-
-    @BeforeEach
-    void export() throws Exception {
-        disk = new ExportedDisk("hp", new MemoryBackend(1 << 20, false), 2, 2, dir.resolve("vhost.sock"));
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram"));
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        client.close();
-        disk.close();
+    @Override
+    ExportedDisk export() throws Exception {
+        return ExportedDisk.memory("hp", 1 << 20, 2, 2, dir);
     }
 
     private long wanted() {
@@ -167,7 +149,7 @@ class VhostUserProtocolTest {
         client.writeReadVerify(client.startQueue(0, 0, false), 0, (byte) 9, true);
         client.close();
         assertTrue(disk.server.awaitNoFrontend(10, TimeUnit.SECONDS));
-        client = new FrontendClient(disk.server.socketPath(), dir.resolve("guest-ram-2"));
+        client = disk.connect(dir.resolve("guest-ram-2"));
         client.negotiate(wanted());
         Queue q = client.startQueue(0, 0, false);
         client.writeReadVerify(q, 32, (byte) 10, true);

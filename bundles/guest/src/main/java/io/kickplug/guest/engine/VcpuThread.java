@@ -170,13 +170,7 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
             return;
         }
         for (JobRun j : jobs) {
-            current = j;
-            try {
-                j.job.start(this);
-            } finally {
-                current = null;
-            }
-            finishPlug();
+            callAsJob(j, JobCall.START);
         }
     }
 
@@ -190,26 +184,14 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
             }
             if (!j.done && j.needsStep) {
                 ran = true;
-                current = j;
-                try {
-                    j.done = !j.job.step(this);
-                } finally {
-                    current = null;
-                }
-                finishPlug();
+                j.done = !callAsJob(j, JobCall.STEP);
                 // A job that is not done and has nothing in flight is stepped again next round.
                 j.needsStep = !j.done && j.inFlight == 0;
             }
             if (j.done && j.inFlight == 0) {
                 ran = true;
                 j.finished = true;
-                current = j;
-                try {
-                    j.job.finish(this);
-                } finally {
-                    current = null;
-                }
-                finishPlug();
+                callAsJob(j, JobCall.FINISH);
                 if (j.inFlight > 0) {
                     throw new IllegalStateException("job " + j.job + " submitted I/O from finish()");
                 }
@@ -221,6 +203,29 @@ final class VcpuThread implements Vcpu, Runnable, KickPolicy.Queue {
             seen.vcpuDone();
         }
         return ran;
+    }
+
+    /** The calls of a job's own code that {@link #callAsJob} makes. */
+    private enum JobCall { START, STEP, FINISH }
+
+    /**
+     * Calls the job's {@code start}, {@code step} or {@code finish} as that job (what it submits is its I/O), then
+     * dispatches what it plugged. Returns what {@code step} returned; {@code false} for the other calls.
+     */
+    private boolean callAsJob(JobRun j, JobCall call) {
+        current = j;
+        boolean more = false;
+        try {
+            switch (call) {
+                case START -> j.job.start(this);
+                case STEP -> more = j.job.step(this);
+                case FINISH -> j.job.finish(this);
+            }
+        } finally {
+            current = null;
+        }
+        finishPlug();
+        return more;
     }
 
     private void checkProgress() {

@@ -44,19 +44,13 @@ public final class MmioTransportDriver implements VirtioTransportDriver {
 
     @Override
     public long deviceFeatures() {
-        write32(DEVICE_FEATURES_SEL, 0);
-        long low = read32(DEVICE_FEATURES) & 0xFFFF_FFFFL;
-        write32(DEVICE_FEATURES_SEL, 1);
-        long high = read32(DEVICE_FEATURES) & 0xFFFF_FFFFL;
-        return high << 32 | low;
+        return FeatureWords.read(word -> write32(DEVICE_FEATURES_SEL, word), () -> read32(DEVICE_FEATURES));
     }
 
     @Override
     public void setDriverFeatures(long features) {
-        write32(DRIVER_FEATURES_SEL, 0);
-        write32(DRIVER_FEATURES, (int) features);
-        write32(DRIVER_FEATURES_SEL, 1);
-        write32(DRIVER_FEATURES, (int) (features >>> 32));
+        FeatureWords.write(features, word -> write32(DRIVER_FEATURES_SEL, word),
+                bits -> write32(DRIVER_FEATURES, (int) bits));
     }
 
     @Override

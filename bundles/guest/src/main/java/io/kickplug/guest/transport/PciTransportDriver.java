@@ -265,19 +265,14 @@ public final class PciTransportDriver implements VirtioTransportDriver {
     @Override
     public long deviceFeatures() {
         checkProbed();
-        write(common, COMMON_DEVICE_FEATURE_SELECT, 4, 0);
-        long low = read(common, COMMON_DEVICE_FEATURE, 4);
-        write(common, COMMON_DEVICE_FEATURE_SELECT, 4, 1);
-        long high = read(common, COMMON_DEVICE_FEATURE, 4);
-        return high << 32 | low;
+        return FeatureWords.read(word -> write(common, COMMON_DEVICE_FEATURE_SELECT, 4, word),
+                () -> read(common, COMMON_DEVICE_FEATURE, 4));
     }
 
     @Override
     public void setDriverFeatures(long features) {
-        common32(COMMON_DRIVER_FEATURE_SELECT, 0);
-        common32(COMMON_DRIVER_FEATURE, features);
-        common32(COMMON_DRIVER_FEATURE_SELECT, 1);
-        common32(COMMON_DRIVER_FEATURE, features >>> 32);
+        FeatureWords.write(features, word -> common32(COMMON_DRIVER_FEATURE_SELECT, word),
+                bits -> common32(COMMON_DRIVER_FEATURE, bits));
     }
 
     @Override

@@ -113,6 +113,26 @@ class VirtioBlkDeviceAsyncTest {
         return status;
     }
 
+    /**
+     * {@code token} (status at {@code status}, queue 1) completed OK while the request {@code waiting} (the backend's
+     * "kind@sector" name of a request that overlaps one held at the gate) has not begun: a request that overlaps
+     * nothing in flight does not wait.
+     */
+    private static void assertPassedAhead(RawRingGuest guest, GatedBackend backend, long status, String token,
+            String waiting, String why) throws InterruptedException {
+        assertEquals(token, guest.awaitUsed(1, TIMEOUT).token(), why);
+        assertEquals(VirtioBlk.S_OK, guest.get(status, 1)[0]);
+        assertFalse(backend.events.contains("begin " + waiting), backend.events.toString());
+    }
+
+    /** Opens the gate at {@code sector}: {@code held} (queue 0) completes, then {@code waiting} (queue 1) after it. */
+    private static void openInOrder(RawRingGuest guest, GatedBackend backend, long sector, String held,
+            String waiting) throws InterruptedException {
+        backend.open(sector);
+        assertEquals(held, guest.awaitUsed(0, TIMEOUT).token());
+        assertEquals(waiting, guest.awaitUsed(1, TIMEOUT).token());
+    }
+
     @Test
     void blockingBackendRequestsCompleteOutOfOrderExactlyOnceWithTheirStatus() throws Exception {
         GatedBackend backend = new GatedBackend(new MemoryBackend(DISK, false));
@@ -214,9 +234,7 @@ class VirtioBlkDeviceAsyncTest {
         long later = write(guest, 1, 64, 8, (byte) 2, "later");
         assertEquals("later", guest.awaitUsed(1, TIMEOUT).token(), "a later write does not wait for the flush");
         assertFalse(backend.events.contains("begin flush@-1"), "flush reached the backend early: " + backend.events);
-        backend.open(0);
-        assertEquals("early", guest.awaitUsed(0, TIMEOUT).token());
-        assertEquals("flush", guest.awaitUsed(1, TIMEOUT).token());
+        openInOrder(guest, backend, 0, "early", "flush");
         List<String> events = backend.events;
         assertTrue(events.indexOf("end write@0") < events.indexOf("begin flush@-1"), events.toString());
         for (long status : new long[] {w, f, later}) {
@@ -236,12 +254,8 @@ class VirtioBlkDeviceAsyncTest {
         backend.awaitEntered(1);
         long z = writeZeroes(guest, 1, 4, 8, "zeroes");
         long apart = writeZeroes(guest, 1, 100, 8, "apart");
-        assertEquals("apart", guest.awaitUsed(1, TIMEOUT).token(), "a disjoint WRITE_ZEROES does not wait");
-        assertEquals(VirtioBlk.S_OK, guest.get(apart, 1)[0]);
-        assertFalse(backend.events.contains("begin zeroes@4"), backend.events.toString());
-        backend.open(0);
-        assertEquals("write", guest.awaitUsed(0, TIMEOUT).token());
-        assertEquals("zeroes", guest.awaitUsed(1, TIMEOUT).token());
+        assertPassedAhead(guest, backend, apart, "apart", "zeroes@4", "a disjoint WRITE_ZEROES does not wait");
+        openInOrder(guest, backend, 0, "write", "zeroes");
         assertEquals(VirtioBlk.S_OK, guest.get(z, 1)[0]);
         assertTrue(backend.events.indexOf("end write@0") < backend.events.indexOf("begin zeroes@4"));
 
@@ -251,12 +265,8 @@ class VirtioBlkDeviceAsyncTest {
         backend.awaitEntered(3); // zeroes@100, zeroes@4 (counted since the last wait), zeroes@200
         write(guest, 1, 207, 1, (byte) 3, "write2");
         long free = write(guest, 1, 300, 1, (byte) 3, "free");
-        assertEquals("free", guest.awaitUsed(1, TIMEOUT).token(), "a disjoint write does not wait");
-        assertEquals(VirtioBlk.S_OK, guest.get(free, 1)[0]);
-        assertFalse(backend.events.contains("begin write@207"), backend.events.toString());
-        backend.open(200);
-        assertEquals("zeroes2", guest.awaitUsed(0, TIMEOUT).token());
-        assertEquals("write2", guest.awaitUsed(1, TIMEOUT).token());
+        assertPassedAhead(guest, backend, free, "free", "write@207", "a disjoint write does not wait");
+        openInOrder(guest, backend, 200, "zeroes2", "write2");
         // The write came last, so its byte survives the zeroes.
         ByteBuffer onDisk = ByteBuffer.allocate(512);
         backend.read(207 * 512, new ByteBuffer[] {onDisk});

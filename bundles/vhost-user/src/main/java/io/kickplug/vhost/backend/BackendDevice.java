@@ -144,12 +144,12 @@ final class BackendDevice implements DeviceSignals, Closeable {
         return memoryTable.regions();
     }
 
-    /** SET_MEM_TABLE: maps the checked regions (each {@code {gpa, size, uva, offset}}) and replaces the table. */
-    void replaceMemory(long[][] desc, FileDescriptor[] fds) throws Refused {
+    /** SET_MEM_TABLE: maps the checked regions (not mapped yet, one descriptor each) and replaces the table. */
+    void replaceMemory(List<MemoryTable.Region> desc, FileDescriptor[] fds) throws Refused {
         List<MemoryTable.Region> fresh = new ArrayList<>();
         try {
-            for (int i = 0; i < desc.length; i++) {
-                fresh.add(MemoryTable.map(fds[i], desc[i][0], desc[i][1], desc[i][2], desc[i][3]));
+            for (int i = 0; i < desc.size(); i++) {
+                fresh.add(MemoryTable.map(fds[i], desc.get(i)));
                 fds[i] = null;
             }
         } catch (IOException e) {
@@ -162,16 +162,16 @@ final class BackendDevice implements DeviceSignals, Closeable {
         fresh.forEach(memoryTable::add);
         rebuildMemory();
         MappingRelease.release(name, resetsClean, replaced, null);
-        LOG.log(Level.INFO, "vhost-user " + name + ": memory table of " + desc.length + " regions, "
+        LOG.log(Level.INFO, "vhost-user " + name + ": memory table of " + desc.size() + " regions, "
                 + memoryTable.totalBytes() + " bytes");
         reconcile();
     }
 
-    /** ADD_MEM_REG with a checked region. */
-    void addRegion(FileDescriptor fd, long gpa, long size, long uva, long off) throws Refused {
+    /** ADD_MEM_REG with a checked region (not mapped yet). */
+    void addRegion(FileDescriptor fd, MemoryTable.Region checked) throws Refused {
         MemoryTable.Region r;
         try {
-            r = MemoryTable.map(fd, gpa, size, uva, off);
+            r = MemoryTable.map(fd, checked);
         } catch (IOException e) {
             throw new Refused("cannot map the region: " + e.getMessage(), e);
         }

@@ -109,6 +109,11 @@ final class MemoryTable {
         return Long.compareUnsigned(aStart, bLast) <= 0 && Long.compareUnsigned(bStart, aLast) <= 0;
     }
 
+    /** Maps a checked region read from a message (no chunks yet): {@link #map(FileDescriptor, long, long, long, long)}. */
+    static Region map(FileDescriptor fd, Region checked) throws IOException {
+        return map(fd, checked.guestAddress(), checked.size(), checked.userAddress(), checked.mmapOffset());
+    }
+
     /**
      * Maps {@code size} bytes of the file behind {@code fd} from {@code offset}, shared and read-write. The
      * descriptor is closed either way (the mapping keeps the memory alive).

@@ -188,21 +188,48 @@ public final class MessageHandler implements Closeable {
         return (protocolFeatures & VhostUser.PROTOCOL_F_REPLY_ACK) != 0;
     }
 
-    /** Returns the reply payload for requests that have one, else {@code null}. */
+    /**
+     * Returns the reply payload for requests that have one (those that {@link #alwaysReplies always reply}), else
+     * {@code null}.
+     */
     private byte[] dispatch(Message m) throws Refused {
-        switch (m.request()) {
-            case VhostUser.GET_FEATURES -> {
-                expect(m, 0, 0);
-                return Message.u64(offeredFeatures());
+        requireProtocol(m.request());
+        if (alwaysReplies(m.request())) {
+            return answer(m);
+        }
+        carryOut(m);
+        return null;
+    }
+
+    /** A request that always replies: its reply payload. */
+    private byte[] answer(Message m) throws Refused {
+        return switch (m.request()) {
+            case VhostUser.GET_FEATURES -> u64Answer(m, offeredFeatures());
+            case VhostUser.GET_PROTOCOL_FEATURES -> u64Answer(m, PROTOCOL_FEATURES);
+            case VhostUser.GET_QUEUE_NUM -> u64Answer(m, dev.queueCount());
+            case VhostUser.GET_MAX_MEM_SLOTS -> u64Answer(m, MAX_MEM_SLOTS);
+            case VhostUser.GET_VRING_BASE -> {
+                int r = vringState(m).ring;
+                yield Message.vringState(r, dev.stopRing(r));
             }
+            case VhostUser.GET_CONFIG -> getConfig(m);
+            case VhostUser.GET_INFLIGHT_FD -> getInflightFd(m);
+            default -> throw new IllegalStateException(m.name() + " is listed as always replying but has no answer");
+        };
+    }
+
+    /** A request with no payload that answers one u64 ({@code value}). */
+    private static byte[] u64Answer(Message m, long value) throws Refused {
+        expect(m, 0, 0);
+        return Message.u64(value);
+    }
+
+    /** A request without a reply payload (other than REPLY_ACK's, which {@link #handle} sends). */
+    private void carryOut(Message m) throws Refused {
+        switch (m.request()) {
             case VhostUser.SET_FEATURES -> {
                 expect(m, 8, 0);
                 setFeatures(m.body().getLong());
-                return null;
-            }
-            case VhostUser.GET_PROTOCOL_FEATURES -> {
-                expect(m, 0, 0);
-                return Message.u64(PROTOCOL_FEATURES);
             }
             case VhostUser.SET_PROTOCOL_FEATURES -> {
                 expect(m, 8, 0);
@@ -212,54 +239,27 @@ public final class MessageHandler implements Closeable {
                             f & ~PROTOCOL_FEATURES, PROTOCOL_FEATURES));
                 }
                 protocolFeatures = f;
-                return null;
             }
             case VhostUser.SET_OWNER -> {
                 expect(m, 0, 0);
                 owner = true;
-                return null;
             }
             case VhostUser.RESET_OWNER -> {
                 expect(m, 0, 0);
                 dev.resetDevice(true);
                 owner = false;
-                return null;
             }
             case VhostUser.RESET_DEVICE -> {
-                requireProtocol(VhostUser.PROTOCOL_F_RESET_DEVICE, "RESET_DEVICE");
                 expect(m, 0, 0);
                 dev.resetDevice(false);
-                return null;
             }
-            case VhostUser.GET_QUEUE_NUM -> {
-                requireProtocol(VhostUser.PROTOCOL_F_MQ, "MQ");
-                expect(m, 0, 0);
-                return Message.u64(dev.queueCount());
-            }
-            case VhostUser.GET_MAX_MEM_SLOTS -> {
-                requireProtocol(VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS, "CONFIGURE_MEM_SLOTS");
-                expect(m, 0, 0);
-                return Message.u64(MAX_MEM_SLOTS);
-            }
-            case VhostUser.SET_MEM_TABLE -> {
-                setMemTable(m);
-                return null;
-            }
-            case VhostUser.ADD_MEM_REG -> {
-                requireProtocol(VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS, "CONFIGURE_MEM_SLOTS");
-                addMemReg(m);
-                return null;
-            }
-            case VhostUser.REM_MEM_REG -> {
-                requireProtocol(VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS, "CONFIGURE_MEM_SLOTS");
-                remMemReg(m);
-                return null;
-            }
+            case VhostUser.SET_MEM_TABLE -> setMemTable(m);
+            case VhostUser.ADD_MEM_REG -> addMemReg(m);
+            case VhostUser.REM_MEM_REG -> remMemReg(m);
             case VhostUser.SET_VRING_NUM -> {
-                expect(m, 8, 0);
-                ByteBuffer b = m.body();
-                int r = ring(b.getInt());
-                int num = b.getInt();
+                VringState v = vringState(m);
+                int r = v.ring;
+                int num = v.num;
                 // The front-end owns the ring's size (section 2.7: a power of two up to 32768; QEMU allows
                 // vhost-user-blk queue-size up to 1024), whatever the
                 // disk's in-process queue size is.
@@ -270,13 +270,11 @@ public final class MessageHandler implements Closeable {
                             + QueueLayout.MAX_SIZE);
                 }
                 dev.setRingSize(r, num);
-                return null;
             }
             case VhostUser.SET_VRING_BASE -> {
-                expect(m, 8, 0);
-                ByteBuffer b = m.body();
-                int r = ring(b.getInt());
-                int base = b.getInt();
+                VringState v = vringState(m);
+                int r = v.ring;
+                int base = v.num;
                 if (!dev.packed() && (base < 0 || base > 0xffff)) {
                     throw new Refused("queue " + r + " base " + Integer.toUnsignedString(base)
                             + " is not a 16-bit ring index");
@@ -284,65 +282,31 @@ public final class MessageHandler implements Closeable {
                 // Packed: two positions with their wrap counters (bits 0-15 available, 16-31 used); the device
                 // view refuses a position outside the ring when the queue starts.
                 dev.setRingBase(r, base);
-                return null;
             }
-            case VhostUser.GET_VRING_BASE -> {
-                expect(m, 8, 0);
-                int r = ring(m.body().getInt());
-                return Message.vringState(r, dev.stopRing(r));
-            }
-            case VhostUser.SET_VRING_ADDR -> {
-                setVringAddr(m);
-                return null;
-            }
-            case VhostUser.SET_VRING_KICK -> {
-                setVringKick(m);
-                return null;
-            }
+            case VhostUser.SET_VRING_ADDR -> setVringAddr(m);
+            case VhostUser.SET_VRING_KICK -> setVringKick(m);
             case VhostUser.SET_VRING_CALL -> {
                 FdArg a = fdArg(m);
                 dev.setCall(a.ring, a.fd);
-                return null;
             }
             case VhostUser.SET_VRING_ERR -> {
                 FdArg a = fdArg(m);
                 dev.setErr(a.ring, a.fd);
-                return null;
             }
             case VhostUser.SET_VRING_ENABLE -> {
-                expect(m, 8, 0);
-                ByteBuffer b = m.body();
-                int r = ring(b.getInt());
-                int enable = b.getInt();
+                VringState v = vringState(m);
+                int r = v.ring;
+                int enable = v.num;
                 if (enable != 0 && enable != 1) {
                     throw new Refused("queue " + r + " enable value " + enable + " is neither 0 nor 1");
                 }
                 dev.setEnabled(r, enable == 1);
-                return null;
             }
-            case VhostUser.GET_CONFIG -> {
-                requireProtocol(VhostUser.PROTOCOL_F_CONFIG, "CONFIG");
-                return getConfig(m);
-            }
-            case VhostUser.SET_CONFIG -> {
-                requireProtocol(VhostUser.PROTOCOL_F_CONFIG, "CONFIG");
-                setConfig(m);
-                return null;
-            }
-            case VhostUser.GET_INFLIGHT_FD -> {
-                requireProtocol(VhostUser.PROTOCOL_F_INFLIGHT_SHMFD, "INFLIGHT_SHMFD");
-                return getInflightFd(m);
-            }
-            case VhostUser.SET_INFLIGHT_FD -> {
-                requireProtocol(VhostUser.PROTOCOL_F_INFLIGHT_SHMFD, "INFLIGHT_SHMFD");
-                setInflightFd(m);
-                return null;
-            }
+            case VhostUser.SET_CONFIG -> setConfig(m);
+            case VhostUser.SET_INFLIGHT_FD -> setInflightFd(m);
             case VhostUser.SET_BACKEND_REQ_FD -> {
-                requireProtocol(VhostUser.PROTOCOL_F_BACKEND_REQ, "BACKEND_REQ");
                 expect(m, 0, 1);
                 dev.setBackendChannel(m.fds()[0], replyAck());
-                return null;
             }
             default -> throw new Refused("request " + m.request() + " (" + m.name() + ") is not supported"
                     + " by this backend (" + m.size() + " payload bytes, " + m.fds().length + " fds)");
@@ -360,9 +324,44 @@ public final class MessageHandler implements Closeable {
         }
     }
 
-    private void requireProtocol(long feature, String label) throws Refused {
-        if ((protocolFeatures & feature) == 0) {
-            throw new Refused("protocol feature " + label + " was not negotiated");
+    /** Refuses a request whose protocol feature ({@link Gate}) was not negotiated. */
+    private void requireProtocol(int request) throws Refused {
+        Gate gate = Gate.of(request);
+        if (gate != null && (protocolFeatures & gate.bit) == 0) {
+            throw new Refused("protocol feature " + gate + " was not negotiated");
+        }
+    }
+
+    /**
+     * The protocol features that gate requests (docs/interop/vhost-user.rst names, for each request, the feature
+     * that must be negotiated before it is sent), named as a refusal names them. One table, checked before any
+     * other check of the message.
+     */
+    private enum Gate {
+        MQ(VhostUser.PROTOCOL_F_MQ),
+        CONFIG(VhostUser.PROTOCOL_F_CONFIG),
+        CONFIGURE_MEM_SLOTS(VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS),
+        RESET_DEVICE(VhostUser.PROTOCOL_F_RESET_DEVICE),
+        INFLIGHT_SHMFD(VhostUser.PROTOCOL_F_INFLIGHT_SHMFD),
+        BACKEND_REQ(VhostUser.PROTOCOL_F_BACKEND_REQ);
+
+        final long bit;
+
+        Gate(long bit) {
+            this.bit = bit;
+        }
+
+        /** The feature {@code request} needs, or {@code null} when it needs none. */
+        static Gate of(int request) {
+            return switch (request) {
+                case VhostUser.GET_QUEUE_NUM -> MQ;
+                case VhostUser.GET_CONFIG, VhostUser.SET_CONFIG -> CONFIG;
+                case VhostUser.GET_MAX_MEM_SLOTS, VhostUser.ADD_MEM_REG, VhostUser.REM_MEM_REG -> CONFIGURE_MEM_SLOTS;
+                case VhostUser.RESET_DEVICE -> RESET_DEVICE;
+                case VhostUser.GET_INFLIGHT_FD, VhostUser.SET_INFLIGHT_FD -> INFLIGHT_SHMFD;
+                case VhostUser.SET_BACKEND_REQ_FD -> BACKEND_REQ;
+                default -> null;
+            };
         }
     }
 
@@ -405,51 +404,43 @@ public final class MessageHandler implements Closeable {
         if (m.fds().length != n) {
             throw new Refused(m.fds().length + " file descriptors for " + n + " regions");
         }
-        long[][] desc = new long[n][];
+        List<MemoryTable.Region> table = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            long gpa = b.getLong();
-            long size = b.getLong();
-            long uva = b.getLong();
-            long off = b.getLong();
-            String bad = MemoryTable.checkShape(gpa, size, uva, off);
-            if (bad == null) {
-                bad = overlapAmong(desc, i, gpa, size, uva);
-            }
-            if (bad != null) {
-                throw new Refused("region " + i + ": " + bad);
-            }
-            desc[i] = new long[] {gpa, size, uva, off};
+            table.add(checkedRegion(b, table, "region " + i + ": "));
         }
-        dev.replaceMemory(desc, m.fds());
-    }
-
-    private static String overlapAmong(long[][] desc, int count, long gpa, long size, long uva) {
-        List<MemoryTable.Region> earlier = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            earlier.add(new MemoryTable.Region(desc[i][0], desc[i][1], desc[i][2], desc[i][3], List.of()));
-        }
-        return MemoryTable.overlap(earlier, gpa, size, uva);
+        dev.replaceMemory(table, m.fds());
     }
 
     private void addMemReg(Message m) throws Refused {
         expect(m, 8 + VhostUser.REGION_SIZE, 1);
         ByteBuffer b = m.body();
         b.getLong(); // padding
+        MemoryTable.Region r = checkedRegion(b, dev.regions(), "");
+        if (dev.regions().size() >= MAX_MEM_SLOTS) {
+            throw new Refused("all " + MAX_MEM_SLOTS + " memory slots are in use");
+        }
+        dev.addRegion(m.fds()[0], r);
+    }
+
+    /**
+     * Reads one VhostUserMemoryRegion (u64 guest address, size, user address, mmap offset), the one layout
+     * SET_MEM_TABLE and ADD_MEM_REG share, and checks it: its shape, then that it overlaps none of {@code others}.
+     * Returns it not mapped yet (no chunks); a refusal starts with {@code where}.
+     */
+    private static MemoryTable.Region checkedRegion(ByteBuffer b, List<MemoryTable.Region> others, String where)
+            throws Refused {
         long gpa = b.getLong();
         long size = b.getLong();
         long uva = b.getLong();
         long off = b.getLong();
         String bad = MemoryTable.checkShape(gpa, size, uva, off);
         if (bad == null) {
-            bad = MemoryTable.overlap(dev.regions(), gpa, size, uva);
-        }
-        if (bad == null && dev.regions().size() >= MAX_MEM_SLOTS) {
-            bad = "all " + MAX_MEM_SLOTS + " memory slots are in use";
+            bad = MemoryTable.overlap(others, gpa, size, uva);
         }
         if (bad != null) {
-            throw new Refused(bad);
+            throw new Refused(where + bad);
         }
-        dev.addRegion(m.fds()[0], gpa, size, uva, off);
+        return new MemoryTable.Region(gpa, size, uva, off, List.of());
     }
 
     private void remMemReg(Message m) throws Refused {
@@ -488,6 +479,17 @@ public final class MessageHandler implements Closeable {
 
     /** The queue index and descriptor of SET_VRING_KICK / CALL / ERR; a null fd means NOFD. */
     private record FdArg(int ring, FileDescriptor fd) {
+    }
+
+    /** A vring state payload (u32 index, u32 num): SET_VRING_NUM, SET_VRING_BASE, GET_VRING_BASE, SET_VRING_ENABLE. */
+    private record VringState(int ring, int num) {
+    }
+
+    /** The vring state of {@code m}, its index checked; {@code num} is for the request to check. */
+    private VringState vringState(Message m) throws Refused {
+        expect(m, 8, 0);
+        ByteBuffer b = m.body();
+        return new VringState(ring(b.getInt()), b.getInt());
     }
 
     private FdArg fdArg(Message m) throws Refused {

@@ -2,6 +2,7 @@ package io.kickplug.vhost.testsupport;
 
 import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.iothread.IoThread;
+import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.vhost.server.VhostUserServer;
@@ -41,6 +42,17 @@ public final class ExportedDisk implements AutoCloseable {
                 name.getBytes(StandardCharsets.US_ASCII), threads));
         this.server = new VhostUserServer(name, socket, device, rings,
                 new GuestMemoryFactoryComponent());
+    }
+
+    /** A memory disk of {@code bytes} exported on {@code dir}/vhost.sock: the plain export most tests start from. */
+    public static ExportedDisk memory(String name, long bytes, int numQueues, int ioThreads, Path dir)
+            throws IOException {
+        return new ExportedDisk(name, new MemoryBackend(bytes, false), numQueues, ioThreads, dir.resolve("vhost.sock"));
+    }
+
+    /** A front-end connected to this disk's socket, its guest memory in {@code memoryFile}. */
+    public FrontendClient connect(Path memoryFile) throws IOException {
+        return new FrontendClient(server.socketPath(), memoryFile);
     }
 
     @Override
