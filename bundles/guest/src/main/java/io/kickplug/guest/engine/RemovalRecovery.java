@@ -138,7 +138,18 @@ final class RemovalRecovery {
                     dead = next; // it went again while we probed it, or it is not ready: wait for the next one
                     continue;
                 }
-                e.resubmitted += machine.driver.resubmit();
+                try {
+                    e.resubmitted += machine.driver.resubmit();
+                } catch (LinkageError ex) {
+                    // The rings' bundle revision went away between the probe and the resubmission (a ring bundle
+                    // update while the device came back): the device goes again. The requests are still marked in
+                    // the device, so the next probe resubmits them; what the dying device completed is collected.
+                    if (System.nanoTime() - deadline >= 0 || machine.stopped) {
+                        throw ex;
+                    }
+                    dead = next;
+                    continue;
+                }
                 e.probedAt = System.nanoTime();
                 if (!removedAgain) {
                     break;

@@ -1,6 +1,7 @@
 package io.kickplug.virtio.chain;
 
 import io.kickplug.api.memory.GuestMemory;
+import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.DriverQueue;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioFeatures;
@@ -51,6 +52,44 @@ public abstract class DriverQueueBase implements DriverQueue {
         if (indirectAllowed) {
             memory.checkRange(indirectArea, (long) size * maxIndirect * INDIRECT_DESC_SIZE);
         }
+    }
+
+    /**
+     * Checks a chain the driver is about to add and decides whether it goes into an indirect table: the argument
+     * rules of {@code DriverQueue.add} that the split and packed views share. A member of this class, not a class of
+     * its own: a class first loaded on a ring's first {@code add} could no longer load once the ring bundle's
+     * revision is refreshed, and a guest that re-probed a device during a ring bundle update then failed
+     * (NoClassDefFoundError in HotSwapIT).
+     *
+     * @param orderSection the section that puts device-writable buffers after device-readable ones
+     * @return true to put the chain in an indirect table
+     * @throws IllegalArgumentException for an empty chain, a null token, writable before readable, or an
+     *     indirect chain that cannot be one
+     */
+    protected final boolean checkChain(List<BufferSpec> buffers, Object token, boolean indirect,
+            String orderSection) {
+        int n = buffers.size();
+        if (n == 0) {
+            throw new IllegalArgumentException("a chain needs at least one buffer");
+        }
+        if (token == null) {
+            throw new IllegalArgumentException("token must not be null");
+        }
+        boolean seenWritable = false;
+        for (BufferSpec b : buffers) {
+            if (b.deviceWritable()) {
+                seenWritable = true;
+            } else if (seenWritable) {
+                throw new IllegalArgumentException("readable buffers must come before writable ones (" + orderSection
+                        + ")");
+            }
+        }
+        boolean useIndirect = indirect && indirectAllowed && n > 1 && n <= maxIndirect;
+        if (indirect && !useIndirect && (!indirectAllowed || n > maxIndirect)) {
+            throw new IllegalArgumentException(!indirectAllowed ? "indirect descriptors were not negotiated"
+                    : "chain of " + n + " buffers exceeds the indirect table size " + maxIndirect);
+        }
+        return useIndirect;
     }
 
     /** Returns the descriptors of the chain whose head (split) or buffer ID (packed) is {@code id} to the free list. */

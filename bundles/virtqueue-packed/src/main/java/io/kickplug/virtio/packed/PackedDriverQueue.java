@@ -7,7 +7,6 @@ import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.UsedBuffer;
-import io.kickplug.virtio.chain.DriverChains;
 import io.kickplug.virtio.chain.DriverQueueBase;
 import java.util.List;
 
@@ -104,7 +103,7 @@ public final class PackedDriverQueue extends DriverQueueBase {
     @Override
     public boolean add(List<BufferSpec> buffers, boolean indirect, Object token) {
         int n = buffers.size();
-        boolean useIndirect = DriverChains.check(buffers, token, indirect, indirectAllowed, maxIndirect, "2.8.17");
+        boolean useIndirect = checkChain(buffers, token, indirect, "2.8.17");
         int needed = useIndirect ? 1 : n;
         if (numFree < needed || freeId >= size) {
             return false;

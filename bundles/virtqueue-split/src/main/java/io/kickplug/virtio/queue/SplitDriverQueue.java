@@ -4,7 +4,6 @@ import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.virtio.BufferSpec;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.UsedBuffer;
-import io.kickplug.virtio.chain.DriverChains;
 import io.kickplug.virtio.chain.DriverQueueBase;
 import java.util.List;
 
@@ -75,7 +74,7 @@ public final class SplitDriverQueue extends DriverQueueBase {
     @Override
     public boolean add(List<BufferSpec> buffers, boolean indirect, Object token) {
         int n = buffers.size();
-        boolean useIndirect = DriverChains.check(buffers, token, indirect, indirectAllowed, maxIndirect, "2.7.4.2");
+        boolean useIndirect = checkChain(buffers, token, indirect, "2.7.4.2");
         int needed = useIndirect ? 1 : n;
         if (numFree < needed) {
             return false;
