@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.blk.backend.MemoryBackend;
+import io.kickplug.vhost.backend.MessageHandler;
 import io.kickplug.vhost.protocol.Message;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.vhost.testsupport.ExportedDisk;
@@ -95,6 +96,60 @@ class MalformedMessageTest {
         assertEquals(5, refusals());
         assertEquals(disk.device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES,
                 bad.getU64(VhostUser.GET_FEATURES), "the connection still answers");
+        wellFormedSessionStillWorks();
+    }
+
+    /**
+     * vhost-user's fixed-size requests (docs/interop/vhost-user.rst, "Front-end message types") carrying a payload
+     * longer than theirs: each is refused, not read from its first bytes, and the stream stays in step. (A short
+     * payload fails the read anyway; a long one is what the size check alone catches.)
+     */
+    @Test
+    void aPayloadLongerThanTheRequestsIsRefusedNotReadFromItsStart() throws Exception {
+        long features = disk.device.offeredFeatures() & wanted();
+        assertNotEquals(0, bad.sendAck(VhostUser.SET_FEATURES, Message.payload(16).putLong(features).array()),
+                "SET_FEATURES with 16 bytes");
+        assertNotEquals(0, bad.sendAck(VhostUser.SET_PROTOCOL_FEATURES,
+                Message.payload(16).putLong(VhostUser.PROTOCOL_F_REPLY_ACK).array()), "SET_PROTOCOL_FEATURES, 16 bytes");
+        assertNotEquals(0, bad.sendAck(VhostUser.RESET_OWNER, new byte[8]), "RESET_OWNER with a payload");
+        assertNotEquals(0, bad.sendAck(VhostUser.RESET_DEVICE, new byte[8]), "RESET_DEVICE with a payload");
+        assertNotEquals(0, bad.sendAck(VhostUser.SET_VRING_BASE, Message.payload(16).putInt(0).putInt(0).array()),
+                "SET_VRING_BASE with 16 bytes");
+        assertEquals(0, bad.call(VhostUser.GET_VRING_BASE, Message.payload(16).putInt(0).putInt(0).array()).size(),
+                "GET_VRING_BASE with 16 bytes: an empty reply");
+        assertEquals(0, bad.call(VhostUser.GET_INFLIGHT_FD, Message.payload(32).putLong(0).putLong(0).putShort((short) 1)
+                .putShort((short) 256).array()).size(), "GET_INFLIGHT_FD with 32 bytes: an empty reply, no area");
+        assertEquals(0, bad.call(VhostUser.GET_FEATURES, new byte[8]).size(), "GET_FEATURES with a payload");
+        assertEquals(8, refusals());
+        assertEquals(1, bad.getU64(VhostUser.GET_QUEUE_NUM),
+                "the protocol features negotiated before the refused SET_PROTOCOL_FEATURES still hold (MQ among them)");
+        wellFormedSessionStillWorks();
+    }
+
+    /**
+     * A request whose protocol feature was not negotiated (docs/interop/vhost-user.rst: GET_QUEUE_NUM needs
+     * PROTOCOL_F_MQ, GET/SET_CONFIG CONFIG, GET_MAX_MEM_SLOTS/ADD/REM_MEM_REG CONFIGURE_MEM_SLOTS, RESET_DEVICE
+     * RESET_DEVICE, GET/SET_INFLIGHT_FD INFLIGHT_SHMFD, SET_BACKEND_REQ_FD BACKEND_REQ) is refused; once the
+     * feature is negotiated the same request is answered.
+     */
+    @Test
+    void aRequestWhoseProtocolFeatureWasNotNegotiatedIsRefused() throws Exception {
+        assertEquals(0, bad.sendAck(VhostUser.SET_PROTOCOL_FEATURES, Message.u64(VhostUser.PROTOCOL_F_REPLY_ACK)));
+        assertEquals(0, bad.call(VhostUser.GET_QUEUE_NUM, new byte[0]).size(), "GET_QUEUE_NUM without MQ");
+        assertEquals(0, bad.call(VhostUser.GET_CONFIG, Message.payload(12 + 8).putInt(0).putInt(8).putInt(0).array())
+                .size(), "GET_CONFIG without CONFIG");
+        assertEquals(0, bad.call(VhostUser.GET_MAX_MEM_SLOTS, new byte[0]).size(),
+                "GET_MAX_MEM_SLOTS without CONFIGURE_MEM_SLOTS");
+        assertNotEquals(0, bad.sendAck(VhostUser.RESET_DEVICE, new byte[0]), "RESET_DEVICE without RESET_DEVICE");
+        assertEquals(0, bad.call(VhostUser.GET_INFLIGHT_FD, Message.payload(24).putLong(0).putLong(0)
+                .putShort((short) 1).putShort((short) 256).array()).size(), "GET_INFLIGHT_FD without INFLIGHT_SHMFD");
+        assertEquals(5, refusals());
+        assertEquals(0, bad.sendAck(VhostUser.SET_PROTOCOL_FEATURES,
+                Message.u64(VhostUser.PROTOCOL_F_REPLY_ACK | VhostUser.PROTOCOL_F_MQ
+                        | VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS)));
+        assertEquals(1, bad.getU64(VhostUser.GET_QUEUE_NUM), "answered once MQ is negotiated");
+        assertEquals(MessageHandler.MAX_MEM_SLOTS, bad.getU64(VhostUser.GET_MAX_MEM_SLOTS));
+        assertEquals(5, refusals());
         wellFormedSessionStillWorks();
     }
 
