@@ -99,6 +99,11 @@ class MalformedMessageTest {
         wellFormedSessionStillWorks();
     }
 
+    /** A GET_INFLIGHT_FD payload of {@code bytes} bytes (24 is the protocol's) for one queue of 256. */
+    private static byte[] inflightRequest(int bytes) {
+        return Message.payload(bytes).putLong(0).putLong(0).putShort((short) 1).putShort((short) 256).array();
+    }
+
     /**
      * vhost-user's fixed-size requests (docs/interop/vhost-user.rst, "Front-end message types") carrying a payload
      * longer than theirs: each is refused, not read from its first bytes, and the stream stays in step. (A short
@@ -117,8 +122,8 @@ class MalformedMessageTest {
                 "SET_VRING_BASE with 16 bytes");
         assertEquals(0, bad.call(VhostUser.GET_VRING_BASE, Message.payload(16).putInt(0).putInt(0).array()).size(),
                 "GET_VRING_BASE with 16 bytes: an empty reply");
-        assertEquals(0, bad.call(VhostUser.GET_INFLIGHT_FD, Message.payload(32).putLong(0).putLong(0).putShort((short) 1)
-                .putShort((short) 256).array()).size(), "GET_INFLIGHT_FD with 32 bytes: an empty reply, no area");
+        assertEquals(0, bad.call(VhostUser.GET_INFLIGHT_FD, inflightRequest(32)).size(),
+                "GET_INFLIGHT_FD with 32 bytes: an empty reply, no area");
         assertEquals(0, bad.call(VhostUser.GET_FEATURES, new byte[8]).size(), "GET_FEATURES with a payload");
         assertEquals(8, refusals());
         assertEquals(1, bad.getU64(VhostUser.GET_QUEUE_NUM),
@@ -141,8 +146,8 @@ class MalformedMessageTest {
         assertEquals(0, bad.call(VhostUser.GET_MAX_MEM_SLOTS, new byte[0]).size(),
                 "GET_MAX_MEM_SLOTS without CONFIGURE_MEM_SLOTS");
         assertNotEquals(0, bad.sendAck(VhostUser.RESET_DEVICE, new byte[0]), "RESET_DEVICE without RESET_DEVICE");
-        assertEquals(0, bad.call(VhostUser.GET_INFLIGHT_FD, Message.payload(24).putLong(0).putLong(0)
-                .putShort((short) 1).putShort((short) 256).array()).size(), "GET_INFLIGHT_FD without INFLIGHT_SHMFD");
+        assertEquals(0, bad.call(VhostUser.GET_INFLIGHT_FD, inflightRequest(24)).size(),
+                "GET_INFLIGHT_FD without INFLIGHT_SHMFD");
         assertEquals(5, refusals());
         assertEquals(0, bad.sendAck(VhostUser.SET_PROTOCOL_FEATURES,
                 Message.u64(VhostUser.PROTOCOL_F_REPLY_ACK | VhostUser.PROTOCOL_F_MQ

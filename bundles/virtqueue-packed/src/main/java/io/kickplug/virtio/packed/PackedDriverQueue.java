@@ -17,12 +17,7 @@ import java.util.List;
  * per-queue lock, as Linux holds the vq lock.
  */
 public final class PackedDriverQueue extends DriverQueueBase {
-    /**
-     * The helper classes this queue calls, loaded with it. The guest makes its driver queues in a probe, which copes
-     * with a ring bundle update racing with it; a helper first loaded later (reading the used ring of a device that
-     * went away, after this bundle's revision was refreshed) could no longer be loaded: NoClassDefFoundError in
-     * HotSwapIT's guest recovery with many updates.
-     */
+    /** The helper classes this queue calls, loaded with it, for the reason SplitDriverQueue gives for its own. */
     @SuppressWarnings("unused")
     private static final Class<?>[] LOADED_WITH_THIS = {PackedRing.class, PackedDeviceQueue.class};
 
