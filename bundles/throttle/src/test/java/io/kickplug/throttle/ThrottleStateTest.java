@@ -14,8 +14,12 @@ class ThrottleStateTest {
     private final AtomicLong now = new AtomicLong(1_000_000_000L);
     private final ThrottleState state = new ThrottleState(now::get);
 
-    /** A guest that always has a request ready: admitted at once, or after the wait the state asks for. */
-    private long[] admittedPerSecond(int seconds, boolean write, long bytes) {
+    /**
+     * A guest that always has a request ready, under {@code limits} (the state configured with them first): admitted
+     * at once, or after the wait the state asks for.
+     */
+    private long[] admittedPerSecond(Map<String, String> limits, int seconds, boolean write, long bytes) {
+        state.configure(ThrottleLimits.NONE.with(limits));
         long[] perSecond = new long[seconds];
         long start = now.get();
         long end = start + seconds * 1_000_000_000L;
@@ -40,8 +44,7 @@ class ThrottleStateTest {
 
     @Test
     void anAverageWithoutBurstHoldsAfterABurstOfATenthOfASecond() {
-        state.configure(ThrottleLimits.NONE.with(Map.of("iops", "1000")));
-        long[] s = admittedPerSecond(10, false, 4096);
+        long[] s = admittedPerSecond(Map.of("iops", "1000"), 10, false, 4096);
         // The bucket holds avg/10 = 100 requests before it throttles (100 ms at the rate), then 1000 per second.
         assertEquals(1101, s[0], 1, "first second: the 100-request bucket plus one second at the rate");
         long total = sum(s, 0, 10);
@@ -54,8 +57,7 @@ class ThrottleStateTest {
     // docs/throttle.txt: with iops-total-max and -max-length the guest may run at max for length seconds, then avg.
     @Test
     void aBurstRunsAtMaxForItsLengthThenTheAverageHolds() {
-        state.configure(ThrottleLimits.NONE.with(Map.of("iops", "100", "iops-max", "1000", "iops-max-length", "2")));
-        long[] s = admittedPerSecond(12, true, 4096);
+        long[] s = admittedPerSecond(Map.of("iops", "100", "iops-max", "1000", "iops-max-length", "2"), 12, true, 4096);
         // Burst: bucket size max * length = 2000 requests, at no more than max per second (burst level of max/10).
         assertTrue(s[0] >= 990 && s[0] <= 1110, "first second at the burst rate: " + s[0]);
         long burst = sum(s, 0, 3);
@@ -67,8 +69,7 @@ class ThrottleStateTest {
 
     @Test
     void bytesPerSecondCountBytes() {
-        state.configure(ThrottleLimits.NONE.with(Map.of("bps", "1048576")));
-        long[] s = admittedPerSecond(6, false, 65536);
+        long[] s = admittedPerSecond(Map.of("bps", "1048576"), 6, false, 65536);
         for (int i = 1; i < 6; i++) {
             assertEquals(16, s[i], 1, "1 MiB/s is 16 requests of 64 KiB per second, second " + i);
         }
@@ -76,8 +77,7 @@ class ThrottleStateTest {
 
     @Test
     void readAndWriteLimitsAreSeparate() {
-        state.configure(ThrottleLimits.NONE.with(Map.of("iops-read", "10")));
-        long[] reads = admittedPerSecond(3, false, 512);
+        long[] reads = admittedPerSecond(Map.of("iops-read", "10"), 3, false, 512);
         assertEquals(10, reads[2], 1);
         int writes = 0;
         for (int i = 0; i < 10_000; i++) {
