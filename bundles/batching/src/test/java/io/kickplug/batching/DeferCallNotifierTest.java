@@ -17,10 +17,12 @@ class DeferCallNotifierTest {
 
     private final InlineIoThread loop = InlineIoThread.manual();
     private final DeferCallNotifier deferCall = new DeferCallNotifier();
+    /** Queue 0, and queue 1 for the tests of two queues. */
+    private final FakeQueue q = new FakeQueue(0, loop);
+    private final FakeQueue other = new FakeQueue(1, loop);
 
     @Test
     void oneInterruptForABatchOfN() {
-        FakeQueue q = new FakeQueue(0, loop);
         deferCall.begin(q);
         for (int i = 0; i < 64; i++) {
             q.push(deferCall);
@@ -38,7 +40,6 @@ class DeferCallNotifierTest {
     // crosses used_event does. One decision over the whole batch at its end would have notified for them.
     @Test
     void aDriverThatReArmsMidBatchGetsNoNotificationForWhatItAlreadyConsumed() {
-        FakeQueue q = new FakeQueue(0, loop);
         q.usedEvent = 0; // wants entry 0
         q.batch(deferCall, 1);
         assertEquals(1, q.sent);
@@ -67,7 +68,6 @@ class DeferCallNotifierTest {
 
     @Test
     void theDeferredSendIsOnePerQueueHoweverManyDecisionsWantedIt() {
-        FakeQueue q = new FakeQueue(0, loop);
         deferCall.begin(q);
         deferCall.begin(q); // nested
         for (int i = 0; i < 5; i++) {
@@ -82,26 +82,23 @@ class DeferCallNotifierTest {
 
     @Test
     void sectionsNestPerThreadAndTheOutermostEndDecidesForEveryQueueOnce() {
-        FakeQueue a = new FakeQueue(0, loop);
-        FakeQueue b = new FakeQueue(1, loop);
-        deferCall.begin(a);
-        deferCall.begin(b);
+        deferCall.begin(q);
+        deferCall.begin(other);
         for (int i = 0; i < 3; i++) {
-            a.push(deferCall);
-            b.push(deferCall);
+            q.push(deferCall);
+            other.push(deferCall);
         }
-        deferCall.end(a);
-        assertEquals(0, a.sent + b.sent);
-        deferCall.end(b);
-        assertEquals(List.of(1, 1, 1), a.covered);
-        assertEquals(List.of(1, 1, 1), b.covered);
-        assertEquals(1, a.sent);
-        assertEquals(1, b.sent);
+        deferCall.end(q);
+        assertEquals(0, q.sent + other.sent);
+        deferCall.end(other);
+        assertEquals(List.of(1, 1, 1), q.covered);
+        assertEquals(List.of(1, 1, 1), other.covered);
+        assertEquals(1, q.sent);
+        assertEquals(1, other.sent);
     }
 
     @Test
     void outsideASectionTheDecisionIsImmediate() {
-        FakeQueue q = new FakeQueue(0, loop);
         q.push(deferCall);
         q.push(deferCall);
         assertEquals(List.of(1, 1), q.covered);
@@ -109,7 +106,6 @@ class DeferCallNotifierTest {
 
     @Test
     void aSuppressedDecisionSendsNothing() {
-        FakeQueue q = new FakeQueue(0, loop);
         q.suppress = true;
         q.batch(deferCall, 8);
         assertEquals(8, q.decisions.size());
@@ -118,34 +114,29 @@ class DeferCallNotifierTest {
 
     @Test
     void detachInsideAnotherQueuesSectionDecidesNowAndOnlyOnce() {
-        FakeQueue a = new FakeQueue(0, loop);
-        FakeQueue b = new FakeQueue(1, loop);
-        deferCall.begin(a);
-        deferCall.begin(b);
-        a.push(deferCall);
-        b.push(deferCall);
-        deferCall.end(a);
-        assertEquals(0, a.sent);
-        deferCall.detach(a); // a's batch is closed: a safe point for a, while b's section is open
-        assertEquals(1, a.sent, "detach sends what a owes");
-        assertEquals(List.of(1), a.covered);
-        deferCall.end(b);
-        assertEquals(1, a.sent, "and only once");
-        assertEquals(List.of(1), a.covered);
-        assertEquals(List.of(1), b.covered);
-        assertEquals(1, b.sent);
+        deferCall.begin(q);
+        deferCall.begin(other);
+        q.push(deferCall);
+        other.push(deferCall);
+        deferCall.end(q);
+        assertEquals(0, q.sent);
+        deferCall.detach(q); // q's batch is closed: a safe point for q, while other's section is open
+        assertEquals(1, q.sent, "detach sends what q owes");
+        assertEquals(List.of(1), q.covered);
+        deferCall.end(other);
+        assertEquals(1, q.sent, "and only once");
+        assertEquals(List.of(1), q.covered);
+        assertEquals(List.of(1), other.covered);
+        assertEquals(1, other.sent);
     }
 
     @Test
     void endWithoutBeginIsRefused() {
-        FakeQueue q = new FakeQueue(0, loop);
         assertThrows(IllegalStateException.class, () -> deferCall.end(q));
     }
 
     @Test
     void sectionsOfOtherThreadsDoNotDefer() throws Exception {
-        FakeQueue q = new FakeQueue(0, loop);
-        FakeQueue other = new FakeQueue(1, loop);
         deferCall.begin(q);
         Thread t = new Thread(() -> other.push(deferCall));
         t.start();
