@@ -80,6 +80,17 @@ class WorkerPoolBackendTest {
         assertNotNull(late.error);
     }
 
+    /**
+     * Submits {@code io}, which must not complete before the unplug ({@code why} says why), then unplugs and waits
+     * until a worker has completed it ({@code what} names it in a timeout's message).
+     */
+    private static void handedOff(WorkerPoolBackend pool, Io io, String why, String what) {
+        pool.submit(io);
+        assertEquals(0, io.completions.get(), why);
+        pool.unplug();
+        Await.await(() -> io.completions.get() == 1, TIMEOUT, what);
+    }
+
     /** A clock the test moves by hand; the backend reads it around each inline operation. */
     static final class ManualClock implements java.util.function.LongSupplier {
         long now = 1_000_000_000L;
@@ -110,10 +121,7 @@ class WorkerPoolBackendTest {
             assertEquals(0, pool.threads(), "no worker started");
             assertEquals(1, pool.inlineRuns());
             Io second = new Io(BackendIo.Op.READ, 8192, ByteBuffer.allocate(4096));
-            pool.submit(second);
-            assertEquals(0, second.completions.get(), "the rest of the batch waits for the unplug and a worker");
-            pool.unplug();
-            Await.await(() -> second.completions.get() == 1, TIMEOUT, "handed-off read");
+            handedOff(pool, second, "the rest of the batch waits for the unplug and a worker", "handed-off read");
             assertTrue(second.thread.startsWith("kickplug-blk-t-worker"), second.thread);
             Await.await(() -> {
                 Io write = new Io(BackendIo.Op.WRITE, 0, ByteBuffer.allocate(4096));
@@ -144,11 +152,8 @@ class WorkerPoolBackendTest {
             Await.await(() -> handedOff.stream().allMatch(io -> io.completions.get() == 1), TIMEOUT, "hand-offs");
             handedOff.forEach(io -> assertTrue(io.thread.startsWith("kickplug-blk-t-worker"), io.thread));
             assertEquals(0, pool.inlineRuns());
-            Io read = new Io(BackendIo.Op.READ, 0, ByteBuffer.allocate(4096));
-            plain.submit(read);
-            assertEquals(0, read.completions.get(), "without inlineWhenFast every operation is handed off");
-            plain.unplug();
-            Await.await(() -> read.completions.get() == 1, TIMEOUT, "plain pool");
+            handedOff(plain, new Io(BackendIo.Op.READ, 0, ByteBuffer.allocate(4096)),
+                    "without inlineWhenFast every operation is handed off", "plain pool");
         } finally {
             pool.close();
             plain.close();
@@ -185,11 +190,8 @@ class WorkerPoolBackendTest {
             assertEquals(1, slow.completions.get(), "the first one ran inline (and was timed slow)");
             pool.unplug(); // a new batch
             clock.stepPerRead = 0;
-            Io next = new Io(BackendIo.Op.READ, 0, ByteBuffer.allocate(4096));
-            pool.submit(next);
-            assertEquals(0, next.completions.get(), "closed: handed off");
-            pool.unplug();
-            Await.await(() -> next.completions.get() == 1, TIMEOUT, "handed-off read");
+            handedOff(pool, new Io(BackendIo.Op.READ, 0, ByteBuffer.allocate(4096)), "closed: handed off",
+                    "handed-off read");
             Await.await(() -> pool.threads() == 1, TIMEOUT, "worker started");
             clock.now += WorkerPoolBackend.INLINE_PAUSE_NS; // the pause is over
             Await.await(() -> {
