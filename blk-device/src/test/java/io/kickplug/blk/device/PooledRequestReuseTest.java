@@ -18,7 +18,6 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -31,7 +30,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * id and len of the used element; 5.2.6: the status byte). A stale view, cursor or request in a slot would put
  * data into an earlier publication's buffer, or answer with another request's length.
  */
-class PooledRequestReuseTest {
+class PooledRequestReuseTest extends DirectRingFixture {
 
     private static final int REQUESTS = Integer.getInteger("kickplug.reuse.requests", 20_000);
     private static final int QUEUE_SIZE = 256;
@@ -40,14 +39,6 @@ class PooledRequestReuseTest {
     /** Blocks [0, READ_BLOCKS) hold a pattern and are only read; writes go to the blocks after them. */
     private static final int READ_BLOCKS = 1024;
     private static final int BUFFERS = 128;
-
-    private EventLoopThread ioThread;
-    private VirtioBlkDevice device;
-
-    @AfterEach
-    void tearDown() {
-        DirectRingDriver.stop(device, ioThread);
-    }
 
     private static byte pattern(long block, int i) {
         return (byte) (block * 31 + i * 7 + (i >> 8));

@@ -11,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,20 +23,12 @@ import org.junit.jupiter.api.Test;
  * briefly runs interpreted code whose objects the compiler had scalar-replaced) cannot fail the test.
  * Requests: {@code -Dkickplug.alloc.rounds} rounds of 64 (default 3000, about 190,000 requests per window).
  */
-class RequestAllocationTest {
+class RequestAllocationTest extends DirectRingFixture {
 
     private static final int ROUNDS = Integer.getInteger("kickplug.alloc.rounds", 3000);
     private static final int DEPTH = 64;
     private static final int QUEUE_SIZE = 256;
     private static final long LIMIT_BYTES_PER_REQUEST = 16;
-
-    private EventLoopThread ioThread;
-    private VirtioBlkDevice device;
-
-    @AfterEach
-    void tearDown() {
-        DirectRingDriver.stop(device, ioThread);
-    }
 
     @Test
     void steadyStateReadsAllocateAtMost16BytesPerRequestOnTheIoThread() throws Exception {
