@@ -2,6 +2,7 @@ package io.kickplug.launcher;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.channels.Channel;
 import java.nio.channels.Channels;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
@@ -210,22 +211,23 @@ final class ControlServer implements AutoCloseable {
             return;
         }
         closed = true;
-        try {
-            server.close();
-        } catch (IOException e) {
-            // closing anyway
-        }
+        closeAnyway(server);
         for (SocketChannel c : clients) {
-            try {
-                c.close();
-            } catch (IOException e) {
-                // closing anyway
-            }
+            closeAnyway(c);
         }
         try {
             Files.deleteIfExists(path);
         } catch (IOException e) {
             LOG.log(Level.WARNING, "cannot remove " + path + ": " + e.getMessage());
+        }
+    }
+
+    /** Closes {@code channel}, ignoring a failure: the socket is going away either way. */
+    private static void closeAnyway(Channel channel) {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // closing anyway
         }
     }
 }

@@ -101,11 +101,7 @@ class DaemonControlIT {
             if (daemon != null) {
                 daemon.destroyForcibly();
             }
-            if (work != null) {
-                try (var s = Files.walk(work)) {
-                    s.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
-                }
-            }
+            RealGuestHarness.deleteTree(work);
         }
     }
 

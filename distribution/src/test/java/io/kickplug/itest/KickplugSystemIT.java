@@ -4,7 +4,6 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
 import io.kickplug.api.blk.DiskInfo;
-import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.guest.GuestWorkloads;
 import io.kickplug.api.guest.IoPassOptions;
@@ -27,7 +26,6 @@ import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.Bundle;
-import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceListener;
 import org.osgi.framework.ServiceReference;
 
@@ -38,7 +36,7 @@ import org.osgi.framework.ServiceReference;
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
-public class KickplugSystemIT {
+public class KickplugSystemIT extends DistributionExam {
 
     private static final List<String> PROJECT_BUNDLES = List.of("io.kickplug.api", "io.kickplug.virtqueue.split",
             "io.kickplug.virtqueue.packed",
@@ -50,14 +48,9 @@ public class KickplugSystemIT {
     private static final long WAIT_MILLIS = TimeUnit.SECONDS.toMillis(10);
 
     @Inject
-    private BundleContext context;
-
-    @Inject
-    private DiskManager disks;
-
-    @Inject
     private GuestWorkloads guest;
 
+    @Override
     @Configuration
     public Option[] configuration() {
         // Runs in the test JVM: the distribution's project bundles are exactly the ones this test expects.
@@ -66,7 +59,7 @@ public class KickplugSystemIT {
             throw new IllegalStateException("the distribution ships project bundles " + shipped + ", the test expects "
                     + new java.util.TreeSet<>(PROJECT_BUNDLES));
         }
-        return DistributionBundles.paxExam("target/paxexam");
+        return super.configuration();
     }
 
     @Test

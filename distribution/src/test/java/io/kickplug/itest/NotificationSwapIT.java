@@ -5,7 +5,6 @@ import static org.junit.Assert.assertTrue;
 
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskInfo;
-import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.lockstat.LockStats;
@@ -24,13 +23,10 @@ import java.util.regex.Pattern;
 import javax.inject.Inject;
 import org.junit.Test;
 import org.junit.runner.RunWith;
-import org.ops4j.pax.exam.Configuration;
-import org.ops4j.pax.exam.Option;
 import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.Bundle;
-import org.osgi.framework.BundleContext;
 
 /**
  * Issue 6's acceptance: with a fio write-and-verify workload running in the simulated guest (virtio-mmio, 4
@@ -41,7 +37,7 @@ import org.osgi.framework.BundleContext;
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
-public class NotificationSwapIT {
+public class NotificationSwapIT extends DistributionExam {
 
     private static final String DISK = "swap";
     private static final long BOUND_NANOS = TimeUnit.SECONDS.toNanos(2);
@@ -60,21 +56,10 @@ public class NotificationSwapIT {
             + "\"max\"\\s*:\\s*(\\d+)");
 
     @Inject
-    private BundleContext context;
-
-    @Inject
-    private DiskManager disks;
-
-    @Inject
     private NotificationControl notification;
 
     @Inject
     private LockStats lockStats;
-
-    @Configuration
-    public Option[] configuration() {
-        return DistributionBundles.paxExam("target/paxexam");
-    }
 
     @Test
     public void swapsStopsStartsAndAnUpdateUnderLoadLoseNothing() throws Exception {

@@ -4,7 +4,6 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
-import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.guest.GuestWorkloads;
 import io.kickplug.api.guest.IoPassOptions;
@@ -24,7 +23,6 @@ import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.Bundle;
-import org.osgi.framework.BundleContext;
 
 /**
  * Device-side polling in Felix: a disk polls while the poll-extension bundle is active, goes back to
@@ -33,19 +31,14 @@ import org.osgi.framework.BundleContext;
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
-public class PollExtensionIT {
+public class PollExtensionIT extends DistributionExam {
 
     private static final long WAIT_SECONDS = 10;
 
     @Inject
-    private BundleContext context;
-
-    @Inject
-    private DiskManager disks;
-
-    @Inject
     private GuestWorkloads guest;
 
+    @Override
     @Configuration
     public Option[] configuration() {
         return DistributionBundles.paxExam("target/paxexam-poll");

@@ -7,7 +7,6 @@ import static org.ops4j.pax.exam.CoreOptions.systemProperty;
 
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskInfo;
-import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.guest.DeviceRecoveries;
 import io.kickplug.api.guest.DeviceRecovery;
@@ -22,18 +21,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import javax.inject.Inject;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
 import org.junit.runner.RunWith;
-import org.ops4j.pax.exam.Configuration;
 import org.ops4j.pax.exam.Option;
 import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.Bundle;
-import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceReference;
 
 /**
@@ -48,7 +44,7 @@ import org.osgi.framework.ServiceReference;
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
-public class RemoteBundlesSwapIT {
+public class RemoteBundlesSwapIT extends DistributionExam {
 
     private static final int ROUNDS_DEFAULT = 3;
     private static final int ROUNDS = Integer.getInteger("kickplug.remote.rounds", ROUNDS_DEFAULT);
@@ -57,19 +53,12 @@ public class RemoteBundlesSwapIT {
     private static final Pattern DELAYED = Pattern.compile("delayed (\\d+) requests");
     private static final long WAIT_SECONDS = 30;
 
-    @Inject
-    private BundleContext context;
-
-    @Inject
-    private DiskManager disks;
-
     private Path dir;
     private Process qemuNbd;
 
-    @Configuration
-    public Option[] configuration() {
-        return DistributionBundles.paxExam("target/paxexam",
-                systemProperty("kickplug.remote.rounds").value(String.valueOf(ROUNDS)));
+    @Override
+    protected Option[] extraOptions() {
+        return new Option[] {systemProperty("kickplug.remote.rounds").value(String.valueOf(ROUNDS))};
     }
 
     @Before

@@ -10,15 +10,12 @@ import io.kickplug.api.virtio.RingFormat;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import javax.inject.Inject;
 import org.junit.Test;
 import org.junit.runner.RunWith;
-import org.ops4j.pax.exam.Configuration;
 import org.ops4j.pax.exam.Option;
 import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
-import org.osgi.framework.BundleContext;
 
 /**
  * Issue 14's acceptance: fio with verify runs on two disks (virtio-mmio and virtio-pci, two queues each) while
@@ -29,21 +26,14 @@ import org.osgi.framework.BundleContext;
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
-public class RingSwapIT {
+public class RingSwapIT extends DistributionExam {
 
     private static final int SWAPS_EACH = Integer.getInteger("kickplug.ring.swaps", 10);
     private static final List<String> DISKS = List.of("rm", "rp");
 
-    @Inject
-    private BundleContext context;
-
-    @Inject
-    private DiskManager disks;
-
-    @Configuration
-    public Option[] configuration() {
-        return DistributionBundles.paxExam("target/paxexam",
-                systemProperty("kickplug.ring.swaps").value(String.valueOf(SWAPS_EACH)));
+    @Override
+    protected Option[] extraOptions() {
+        return new Option[] {systemProperty("kickplug.ring.swaps").value(String.valueOf(SWAPS_EACH))};
     }
 
     @Test
