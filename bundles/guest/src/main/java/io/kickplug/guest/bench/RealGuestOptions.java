@@ -3,6 +3,7 @@ package io.kickplug.guest.bench;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -59,13 +60,8 @@ public record RealGuestOptions(boolean only, Path image, String qemu, long runti
      */
     public static Split extract(List<String> args, Map<String, String> env) {
         List<String> rest = new ArrayList<>();
-        boolean on = false;
-        boolean only = false;
-        String image = null;
-        String qemu = null;
-        String runtime = null;
-        String rounds = null;
-        List<String> seen = new ArrayList<>();
+        // The real-guest options given, in order, with their trimmed values (a flag's is empty).
+        Map<String, String> given = new LinkedHashMap<>();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
             if (arg == null || !arg.startsWith("--")) {
@@ -79,16 +75,14 @@ public record RealGuestOptions(boolean only, Path image, String qemu, long runti
                 rest.add(arg);
                 continue;
             }
-            if (seen.contains(name)) {
+            if (given.containsKey(name)) {
                 throw new IllegalArgumentException("option " + name + " given twice");
             }
-            seen.add(name);
             if (name.equals("--real-guest") || name.equals("--real-guest-only")) {
                 if (eq >= 0) {
                     throw new IllegalArgumentException(name + " takes no value");
                 }
-                on = true;
-                only |= name.equals("--real-guest-only");
+                given.put(name, "");
                 continue;
             }
             String value;
@@ -102,22 +96,22 @@ public record RealGuestOptions(boolean only, Path image, String qemu, long runti
             if (value.isBlank()) {
                 throw new IllegalArgumentException(name + " needs a value (" + USAGE + ")");
             }
-            switch (name) {
-                case "--guest-image" -> image = value.trim();
-                case "--qemu" -> qemu = value.trim();
-                case "--guest-rounds" -> rounds = value.trim();
-                default -> runtime = value.trim();
-            }
+            given.put(name, value.trim());
         }
-        if (!on) {
-            if (!seen.isEmpty()) {
-                throw new IllegalArgumentException(seen.get(0) + " needs --real-guest or --real-guest-only");
+        boolean only = given.containsKey("--real-guest-only");
+        if (!only && !given.containsKey("--real-guest")) {
+            if (!given.isEmpty()) {
+                throw new IllegalArgumentException(given.keySet().iterator().next()
+                        + " needs --real-guest or --real-guest-only");
             }
             return new Split(null, rest);
         }
+        String image = given.get("--guest-image");
         if (image == null && env != null && env.get(IMAGE_ENV) != null && !env.get(IMAGE_ENV).isBlank()) {
             image = env.get(IMAGE_ENV).trim();
         }
+        String runtime = given.get("--guest-runtime");
+        String rounds = given.get("--guest-rounds");
         long nanos = runtime == null ? DEFAULT_RUNTIME_NANOS : SeedsOptions.runtime(runtime);
         int n = RealGuestOptions.DEFAULT_ROUNDS;
         if (rounds != null) {
@@ -127,7 +121,8 @@ public record RealGuestOptions(boolean only, Path image, String qemu, long runti
                 throw new IllegalArgumentException("--guest-rounds must be an integer: '" + rounds + "'");
             }
         }
-        return new Split(new RealGuestOptions(only, image == null ? null : path(image), qemu, nanos, n), rest);
+        return new Split(new RealGuestOptions(only, image == null ? null : path(image), given.get("--qemu"), nanos, n),
+                rest);
     }
 
     /** The image directory to look in: the one given, or {@link #DEFAULT_IMAGE} under the working directory. */

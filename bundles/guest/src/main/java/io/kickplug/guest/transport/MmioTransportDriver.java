@@ -92,13 +92,7 @@ public final class MmioTransportDriver implements VirtioTransportDriver {
 
     @Override
     public int readConfig(int offset, int width) {
-        if (width != 1 && width != 2 && width != 4) {
-            throw new IllegalArgumentException("config access width must be 1, 2 or 4: " + width);
-        }
-        if (offset < 0 || offset % width != 0) {
-            // Section 4.2.2.2: accesses to the configuration space are naturally aligned.
-            throw new IllegalArgumentException("unaligned config access: offset " + offset + ", width " + width);
-        }
+        ConfigAccess.check(offset, width);
         long mask = width == 4 ? 0xFFFF_FFFFL : (1L << (8 * width)) - 1;
         return (int) (window.read(CONFIG + offset, width) & mask);
     }

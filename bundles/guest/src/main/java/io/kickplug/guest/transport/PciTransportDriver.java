@@ -235,6 +235,23 @@ public final class PciTransportDriver implements VirtioTransportDriver {
         write(common, off, 4, value & 0xffff_ffffL);
     }
 
+    /** A 64-bit field as two 32-bit halves, low first (section 4.1.3.1). */
+    private void common64(int off, long value) {
+        common32(off, value);
+        common32(off + 4, value >>> 32);
+    }
+
+    /** A 16-bit field of queue {@code queue}: queue_select, then the field (section 4.1.4.3). */
+    private int queue16(int queue, int off) {
+        common16(COMMON_QUEUE_SELECT, queue);
+        return common16(off);
+    }
+
+    private void queue16(int queue, int off, int value) {
+        common16(COMMON_QUEUE_SELECT, queue);
+        common16(off, value);
+    }
+
     /** The device's PCI-level virtio device ID, as {@link #probe()} found it. */
     public int deviceId() {
         return deviceId;
@@ -281,27 +298,21 @@ public final class PciTransportDriver implements VirtioTransportDriver {
         if (queue < 0 || queue >= numQueues()) {
             return 0;
         }
-        common16(COMMON_QUEUE_SELECT, queue);
-        return common16(COMMON_QUEUE_SIZE);
+        return queue16(queue, COMMON_QUEUE_SIZE);
     }
 
     @Override
     public boolean queueReady(int queue) {
-        common16(COMMON_QUEUE_SELECT, queue);
-        return common16(COMMON_QUEUE_ENABLE) != 0;
+        return queue16(queue, COMMON_QUEUE_ENABLE) != 0;
     }
 
     /** Selects the queue, writes its size and ring addresses (64-bit fields as two 32-bit halves, 4.1.3.1). */
     @Override
     public void setupQueue(int queue, QueueLayout layout) {
-        common16(COMMON_QUEUE_SELECT, queue);
-        common16(COMMON_QUEUE_SIZE, layout.size());
-        common32(COMMON_QUEUE_DESC, layout.descTable());
-        common32(COMMON_QUEUE_DESC + 4, layout.descTable() >>> 32);
-        common32(COMMON_QUEUE_DRIVER, layout.availRing());
-        common32(COMMON_QUEUE_DRIVER + 4, layout.availRing() >>> 32);
-        common32(COMMON_QUEUE_DEVICE, layout.usedRing());
-        common32(COMMON_QUEUE_DEVICE + 4, layout.usedRing() >>> 32);
+        queue16(queue, COMMON_QUEUE_SIZE, layout.size());
+        common64(COMMON_QUEUE_DESC, layout.descTable());
+        common64(COMMON_QUEUE_DRIVER, layout.availRing());
+        common64(COMMON_QUEUE_DEVICE, layout.usedRing());
         mapNotify(queue);
     }
 
@@ -310,8 +321,7 @@ public final class PciTransportDriver implements VirtioTransportDriver {
      * write inside the notification structure (section 4.1.4.4).
      */
     private void mapNotify(int queue) {
-        common16(COMMON_QUEUE_SELECT, queue);
-        long off = common16(COMMON_QUEUE_NOTIFY_OFF);
+        long off = queue16(queue, COMMON_QUEUE_NOTIFY_OFF);
         long at = off * notifyMultiplier;
         if (at + 2 > notifyRegion.length()) {
             throw new GuestDriverException("bad notification offset " + off + " (x " + notifyMultiplier + ") for queue "
@@ -329,8 +339,7 @@ public final class PciTransportDriver implements VirtioTransportDriver {
 
     @Override
     public void enableQueue(int queue) {
-        common16(COMMON_QUEUE_SELECT, queue);
-        common16(COMMON_QUEUE_ENABLE, 1);
+        queue16(queue, COMMON_QUEUE_ENABLE, 1);
     }
 
     // Interrupts (vp_find_vqs) -----------------------------------------------------------------------------
@@ -412,8 +421,7 @@ public final class PciTransportDriver implements VirtioTransportDriver {
                 setupQueue(q, layouts.get(q));
                 setUp = q + 1;
                 // vp_active_vq: write queue_msix_vector, read it back (section 4.1.5.1.2).
-                common16(COMMON_QUEUE_SELECT, q);
-                common16(COMMON_QUEUE_MSIX_VECTOR, queueVectors[q]);
+                queue16(q, COMMON_QUEUE_MSIX_VECTOR, queueVectors[q]);
                 if (common16(COMMON_QUEUE_MSIX_VECTOR) == NO_VECTOR) {
                     throw new VectorRefused("queue_msix_vector " + queueVectors[q] + " of queue " + q + " refused");
                 }
@@ -423,8 +431,7 @@ public final class PciTransportDriver implements VirtioTransportDriver {
         } catch (VectorRefused e) {
             // vp_del_vqs: unmap the queues' and the configuration's vectors, then free the MSI-X vectors.
             for (int q = 0; q < setUp; q++) {
-                common16(COMMON_QUEUE_SELECT, q);
-                common16(COMMON_QUEUE_MSIX_VECTOR, NO_VECTOR);
+                queue16(q, COMMON_QUEUE_MSIX_VECTOR, NO_VECTOR);
             }
             common16(COMMON_CONFIG_MSIX_VECTOR, NO_VECTOR);
             disableMsix(vectors);
@@ -526,12 +533,7 @@ public final class PciTransportDriver implements VirtioTransportDriver {
 
     @Override
     public int readConfig(int offset, int width) {
-        if (width != 1 && width != 2 && width != 4) {
-            throw new IllegalArgumentException("config access width must be 1, 2 or 4: " + width);
-        }
-        if (offset < 0 || offset % width != 0) {
-            throw new IllegalArgumentException("unaligned config access: offset " + offset + ", width " + width);
-        }
+        ConfigAccess.check(offset, width);
         checkProbed();
         if (device == null || offset + width > device.length()) {
             throw new GuestDriverException("device configuration read of " + width + " bytes at " + offset

@@ -61,9 +61,22 @@ class DiskRegistryFileAndResizeTest {
 
     /** Writes {@code content} to {@code name}.img in the test's directory and attaches it as file disk {@code name}. */
     private Path attachFile(String name, byte[] content, boolean readOnly) throws IOException {
-        Path image = Files.write(dir.resolve(name + ".img"), content);
+        Path image = Files.write(image(name), content);
         registry.attach(DiskSpec.file(name, image.toString(), readOnly));
         return image;
+    }
+
+    /** The image of file disk {@code name} in the test's directory. */
+    private Path image(String name) {
+        return dir.resolve(name + ".img");
+    }
+
+    /** Attaches a zeroed 1 MiB file disk {@code name}; a new guest on it writes {@code data} at {@code sector}. */
+    private RawRingGuest writtenFileDisk(String name, long sector, byte[] data) throws Exception {
+        attachFile(name, new byte[1 << 20], false);
+        RawRingGuest guest = guest(name);
+        assertEquals(VirtioBlk.S_OK, write(guest, sector, data));
+        return guest;
     }
 
     /** The status of a write of {@code data} at {@code sector}, on queue 0. */
@@ -84,7 +97,7 @@ class DiskRegistryFileAndResizeTest {
     @Test
     void readOnlyFileDiskLeavesTheImageUntouched() throws Exception {
         byte[] content = random(64 * 1024, 1);
-        Path image = Files.write(dir.resolve("ro.img"), content);
+        Path image = Files.write(image("ro"), content);
         FileTime past = FileTime.fromMillis(1_600_000_000_000L);
         Files.setLastModifiedTime(image, past);
         registry.attach(DiskSpec.file("ro", image.toString(), true));
@@ -105,13 +118,11 @@ class DiskRegistryFileAndResizeTest {
 
     @Test
     void fileDiskKeepsItsDataAcrossDetachAndReattach() throws Exception {
-        Path image = attachFile("rw", new byte[1 << 20], false);
-        RawRingGuest guest = guest("rw");
         byte[] data = random(8192, 3);
-        assertEquals(VirtioBlk.S_OK, write(guest, 16, data));
+        RawRingGuest guest = writtenFileDisk("rw", 16, data);
         assertEquals(VirtioBlk.S_OK, guest.request(0, VirtioBlk.T_FLUSH, 0, null, 0, TIMEOUT).status());
         registry.detach("rw");
-        registry.attach(DiskSpec.file("rw", image.toString(), false));
+        registry.attach(DiskSpec.file("rw", image("rw").toString(), false));
         Completed read = read(guest("rw"), 16, 8192);
         assertEquals(VirtioBlk.S_OK, read.status());
         assertArrayEquals(data, read.data());
@@ -152,10 +163,9 @@ class DiskRegistryFileAndResizeTest {
     // 5.2.6.2: a capacity change SHOULD trigger a configuration change notification; 2.5: the generation moves.
     @Test
     void resizeNotifiesTheGuest() throws Exception {
-        Path image = attachFile("grow", new byte[1 << 20], false);
-        RawRingGuest guest = guest("grow");
         byte[] data = random(512, 5);
-        assertEquals(VirtioBlk.S_OK, write(guest, 2047, data));
+        RawRingGuest guest = writtenFileDisk("grow", 2047, data);
+        Path image = image("grow");
         assertEquals(2048, guest.config(VirtioBlk.CFG_CAPACITY, 8));
         int generation = guest.configGeneration();
 

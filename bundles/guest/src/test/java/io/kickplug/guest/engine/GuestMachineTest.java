@@ -5,25 +5,19 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.guest.KickPolicy;
 import io.kickplug.api.lockstat.LockStatRow;
-import io.kickplug.api.iothread.IoThread;
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.blk.backend.MemoryBackend;
-import io.kickplug.blk.device.BlkDeviceSpec;
-import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.kick.OutsideLockKick;
 import io.kickplug.guest.kick.UnderLockKick;
 import io.kickplug.guest.testing.Closer;
+import io.kickplug.guest.testing.MemoryDisk;
 import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.guest.transport.InterruptRouting;
-import io.kickplug.virtio.ds.TransportFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
-import io.kickplug.virtio.iothread.EventLoopThread;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -45,8 +39,7 @@ class GuestMachineTest {
     @RegisterExtension
     final Closer opened = new Closer();
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
-    private MemoryBackend backend;
-    private VirtioBlkDevice device;
+    private MemoryDisk disk;
     private TransportInstance transport;
     private GuestMachine machine;
 
@@ -55,17 +48,9 @@ class GuestMachineTest {
         return TransportKind.MMIO;
     }
 
-    private TransportInstance transport(io.kickplug.api.virtio.VirtioDevice dev, int memoryBytes) {
-        return opened.add(new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), dev,
-                OffHeapGuestMemory.allocate(memoryBytes)));
-    }
-
     private TransportInstance device(int queues, int queueSize) {
-        IoThread io = opened.add(new EventLoopThread("test-io"));
-        backend = new MemoryBackend(DISK, false);
-        device = new VirtioBlkDevice(BlkDeviceSpec.of("t", backend, false, queues, queueSize,
-                "serial".getBytes(StandardCharsets.US_ASCII), List.of(io)));
-        transport = transport(device, 16 << 20);
+        disk = MemoryDisk.open(opened, kind(), "t", DISK, queues, queueSize);
+        transport = disk.transport();
         return transport;
     }
 
@@ -114,7 +99,7 @@ class GuestMachineTest {
         reads.forEach(GuestMachineTest::assertClean);
         // The data is on the disk where it belongs: block 70 holds its pattern.
         ByteBuffer got = ByteBuffer.allocate(4096);
-        backend.read(70 * 4096L, new ByteBuffer[] {got});
+        disk.backend().read(70 * 4096L, new ByteBuffer[] {got});
         byte[] expected = new byte[4096];
         BlockJob.PATTERN.fill(70, expected, 4096);
         assertArrayEquals(expected, got.array());
@@ -306,7 +291,7 @@ class GuestMachineTest {
         assertEquals(6, ((VcpuMachine) machine).driver().segMax());
         RunResult r = runClean(new BlockJob(IoOp.WRITE, 0, 2, 8 * 4096, 1));
         assertEquals(4, r.vcpus().get(0).requests(), "two I/Os of 8 pages, each 6 + 2 pages");
-        assertEquals(4, device.stats().requestsCompleted());
+        assertEquals(4, disk.device().stats().requestsCompleted());
         runClean(new BlockJob(IoOp.READ, 0, 2, 8 * 4096, 2));
     }
 
@@ -379,7 +364,7 @@ class GuestMachineTest {
     void aDeviceThatNeverCompletesTimesOut() {
         RamDiskDevice ram = new RamDiskDevice(1 << 20, 1, 64, RamDiskDevice.fullFeatures());
         try {
-            transport = transport(ram, 4 << 20);
+            transport = MemoryDisk.transport(opened, kind(), ram, OffHeapGuestMemory.allocate(4 << 20));
             ram.swallow = true;
             boot(config(1).withTimeout(Duration.ofMillis(300)));
             GuestDriverException e = assertThrows(GuestDriverException.class,
@@ -402,7 +387,7 @@ class GuestMachineTest {
         machine.runJobs(List.of(new OneShot((v, buf) -> v.submit(IoOp.FLUSH, 0, 0, null, false,
                 (s, t) -> status[0] = s))), RUN);
         assertEquals(VirtioBlk.S_OK, status[0]);
-        assertEquals(1, device.stats().requestsCompleted());
+        assertEquals(1, disk.device().stats().requestsCompleted());
     }
 
     /** Submits once from start, then waits for it. */

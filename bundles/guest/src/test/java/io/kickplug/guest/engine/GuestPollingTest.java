@@ -3,23 +3,14 @@ package io.kickplug.guest.engine;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.kickplug.api.blk.VirtioBlk;
-import io.kickplug.api.iothread.IoThread;
-import io.kickplug.api.memory.GuestMemory;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.blk.backend.MemoryBackend;
-import io.kickplug.blk.device.BlkDeviceSpec;
-import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.guest.testing.Closer;
+import io.kickplug.guest.testing.MemoryDisk;
 import io.kickplug.guest.virtio.DriverConfig;
-import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.transport.TransportKind;
-import io.kickplug.virtio.ds.TransportFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
-import io.kickplug.virtio.iothread.EventLoopThread;
-import io.kickplug.virtio.memory.OffHeapGuestMemory;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,18 +31,13 @@ class GuestPollingTest {
     @RegisterExtension
     final Closer opened = new Closer();
     private final StandardGuestEngine engine = StandardGuestEngine.standalone();
-    private VirtioBlkDevice device;
-    private GuestMemory memory;
+    private MemoryDisk disk;
     private VcpuMachine machine;
 
     private void boot(int queues, MachineConfig config) {
-        IoThread io = opened.add(new EventLoopThread("poll-test-io"));
-        device = new VirtioBlkDevice(BlkDeviceSpec.of("p", new MemoryBackend(DISK, false), false,
-                queues, 256, "p".getBytes(StandardCharsets.US_ASCII), List.of(io)));
-        memory = OffHeapGuestMemory.allocate(16 << 20);
-        TransportInstance transport = opened.add(new TransportFactoryComponent(new VirtqueueFactoryComponent())
-                .create(kind(), device, memory));
-        machine = opened.add((VcpuMachine) engine.boot(transport.port(), new VirtqueueFactoryComponent(), config));
+        disk = MemoryDisk.open(opened, kind(), "p", DISK, queues, 256);
+        machine = opened.add((VcpuMachine) engine.boot(disk.transport().port(), new VirtqueueFactoryComponent(),
+                config));
     }
 
     /** The transport the tests run on. */
@@ -64,17 +50,17 @@ class GuestPollingTest {
     }
 
     private int availFlags(int q) {
-        return memory.readU16(machine.driver().queue(q).layout().availRing()) & 0xFFFF;
+        return disk.memory().readU16(machine.driver().queue(q).layout().availRing()) & 0xFFFF;
     }
 
     /** used_event: the u16 after the avail ring's entries (section 2.7.6). */
     private int usedEvent(int q) {
         QueueLayout l = machine.driver().queue(q).layout();
-        return memory.readU16(l.availRing() + 4 + 2L * l.size()) & 0xFFFF;
+        return disk.memory().readU16(l.availRing() + 4 + 2L * l.size()) & 0xFFFF;
     }
 
     private int usedIdx(int q) {
-        return memory.readU16(machine.driver().queue(q).layout().usedRing() + 2) & 0xFFFF;
+        return disk.memory().readU16(machine.driver().queue(q).layout().usedRing() + 2) & 0xFFFF;
     }
 
     private static void assertClean(BlockJob job) {
@@ -98,7 +84,7 @@ class GuestPollingTest {
         assertClean(reads);
         assertEquals(0, r.vcpus().get(0).interrupts(), "hipri reads were reaped by polling");
         assertEquals(500, r.vcpus().get(0).completions());
-        List<QueueCounters> counters = device.queueCounters();
+        List<QueueCounters> counters = disk.device().queueCounters();
         assertEquals(1000, counters.get(1).requests(), "every hipri request went to the poll queue");
         assertEquals(0, counters.get(1).interruptsSent(), "the device never interrupted for the poll queue");
         assertEquals(300, counters.get(0).requests(), "normal I/O stayed on queue 0");
@@ -116,7 +102,8 @@ class GuestPollingTest {
         assertEquals(0, r.vcpus().get(0).interrupts(), "no vCPU handles the poll queue's interrupts");
         // The device's first decision after activation notifies unconditionally (QEMU's signalled_used_valid);
         // after that, used_event kept behind suppresses every interrupt.
-        assertTrue(device.queueCounters().get(1).interruptsSent() <= 1, device.queueCounters().get(1).toString());
+        assertTrue(disk.device().queueCounters().get(1).interruptsSent() <= 1,
+                disk.device().queueCounters().get(1).toString());
         // Section 2.7.7.2: used_event stays where disabling put it (one behind the first entry), far behind.
         assertEquals(0xFFFF, usedEvent(1));
         assertEquals(2000, usedIdx(1));
@@ -200,7 +187,8 @@ class GuestPollingTest {
         // is unconditional (QEMU's signalled_used_valid), and a device that reads used_event late (after the
         // driver reaped request i, re-enabled, and disabled again for request i + 1, moving used_event to i)
         // legitimately interrupts for request i: the race toggling pays for (seed 003). Seen: 2 in 50.
-        assertTrue(device.queueCounters().get(0).interruptsSent() * 5 < 50, device.queueCounters().get(0).toString());
+        assertTrue(disk.device().queueCounters().get(0).interruptsSent() * 5 < 50,
+                disk.device().queueCounters().get(0).toString());
     }
 
     @Test

@@ -9,9 +9,9 @@ import io.kickplug.api.transport.GuestInterrupts;
 import io.kickplug.api.virtio.VirtioFeatures;
 import io.kickplug.guest.driver.GuestDriverException;
 import io.kickplug.guest.testing.Closer;
+import io.kickplug.guest.testing.MemoryDisk;
 import io.kickplug.guest.testing.RamDiskDevice;
 import io.kickplug.api.transport.TransportInstance;
-import io.kickplug.virtio.ds.TransportFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
 import io.kickplug.virtio.memory.OffHeapGuestMemory;
 import java.time.Duration;
@@ -43,8 +43,7 @@ class WriteReadVerifyEndToEndTest {
 
     private TransportInstance start(int queues, int queueSize, long features) {
         device = opened.add(new RamDiskDevice(CAPACITY, queues, queueSize, features));
-        transport = opened.add(new TransportFactoryComponent(new VirtqueueFactoryComponent()).create(kind(), device,
-                OffHeapGuestMemory.allocate(8 << 20)));
+        transport = MemoryDisk.transport(opened, kind(), device, OffHeapGuestMemory.allocate(8 << 20));
         return transport;
     }
 
