@@ -12,7 +12,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 
 /**
  * The poll phase of {@link EventLoopThread}: a producer that notifies only while notifications are on (the
@@ -130,125 +133,125 @@ class EventLoopPollTest {
         return q;
     }
 
+    /** Each test's loop, with one model queue registered on it. */
+    private EventLoopThread loop;
+    private ModelQueue q;
+
+    @BeforeEach
+    void startLoop(TestInfo test) throws Exception {
+        loop = new EventLoopThread("poll-" + test.getTestMethod().orElseThrow().getName());
+        q = register(loop);
+    }
+
+    /** Whatever a test did, the queue's handler was called on the loop thread only. */
+    @AfterEach
+    void stopLoop() {
+        try {
+            assertEquals(List.of(), q.wrongThreads);
+        } finally {
+            loop.close();
+        }
+    }
+
     @Test
     void addsRacingThePollToNotifySwitchAreNeverLost() throws Exception {
-        try (EventLoopThread loop = new EventLoopThread("poll-race")) {
-            ModelQueue q = register(loop);
-            // Windows of 0..3 us and producer gaps of 0..6 us: adds land before, inside and after the poll
-            // window, and right on its end, where notifications are being switched back on.
-            q.source.setPoll(q, new TestWindow(3_000, true));
-            ThreadLocalRandom random = ThreadLocalRandom.current();
-            for (int i = 1; i <= 50_000; i++) {
-                spin(random.nextLong(6_000));
-                q.add();
-                long n = i;
-                await(() -> q.consumed == n, "add " + i + " (" + q.counters() + ")");
-            }
-            assertTrue(q.begins.get() > 0 && q.ends.get() > 0, "the loop switched between polling and blocking");
-            // Then adds right after each completion into 50 ms windows: found by polling, no notification.
-            long hitsBefore = q.hits;
-            q.source.setPoll(q, new TestWindow(50_000_000, false));
-            for (int i = 50_001; i <= 50_100; i++) {
-                q.add();
-                long n = i;
-                await(() -> q.consumed == n, "add " + i);
-            }
-            assertTrue(q.hits > hitsBefore, "adds were found by polling: " + q.counters());
-            // Idle: the loop leaves poll mode before it blocks, so notifications end up on.
-            await(() -> q.notify && q.begins.get() == q.ends.get(), "notifications back on when idle");
-            assertEquals(List.of(), q.wrongThreads);
+        // Windows of 0..3 us and producer gaps of 0..6 us: adds land before, inside and after the poll
+        // window, and right on its end, where notifications are being switched back on.
+        q.source.setPoll(q, new TestWindow(3_000, true));
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int i = 1; i <= 50_000; i++) {
+            spin(random.nextLong(6_000));
+            q.add();
+            long n = i;
+            await(() -> q.consumed == n, "add " + i + " (" + q.counters() + ")");
         }
+        assertTrue(q.begins.get() > 0 && q.ends.get() > 0, "the loop switched between polling and blocking");
+        // Then adds right after each completion into 50 ms windows: found by polling, no notification.
+        long hitsBefore = q.hits;
+        q.source.setPoll(q, new TestWindow(50_000_000, false));
+        for (int i = 50_001; i <= 50_100; i++) {
+            q.add();
+            long n = i;
+            await(() -> q.consumed == n, "add " + i);
+        }
+        assertTrue(q.hits > hitsBefore, "adds were found by polling: " + q.counters());
+        // Idle: the loop leaves poll mode before it blocks, so notifications end up on.
+        await(() -> q.notify && q.begins.get() == q.ends.get(), "notifications back on when idle");
     }
 
     @Test
     void turningPollingOnAndOffWhileAddsRunLosesNothing() throws Exception {
-        try (EventLoopThread loop = new EventLoopThread("poll-toggle")) {
-            ModelQueue q = register(loop);
-            TestWindow window = new TestWindow(20_000, false);
-            int rounds = 20_000;
-            Thread toggler = new Thread(() -> {
-                for (int i = 0; i < rounds && !Thread.currentThread().isInterrupted(); i++) {
-                    if (i % 2 == 0) {
-                        q.source.setPoll(q, window);
-                    } else {
-                        q.source.setPoll(null, null);
-                    }
-                    spin(ThreadLocalRandom.current().nextLong(10_000));
+        TestWindow window = new TestWindow(20_000, false);
+        int rounds = 20_000;
+        Thread toggler = new Thread(() -> {
+            for (int i = 0; i < rounds && !Thread.currentThread().isInterrupted(); i++) {
+                if (i % 2 == 0) {
+                    q.source.setPoll(q, window);
+                } else {
+                    q.source.setPoll(null, null);
                 }
-                q.source.setPoll(null, null);
-            });
-            toggler.start();
-            long i = 0;
-            while (toggler.isAlive()) {
-                spin(ThreadLocalRandom.current().nextLong(5_000));
-                q.add();
-                long n = ++i;
-                await(() -> q.consumed == n, "add " + n);
+                spin(ThreadLocalRandom.current().nextLong(10_000));
             }
-            toggler.join();
-            await(() -> q.notify && q.begins.get() == q.ends.get(), "polling off leaves notifications on");
-            long endsBefore = q.ends.get();
+            q.source.setPoll(null, null);
+        });
+        toggler.start();
+        long i = 0;
+        while (toggler.isAlive()) {
+            spin(ThreadLocalRandom.current().nextLong(5_000));
             q.add();
-            long n = i + 1;
-            await(() -> q.consumed == n, "an add after polling was turned off");
-            assertEquals(endsBefore, q.ends.get(), "no polling after setPoll(null, null)");
-            assertEquals(List.of(), q.wrongThreads);
+            long n = ++i;
+            await(() -> q.consumed == n, "add " + n);
         }
+        toggler.join();
+        await(() -> q.notify && q.begins.get() == q.ends.get(), "polling off leaves notifications on");
+        long endsBefore = q.ends.get();
+        q.add();
+        long n = i + 1;
+        await(() -> q.consumed == n, "an add after polling was turned off");
+        assertEquals(endsBefore, q.ends.get(), "no polling after setPoll(null, null)");
     }
 
     @Test
     void anExpiredWindowCountsAMissAndPollTime() throws Exception {
-        try (EventLoopThread loop = new EventLoopThread("poll-miss")) {
-            ModelQueue q = register(loop);
-            TestWindow window = new TestWindow(200_000, false);
-            q.source.setPoll(q, window);
-            q.add();
-            await(() -> q.consumed == 1, "first add");
-            await(() -> q.misses >= 1, "a miss after a 200 us window without work");
-            assertTrue(q.pollNanos >= 200_000, "the window was polled to its end: " + q.counters());
-            await(() -> q.notify, "notifications on after the miss");
-        }
+        TestWindow window = new TestWindow(200_000, false);
+        q.source.setPoll(q, window);
+        q.add();
+        await(() -> q.consumed == 1, "first add");
+        await(() -> q.misses >= 1, "a miss after a 200 us window without work");
+        assertTrue(q.pollNanos >= 200_000, "the window was polled to its end: " + q.counters());
+        await(() -> q.notify, "notifications on after the miss");
     }
 
     @Test
     void aWindowIsUpdatedWhenItsSourceBecomesReady() throws Exception {
-        try (EventLoopThread loop = new EventLoopThread("poll-update")) {
-            ModelQueue q = register(loop);
-            TestWindow window = new TestWindow(0, false); // never polls, but still learns from each wait
-            q.source.setPoll(q, window);
-            q.add(); // the loop has taken the poll settings once this is consumed
-            await(() -> q.consumed == 1, "first add");
-            for (int i = 2; i <= 11; i++) {
-                // Add only once the loop blocks, so that each add ends a wait.
-                await(() -> q.loopThread.getState() == Thread.State.WAITING, "the loop blocks");
-                q.add();
-                long n = i;
-                await(() -> q.consumed == n, "add " + i);
-            }
-            await(() -> window.updates.get() >= 10, "an update after each wait that ended with the source ready");
-            assertEquals(0, q.begins.get(), "a 0 ns window never enters poll mode");
+        TestWindow window = new TestWindow(0, false); // never polls, but still learns from each wait
+        q.source.setPoll(q, window);
+        q.add(); // the loop has taken the poll settings once this is consumed
+        await(() -> q.consumed == 1, "first add");
+        for (int i = 2; i <= 11; i++) {
+            // Add only once the loop blocks, so that each add ends a wait.
+            await(() -> q.loopThread.getState() == Thread.State.WAITING, "the loop blocks");
+            q.add();
+            long n = i;
+            await(() -> q.consumed == n, "add " + i);
         }
+        await(() -> window.updates.get() >= 10, "an update after each wait that ended with the source ready");
+        assertEquals(0, q.begins.get(), "a 0 ns window never enters poll mode");
     }
 
     @Test
     void cancellingAPolledSourceEndsPollingOnTheLoopThread() throws Exception {
-        try (EventLoopThread loop = new EventLoopThread("poll-cancel")) {
-            ModelQueue q = register(loop);
-            q.source.setPoll(q, new TestWindow(1_000_000_000L, false)); // polls for up to 1 s
-            q.add();
-            await(() -> q.consumed == 1, "first add");
-            await(() -> q.begins.get() == 1, "poll mode");
-            q.source.cancel();
-            await(() -> q.ends.get() == 1 && q.notify, "pollEnd after cancel");
-            assertEquals(List.of(), q.wrongThreads);
-        }
+        q.source.setPoll(q, new TestWindow(1_000_000_000L, false)); // polls for up to 1 s
+        q.add();
+        await(() -> q.consumed == 1, "first add");
+        await(() -> q.begins.get() == 1, "poll mode");
+        q.source.cancel();
+        await(() -> q.ends.get() == 1 && q.notify, "pollEnd after cancel");
     }
 
     @Test
     void aSourceNeedsBothHandlerAndWindow() {
-        try (EventLoopThread loop = new EventLoopThread("poll-args")) {
-            IoSource s = loop.register("s", () -> { });
-            assertThrows(IllegalArgumentException.class, () -> s.setPoll(new ModelQueue(), null));
-        }
+        IoSource s = loop.register("s", () -> { });
+        assertThrows(IllegalArgumentException.class, () -> s.setPoll(new ModelQueue(), null));
     }
 }

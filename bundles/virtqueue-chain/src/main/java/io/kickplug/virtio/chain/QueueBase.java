@@ -56,6 +56,14 @@ public abstract class QueueBase implements DeviceQueue {
     }
 
     /**
+     * Starts from given positions instead of the initial ones (vhost-user SET_VRING_BASE, or a restart), encoded
+     * as {@link #nextAvail} and {@link #nextUsed} are.
+     *
+     * @throws GuestFaultException for a position the ring format does not have
+     */
+    public abstract void setIndices(int nextAvail, int nextUsed);
+
+    /**
      * Ends the flight of {@code head} before its push. A head that is not in flight is a device bug, not a
      * guest fault: every head is pushed exactly once.
      */
