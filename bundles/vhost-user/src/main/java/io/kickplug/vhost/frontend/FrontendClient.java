@@ -447,20 +447,38 @@ public class FrontendClient implements AutoCloseable {
 
     /** Adds one request like {@link #submit} without the kick decision: the caller batches them. */
     public void submitNoKick(Queue q, int slot, int type, long sector, int dataBytes) throws IOException {
+        submitPrepared(q, slot, chain(slot, type, dataBytes), type, sector);
+    }
+
+    /**
+     * The descriptor chain of request slot {@code slot}: header, data (if any) and status buffer at the slot's
+     * fixed addresses. A caller that submits the same kind of request from a slot again and again builds it
+     * once and passes it to {@link #submitPrepared} (a benchmark front-end that allocates nothing per request).
+     */
+    public List<BufferSpec> chain(int slot, int type, int dataBytes) {
         long base = DATA_BASE + slot * (64L << 10);
-        memory.writeU32(base, type);
-        memory.writeU32(base + 4, 0);
-        memory.writeU64(base + 8, sector);
         long data = base + 512;
-        long status = base + 16;
-        memory.writeU8(status, (byte) 0xff);
-        List<BufferSpec> chain = new ArrayList<>();
+        List<BufferSpec> chain = new ArrayList<>(3);
         chain.add(BufferSpec.readable(base, VirtioBlk.HEADER_SIZE));
         if (dataBytes > 0) {
             chain.add(type == VirtioBlk.T_IN ? BufferSpec.writable(data, dataBytes)
                     : BufferSpec.readable(data, dataBytes));
         }
-        chain.add(BufferSpec.writable(status, 1));
+        chain.add(BufferSpec.writable(base + 16, 1));
+        return List.copyOf(chain);
+    }
+
+    /**
+     * Writes the request header (type, sector) and a status byte the device must overwrite into slot
+     * {@code slot}, then adds {@code chain} (built by {@link #chain} for the same slot and type) with the slot
+     * number as its token; no kick decision.
+     */
+    public void submitPrepared(Queue q, int slot, List<BufferSpec> chain, int type, long sector) throws IOException {
+        long base = DATA_BASE + slot * (64L << 10);
+        memory.writeU32(base, type);
+        memory.writeU32(base + 4, 0);
+        memory.writeU64(base + 8, sector);
+        memory.writeU8(base + 16, (byte) 0xff);
         if (!q.driver.add(chain, false, slot)) {
             throw new IOException("queue " + q.index + " is full");
         }
