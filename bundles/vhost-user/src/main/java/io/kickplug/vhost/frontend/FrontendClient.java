@@ -453,7 +453,7 @@ public class FrontendClient implements AutoCloseable {
     /**
      * The descriptor chain of request slot {@code slot}: header, data (if any) and status buffer at the slot's
      * fixed addresses. A caller that submits the same kind of request from a slot again and again builds it
-     * once and passes it to {@link #submitPrepared} (a benchmark front-end that allocates nothing per request).
+     * once and passes it to {@link #submitPrepared} (a benchmark front-end: no chain allocated per request).
      */
     public List<BufferSpec> chain(int slot, int type, int dataBytes) {
         long base = DATA_BASE + slot * (64L << 10);
