@@ -40,8 +40,12 @@ import org.newsclub.net.unix.KickplugPoll;
  * java -cp benchmarks/target/benchmarks.jar io.kickplug.benchmarks.vhost.VhostBench \
  *     [--jar distribution/target/kickplug.jar] [--qsd /usr/bin/qemu-storage-daemon] [--runs 3] [--runtime 5]
  *     [--warmup 2] [--depths 1,32,64] [--backends null,file] [--java-opts "-XX:+UseSerialGC"] [--ring split]
- *     [--kp-commands "kp:notify d0 defer-call"] [--server-cpus 1]
+ *     [--kp-commands "kp:notify d0 defer-call"] [--server-cpus 1] [--qsd-iothread-poll-max-ns 32768]
  * </pre>
+ *
+ * {@code --qsd-iothread-poll-max-ns N} puts QSD's export on an IOThread ({@code --object iothread,poll-max-ns=N},
+ * the export's {@code iothread=}), so QSD polls too, as Kickplug's I/O thread does (its {@code kp:poll}, 32768 ns
+ * by default); without it QSD serves the export from its main loop, which does not poll.
  *
  * {@code --server-cpus 1}, with the bench itself started under {@code taskset -c 0}, gives the front-end and each
  * server a core of their own (both servers alike).
@@ -132,6 +136,9 @@ public final class VhostBench {
         // CPUs both servers run on (taskset -c), e.g. "1" with the bench itself under "taskset -c 0": each side
         // then has a core of its own, as fio's cpus_allowed and QSD's pinned iothreads give; empty: no pinning.
         o.put("server-cpus", "");
+        // QSD's export on an IOThread that polls with this poll-max-ns (QEMU's adaptive polling, as Kickplug's I/O
+        // thread does with kp:poll); empty: QSD's default, the export on the main loop, which does not poll.
+        o.put("qsd-iothread-poll-max-ns", "");
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 >= args.length || !o.containsKey(args[i].substring(2))) {
                 System.err.println("usage: VhostBench [--name value]... with names " + o.keySet());
@@ -255,8 +262,15 @@ public final class VhostBench {
                 ? "driver=null-co,node-name=n0,size=" + DISK_BYTES + ",read-zeroes=off"
                 : "driver=file,node-name=n0,filename=" + image + ",aio=threads,cache.direct=off";
         List<String> cmd = pinned();
-        cmd.addAll(List.of(opts.get("qsd"), "--blockdev", blockdev, "--export",
-                "type=vhost-user-blk,id=e0,node-name=n0,writable=on,num-queues=1,addr.type=unix,addr.path=" + socket));
+        cmd.addAll(List.of(opts.get("qsd"), "--blockdev", blockdev));
+        String export = "type=vhost-user-blk,id=e0,node-name=n0,writable=on,num-queues=1,addr.type=unix,addr.path="
+                + socket;
+        String pollMaxNs = opts.get("qsd-iothread-poll-max-ns").trim();
+        if (!pollMaxNs.isEmpty()) {
+            cmd.addAll(List.of("--object", "iothread,id=io0,poll-max-ns=" + Long.parseLong(pollMaxNs)));
+            export += ",iothread=io0";
+        }
+        cmd.addAll(List.of("--export", export));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("qsd-" + backend + ".log").toFile()).start();
         return awaitSocket(new Server("qsd", p, socket));
     }
