@@ -337,7 +337,7 @@ public final class VhostBench {
         q.driver.disableCallbacks();
         for (int slot = 0; slot < depth; slot++) {
             started[slot] = System.nanoTime();
-            c.submitPrepared(q, slot, chains[slot], VirtioBlk.T_IN, random.nextLong(sectors / 8) * 8);
+            read(c, q, chains, slot, random.nextLong(sectors / 8) * 8);
         }
         if (q.driver.kickPrepare()) {
             q.kick();
@@ -367,7 +367,7 @@ public final class VhostBench {
                 harvested++;
                 if (now < end) {
                     started[slot] = now;
-                    c.submitPrepared(q, slot, chains[slot], VirtioBlk.T_IN, random.nextLong(sectors / 8) * 8);
+                    read(c, q, chains, slot, random.nextLong(sectors / 8) * 8);
                 }
             }
             if (harvested > 0 && q.driver.kickPrepare()) {
@@ -420,10 +420,19 @@ public final class VhostBench {
         if (q.driver.inFlight() > 0) {
             throw new IOException(s.name + ": " + q.driver.inFlight() + " requests did not complete");
         }
-        return new Point(ios / seconds, ios == 0 ? 0 : ticks * (double) CLOCK_TICK_NS / 1e3 / ios,
+        return new Point(ios / seconds, perIo(ticks * (double) CLOCK_TICK_NS / 1e3, ios),
                 latency.getValueAtPercentile(50), latency.getValueAtPercentile(99),
-                latency.getValueAtPercentile(99.9), ios == 0 ? 0 : kicks / (double) ios,
-                ios == 0 ? 0 : waits / (double) ios);
+                latency.getValueAtPercentile(99.9), perIo(kicks, ios), perIo(waits, ios));
+    }
+
+    private static double perIo(double total, long ios) {
+        return ios == 0 ? 0 : total / ios;
+    }
+
+    /** Submits a 4 KiB read of {@code sector} from {@code slot}, with the slot's chain built once. */
+    private static void read(FrontendClient c, FrontendClient.Queue q, List<BufferSpec>[] chains, int slot,
+            long sector) throws IOException {
+        c.submitPrepared(q, slot, chains[slot], VirtioBlk.T_IN, sector);
     }
 
     private static void writeImage(Path image) throws IOException {

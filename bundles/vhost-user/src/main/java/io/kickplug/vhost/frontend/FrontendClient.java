@@ -57,6 +57,8 @@ public class FrontendClient implements AutoCloseable {
     /** Guest physical layout: queue q's rings at q * RING_STRIDE, data buffers from DATA_BASE. */
     static final long RING_STRIDE = 64 << 10;
     static final long DATA_BASE = 1L << 20;
+    private static final long STATUS_OFFSET = 16;
+    private static final long DATA_OFFSET = 512;
     public static final int QUEUE_SIZE = 64;
 
     private final VirtqueueFactory queueFactory;
@@ -456,16 +458,14 @@ public class FrontendClient implements AutoCloseable {
      * once and passes it to {@link #submitPrepared} (a benchmark front-end: no chain allocated per request).
      */
     public List<BufferSpec> chain(int slot, int type, int dataBytes) {
-        long base = DATA_BASE + slot * (64L << 10);
-        long data = base + 512;
-        List<BufferSpec> chain = new ArrayList<>(3);
-        chain.add(BufferSpec.readable(base, VirtioBlk.HEADER_SIZE));
-        if (dataBytes > 0) {
-            chain.add(type == VirtioBlk.T_IN ? BufferSpec.writable(data, dataBytes)
-                    : BufferSpec.readable(data, dataBytes));
+        BufferSpec header = BufferSpec.readable(slotBase(slot), VirtioBlk.HEADER_SIZE);
+        BufferSpec status = BufferSpec.writable(slotBase(slot) + STATUS_OFFSET, 1);
+        if (dataBytes == 0) {
+            return List.of(header, status);
         }
-        chain.add(BufferSpec.writable(base + 16, 1));
-        return List.copyOf(chain);
+        long data = dataAddress(slot);
+        return List.of(header, type == VirtioBlk.T_IN ? BufferSpec.writable(data, dataBytes)
+                : BufferSpec.readable(data, dataBytes), status);
     }
 
     /**
@@ -474,22 +474,27 @@ public class FrontendClient implements AutoCloseable {
      * number as its token; no kick decision.
      */
     public void submitPrepared(Queue q, int slot, List<BufferSpec> chain, int type, long sector) throws IOException {
-        long base = DATA_BASE + slot * (64L << 10);
+        long base = slotBase(slot);
         memory.writeU32(base, type);
         memory.writeU32(base + 4, 0);
         memory.writeU64(base + 8, sector);
-        memory.writeU8(base + 16, (byte) 0xff);
+        memory.writeU8(base + STATUS_OFFSET, (byte) 0xff);
         if (!q.driver.add(chain, false, slot)) {
             throw new IOException("queue " + q.index + " is full");
         }
     }
 
     public long dataAddress(int slot) {
-        return DATA_BASE + slot * (64L << 10) + 512;
+        return slotBase(slot) + DATA_OFFSET;
     }
 
     public int status(int slot) {
-        return memory.readU8(DATA_BASE + slot * (64L << 10) + 16) & 0xff;
+        return memory.readU8(slotBase(slot) + STATUS_OFFSET) & 0xff;
+    }
+
+    /** Request slot {@code slot}'s 64 KiB: header at 0, status byte at 16, data from 512. */
+    private static long slotBase(int slot) {
+        return DATA_BASE + slot * (64L << 10);
     }
 
     /** Waits until queue {@code q} returns a used buffer, with interrupts or by polling the used ring. */
