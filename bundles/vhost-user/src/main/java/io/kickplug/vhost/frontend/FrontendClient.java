@@ -57,6 +57,8 @@ public class FrontendClient implements AutoCloseable {
     /** Guest physical layout: queue q's rings at q * RING_STRIDE, data buffers from DATA_BASE. */
     static final long RING_STRIDE = 64 << 10;
     static final long DATA_BASE = 1L << 20;
+    /** Request slot layout: each slot's 64 KiB holds its header at 0, status byte at 16 and data from 512. */
+    private static final long SLOT_BYTES = 64 << 10;
     private static final long STATUS_OFFSET = 16;
     private static final long DATA_OFFSET = 512;
     public static final int QUEUE_SIZE = 64;
@@ -492,9 +494,8 @@ public class FrontendClient implements AutoCloseable {
         return memory.readU8(slotBase(slot) + STATUS_OFFSET) & 0xff;
     }
 
-    /** Request slot {@code slot}'s 64 KiB: header at 0, status byte at 16, data from 512. */
     private static long slotBase(int slot) {
-        return DATA_BASE + slot * (64L << 10);
+        return DATA_BASE + slot * SLOT_BYTES;
     }
 
     /** Waits until queue {@code q} returns a used buffer, with interrupts or by polling the used ring. */
