@@ -43,7 +43,7 @@ fi
 echo "kickplug tests: installing ${missing[*]}" >&2
 log=$(mktemp "${TMPDIR:-/tmp}/kickplug-apt-XXXXXX.log")
 export DEBIAN_FRONTEND=noninteractive
-if ! { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+if ! { apt-get -o DPkg::Lock::Timeout=300 update -q && apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
     echo "kickplug tests: apt-get install ${missing[*]} failed (see $log)" >&2
     exit 2
 fi
