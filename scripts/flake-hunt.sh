@@ -2,7 +2,7 @@
 # Flake hunt: runs the whole suite (mvn -B verify) N times, every second run with all CPUs saturated by a
 # background load, keeps each run's surefire/failsafe reports (and hs_err files) and lists every test that failed
 # at least once, or whose test JVM died (surefire's "Crashed tests").
-# Not part of the normal test command. See README "Testing".
+# Not part of the normal test command. See docs/testing.md, "Flake hunt".
 #
 #   scripts/flake-hunt.sh [-n RUNS] [-o DIR] [-l LOADERS] [-- MAVEN ARGS...]
 #

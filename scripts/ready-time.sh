@@ -6,7 +6,7 @@
 # launcher opens it after the export), the daemon's CPU time (user+sys) at that moment and the load average;
 # then the median of the wall times. Wall time depends on the machine's load: compare runs made under the
 # same load, and read the CPU column too. A first start (run 0, not counted) makes the daemon's bundle cache
-# when the build is new (README, "a bundle cache kept between starts"); every counted run starts from it.
+# when the build is new (docs/service.md, "JVM flags and start-up"); every counted run starts from it.
 #
 #   scripts/ready-time.sh [RUNS] [KICKPLUGD]       (defaults: 5, distribution/target/kickplugd)
 #

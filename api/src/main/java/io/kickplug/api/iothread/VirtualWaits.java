@@ -4,8 +4,8 @@ import org.osgi.annotation.versioning.ProviderType;
 
 /**
  * How a device lock waits, and what its clock reads, on the current thread when that thread runs in virtual time
- * (the simulated guest's {@code --clock virtual}: one thread runs at a time, scheduled by virtual clocks, see the
- * README's "Virtual time"). A thread in real time has none ({@link #current()} is null) and the lock waits on the
+ * (the simulated guest's {@code --clock virtual}: one thread runs at a time, scheduled by virtual clocks, see
+ * docs/seeds.md, "Virtual time"). A thread in real time has none ({@link #current()} is null) and the lock waits on the
  * host as usual. The virtual time installs one on each of its threads (vCPUs and I/O threads), so that a lock the
  * device takes (the tracked-requests lock of seed 004) is held, contended and waited for in virtual time: the lock
  * calls {@link #point()} before it acquires and before it releases, so a thread due while the lock is held finds it

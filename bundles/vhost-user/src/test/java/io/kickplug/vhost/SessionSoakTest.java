@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * on two queues: after each session its mappings are gone within 1 s without a GC, no descriptor a session opened is open and Java
  * threads are back at the baseline, and the resident set after the last session is within 10% of the one after
  * session 10. CI runs {@value #DEFAULT_SESSIONS} sessions; {@code -Dkickplug.soak.sessions=1000} runs the full
- * soak (README, "Resources and clean-up"); {@code -Dkickplug.soak.seed=N} repeats a run's endings.
+ * soak (docs/service.md, "Resources and clean-up"); {@code -Dkickplug.soak.seed=N} repeats a run's endings.
  */
 class SessionSoakTest {
 

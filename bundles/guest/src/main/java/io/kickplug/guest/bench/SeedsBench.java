@@ -79,7 +79,7 @@ public final class SeedsBench {
     static final String DISK_PREFIX = "bench-seed";
     public static final List<Long> SEED000_EXIT_US = List.of(1L, 10L, 50L);
     /** Seed 001's host (2010, qemu-kvm-0.12.4, notify to user space): exits cost more than today's; the middle of
-     * KickBench's range. README "The exit-cost model" gives the reason. */
+     * KickBench's range. docs/seeds.md, "The exit-cost model", gives the reason. */
     static final long SEED001_EXIT_NS = 10_000;
     public static final List<String> STRATEGIES = List.of(CompletionNotifier.IMMEDIATE, "bh", "defer-call");
     public static final List<TrackedLockKind> LOCK_KINDS = List.of(TrackedLockKind.YIELDING, TrackedLockKind.MUTEX,

@@ -68,8 +68,8 @@ public final class VirtualTime implements IoThreadFactory {
     }
 
     /**
-     * The modelled costs besides exit and injection (those are the machine's, {@link MachineConfig}); README
-     * "Virtual time" gives the source of each default.
+     * The modelled costs besides exit and injection (those are the machine's, {@link MachineConfig}); docs/seeds.md,
+     * "Virtual time", gives the source of each default.
      *
      * @param ioeventfdWakeNs from a notify to the moment a sleeping I/O thread runs (eventfd signal, wake-up of
      *     a thread blocked in ppoll on another core)

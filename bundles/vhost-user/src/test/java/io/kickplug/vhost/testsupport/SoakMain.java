@@ -4,7 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The session soak against a running Kickplug daemon (README, "Resources and clean-up"): it plays the
+ * The session soak against a running Kickplug daemon (docs/service.md, "Resources and clean-up"): it plays the
  * front-end and reads the daemon's /proc/PID to check that every session leaves nothing behind.
  *
  * <p>Args: {@code SOCKET DAEMON_PID [SESSIONS=1000] [SEED]}. The export must have at least 2 queues and a disk
