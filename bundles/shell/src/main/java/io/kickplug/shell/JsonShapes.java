@@ -17,10 +17,13 @@ import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
- * The documented shapes of {@code --json} (README, "JSON output"); sizes in bytes, times in nanoseconds,
+ * The documented shapes of {@code --json} (docs/reference/json.md); sizes in bytes, times in nanoseconds,
  * names in snake_case. The control socket returns the same value as its answer's {@code result}.
  */
 public final class JsonShapes {
+
+    /** The {@code @Descriptor} of every command's {@code --json} flag. */
+    static final String DESCRIPTOR = "JSON instead of text (shape in docs/reference/json.md)";
 
     private JsonShapes() {
     }
