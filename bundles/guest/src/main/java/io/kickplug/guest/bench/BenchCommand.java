@@ -39,12 +39,15 @@ public final class BenchCommand {
     private final LockStats lockStats;
     private final NotificationControl notifications;
     private final AtomicBoolean running = new AtomicBoolean();
-    /** {@code kp:vhost} and {@code kp:vhost-stop} of the vhost-user bundle, for {@code --real-guest}; optional. */
+    /**
+     * {@code kp:vhost} and {@code kp:vhost-stop} of the vhost-user bundle as the Functions it registers for callers
+     * outside Gogo (property {@code kickplug.vhost.call}), for {@code --real-guest}; optional.
+     */
     @Reference(name = "vhostCommand", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
-            target = "(&(osgi.command.scope=kp)(osgi.command.function=vhost))")
+            target = "(kickplug.vhost.call=vhost)")
     volatile Function vhostCommand;
     @Reference(name = "vhostStopCommand", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
-            target = "(&(osgi.command.scope=kp)(osgi.command.function=vhost-stop))")
+            target = "(kickplug.vhost.call=vhost-stop)")
     volatile Function vhostStopCommand;
     /** The runtime's I/O threads (ioeventfd off in real threads); optional. */
     @Reference(name = "ioThreadFactory", cardinality = ReferenceCardinality.OPTIONAL,
