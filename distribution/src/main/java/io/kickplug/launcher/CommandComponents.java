@@ -39,12 +39,24 @@ public final class CommandComponents {
         }
     }
 
+    /** A command component and the class that implements it (its {@code implementation} element). */
+    public record Implemented(Command command, String implementation) {
+    }
+
     private CommandComponents() {
     }
 
     /** The command components of one bundle jar (none when it declares no components). */
     public static List<Command> of(Path bundleJar) throws IOException {
-        List<Command> commands = new ArrayList<>();
+        return implementationsOf(bundleJar).stream().map(Implemented::command).toList();
+    }
+
+    /**
+     * The command components of one bundle jar with their implementation classes (for the generated command
+     * reference, which reads the classes' Gogo annotations).
+     */
+    public static List<Implemented> implementationsOf(Path bundleJar) throws IOException {
+        List<Implemented> commands = new ArrayList<>();
         try (JarFile jar = new JarFile(bundleJar.toFile())) {
             String header = jar.getManifest() == null ? null
                     : jar.getManifest().getMainAttributes().getValue("Service-Component");
@@ -59,7 +71,7 @@ public final class CommandComponents {
                 }
                 for (JarEntry entry : matching(jar, entryPattern)) {
                     try (InputStream in = jar.getInputStream(entry)) {
-                        commands.addAll(parse(in, bundleJar + "!/" + entry.getName()));
+                        commands.addAll(parseImplemented(in, bundleJar + "!/" + entry.getName()));
                     }
                 }
             }
@@ -88,6 +100,10 @@ public final class CommandComponents {
 
     /** Parses one component description document. */
     public static List<Command> parse(InputStream xml, String where) throws IOException {
+        return parseImplemented(xml, where).stream().map(Implemented::command).toList();
+    }
+
+    private static List<Implemented> parseImplemented(InputStream xml, String where) throws IOException {
         Document doc;
         try {
             DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
@@ -99,7 +115,7 @@ public final class CommandComponents {
         } catch (ParserConfigurationException | SAXException e) {
             throw new IOException("cannot read component description " + where + ": " + e.getMessage(), e);
         }
-        List<Command> out = new ArrayList<>();
+        List<Implemented> out = new ArrayList<>();
         List<Element> components = new ArrayList<>();
         Element root = doc.getDocumentElement();
         if ("component".equals(localName(root))) {
@@ -126,12 +142,13 @@ public final class CommandComponents {
                 }
             }
             if (scope != null && !functions.isEmpty()) {
+                String implementation = children(component, "implementation").stream().findFirst()
+                        .map(e -> e.getAttribute("class")).orElse("");
                 String name = component.getAttribute("name");
                 if (name.isEmpty()) {
-                    name = children(component, "implementation").stream().findFirst()
-                            .map(e -> e.getAttribute("class")).orElse("");
+                    name = implementation;
                 }
-                out.add(new Command(name, scope, functions));
+                out.add(new Implemented(new Command(name, scope, functions), implementation));
             }
         }
         return out;

@@ -85,6 +85,9 @@ class CommandComponentsTest {
                         "OSGI-INF/unlisted.xml", NOT_A_COMMAND));
         assertEquals(List.of("io.kickplug.shell.DiskCommands", "one"),
                 CommandComponents.of(jar).stream().map(CommandComponents.Command::componentName).toList());
+        // the implementation class, for the command reference: a component's name need not be its class
+        assertEquals(List.of("io.kickplug.shell.DiskCommands", "x.One"), CommandComponents.implementationsOf(jar)
+                .stream().map(CommandComponents.Implemented::implementation).toList());
     }
 
     @Test

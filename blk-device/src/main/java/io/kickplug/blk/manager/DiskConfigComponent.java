@@ -88,7 +88,12 @@ public final class DiskConfigComponent {
                 description = "Queues of each I/O thread, e.g. '0,2;1,3'; empty for round-robin")
         String mapping() default "";
 
-        @AttributeDefinition(description = "Transport")
+        @AttributeDefinition(description = "Transport the simulated guest drives the disk through (an export to "
+                + "another process is an io.kickplug.vhost.export configuration)", options = {
+                    @org.osgi.service.metatype.annotations.Option(label = "virtio-mmio (VIRTIO 1.2 section 4.2)",
+                            value = "mmio"),
+                    @org.osgi.service.metatype.annotations.Option(label = "virtio-pci modern with MSI-X (section 4.1)",
+                            value = "pci")})
         String transport() default "mmio";
 
         @AttributeDefinition(description = "Virtqueue format offered to the guest (VIRTIO 1.2 sections 2.7, 2.8)",

@@ -57,7 +57,7 @@ public final class GuestCommands {
             @Parameter(names = "--kick-policy", absentValue = UNSET) String kickPolicy,
             @Descriptor("queues without interrupts for hipri (polled) I/O, Linux's poll_queues; 0 for none")
             @Parameter(names = "--poll-queues", absentValue = UNSET) String pollQueues,
-            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Descriptor(JsonShapes.DESCRIPTOR)
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
         GuestControl c = OptionalServices.require(control, "simulated guest", "io.kickplug.guest");
         GuestSettings s = c.settings();
@@ -81,7 +81,7 @@ public final class GuestCommands {
     public String lockstat(
             @Descriptor("zero the statistics instead of printing them")
             @Parameter(names = "--reset", presentValue = "true", absentValue = "false") boolean reset,
-            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Descriptor(JsonShapes.DESCRIPTOR)
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
         LockStats stats = OptionalServices.require(lockStats, "lock statistics", "io.kickplug.guest");
         if (reset) {

@@ -22,6 +22,9 @@ import java.util.function.Function;
  */
 public final class JsonShapes {
 
+    /** The {@code @Descriptor} of every command's {@code --json} flag. */
+    static final String DESCRIPTOR = "JSON instead of text (shape in docs/reference/json.md)";
+
     private JsonShapes() {
     }
 

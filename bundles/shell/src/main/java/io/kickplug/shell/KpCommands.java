@@ -102,7 +102,7 @@ public final class KpCommands {
             @Parameter(names = "--read-zeroes", presentValue = "true", absentValue = "false") boolean readZeroes,
             @Descriptor("null backend: completion delay of every request in ns (QEMU null-co latency-ns; default 0)")
             @Parameter(names = "--latency-ns", absentValue = "0") String latencyNs,
-            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Descriptor(JsonShapes.DESCRIPTOR)
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("NAME [SIZE]: the disk name (letters, digits, '-', '_', '.') and its size in bytes with an "
                     + "optional K, M, G or T suffix, e.g. 64M (a file disk without SIZE has its image's size, an nbd disk its export's)")
@@ -122,7 +122,7 @@ public final class KpCommands {
 
     @Descriptor("resize a disk; the driver gets a configuration-change notification")
     public String resize(
-            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Descriptor(JsonShapes.DESCRIPTOR)
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String name,
             @Descriptor("new size in bytes with an optional K, M, G or T suffix") String size) {
@@ -135,7 +135,7 @@ public final class KpCommands {
 
     @Descriptor("detach a disk: reset its device, stop its I/O threads, close its backend, delete its configuration")
     public String detach(
-            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Descriptor(JsonShapes.DESCRIPTOR)
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String name) {
         DiskManager dm = disks;
@@ -149,7 +149,7 @@ public final class KpCommands {
 
     @Descriptor("list attached disks")
     public String disks(
-            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Descriptor(JsonShapes.DESCRIPTOR)
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
         List<ExportStatus.Export> exports = new ArrayList<>();
         for (ExportStatus s : exportStatus) {
@@ -195,7 +195,7 @@ public final class KpCommands {
             @Parameter(names = "--depth", absentValue = "32") String depth,
             @Descriptor("bytes to write and read from offset 0 (default 0: the whole disk)")
             @Parameter(names = "--size", absentValue = "0") String size,
-            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Descriptor(JsonShapes.DESCRIPTOR)
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String name) {
         IoPassOptions options = new IoPassOptions(Args.intSize("--bs", blockSize), Args.positiveInt("--depth", depth),

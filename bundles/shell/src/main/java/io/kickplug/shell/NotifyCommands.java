@@ -56,7 +56,7 @@ public final class NotifyCommands {
     public String notify(
             @Descriptor("only this queue (default: all queues)")
             @Parameter(names = "--queue", absentValue = ALL) String queue,
-            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Descriptor(JsonShapes.DESCRIPTOR)
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String disk,
             @Descriptor("strategy name (see kp:strategies)") String strategy) {
@@ -67,7 +67,7 @@ public final class NotifyCommands {
 
     @Descriptor("list the bound completion-notification strategies and which disks and queues use them")
     public String strategies(
-            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Descriptor(JsonShapes.DESCRIPTOR)
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
         NotificationControl c = control();
         List<QueueCounters> queues = new ArrayList<>();

@@ -33,7 +33,7 @@ public final class PollCommands {
 
     @Descriptor("show device-side polling of a disk: settings and per-queue hits, misses and poll time")
     public String poll(
-            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Descriptor(JsonShapes.DESCRIPTOR)
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String disk) {
         PollStatus status = disks.pollStatus(disk);
@@ -45,10 +45,10 @@ public final class PollCommands {
     public String poll(
             @Descriptor("longest poll window in ns (QEMU's poll-max-ns, default 32768)")
             @Parameter(names = "--poll-max-ns", absentValue = UNSET) String maxNs,
-            @Descriptor("JSON instead of text (shape in the README, section JSON output)")
+            @Descriptor(JsonShapes.DESCRIPTOR)
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String disk,
-            @Descriptor("on or off") String mode) {
+            @Descriptor("on|off: polling on or off") String mode) {
         boolean on = switch (mode.trim().toLowerCase(Locale.ROOT)) {
             case "on" -> true;
             case "off" -> false;

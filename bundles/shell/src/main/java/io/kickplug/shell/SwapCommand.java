@@ -60,7 +60,7 @@ public final class SwapCommand {
             @Parameter(names = "--to", absentValue = "") String to,
             @Descriptor("seconds to wait for the disks to come back (default 30)")
             @Parameter(names = "--timeout", absentValue = "30") String timeout,
-            @Descriptor("bundle id or symbolic name, e.g. io.kickplug.virtio.transport") String which)
+            @Descriptor("BUNDLE: its id or symbolic name, e.g. io.kickplug.virtio.transport") String which)
             throws InterruptedException {
         long waitNanos = TimeUnit.SECONDS.toNanos(Args.positiveInt("--timeout", timeout));
         Bundle bundle = find(which);

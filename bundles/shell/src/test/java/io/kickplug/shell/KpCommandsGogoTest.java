@@ -299,6 +299,8 @@ class KpCommandsGogoTest {
                 + "usage: kp:tracked-lock [--json] NAME yielding|mutex|sharded",
                 shell.refusal("kp:tracked-lock d1 x"));
         assertEquals(TrackedLockCommand.USAGE, shell.refusal("kp:tracked-lock d1"));
+        assertEquals(TrackedLockCommand.USAGE, shell.refusal("kp:tracked-lock"));
+        assertEquals(TrackedLockCommand.USAGE, shell.refusal("kp:tracked-lock --json d1 mutex sharded"));
         assertEquals("no disk named 'zz'", shell.refusal(DiskException.class, "kp:tracked-lock zz mutex"));
         String table = (String) shell.run("kp:disks");
         assertTrue(table.contains("LOCK      MAPPING"), table);
@@ -307,6 +309,7 @@ class KpCommandsGogoTest {
 
     @Test
     void everyCommandAndParameterHasADescriptor() {
+        assertEquals(1, GogoShell.assertEveryCommandDescribed(TrackedLockCommand.class));
         assertEquals(5, GogoShell.assertEveryCommandDescribed(KpCommands.class),
                 "attach (NAME [SIZE]), detach, disks, io, resize");
     }

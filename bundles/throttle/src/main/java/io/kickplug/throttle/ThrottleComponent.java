@@ -2,10 +2,12 @@ package io.kickplug.throttle;
 
 import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BackendFilter;
+import io.kickplug.api.command.OptionTable;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import org.apache.felix.service.command.Descriptor;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Deactivate;
@@ -54,11 +56,18 @@ public final class ThrottleComponent implements BackendFilter {
         return throttles.stats(disk);
     }
 
+    /** kp:throttle's options after the disk, for the command reference: {@link Throttles#OPTIONS}. */
+    public static final OptionTable OPTIONS = Throttles.OPTIONS;
+
     /**
      * kp:throttle NAME [--group G] [--iops N] [--iops-read N] [--iops-write N] [--bps N] [--bps-read N]
      * [--bps-write N] (each also -max and -max-length) [--clear]: changes the limits at once, without a reset.
      */
-    public String throttle(String disk, String... args) {
+    @Descriptor("show or change a disk's throttle limits (QEMU's throttle groups: iops and bps, total or per "
+            + "direction, each with bursts); a change applies at once, without a reset")
+    public String throttle(@Descriptor("disk name") String disk,
+            @Descriptor("[options]: --group G, --clear, and limits such as --iops N or --bps-read-max N, each "
+                    + "also --NAME=VALUE") String... args) {
         return throttles.configure(disk, Arrays.asList(args));
     }
 

@@ -1,6 +1,9 @@
 package io.kickplug.throttle;
 
+import io.kickplug.api.command.OptionTable;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -26,6 +29,35 @@ public record ThrottleLimits(long[] avg, long[] max, long[] length) {
     static final long VALUE_MAX = 1_000_000_000_000_000L;
 
     public static final ThrottleLimits NONE = new ThrottleLimits(new long[6], new long[6], new long[] {1, 1, 1, 1, 1, 1});
+
+    /**
+     * Every limit as an option ({@code --iops-total}, its alias {@code --iops}, ..., {@code --bps-write-max-length}):
+     * {@link #with} knows a limit only through this list, and the command reference lists it.
+     */
+    static final List<OptionTable.Option> OPTIONS = options();
+
+    private static List<OptionTable.Option> options() {
+        String[] what = {"bytes per second, reads and writes together", "bytes per second of reads",
+            "bytes per second of writes", "requests per second, reads and writes together", "requests per second of reads",
+            "requests per second of writes"};
+        List<OptionTable.Option> out = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            String n = "--" + NAMES[i];
+            String alias = NAMES[i].endsWith("-total") ? n.substring(0, n.length() - "-total".length()) : null;
+            OptionTable.Option avg = OptionTable.Option.valued(n, "N", "0", "average limit: " + what[i] + " (0: none)");
+            OptionTable.Option max = OptionTable.Option.valued(n + "-max", "N", "0", "burst rate, at least the average "
+                    + "(0: no bursts)");
+            OptionTable.Option length = OptionTable.Option.valued(n + "-max-length", "S", "1", "seconds a burst at "
+                    + n + "-max may last");
+            if (alias != null) {
+                avg = avg.alias(alias);
+                max = max.alias(alias + "-max");
+                length = length.alias(alias + "-max-length");
+            }
+            out.addAll(List.of(avg, max, length));
+        }
+        return List.copyOf(out);
+    }
 
     public ThrottleLimits {
         avg = avg.clone();
@@ -79,27 +111,19 @@ public record ThrottleLimits(long[] avg, long[] max, long[] length) {
         long[] m = max.clone();
         long[] l = length.clone();
         for (Map.Entry<String, String> e : options.entrySet()) {
-            String key = e.getKey().toLowerCase(Locale.ROOT);
+            OptionTable.Option option = find(e.getKey());
+            if (option == null) {
+                throw new IllegalArgumentException("unknown limit '" + e.getKey() + "' (iops, iops-read, iops-write, bps,"
+                        + " bps-read, bps-write, each with -max and -max-length)");
+            }
+            String key = option.name().substring(2);
             String suffix = "";
             if (key.endsWith("-max-length")) {
                 suffix = "-max-length";
             } else if (key.endsWith("-max")) {
                 suffix = "-max";
             }
-            String base = key.substring(0, key.length() - suffix.length());
-            if (base.equals("iops") || base.equals("bps")) {
-                base = base + "-total";
-            }
-            int index = -1;
-            for (int i = 0; i < 6; i++) {
-                if (NAMES[i].equals(base)) {
-                    index = i;
-                }
-            }
-            if (index < 0) {
-                throw new IllegalArgumentException("unknown limit '" + e.getKey() + "' (iops, iops-read, iops-write, bps,"
-                        + " bps-read, bps-write, each with -max and -max-length)");
-            }
+            int index = List.of(NAMES).indexOf(key.substring(0, key.length() - suffix.length()));
             long value;
             try {
                 value = Long.parseLong(e.getValue().trim());
@@ -113,6 +137,17 @@ public record ThrottleLimits(long[] avg, long[] max, long[] length) {
             }
         }
         return new ThrottleLimits(a, m, l);
+    }
+
+    /** The limit option of {@code key} ("iops", "bps-read-max", any case; the option without its "--"), or null. */
+    static OptionTable.Option find(String key) {
+        String name = "--" + key.toLowerCase(Locale.ROOT);
+        for (OptionTable.Option o : OPTIONS) {
+            if (o.names().contains(name)) {
+                return o;
+            }
+        }
+        return null;
     }
 
     /** The limits that are set, QEMU's names to values. */

@@ -1,7 +1,9 @@
 package io.kickplug.throttle;
 
 import io.kickplug.api.blk.AsyncBlockBackend;
+import io.kickplug.api.command.OptionTable;
 import io.kickplug.throttle.ThrottledBackend.Delays;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -106,6 +108,19 @@ final class Throttles {
             g.limits().describe().forEach((k, v) -> settings.put(k, Long.toString(v)));
             store.save(d, settings);
         }
+    }
+
+    /** kp:throttle's options after the disk: its group, {@code --clear}, and every limit ({@link ThrottleLimits}). */
+    static final OptionTable OPTIONS = options();
+
+    private static OptionTable options() {
+        List<OptionTable.Option> options = new ArrayList<>();
+        options.add(OptionTable.Option.valued("--group", "G", "the disk's name", "move the disk into throttle group "
+                + "G, whose limits its requests then share with the group's other disks"));
+        options.add(OptionTable.Option.flag("--clear", "remove every limit of the group before applying the others"));
+        options.addAll(ThrottleLimits.OPTIONS);
+        return new OptionTable("DISK [options]", "each option is --NAME VALUE or --NAME=VALUE; the group and limits "
+                + "are saved in the disk's configuration, so they outlive this bundle and the runtime", options);
     }
 
     /** kp:throttle: sets the disk's group and limits; returns the group's limits and the disk's counters. */

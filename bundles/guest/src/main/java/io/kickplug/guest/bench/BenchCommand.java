@@ -1,6 +1,7 @@
 package io.kickplug.guest.bench;
 
 import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.command.OptionTable;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.api.notify.NotificationControl;
@@ -39,12 +40,15 @@ public final class BenchCommand {
     private final LockStats lockStats;
     private final NotificationControl notifications;
     private final AtomicBoolean running = new AtomicBoolean();
-    /** {@code kp:vhost} and {@code kp:vhost-stop} of the vhost-user bundle, for {@code --real-guest}; optional. */
+    /**
+     * {@code kp:vhost} and {@code kp:vhost-stop} of the vhost-user bundle as the Functions it registers for callers
+     * outside Gogo (property {@code kickplug.vhost.call}), for {@code --real-guest}; optional.
+     */
     @Reference(name = "vhostCommand", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
-            target = "(&(osgi.command.scope=kp)(osgi.command.function=vhost))")
+            target = "(kickplug.vhost.call=vhost)")
     volatile Function vhostCommand;
     @Reference(name = "vhostStopCommand", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
-            target = "(&(osgi.command.scope=kp)(osgi.command.function=vhost-stop))")
+            target = "(kickplug.vhost.call=vhost-stop)")
     volatile Function vhostStopCommand;
     /** The runtime's I/O threads (ioeventfd off in real threads); optional. */
     @Reference(name = "ioThreadFactory", cardinality = ReferenceCardinality.OPTIONAL,
@@ -73,19 +77,19 @@ public final class BenchCommand {
         this(disks, virtqueues, null, engine, lockStats, notifications);
     }
 
-    @Descriptor("run a benchmark in the simulated guest on a temporary memory disk: kp:bench kick [--runtime S]"
-            + " [--exit-us 1,10,50] [--disk-size SIZE] [--transport mmio|pci] (seed 000: under-lock vs"
-            + " outside-lock kick at each exit latency); kp:bench seeds [--runtime S] [--json FILE] [--html FILE]"
-            + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] [--only 000,002] [--rounds N] [--real-guest|--real-guest-only]"
-            + " [--guest-image DIR] [--qemu PATH] [--guest-runtime S] [--guest-rounds N] (the five seed experiments side by"
-            + " side, published figure beside the measured one, direction and within-2x verdicts, JSON and HTML;"
-            + " --real-guest also runs 002, 003 and 004 on a Linux guest in QEMU over Kickplug's vhost-user export)")
-    public String bench(@Descriptor("the benchmark (kick or seeds), then its options") String... args) {
+    /** The options of each benchmark, which their parsers check: the command reference lists them. */
+    public static final List<OptionTable> OPTIONS = List.of(KickBench.Options.TABLE, SeedsOptions.TABLE,
+            RealGuestOptions.TABLE);
+
+    @Descriptor("run a benchmark in the simulated guest on a temporary memory disk: kick (seed 000: under-lock vs"
+            + " outside-lock kick at each exit latency) or seeds (the five seed experiments side by side, published"
+            + " figure beside the measured one; --real-guest also runs 002, 003 and 004 on a Linux guest in QEMU over"
+            + " Kickplug's vhost-user export)")
+    public String bench(@Descriptor("BENCHMARK [options]: kick or seeds, then its options") String... args) {
         if (args.length == 0) {
-            throw new IllegalArgumentException("which benchmark? usage: kp:bench kick [--runtime S] [--exit-us 1,10,50]"
-                    + " [--disk-size SIZE] [--transport mmio|pci] | kp:bench seeds [--runtime S] [--json FILE] [--html FILE]"
-                    + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] [--only 000,002] [--rounds N] [--real-guest|--real-guest-only]"
-                    + " [--guest-image DIR] [--qemu PATH] [--guest-runtime S] [--guest-rounds N]");
+            throw new IllegalArgumentException("which benchmark? usage: kp:bench kick [options] | kp:bench seeds"
+                    + " [options] (kick: " + KickBench.Options.TABLE.expected() + "; seeds: "
+                    + SeedsOptions.TABLE.expected() + "; " + RealGuestOptions.TABLE.expected() + ")");
         }
         List<String> options = Arrays.asList(args).subList(1, args.length);
         return switch (args[0]) {

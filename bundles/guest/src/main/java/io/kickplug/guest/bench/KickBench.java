@@ -3,6 +3,7 @@ package io.kickplug.guest.bench;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.command.OptionTable;
 import io.kickplug.api.guest.OptionArgs;
 import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.lockstat.LockStats;
@@ -72,6 +73,20 @@ public final class KickBench {
             Objects.requireNonNull(transport, "transport");
         }
 
+        /** The options {@link #parse} takes, for its messages and the command reference. */
+        public static final OptionTable TABLE = new OptionTable("kick [options]", "seed 000: the seed's fio job on "
+                + VCPUS + " vCPUs against a temporary memory disk, once with the under-lock and once with the "
+                + "outside-lock kick policy at each exit latency; IOPS, notifies and interrupts per request and the vq "
+                + "lock's statistics, and the IOPS ratio outside/under",
+                OptionTable.Option.valued("--runtime", "S", DEFAULT_RUNTIME_NANOS / 1_000_000_000L + "s",
+                        "runtime of each run: seconds, or with fio's suffixes (500ms, 2m)"),
+                OptionTable.Option.valued("--exit-us", "LIST", DEFAULT_EXIT_US.stream().map(String::valueOf)
+                        .collect(java.util.stream.Collectors.joining(",")), "exit (notify) latencies in "
+                        + "microseconds, comma-separated: one pair of runs each"),
+                OptionTable.Option.valued("--disk-size", "SIZE", (DEFAULT_DISK_BYTES >> 30) + "G",
+                        "size of the temporary memory disk, a multiple of 512 of at least 1 MiB (4k, 64M, 1G)"),
+                OptionTable.Option.valued("--transport", "mmio|pci", "mmio", "the disk's transport"));
+
         public static Options defaults() {
             return new Options(DEFAULT_RUNTIME_NANOS, DEFAULT_EXIT_US.stream().map(us -> us * 1000).toList(),
                     DEFAULT_DISK_BYTES, TransportKind.MMIO);
@@ -89,10 +104,12 @@ public final class KickBench {
             List<Long> exits = o.exitNanos();
             long disk = o.diskBytes();
             TransportKind transport = o.transport();
-            for (Map.Entry<String, String> option : OptionArgs.parse(args,
-                    "--runtime S, --exit-us LIST, --disk-size SIZE or --transport mmio|pci").entrySet()) {
+            for (Map.Entry<String, String> option : OptionArgs.parse(args, TABLE.expected()).entrySet()) {
                 String name = option.getKey();
                 String value = option.getValue();
+                if (!TABLE.has(name)) {
+                    throw TABLE.unknown(name);
+                }
                 switch (name) {
                     case "--runtime" -> {
                         runtime = FioValues.timeNanos("--runtime", value);
@@ -115,8 +132,7 @@ public final class KickBench {
                                     + "drives the disk in-process)");
                         }
                     }
-                    default -> throw new IllegalArgumentException("unknown option " + name
-                            + " (expected --runtime, --exit-us, --disk-size or --transport)");
+                    default -> throw TABLE.unknown(name);
                 }
             }
             return new Options(runtime, exits, disk, transport);

@@ -1,5 +1,6 @@
 package io.kickplug.guest.bench;
 
+import io.kickplug.api.command.OptionTable;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -33,8 +34,22 @@ public record RealGuestOptions(boolean only, Path image, String qemu, long runti
     public static final String HOW_TO_BUILD = "build it with bundles/vhost-user/src/test/realguest/realguest.sh prepare"
             + " DIR (from a source checkout, as root or with qemu-system-x86, busybox-static and fio installed) and"
             + " pass --guest-image DIR or set " + IMAGE_ENV;
-    static final String USAGE = "--real-guest, --real-guest-only, --guest-image DIR, --qemu PATH, --guest-runtime S,"
-            + " --guest-rounds N";
+    /**
+     * The real-guest options: {@link #extract} takes exactly these out of kp:bench seeds' arguments (the flags without
+     * a value), and the command reference lists them.
+     */
+    public static final OptionTable TABLE = new OptionTable("seeds --real-guest|--real-guest-only [options]",
+            "also (or only) seeds 002, 003 and 004 on a Linux guest in QEMU over Kickplug's vhost-user export, with "
+            + "the vhost-user bundle active; the guest image: " + HOW_TO_BUILD,
+            OptionTable.Option.flag("--real-guest", "run the real-guest seeds after the simulated ones"),
+            OptionTable.Option.flag("--real-guest-only", "run only the real-guest seeds"),
+            OptionTable.Option.valued("--guest-image", "DIR", "$" + IMAGE_ENV + ", else " + DEFAULT_IMAGE,
+                    "the kernel and initramfs the harness builds"),
+            OptionTable.Option.valued("--qemu", "PATH", "qemu-system-x86_64 on the PATH", "the QEMU binary"),
+            OptionTable.Option.valued("--guest-runtime", "S", DEFAULT_RUNTIME_NANOS / 1_000_000_000L + "s",
+                    "fio's runtime per point in the guest, whole seconds from 1 to 600"),
+            OptionTable.Option.valued("--guest-rounds", "N", Integer.toString(DEFAULT_ROUNDS), "runs of each point, "
+                    + "interleaved in one boot; the medians count (1 to 20)"));
 
     public RealGuestOptions {
         if (runtimeNanos < 1_000_000_000L || runtimeNanos % 1_000_000_000L != 0 || runtimeNanos > 600_000_000_000L) {
@@ -70,15 +85,14 @@ public record RealGuestOptions(boolean only, Path image, String qemu, long runti
             }
             int eq = arg.indexOf('=');
             String name = eq < 0 ? arg : arg.substring(0, eq);
-            if (!List.of("--real-guest", "--real-guest-only", "--guest-image", "--qemu", "--guest-runtime",
-                    "--guest-rounds").contains(name)) {
+            if (!TABLE.has(name)) {
                 rest.add(arg);
                 continue;
             }
             if (given.containsKey(name)) {
                 throw new IllegalArgumentException("option " + name + " given twice");
             }
-            if (name.equals("--real-guest") || name.equals("--real-guest-only")) {
+            if (TABLE.flags().contains(name)) {
                 if (eq >= 0) {
                     throw new IllegalArgumentException(name + " takes no value");
                 }
@@ -94,7 +108,7 @@ public record RealGuestOptions(boolean only, Path image, String qemu, long runti
                 value = "";
             }
             if (value.isBlank()) {
-                throw new IllegalArgumentException(name + " needs a value (" + USAGE + ")");
+                throw new IllegalArgumentException(name + " needs a value (" + TABLE.expected() + ")");
             }
             given.put(name, value.trim());
         }

@@ -1,5 +1,6 @@
 package io.kickplug.guest.bench;
 
+import io.kickplug.api.command.OptionTable;
 import io.kickplug.api.guest.OptionArgs;
 import io.kickplug.guest.engine.CpuPinning;
 import io.kickplug.guest.engine.VirtualTime;
@@ -111,11 +112,12 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         Set<String> only = Set.copyOf(SEEDS);
         int rounds = DEFAULT_ROUNDS;
         String pin = AUTO;
-        for (Map.Entry<String, String> option : OptionArgs.parse(args,
-                "--runtime S, --json FILE, --html FILE, --clock auto|real|virtual, --charging measured|model, "
-                        + "--seed N, --only LIST, --rounds N or --pin-cpu auto|off|LIST").entrySet()) {
+        for (Map.Entry<String, String> option : OptionArgs.parse(args, TABLE.expected()).entrySet()) {
             String name = option.getKey();
             String value = option.getValue() == null ? "" : option.getValue().trim();
+            if (!TABLE.has(name)) {
+                throw TABLE.unknown(name);
+            }
             switch (name) {
                 case "--runtime" -> runtime = runtime(value);
                 case "--json" -> json = file("--json", value);
@@ -143,8 +145,7 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
                     }
                 }
                 case "--pin-cpu" -> pin = value;
-                default -> throw new IllegalArgumentException("unknown option " + name + " (expected --runtime, --json,"
-                        + " --html, --clock, --charging, --seed, --only, --rounds or --pin-cpu)");
+                default -> throw TABLE.unknown(name);
             }
         }
         return new SeedsOptions(runtime, json, clock, charging, seed, html, only, rounds, pin);
@@ -193,4 +194,30 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         }
         return nanos;
     }
+
+    /**
+     * The options {@link #parse} takes (the real-guest ones are {@link RealGuestOptions#TABLE}): the parser refuses
+     * any other, and the command reference lists these.
+     */
+    public static final OptionTable TABLE = new OptionTable("seeds [options]", "the five seed experiments side by "
+            + "side in the simulated guest: each published figure beside the measured one, with direction and "
+            + "within-2x verdicts, as text, JSON and HTML",
+            OptionTable.Option.valued("--runtime", "S", SeedsBench.DEFAULT_RUNTIME_NANOS / 1_000_000_000L + "s",
+                    "runtime of each measured point: seconds (0.2) or with fio's suffixes (200ms); at most 1h"),
+            OptionTable.Option.valued("--json", "FILE", "kickplug-seeds-TIME.json in the temporary folder",
+                    "where to write the JSON result"),
+            OptionTable.Option.valued("--html", "FILE", "", "also write the report as one HTML page"),
+            OptionTable.Option.valued("--clock", "auto|real|virtual", AUTO, "real or virtual time; auto: as each "
+                    + "seed's vCPU count and the host's free cores say"),
+            OptionTable.Option.valued("--charging", "measured|model", "measured", "what virtual time charges: the "
+                    + "measured CPU time of the code that ran plus the hardware model, or only the model "
+                    + "(deterministic)"),
+            OptionTable.Option.valued("--seed", "N", Long.toString(DEFAULT_SEED), "seed of virtual time's tie "
+                    + "breaks between threads due at the same time"),
+            OptionTable.Option.valued("--only", "LIST", String.join(",", SEEDS), "the seeds to run: ids or "
+                    + "numbers, comma-separated (002, or 2,4)"),
+            OptionTable.Option.valued("--rounds", "N", Integer.toString(DEFAULT_ROUNDS), "runs of each "
+                    + "configuration, interleaved with the others; the median counts (1 to " + MAX_ROUNDS + ")"),
+            OptionTable.Option.valued("--pin-cpu", "auto|off|LIST", AUTO, "where virtual time's threads run: auto "
+                    + "(the last CPU the process may use), off, or a CPU list (1, 2-3)"));
 }

@@ -1,12 +1,14 @@
 package io.kickplug.guest.fio;
 
 import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.command.OptionTable;
 import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.virtio.RingSelector;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.engine.DeviceSource;
 import io.kickplug.guest.engine.GuestEngine;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -66,11 +68,14 @@ public final class FioCommand {
         this.engine = engine;
     }
 
+    /** kp:fio's own options, then the job options: their parsers check them, the command reference lists them. */
+    public static final List<OptionTable> OPTIONS = List.of(FioInvocation.TABLE, JobOptions.TABLE);
+
     @Descriptor("run fio jobs in the simulated guest on a disk: kp:fio <disk> <jobfile> or kp:fio <disk> --rw=randread"
             + " --bs=4k ... [--output-format=json]; filename=/dev/vd* means the disk")
     public String fio(@Descriptor("disk name") String disk,
-            @Descriptor("a fio job file, or fio options (--name=, --rw=, --bs=, --iodepth=, ...), and"
-                    + " --output-format=normal|json") String... args) {
+            @Descriptor("JOBFILE | --KEY=VALUE...: a fio job file, or fio options (--name=, --rw=, --bs=, "
+                    + "--iodepth=, ...), and --output-format=normal|json") String... args) {
         FioInvocation invocation = Fio.parse(Arrays.asList(args));
         GuestPort port = awaitPort(disk);
         VirtqueueFactory rings = awaitRings();

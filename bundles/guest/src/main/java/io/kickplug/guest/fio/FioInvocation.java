@@ -1,5 +1,6 @@
 package io.kickplug.guest.fio;
 
+import io.kickplug.api.command.OptionTable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -22,6 +23,18 @@ public record FioInvocation(List<JobSpec> jobs, OutputFormat format, String jobF
     public enum OutputFormat {
         NORMAL, JSON
     }
+
+    /**
+     * kp:fio's own options (the others are job options, {@link JobOptions#TABLE}): {@link #parse} takes these out
+     * before the job options, and the command reference lists them.
+     */
+    public static final OptionTable TABLE = new OptionTable("DISK JOBFILE [--output-format=F] [--html=FILE]",
+            "run the jobs of a fio job file (INI: [global] and one section per job) on the disk, or the jobs given "
+            + "as options (next form); the options are written --KEY=VALUE, as fio's",
+            OptionTable.Option.valued("--output-format", "normal|json", "normal", "fio's text or fio's JSON "
+                    + "(plus a \"kickplug\" object: the guest settings and counters)"),
+            OptionTable.Option.valued("--html", "FILE", "", "also write one self-contained HTML page: each job's "
+                    + "completion-latency percentiles and IOPS over time"));
 
     public FioInvocation {
         jobs = List.copyOf(jobs);
@@ -54,20 +67,19 @@ public record FioInvocation(List<JobSpec> jobs, OutputFormat format, String jobF
             int eq = body.indexOf('=');
             String key = (eq < 0 ? body : body.substring(0, eq)).toLowerCase(Locale.ROOT);
             String value = eq < 0 ? null : body.substring(eq + 1);
-            if (key.equals("output-format")) {
-                format = switch (value == null ? "" : value.trim().toLowerCase(Locale.ROOT)) {
-                    case "normal" -> OutputFormat.NORMAL;
-                    case "json" -> OutputFormat.JSON;
-                    default -> throw new FioOptionException("invalid --output-format=" + value
-                            + ": expected normal or json");
-                };
-                continue;
-            }
-            if (key.equals("html")) {
-                if (value == null || value.isBlank()) {
+            if (TABLE.has("--" + key)) {
+                if (key.equals("output-format")) {
+                    format = switch (value == null ? "" : value.trim().toLowerCase(Locale.ROOT)) {
+                        case "normal" -> OutputFormat.NORMAL;
+                        case "json" -> OutputFormat.JSON;
+                        default -> throw new FioOptionException("invalid --output-format=" + value
+                                + ": expected normal or json");
+                    };
+                } else if (value == null || value.isBlank()) {
                     throw new FioOptionException("--html needs a file: --html=FILE");
+                } else {
+                    html = value.trim();
                 }
-                html = value.trim();
                 continue;
             }
             anyJobOption = true;

@@ -1,5 +1,6 @@
 package io.kickplug.guest.fio;
 
+import io.kickplug.api.command.OptionTable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -13,19 +14,72 @@ import java.util.Set;
  */
 public final class JobOptions implements Cloneable {
 
+    private static OptionTable.Option valued(String name, String value, String defaultValue, String description) {
+        return OptionTable.Option.valued(name, value, defaultValue, description);
+    }
+
     /** fio's default seed with randrepeat=1 (fio's FIO_RANDSEED). */
     public static final long DEFAULT_SEED = 0xb1899bedL;
 
     /** Options that fio knows and that change nothing here; accepted so that existing job files run. */
     public static final Set<String> IGNORED = Set.of("description", "thread", "invalidate", "fadvise_hint");
 
-    /** Every option name (aliases included) that {@link #set} accepts, for help and for tests. */
-    public static final List<String> NAMES = List.of("name", "filename", "rw", "readwrite", "rwmixread",
-            "rwmixwrite", "bs", "blocksize", "bsrange", "blocksize_range", "size", "offset", "iodepth",
-            "iodepth_batch_submit", "iodepth_batch", "numjobs",
-            "runtime", "timeout", "time_based", "ramp_time", "ioengine", "hipri", "direct", "buffered",
-            "group_reporting", "verify", "do_verify", "verify_only", "randseed", "seed", "randrepeat", "norandommap", "loops", "description",
-            "thread", "invalidate", "fadvise_hint");
+    /**
+     * Every job option (aliases included) that {@link #set} accepts, as {@code kp:fio} writes it ({@code --rw=...});
+     * a job file has the same keys without {@code --}. {@link #set} refuses any other, and the command reference
+     * lists these. docs/reference/fio.md says more about each.
+     */
+    public static final OptionTable TABLE = new OptionTable("DISK [--output-format=F] [--html=FILE] --KEY=VALUE...",
+            "jobs given as fio options, --KEY=VALUE (a job file has the same keys without --): the options before the "
+            + "first --name= apply to every job, as [global]; each --name= starts a job; a boolean option alone "
+            + "(--time_based) means 1",
+            valued("--name", "NAME", "fio", "job name; each --name= starts a job"),
+            valued("--filename", "FILE", "the disk", "/dev/vd*, the disk's name or none: the disk (any other is "
+                    + "an error)"),
+            valued("--rw", "MODE", "read", "read, write, randread, randwrite, rw (readwrite) or randrw")
+                    .alias("--readwrite"),
+            valued("--rwmixread", "PCT", "50", "read share of rw and randrw, in percent"),
+            valued("--rwmixwrite", "PCT", "50", "write share of rw and randrw (100 - rwmixread)"),
+            valued("--bs", "SIZE", "4k", "block size, a multiple of 512 (one size: 4k,8k is refused)")
+                    .alias("--blocksize"),
+            valued("--bsrange", "LOW-HIGH", "", "block sizes drawn per I/O, e.g. 4k-64k (or 4k:64k)")
+                    .alias("--blocksize_range"),
+            valued("--size", "SIZE|N%", "the disk from offset on", "bytes per job, or a share of the disk"),
+            valued("--offset", "SIZE|N%", "0", "start of the job's region"),
+            valued("--iodepth", "N", "1", "I/Os in flight for libaio and io_uring, 1 to 65536 (sync engines use 1)"),
+            valued("--iodepth_batch_submit", "N", "1", "I/Os per submission (one kick decision each); 0: iodepth")
+                    .alias("--iodepth_batch"),
+            valued("--numjobs", "N", "1", "clones of the job, each with its own random seed (1 to 1024)"),
+            valued("--runtime", "TIME", "", "how long after the ramp (10, 500ms, 2m); without time_based a job "
+                    + "also ends when its region is done loops times").alias("--timeout"),
+            valued("--time_based", "0|1", "0", "repeat the region until the runtime has passed"),
+            valued("--ramp_time", "TIME", "0", "run this long before the statistics start"),
+            valued("--ioengine", "ENGINE", "psync", "libaio or io_uring (iodepth I/Os in flight), psync, sync or "
+                    + "pvsync2 (one at a time)"),
+            valued("--hipri", "0|1", "0", "polled completions (io_uring, pvsync2): the vCPU spins on the used ring "
+                    + "(poll queues: kp:guest --poll-queues)"),
+            valued("--direct", "0|1", "0", "accepted: the simulated guest has no page cache, all I/O is direct"),
+            valued("--buffered", "0|1", "1", "accepted, as direct"),
+            valued("--group_reporting", "0|1", "0", "report all jobs of group 0 as one"),
+            valued("--verify", "crc32c|md5|0", "0", "a checksummed header in every written block, read back after "
+                    + "the writes; reads check what they read (crc32c-intel: crc32c)"),
+            valued("--do_verify", "0|1", "1", "0: write the verify headers but skip the read-back"),
+            valued("--verify_only", "0|1", "0", "no writes: verify what a writing job would have written (needs "
+                    + "verify)"),
+            valued("--randseed", "N", "fio's fixed seed", "seed of offsets, sizes, mix and verify data")
+                    .alias("--seed"),
+            valued("--randrepeat", "0|1", "1", "0: seed from the clock instead"),
+            valued("--norandommap", "0|1", "0", "draw random offsets independently (blocks repeat, others are "
+                    + "missed)"),
+            valued("--loops", "N", "1", "passes over the region when not time based"),
+            valued("--description", "TEXT", "", "accepted and ignored"),
+            valued("--thread", "0|1", "", "accepted and ignored"),
+            valued("--invalidate", "0|1", "", "accepted and ignored"),
+            valued("--fadvise_hint", "0|1", "", "accepted and ignored"));
+
+    /** Every option name (aliases included) that {@link #set} accepts, without {@code --}: {@link #TABLE}'s. */
+    public static final List<String> NAMES = TABLE.options().stream().flatMap(o -> o.names().stream())
+            .map(n -> n.substring(2)).toList();
 
     private String name;
     private String filename;
@@ -75,6 +129,9 @@ public final class JobOptions implements Cloneable {
      */
     public JobOptions set(String option, String value) {
         String key = option.trim().toLowerCase(Locale.ROOT);
+        if (!TABLE.has("--" + key)) {
+            throw new FioOptionException("unknown fio option '" + option.trim() + "'");
+        }
         if (IGNORED.contains(key)) {
             return this;
         }
@@ -154,7 +211,7 @@ public final class JobOptions implements Cloneable {
             case "randrepeat" -> randrepeat = FioValues.bool(key, value);
             case "norandommap" -> norandommap = FioValues.bool(key, value);
             case "loops" -> loops = FioValues.integer(key, required(key, value), 1, Integer.MAX_VALUE);
-            default -> throw new FioOptionException("unknown fio option '" + option.trim() + "'");
+            default -> throw new IllegalStateException("fio option " + key + " is in the table but not handled");
         }
         return this;
     }

@@ -1,5 +1,6 @@
 package io.kickplug.vhost.ds;
 
+import io.kickplug.api.blk.DiskSpec;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Dictionary;
@@ -8,6 +9,8 @@ import java.util.List;
 import org.osgi.framework.InvalidSyntaxException;
 import org.osgi.service.cm.Configuration;
 import org.osgi.service.cm.ConfigurationAdmin;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /**
  * The vhost-user exports as ConfigAdmin factory configurations ({@value #FACTORY_PID}: {@code disk},
@@ -19,6 +22,28 @@ import org.osgi.service.cm.ConfigurationAdmin;
 final class ExportConfigs {
 
     static final String FACTORY_PID = "io.kickplug.vhost.export";
+
+    /**
+     * The properties of one export, for the metatype (and docs/reference/configuration.md): {@link VhostCommands}
+     * designates it, though it reads the configurations itself ({@link #list}) rather than through SCR.
+     */
+    @ObjectClassDefinition(id = FACTORY_PID, name = "Kickplug vhost-user export",
+            description = "A disk exported over vhost-user on a Unix socket (one configuration per export; "
+                    + "kp:vhost writes it, kp:vhost-stop deletes it); made again whenever the vhost-user bundle "
+                    + "starts and the disk is attached")
+    @interface Config {
+        @AttributeDefinition(description = "Name of the exported disk (an attached disk, e.g. from an "
+                + "io.kickplug.disk configuration)")
+        String disk();
+
+        @AttributeDefinition(description = "Unix socket the export listens on, for the front-end (QEMU's "
+                + "vhost-user-blk-pci chardev)")
+        String socket();
+
+        @AttributeDefinition(description = "Virtqueues the front-end may use", min = "1",
+                max = "" + DiskSpec.MAX_QUEUES)
+        int queues() default 1;
+    }
 
     /** One saved export. */
     record Saved(String disk, String socket, int queues) {

@@ -12,40 +12,56 @@ import io.kickplug.vhost.server.VhostExports;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Hashtable;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.felix.service.command.CommandSession;
+import org.apache.felix.service.command.Descriptor;
 import org.apache.felix.service.command.Function;
+import org.apache.felix.service.command.Parameter;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.metatype.annotations.Designate;
 
 /**
- * The vhost-user exports and their Gogo commands: {@code kp:vhost <disk> --socket PATH [--queues N]},
- * {@code kp:vhost-stop <disk>} and {@code kp:vhost-list}. Gogo cannot map a hyphenated command to a Java
- * method, so each command is a {@link Function}: this component is {@code kp:vhost} (declared in its DS
- * properties, so the launcher waits for it before running a script), and registers the other two when it
- * activates (immediately). Stopping the component stops every export (the front-ends are disconnected, the
- * devices reset, the sockets removed).
+ * The vhost-user exports and the Gogo command {@code kp:vhost <disk> --socket PATH [--queues N]}; its companions
+ * {@code kp:vhost-stop <disk>} ({@link VhostStopCommand}) and {@code kp:vhost-list} ({@link VhostListCommand}) are
+ * components of their own (a hyphenated name is a Gogo {@code _main} method) that call this one. Every command is
+ * declared in DS properties, so the launcher waits for them before running a script. Stopping this component stops
+ * every export (the front-ends are disconnected, the devices reset, the sockets removed).
+ *
+ * <p>For callers outside Gogo (kp:bench's real-guest seeds), the export and its stop are also {@link Function}
+ * services with the property {@value #CALL} ({@code vhost} and {@code vhost-stop}), taking the arguments a user
+ * types; they are no Gogo commands.
  *
  * <p>Exports are also ConfigAdmin configurations ({@link ExportConfigs}): when this component comes back
  * (its bundle, the disk manager or the virtqueue factory returned after an update) it makes them again, on
  * the same sockets, as soon as their disks are attached again; {@code kp:vhost-stop} deletes the configuration.
  */
-@Component(service = Function.class, immediate = true, property = {
+@Component(service = VhostCommands.class, immediate = true, property = {
     "osgi.command.scope=kp",
     "osgi.command.function=vhost",
-})
-public final class VhostCommands implements Function {
+}, configurationPid = ExportConfigs.FACTORY_PID, configurationPolicy = ConfigurationPolicy.IGNORE)
+// The export configurations' metatype; SCR ignores them for this component, which reads them itself (ExportConfigs).
+@Designate(ocd = ExportConfigs.Config.class, factory = true)
+public final class VhostCommands {
 
+    /**
+     * The service property of the {@link Function}s that export a disk ({@code vhost}) and stop an export
+     * ({@code vhost-stop}) for callers outside Gogo.
+     */
+    public static final String CALL = "kickplug.vhost.call";
+    /** The {@code @Descriptor} of the commands' {@code --json} flag. */
+    static final String JSON = "JSON instead of text (shape in docs/reference/json.md)";
     static final String USAGE = "usage: kp:vhost <disk> --socket PATH [--queues N] [--json]";
 
     private static final System.Logger LOG = System.getLogger(VhostCommands.class.getName());
@@ -71,12 +87,8 @@ public final class VhostCommands implements Function {
         // Front-ends that ask for the packed ring (QEMU packed=on) get it when its bundle is there.
         this.exports = new VhostExports(disks, RingSelector.of(queues, packedQueues), memory);
         this.configAdmin = configAdmin;
-        register(context, "vhost-stop", (session, args) -> {
-            String out = stop(exports, strings(args));
-            forget(strings(args).stream().filter(a -> !a.startsWith("--")).findFirst().orElseThrow());
-            return out;
-        });
-        register(context, "vhost-list", (session, args) -> list(exports, strings(args)));
+        register(context, "vhost", (session, args) -> vhost(exports, strings(args), this::remember));
+        register(context, "vhost-stop", (session, args) -> stop(strings(args)));
         // For kp:disks, without the shell depending on this bundle.
         registrations.add(context.registerService(ExportStatus.class, exports::exportStatus, null));
         // Saved exports whose disks are attached now come back before this constructor returns; the others
@@ -90,6 +102,13 @@ public final class VhostCommands implements Function {
             restorer.setDaemon(true);
             restorer.start();
         }
+    }
+
+    /** For tests: the commands over {@code exports}, without ConfigAdmin, services or saved exports. */
+    VhostCommands(VhostExports exports) {
+        this.exports = exports;
+        this.configAdmin = null;
+        this.restorer = null;
     }
 
     private List<ExportConfigs.Saved> saved() {
@@ -176,16 +195,49 @@ public final class VhostCommands implements Function {
         }
     }
 
-    /** {@code kp:vhost}. */
-    @Override
-    public Object execute(CommandSession session, List<Object> arguments) {
-        return vhost(exports, strings(arguments), this::remember);
+    /**
+     * {@code kp:vhost}: Gogo takes the options out; the rest (the disk, and any option written as
+     * {@code --name=value}) goes to the same parser as a {@link #CALL} caller's arguments.
+     */
+    @Descriptor("export a disk over vhost-user on a Unix socket, for a front-end such as QEMU's "
+            + "vhost-user-blk-pci; the export is saved and made again after a bundle update")
+    public String vhost(
+            @Descriptor("the Unix socket to listen on (required)")
+            @Parameter(names = "--socket", absentValue = "") String socket,
+            @Descriptor("virtqueues the front-end may use (default 1)")
+            @Parameter(names = "--queues", absentValue = "1") String queues,
+            @Descriptor(JSON)
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
+            @Descriptor("DISK: the disk to export") String... disk) {
+        List<String> args = new ArrayList<>(Arrays.asList(disk));
+        if (!socket.isEmpty()) {
+            args.addAll(List.of("--socket", socket));
+        }
+        if (!queues.equals("1")) {
+            args.addAll(List.of("--queues", queues));
+        }
+        if (json) {
+            args.add("--json");
+        }
+        return vhost(exports, args, this::remember);
     }
 
-    private void register(BundleContext context, String function, Function f) {
+    /** {@code kp:vhost-stop}: stops the export and deletes its configuration. */
+    String stop(List<String> args) {
+        String out = stop(exports, args);
+        forget(args.stream().filter(a -> !a.startsWith("--")).findFirst().orElseThrow());
+        return out;
+    }
+
+    /** {@code kp:vhost-list}. */
+    String list(List<String> args) {
+        return list(exports, args);
+    }
+
+    /** Registers {@code f} as the {@link #CALL} {@code call}: a Function for callers outside Gogo, no command. */
+    private void register(BundleContext context, String call, Function f) {
         Hashtable<String, Object> props = new Hashtable<>();
-        props.put("osgi.command.scope", "kp");
-        props.put("osgi.command.function", function);
+        props.put(CALL, call);
         registrations.add(context.registerService(Function.class, f, props));
     }
 
