@@ -71,6 +71,9 @@ class VhostQueueSizeTest {
     void aRingOfAnyPowerOfTwoUpTo32768ServesRequests(int size) throws Exception {
         Queue q = client.startQueue(0, 0, false, size, BIG_RING_BASE);
         assertEquals(1, server.status().connection().runningQueues());
+        // The client's layout of the queue is the ring it started, where its used_event and avail_event are
+        // (VIRTIO 1.2 sections 2.7.6 and 2.7.8), not the default 64 entries at the queue's default place.
+        assertEquals(q.driver.layout(), client.layout(0));
         client.writeReadVerify(q, 8, (byte) 0x5a, true);
         client.writeReadVerify(q, 16, (byte) 0xa5, false);
         assertEquals(0, server.status().connection().refusals());

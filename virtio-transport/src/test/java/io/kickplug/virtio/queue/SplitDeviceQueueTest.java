@@ -200,6 +200,78 @@ class SplitDeviceQueueTest {
         assertEquals(0, plainRing.availEvent());
     }
 
+    /**
+     * The poll-queue sequence of the stall report (no call descriptor, EVENT_IDX), step by step on one thread:
+     * used_event 0; three requests added one by one, each kicked only when {@code vring_need_event(avail_event, new,
+     * old)} says so (section 2.7.10); the device drains on each kick and may sleep only after enableNotification()
+     * found the ring empty; one request completes; the driver sets used_event to the used index it saw and adds a
+     * fourth. However the device publishes avail_event (at enable or at every pop) and whether it polled the ring
+     * (notifications off, a drain that leaves them off, then on again as the I/O thread's poll window ends), every
+     * add after the device went to sleep must be kicked, or the sleeping device never sees it.
+     */
+    @Test
+    void everyRequestAddedWhileTheDeviceSleepsIsKickedWithRequestsInFlight() {
+        long base = 0;
+        for (AvailEventMode mode : AvailEventMode.values()) {
+            for (boolean polled : new boolean[] {false, true}) {
+                String how = mode.id() + (polled ? ", polled" : "");
+                RawRing ring = new RawRing(mem, 256, base); // zeroes the ring: made before the driver threads it
+                base += 0x8000;
+                SplitDriverQueue drv = new SplitDriverQueue(mem, ring.layout(), VirtioFeatures.RING_EVENT_IDX, -1, 0);
+                SplitDeviceQueue dev = new SplitDeviceQueue(mem, 0, ring.layout(), VirtioFeatures.RING_EVENT_IDX);
+                dev.setAvailEventMode(mode);
+                drv.disableCallbacks(); // a poll queue: the driver reaps without interrupts
+                ring.setUsedEvent(0);
+                assertFalse(dev.enableNotification(), how + ": the activation finds the ring empty");
+                for (int i = 0; i < 3; i++) {
+                    addRequest(drv, i);
+                    assertTrue(drv.kickPrepare(), how + ": request " + i + " passed avail_event " + ring.availEvent());
+                    drainAndSleep(dev, polled);
+                }
+                assertEquals(3, dev.nextAvail(), how + ": the device took the three requests");
+                dev.pushUsed(0, 1);
+                dev.needsNotification(); // no call descriptor: the decision goes nowhere
+                assertNotNull(drv.getUsed(), how);
+                ring.setUsedEvent(ring.usedIdx());
+                addRequest(drv, 3);
+                assertTrue(drv.kickPrepare(), how + ": the fourth request passed avail_event " + ring.availEvent());
+                assertNotNull(dev.pop(), how);
+            }
+        }
+    }
+
+    /** A virtio-blk write's chain: header, 4 KiB of data, status byte. */
+    private static void addRequest(SplitDriverQueue drv, int token) {
+        assertTrue(drv.add(List.of(BufferSpec.readable(0x80000, 16), BufferSpec.readable(0x81000, 4096),
+                BufferSpec.writable(0x80010, 1)), false, token));
+    }
+
+    /**
+     * What the I/O thread does on a kick before it sleeps: QueueWorker's drain loop, or, when it polls, its poll-mode
+     * drain (notifications left off) and then the end of the poll window (notifications on, re-check, drain again).
+     */
+    private static void drainAndSleep(SplitDeviceQueue dev, boolean polled) {
+        if (polled) {
+            dev.disableNotification(); // pollBegin
+            while (dev.pop() != null) {
+                // taken; the backend runs it
+            }
+            while (dev.enableNotification()) { // pollEnd, then the loop's last poll
+                dev.disableNotification();
+                while (dev.pop() != null) {
+                    // taken
+                }
+            }
+            return;
+        }
+        do {
+            dev.disableNotification();
+            while (dev.pop() != null) {
+                // taken
+            }
+        } while (dev.enableNotification());
+    }
+
     @Test
     void driverAndDeviceViewsAgreeOnIndirectChains() {
         QueueLayout layout = QueueLayout.contiguous(16, 0);

@@ -421,9 +421,15 @@ public class FrontendClient implements AutoCloseable {
         return b.getInt();
     }
 
-    /** Queue {@code index}'s ring layout in guest memory, in the negotiated format. */
+    /**
+     * Queue {@code index}'s ring layout in guest memory, in the negotiated format: the size and place it was started
+     * with ({@link #startQueue(int, int, boolean, int, long)}), or {@link #QUEUE_SIZE} entries at
+     * {@code index * RING_STRIDE} for a queue not started yet. (It always gave the latter, so a caller that wrote
+     * {@code used_event} of a 256-entry queue through it wrote into the available ring instead.)
+     */
     public QueueLayout layout(int index) {
-        return ringFormat().layout(QUEUE_SIZE, index * RING_STRIDE);
+        return queues.stream().filter(x -> x.index == index).findFirst().map(this::layoutOf)
+                .orElseGet(() -> ringFormat().layout(QUEUE_SIZE, index * RING_STRIDE));
     }
 
     public Queue queue(int index) {
