@@ -48,12 +48,17 @@ import org.junit.jupiter.params.provider.ValueSource;
  * ({@code --avail-event enable}), {@code --avail-event pop}, and device-side adaptive polling ({@code kp:poll on},
  * the poll-extension bundle: notifications off while the I/O thread polls).
  *
+ * <p>The front-end reads {@code avail_event} and writes {@code used_event} through {@link FrontendClient#layout},
+ * as a front-end written against that class does. That method gave the layout of a 64-entry queue whatever size the
+ * queue was started with: through it a 256-entry queue's "avail_event" was its {@code used_event}, so the front-end
+ * did not kick for the fourth write while the device slept, and the write was never completed (every run failed,
+ * in the first connections of each export). It now gives the layout the queue was started with.
+ *
  * <p>A request is <em>lost</em> when it is not completed within {@code -Dkickplug.stall.poll.millis} (default
- * 10 s); the failure says whether the device ever took it ({@code avail_event} reached avail.idx: a kick was not
- * missing) or took it and did not complete it (the backend). The images live on tmpfs (/dev/shm) when there is one:
- * what is under test is the notification path, and a buffered 4 KiB write to this machine's disk took up to 4.5 s
- * while another process wrote and synced a large file (a 1 s window then missed 12 of 30 connections, every one
- * completed later).
+ * 10 s); after three losses the test stops. The failure says whether the device ever took the request
+ * ({@code avail_event} reached avail.idx) or took it and did not complete it (the backend). The images live on
+ * tmpfs (/dev/shm) when there is one: what is under test is the notification path, and a buffered 4 KiB write to
+ * this machine's disk took up to 4.5 s while another process wrote and synced a large file.
  */
 class PollQueueStallIT {
 
