@@ -127,36 +127,48 @@ public final class Figures {
         return problems;
     }
 
-    /** "line N: file has ..., generator makes ...", shortened. */
+    /** "line N, column C: the file has "...", the generator makes "..."", each from a little before the column. */
     static String firstDifference(String committed, String made) {
         String[] a = committed.split("\n", -1);
         String[] b = made.split("\n", -1);
         for (int i = 0; i < Math.max(a.length, b.length); i++) {
-            String x = i < a.length ? a[i] : "<end of file>";
-            String y = i < b.length ? b[i] : "<end of file>";
+            String x = i < a.length ? a[i] : null;
+            String y = i < b.length ? b[i] : null;
+            if (x == null || y == null) {
+                return "line " + (i + 1) + ": " + (x == null ? "the file ends, the generator makes " + excerpt(y, 0)
+                        : "the file has " + excerpt(x, 0) + ", the generator's figure ends");
+            }
             if (!x.equals(y)) {
-                return "line " + (i + 1) + ": the file has " + shorten(x) + ", the generator makes " + shorten(y);
+                int col = 0;
+                while (col < Math.min(x.length(), y.length()) && x.charAt(col) == y.charAt(col)) {
+                    col++;
+                }
+                int from = Math.max(0, col - 30);
+                return "line " + (i + 1) + ", column " + (col + 1) + ": the file has " + excerpt(x, from)
+                        + ", the generator makes " + excerpt(y, from);
             }
         }
         return "same lines, different bytes";
     }
 
-    private static String shorten(String s) {
-        return "\"" + (s.length() > 90 ? s.substring(0, 90) + "..." : s) + "\"";
+    private static String excerpt(String s, int from) {
+        int to = Math.min(s.length(), from + 70);
+        return "\"" + (from > 0 ? "..." : "") + s.substring(from, to) + (to < s.length() ? "..." : "") + "\"";
     }
 
-    /** A count for a label: 950, 61.2k, 1.23M. */
+    /** A count for a label: 950, 7.48k, 61.2k, 200k, 1.23M, 2M (no trailing zeros after the point). */
     static String count(double v) {
         double a = Math.abs(v);
+        String s;
         if (a >= 1e6) {
-            return String.format(Locale.ROOT, "%.2fM", v / 1e6);
+            s = String.format(Locale.ROOT, "%.2f", v / 1e6) + "M";
+        } else if (a >= 1e4) {
+            s = String.format(Locale.ROOT, "%.1f", v / 1e3) + "k";
+        } else if (a >= 1e3) {
+            s = String.format(Locale.ROOT, "%.2f", v / 1e3) + "k";
+        } else {
+            return String.format(Locale.ROOT, "%.0f", v);
         }
-        if (a >= 1e4) {
-            return String.format(Locale.ROOT, "%.1fk", v / 1e3);
-        }
-        if (a >= 1e3) {
-            return String.format(Locale.ROOT, "%.2fk", v / 1e3);
-        }
-        return String.format(Locale.ROOT, "%.0f", v);
+        return s.replaceAll("\\.?0+([kM])$", "$1");
     }
 }

@@ -16,14 +16,16 @@ final class SeedsFigure {
     static final double WIDTH = 980;
     static final double MARGIN = 20;
     static final double GAP = 16;
-    /** Where the effect panels' plots start and end. */
-    static final double PLOT_TOP = 150;
-    static final double PLOT_BOTTOM = 390;
+    /** The effect panels' plot height; the panels start below the subtitle, however many lines it has. */
+    static final double PLOT_HEIGHT = 240;
     private static final String PUBLISHED = "#9e9e9e";
     private static final String MEASURED = "#3a6ea5";
+    private static final String POINT_BAR = "#9dbcdc";
     private static final String ROUND = "#102a43";
     private static final String BAND = "#dcefd6";
     private static final String OK = "#2e7d32";
+    /** How far beyond the span of zero, the band and the bars the axis follows a round (see {@link #panel}). */
+    static final double OUTLIER_REACH = 0.6;
     private static final String BAD = "#b03030";
 
     private SeedsFigure() {
@@ -75,46 +77,56 @@ final class SeedsFigure {
         double y = 48;
         String sub = "Grey: published. Blue: measured, the effect of each configuration's median round (what the"
                 + " verdict reads). Green band: within 2x of the published effect (half to twice, same sign)."
-                + (seeds.stream().anyMatch(s -> s.rounds().size() > 1) ? " Dots: the effect within each round;"
-                        + " whisker: the rounds' minimum to maximum." : "")
+                + (seeds.stream().anyMatch(s -> s.rounds().size() > 1) ? " Dots: the effect within each round (a"
+                        + " round far beyond the axis: a triangle at its edge with its value); whisker: the rounds'"
+                        + " minimum to maximum." : "")
                 + " Each panel has its own unit: " + Json.number(result.get("runtime_s").number()) + " s per point, "
                 + load(result) + ".";
         for (String line : Svg.wrap(sub, 155)) {
             svg.text(MARGIN, y, line, "start", 11, "#444444", "");
             y += 15;
         }
+        double panelTop = y + 10;
+        double plotBottom = panelTop + 64 + PLOT_HEIGHT;
         double panelWidth = seeds.isEmpty() ? 0 : (WIDTH - 2 * MARGIN - GAP * (seeds.size() - 1)) / seeds.size();
         for (int i = 0; i < seeds.size(); i++) {
-            panel(svg, seeds.get(i), MARGIN + i * (panelWidth + GAP), panelWidth);
+            panel(svg, seeds.get(i), MARGIN + i * (panelWidth + GAP), panelWidth, panelTop, plotBottom);
         }
         if (seeds.isEmpty()) {
-            svg.text(MARGIN, PLOT_TOP, "no simulated seeds in this result", "start", 12, "#555555", "");
+            svg.text(MARGIN, panelTop + 20, "no simulated seeds in this result", "start", 12, "#555555", "");
         }
-        double end = Svg.caption(svg, MARGIN, PLOT_BOTTOM + 106, WIDTH - 2 * MARGIN, p, resultFile);
+        double end = Svg.caption(svg, MARGIN, plotBottom + 116, WIDTH - 2 * MARGIN, p, resultFile);
         return svg.document(WIDTH, end + 8, "kp:bench seeds: published vs measured effect per seed");
     }
 
-    private static void panel(Svg svg, Effect s, double x, double width) {
-        double top = PLOT_TOP - 64;
-        svg.text(x, top, "seed " + s.id(), "start", 13, "#111111", "font-weight=\"bold\"");
-        double ty = top + 14;
+    private static void panel(Svg svg, Effect s, double x, double width, double top, double plotBottom) {
+        double plotTop = plotBottom - PLOT_HEIGHT;
+        svg.text(x, top + 10, "seed " + s.id(), "start", 13, "#111111", "font-weight=\"bold\"");
+        double ty = top + 24;
         for (String line : first(Svg.wrap(s.title(), (int) (width / 5.6)), 3)) {
             svg.text(x, ty, line, "start", 10, "#333333", "");
             ty += 12;
         }
         double left = x + 40;
         double right = x + width - 4;
+        // The axis covers zero, the band and both bars, and the rounds up to 60% of that span beyond it: a round
+        // further out is an arrow at the edge with its value, so one wild round does not flatten the band.
         double min = Math.min(0, Math.min(s.bandLow(), s.published()));
         double max = Math.max(0, Math.max(s.bandHigh(), s.published()));
-        List<Double> all = new ArrayList<>(s.rounds());
-        all.add(s.measured());
-        for (double v : all) {
+        if (Double.isFinite(s.measured())) {
+            min = Math.min(min, s.measured());
+            max = Math.max(max, s.measured());
+        }
+        double reach = (max - min) * OUTLIER_REACH;
+        double lowest = min - reach;
+        double highest = max + reach;
+        for (double v : s.rounds()) {
             if (Double.isFinite(v)) {
-                min = Math.min(min, v);
-                max = Math.max(max, v);
+                min = Math.min(min, Math.max(v, lowest));
+                max = Math.max(max, Math.min(v, highest));
             }
         }
-        Scale scale = Scale.covering(min, max, 5, PLOT_BOTTOM, PLOT_TOP);
+        Scale scale = Scale.covering(min, max, 5, plotBottom, plotTop);
         for (double t : scale.ticks()) {
             double y = scale.at(t);
             svg.line(left, y, right, y, "#ececec", 1, null, null);
@@ -141,28 +153,30 @@ final class SeedsFigure {
             double y = scale.at(v);
             svg.rect(centres[b] - barWidth / 2, y, barWidth, zero - y, colours[b], null, "seed" + s.id() + "-" + names[b],
                     names[b] + ": " + s.format(v));
-            double labelY = v >= 0 ? y - 5 : y + 13;
-            svg.text(centres[b] + (b == 1 && s.rounds().size() > 1 ? barWidth / 2 + 2 : 0), labelY, s.format(v),
-                    b == 1 && s.rounds().size() > 1 ? "start" : "middle", 10, "#111111", "font-weight=\"bold\"");
         }
         rounds(svg, s, scale, centres[1], barWidth);
         svg.line(left, zero, right, zero, "#333333", 1, null, null);
-        svg.text(centres[0], PLOT_BOTTOM + 14, "published", "middle", 10, "#333333", "");
-        svg.text(centres[1], PLOT_BOTTOM + 14, "measured", "middle", 10, "#333333", "");
-        double my = PLOT_BOTTOM + 30;
+        for (int b = 0; b < 2; b++) {
+            svg.text(centres[b], plotBottom + 14, names[b], "middle", 10, "#333333", "");
+            svg.text(centres[b], plotBottom + 27, s.format(values[b]), "middle", 11, "#111111", "font-weight=\"bold\"");
+        }
+        double my = plotBottom + 44;
         for (String line : first(Svg.wrap(s.measure(), (int) (width / 5.4)), 3)) {
             svg.text(x, my, line, "start", 10, "#555555", "font-style=\"italic\"");
             my += 12;
         }
-        my = PLOT_BOTTOM + 70;
+        my = plotBottom + 86;
         svg.text(x, my, "direction: " + s.verdict(), "start", 11, s.verdict().equals("matches") ? OK
                 : s.verdict().equals("differs") ? BAD : "#555555", "");
-        String within = s.within() == null ? "magnitude n/a" : String.format(Locale.ROOT, "%.2fx of published: %s",
-                s.magnitude(), s.within() ? "within 2x" : "off by more than 2x");
+        String within = s.within() == null ? "magnitude n/a" : String.format(Locale.ROOT, "magnitude %.2fx: %s",
+                s.magnitude(), s.within() ? "within 2x" : "not within 2x");
         svg.text(x, my + 14, within, "start", 11, s.within() == null ? "#555555" : s.within() ? OK : BAD, "");
     }
 
-    /** Each round's effect as a dot beside the others, and a whisker from the lowest to the highest. */
+    /**
+     * Each round's effect as a dot beside the others, and a whisker from the lowest to the highest; a round beyond the
+     * axis is a triangle at its edge, pointing out, with its value.
+     */
     private static void rounds(Svg svg, Effect s, Scale scale, double cx, double barWidth) {
         List<Double> finite = s.rounds().stream().filter(Double::isFinite).toList();
         if (finite.size() < 2) {
@@ -170,9 +184,15 @@ final class SeedsFigure {
         }
         double lo = finite.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
         double hi = finite.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
-        svg.line(cx, scale.at(lo), cx, scale.at(hi), ROUND, 1.2, null, "seed" + s.id() + "-whisker");
-        svg.line(cx - 6, scale.at(lo), cx + 6, scale.at(lo), ROUND, 1.2, null, null);
-        svg.line(cx - 6, scale.at(hi), cx + 6, scale.at(hi), ROUND, 1.2, null, null);
+        double y1 = scale.at(Math.max(lo, scale.lo()));
+        double y2 = scale.at(Math.min(hi, scale.hi()));
+        svg.line(cx, y1, cx, y2, ROUND, 1.2, null, "seed" + s.id() + "-whisker");
+        if (lo >= scale.lo()) {
+            svg.line(cx - 6, y1, cx + 6, y1, ROUND, 1.2, null, null);
+        }
+        if (hi <= scale.hi()) {
+            svg.line(cx - 6, y2, cx + 6, y2, ROUND, 1.2, null, null);
+        }
         int n = s.rounds().size();
         for (int r = 0; r < n; r++) {
             double v = s.rounds().get(r);
@@ -180,8 +200,18 @@ final class SeedsFigure {
                 continue;
             }
             double dx = (r - (n - 1) / 2.0) * Math.min(8, barWidth / Math.max(1, n));
-            svg.circle(cx + dx, scale.at(v), 3, ROUND, "seed" + s.id() + "-round" + (r + 1),
-                    "round " + (r + 1) + ": " + s.format(v));
+            String id = "seed" + s.id() + "-round" + (r + 1);
+            String tip = "round " + (r + 1) + ": " + s.format(v);
+            if (v > scale.hi() || v < scale.lo()) {
+                boolean up = v > scale.hi();
+                double edge = scale.at(up ? scale.hi() : scale.lo());
+                double tipY = edge + (up ? -1 : 1) * 2;
+                double baseY = edge + (up ? 1 : -1) * 7;
+                svg.polygon(new double[] {cx + dx, tipY, cx + dx - 5, baseY, cx + dx + 5, baseY}, ROUND, id, tip);
+                svg.text(cx + dx + 7, up ? edge + 8 : edge - 2, s.format(v), "start", 10, ROUND, "");
+            } else {
+                svg.circle(cx + dx, scale.at(v), 3, ROUND, id, tip);
+            }
         }
     }
 
@@ -228,7 +258,7 @@ final class SeedsFigure {
                 double end = barLeft;
                 if (Double.isFinite(iops)) {
                     end = scale.at(iops);
-                    svg.rect(barLeft, cy - row * 0.35, end - barLeft, row * 0.7, MEASURED, null, pid + "-bar",
+                    svg.rect(barLeft, cy - row * 0.35, end - barLeft, row * 0.7, POINT_BAR, null, pid + "-bar",
                             label + ": " + Figures.count(iops) + " IOPS");
                 }
                 Json.Value lo = f.opt("IOPS-rounds-min");

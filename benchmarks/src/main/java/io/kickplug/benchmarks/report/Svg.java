@@ -85,6 +85,20 @@ final class Svg {
         return tooltip(tooltip, "circle");
     }
 
+    /** A filled polygon through {@code xy} (x0, y0, x1, y1, ...). */
+    Svg polygon(double[] xy, String fill, String id, String tooltip) {
+        body.append("<polygon");
+        if (id != null) {
+            body.append(" id=\"").append(esc(id)).append('"');
+        }
+        body.append(" points=\"");
+        for (int i = 0; i < xy.length; i += 2) {
+            body.append(i == 0 ? "" : " ").append(n(xy[i])).append(',').append(n(xy[i + 1]));
+        }
+        body.append("\" fill=\"").append(fill).append('"');
+        return tooltip(tooltip, "polygon");
+    }
+
     /**
      * Text at ({@code x}, {@code y}) (the baseline).
      *

@@ -150,6 +150,27 @@ class FiguresTest {
                 "seed003-whisker"), "one round is no spread");
     }
 
+    /** A round far beyond the rest is a triangle at the axis's edge with its value: the band keeps its size. */
+    @Test
+    void anOutlierRoundIsAnArrowAtTheEdgeWithItsValue() throws Exception {
+        Document plain = svg(SeedsFigure.effects(Json.parse(seeds(20, 15, "[10, 15, 30]"), "s.json"), "s"));
+        Document wild = svg(SeedsFigure.effects(Json.parse(seeds(20, 15, "[10, 15, 300]"), "s.json"), "s"));
+        Element round = byId(wild, "seed003-round3");
+        assertEquals("polygon", round.getLocalName());
+        assertEquals("round 3: +300.0%", round.getTextContent());
+        assertTrue(texts(wild).contains("+300.0%"), "its value beside it");
+        double bandPlain = num(byId(plain, "seed003-band"), "height");
+        double bandWild = num(byId(wild, "seed003-band"), "height");
+        // The axis reaches 60% past the span of zero, band and bars, then the next tick (80 here, 40 without the
+        // outlier): the band keeps half its height, where an axis out to 300 would leave it a tenth.
+        assertTrue(bandWild >= bandPlain * 0.45, "the band is not flattened: " + bandWild + " against " + bandPlain);
+        Element whisker = byId(wild, "seed003-whisker");
+        double top = num(byId(wild, "seed003-published"), "y") + num(byId(wild, "seed003-published"), "height")
+                - num(byId(wild, "seed003-published"), "height") * 80 / 20; // the axis ends at 80
+        assertEquals(top, num(whisker, "y2"), 0.2, "the whisker runs to the edge");
+        assertEquals("circle", byId(wild, "seed003-round2").getLocalName(), "the others stay dots");
+    }
+
     /** The points figure: a bar per point as long as its IOPS, the rounds' range as a whisker where there is one. */
     @Test
     void pointsBarsFollowIopsWithTheRoundsRange() throws Exception {
@@ -201,6 +222,10 @@ class FiguresTest {
         assertEquals(1, problems.size());
         assertTrue(problems.get(0).startsWith(figures.resolve("vhost-bench.svg") + " differs from what Figures makes"
                 + " of its result file (line "), problems.get(0));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("the file has (\".*\"), the generator makes"
+                + " (\".*\")\\); regenerate").matcher(problems.get(0));
+        assertTrue(m.find(), problems.get(0));
+        assertTrue(!m.group(1).equals(m.group(2)), "the excerpts show the difference: " + problems.get(0));
         assertTrue(problems.get(0).endsWith("; regenerate the figures with scripts/figures.sh"), problems.get(0));
     }
 
@@ -214,6 +239,16 @@ class FiguresTest {
         Files.writeString(dir.resolve("x.json"), vhost(1, 2).replace("\"cpu_model\"", "\"cpu\""));
         e = assertThrows(Json.JsonException.class, () -> Figures.figures(dir));
         assertEquals(dir.resolve("x.json") + ": $.provenance.machine has no member \"cpu_model\"", e.getMessage());
+    }
+
+    @Test
+    void theFirstDifferenceIsShownWhereItIs() {
+        String line = "<rect id=\"x\" y=\"1\"><title>" + "a long tooltip ".repeat(8) + "+37.6%</title></rect>";
+        String diff = Figures.firstDifference("a\n" + line + "\n", "a\n" + line.replace("37.6", "37.7") + "\n");
+        assertTrue(diff.startsWith("line 2, column " + (line.indexOf("37.6") + 4) + ": the file has \"..."), diff);
+        assertTrue(diff.contains("+37.6%</title></rect>\", the generator makes \"...") && diff.endsWith("+37.7%</title></rect>\""),
+                diff);
+        assertEquals("line 2: the file ends, the generator makes \"b\"", Figures.firstDifference("a", "a\nb"));
     }
 
     @Test
@@ -233,6 +268,10 @@ class FiguresTest {
         assertEquals("61.2k", Figures.count(61_234));
         assertEquals("1.23M", Figures.count(1_234_000));
         assertEquals("950", Figures.count(950));
+        assertEquals("200k", Figures.count(200_000));
+        assertEquals("2M", Figures.count(2_000_000));
+        assertEquals("7.48k", Figures.count(7_480));
+        assertEquals("10.5M", Figures.count(10_500_000));
     }
 
     static Document svg(String text) throws Exception {
