@@ -6,6 +6,7 @@ import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.RingSelector;
 import io.kickplug.api.virtio.UsedBuffer;
 import io.kickplug.api.virtio.VirtioFeatures;
+import io.kickplug.benchmarks.report.Provenance;
 import io.kickplug.vhost.frontend.FrontendClient;
 import io.kickplug.vhost.protocol.VhostUser;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
@@ -41,7 +42,12 @@ import org.newsclub.net.unix.KickplugPoll;
  *     [--jar distribution/target/kickplug.jar] [--qsd /usr/bin/qemu-storage-daemon] [--runs 3] [--runtime 5]
  *     [--warmup 2] [--depths 1,32,64] [--backends null,file] [--java-opts "-XX:+UseSerialGC"] [--ring split]
  *     [--kp-commands "kp:notify d0 defer-call"] [--server-cpus 1] [--qsd-iothread-poll-max-ns 32768]
+ *     [--json FILE]
  * </pre>
+ *
+ * {@code --json FILE} also writes the results as JSON ({@link VhostJson}): the command line, git commit, date and
+ * machine (provenance), the options, every run of every point with its median run, and the Kickplug/QSD ratios.
+ * {@code io.kickplug.benchmarks.report.Figures} draws {@code docs/figures/} from such files in {@code docs/results/}.
  *
  * {@code --qsd-iothread-poll-max-ns N} puts QSD's export on an IOThread ({@code --object iothread,poll-max-ns=N},
  * the export's {@code iothread=}), so QSD polls too, as Kickplug's I/O thread does (its {@code kp:poll}, 32768 ns
@@ -66,11 +72,13 @@ public final class VhostBench {
     private static final long CLOCK_TICK_NS = 10_000_000L; // CLK_TCK 100 on Linux x86
 
     private final Map<String, String> opts;
+    private final Provenance provenance;
     private final Path dir;
     private final Path ram;
 
-    private VhostBench(Map<String, String> opts) throws IOException {
+    private VhostBench(Map<String, String> opts, Provenance provenance) throws IOException {
         this.opts = opts;
+        this.provenance = provenance;
         this.dir = Files.createTempDirectory("kp-vhostbench");
         // Guest RAM in tmpfs, as QEMU's memfd; the disk image on the ordinary file system (in its page cache).
         this.ram = Files.createTempDirectory(Path.of("/dev/shm"), "kp-vhostbench");
@@ -122,6 +130,8 @@ public final class VhostBench {
     }
 
     public static void main(String[] args) throws Exception {
+        // First, so the load average is the one before the servers start.
+        Provenance provenance = Provenance.ofThisProcess(codeDirectory());
         Map<String, String> o = new LinkedHashMap<>();
         o.put("jar", "distribution/target/kickplug.jar");
         o.put("qsd", "/usr/bin/qemu-storage-daemon");
@@ -139,6 +149,7 @@ public final class VhostBench {
         // QSD's export on an IOThread that polls with this poll-max-ns (QEMU's adaptive polling, as Kickplug's I/O
         // thread does with kp:poll); empty: QSD's default, the export on the main loop, which does not poll.
         o.put("qsd-iothread-poll-max-ns", "");
+        o.put("json", ""); // a file for the results as JSON (VhostJson); empty: none
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 >= args.length || !o.containsKey(args[i].substring(2))) {
                 System.err.println("usage: VhostBench [--name value]... with names " + o.keySet());
@@ -146,7 +157,17 @@ public final class VhostBench {
             }
             o.put(args[i].substring(2), args[++i]);
         }
-        new VhostBench(o).run();
+        new VhostBench(o, provenance).run();
+    }
+
+    /** The folder of this class's jar (or classes), inside the work tree it was built in: where git is asked. */
+    private static Path codeDirectory() {
+        try {
+            Path code = Path.of(VhostBench.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return Files.isDirectory(code) ? code : code.getParent();
+        } catch (Exception e) {
+            return Path.of(".");
+        }
     }
 
     private void run() throws Exception {
@@ -157,6 +178,7 @@ public final class VhostBench {
             System.out.println("qemu-storage-daemon not found at " + opts.get("qsd") + ": Kickplug only");
         }
         Path image = dir.resolve("disk.img");
+        List<VhostJson.Entry> entries = new ArrayList<>();
         StringBuilder table = new StringBuilder();
         table.append(String.format(Locale.ROOT, "%-5s %-3s %-9s %10s %9s %9s %9s %9s %8s %8s%n", "disk", "QD",
                 "backend", "IOPS", "CPU/IO us", "p50 us", "p99 us", "p99.9 us", "kicks/IO", "waits/IO"));
@@ -193,6 +215,11 @@ public final class VhostBench {
                     }
                 }
                 for (int depth : depths) {
+                    Map<String, List<Point>> byServer = new LinkedHashMap<>();
+                    for (Server s : servers) {
+                        byServer.put(s.name, results.get(s.name + "@" + depth));
+                    }
+                    entries.add(new VhostJson.Entry(backend, depth, byServer));
                     Point k = median(results.get("kickplug@" + depth));
                     row(table, backend, depth, "kickplug", k);
                     if (qsd) {
@@ -208,11 +235,19 @@ public final class VhostBench {
                 servers.forEach(Server::close);
             }
         }
+        String workload = "4 KiB random reads, one queue of " + QUEUE_SIZE + ", " + opts.get("ring") + " ring, EVENT_IDX;"
+                + " " + runs + " runs of " + opts.get("runtime") + " s per point after " + opts.get("warmup")
+                + " s of warm-up; CPU/IO = backend process CPU (utime+stime) per I/O";
         System.out.println();
         System.out.println("Medians of " + runs + " runs, " + opts.get("runtime") + " s per point after "
                 + opts.get("warmup") + " s of warm-up; 4 KiB random reads, one queue, " + opts.get("ring")
                 + " ring; CPU/IO = backend process CPU (utime+stime) per I/O:");
         System.out.print(table);
+        if (!opts.get("json").isBlank()) {
+            Path json = Path.of(opts.get("json"));
+            Files.writeString(json, VhostJson.write(provenance, opts, workload, qsd ? qsdVersion() : null, entries));
+            System.out.println("JSON: " + json.toAbsolutePath());
+        }
         deleteTree(dir);
         deleteTree(ram);
     }
@@ -225,9 +260,36 @@ public final class VhostBench {
 
     /** The run with the median CPU per I/O, with its own IOPS and latencies (per-column medians would mix runs). */
     private static Point median(List<Point> points) {
-        List<Point> sorted = new ArrayList<>(points);
-        sorted.sort((a, b) -> Double.compare(a.cpuUsPerIo(), b.cpuUsPerIo()));
-        return sorted.get(sorted.size() / 2);
+        return points.get(medianIndex(points));
+    }
+
+    /**
+     * Where in {@code points} the run with the median CPU per I/O is (of an even count, the upper of the middle two;
+     * of equal CPU, the earlier run first).
+     */
+    static int medianIndex(List<Point> points) {
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < points.size(); i++) {
+            order.add(i);
+        }
+        order.sort((a, b) -> Double.compare(points.get(a).cpuUsPerIo(), points.get(b).cpuUsPerIo()));
+        return order.get(points.size() / 2);
+    }
+
+    /** The first line of {@code qemu-storage-daemon --version}. */
+    private String qsdVersion() {
+        try {
+            Process p = new ProcessBuilder(opts.get("qsd"), "--version").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            p.waitFor(10, TimeUnit.SECONDS);
+            String line = out.lines().findFirst().orElse("").trim();
+            return line.isEmpty() ? opts.get("qsd") : line;
+        } catch (IOException e) {
+            return opts.get("qsd") + " (--version failed: " + e.getMessage() + ")";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return opts.get("qsd");
+        }
     }
 
     private Server startKickplug(String backend, Path image) throws Exception {

@@ -100,17 +100,27 @@ public final class BenchCommand {
             case "seeds" -> {
                 RealGuestOptions.Split split = RealGuestOptions.extract(options, System.getenv());
                 SeedsOptions o = SeedsOptions.parse(split.rest());
+                String command = command(args);
                 if (split.realGuest() == null) {
                     yield exclusive(() -> new SeedsBench(disks, virtqueues, engine, lockStats, notifications)
-                            .withIoThreads(ioThreads).run(o).format());
+                            .withIoThreads(ioThreads).withCommand(command).run(o).format());
                 }
                 yield exclusive(() -> RealGuestSeeds.run(split.realGuest().only() ? null
-                        : new SeedsBench(disks, virtqueues, engine, lockStats, notifications).withIoThreads(ioThreads),
-                        o, split.realGuest(), new RealGuestBench(disks, notifications, lockStats, exporter())));
+                        : new SeedsBench(disks, virtqueues, engine, lockStats, notifications).withIoThreads(ioThreads)
+                                .withCommand(command),
+                        o, split.realGuest(), new RealGuestBench(disks, notifications, lockStats, exporter()), command));
             }
             default -> throw new IllegalArgumentException("unknown benchmark '" + args[0] + "' (available: "
                     + String.join(", ", BENCHMARKS) + ")");
         };
+    }
+
+    /** The command as it was typed, near enough to type again: "kp:bench" and the arguments, quoted where needed. */
+    static String command(String... args) {
+        List<String> words = new java.util.ArrayList<>();
+        words.add("kp:bench");
+        words.addAll(Arrays.asList(args));
+        return Provenance.shellQuote(words);
     }
 
     /** The vhost-user export through the vhost-user bundle's own commands, or null when it is not active. */

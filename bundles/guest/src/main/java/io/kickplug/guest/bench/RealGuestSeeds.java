@@ -25,7 +25,8 @@ final class RealGuestSeeds {
      * @param simulated the simulated seeds' bench, or null for {@code --real-guest-only}
      * @return the text report
      */
-    static String run(SeedsBench simulated, SeedsOptions o, RealGuestOptions rg, RealGuestBench realGuest) {
+    static String run(SeedsBench simulated, SeedsOptions o, RealGuestOptions rg, RealGuestBench realGuest,
+            String command) {
         if (simulated != null) {
             SeedsBench.Report report = simulated.run(o);
             RealGuestReport guest = realGuest.run(rg, System.getenv());
@@ -41,12 +42,13 @@ final class RealGuestSeeds {
             return withSection(report.format(), RealGuestFormat.text(guest, report.seeds()));
         }
         String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
+        Provenance provenance = Provenance.now(command);
         HostLoad.Sample before = HostLoad.sample();
         RealGuestReport guest = realGuest.run(rg, System.getenv());
         HostLoad load = HostLoad.between(before, HostLoad.sample());
         Path json = o.json() != null ? o.json() : Path.of(System.getProperty("java.io.tmpdir"), "kickplug-seeds-"
                 + ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss", Locale.ROOT)) + ".json");
-        TextFiles.write(json, RealGuestFormat.addToJson(SeedsJson.write(List.of(), o.runtimeNanos(), load, started),
+        TextFiles.write(json, RealGuestFormat.addToJson(SeedsJson.write(List.of(), o.runtimeNanos(), load, started, provenance),
                 guest));
         if (o.html() != null) {
             TextFiles.write(o.html(), RealGuestFormat.addToHtml(SeedsHtml.write(List.of(), o.runtimeNanos(), load,

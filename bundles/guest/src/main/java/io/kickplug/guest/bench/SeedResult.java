@@ -25,10 +25,20 @@ import java.util.Objects;
  *     published change (an IOPS ratio r counts as the gain r - 1, a percent change as itself); NaN when not
  *     measurable
  * @param clock how the seed ran: "virtual time (...)" or "real threads (...)", with the reason
+ * @param effectRounds the effect ({@link SeedEffects}) within each round, round by round: the configurations' runs
+ *     of one round side by side (they ran one after the other); empty when the seed did not run in rounds
  */
 public record SeedResult(String id, String title, String published, Map<String, Double> publishedFigures,
         String rule, List<Point> points, String measured, Map<String, Double> measuredFigures,
-        Boolean directionMatches, List<String> notes, double magnitudeRatio, String clock) {
+        Boolean directionMatches, List<String> notes, double magnitudeRatio, String clock, List<Double> effectRounds) {
+
+    /** Without the effect of each round. */
+    public SeedResult(String id, String title, String published, Map<String, Double> publishedFigures,
+            String rule, List<Point> points, String measured, Map<String, Double> measuredFigures,
+            Boolean directionMatches, List<String> notes, double magnitudeRatio, String clock) {
+        this(id, title, published, publishedFigures, rule, points, measured, measuredFigures, directionMatches, notes,
+                magnitudeRatio, clock, List.of());
+    }
 
     /** Without a magnitude or a clock (NaN, "real threads"). */
     public SeedResult(String id, String title, String published, Map<String, Double> publishedFigures,
@@ -41,7 +51,13 @@ public record SeedResult(String id, String title, String published, Map<String, 
     /** This result with its magnitude ratio and clock. */
     public SeedResult with(double magnitude, String how) {
         return new SeedResult(id, title, published, publishedFigures, rule, points, measured, measuredFigures,
-                directionMatches, notes, magnitude, how);
+                directionMatches, notes, magnitude, how, effectRounds);
+    }
+
+    /** This result with the effect of each round. */
+    public SeedResult withEffectRounds(List<Double> rounds) {
+        return new SeedResult(id, title, published, publishedFigures, rule, points, measured, measuredFigures,
+                directionMatches, notes, magnitudeRatio, clock, rounds);
     }
 
     /**
@@ -64,6 +80,7 @@ public record SeedResult(String id, String title, String published, Map<String, 
         measuredFigures = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(measuredFigures));
         points = List.copyOf(points);
         notes = List.copyOf(notes);
+        effectRounds = List.copyOf(effectRounds);
     }
 
     /**

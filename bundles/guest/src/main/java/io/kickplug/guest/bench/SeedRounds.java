@@ -13,8 +13,13 @@ import java.util.function.BiFunction;
  *
  * @param median the round with the median IOPS (of an even count, the lower of the middle two)
  * @param count how many rounds ran
+ * @param iops each round's IOPS, in the order the rounds ran
  */
-record SeedRounds(SeedPoint median, double minIops, double maxIops, int count) {
+record SeedRounds(SeedPoint median, double minIops, double maxIops, int count, List<Double> iops) {
+
+    SeedRounds {
+        iops = List.copyOf(iops);
+    }
 
     static SeedRounds of(List<SeedPoint> rounds) {
         if (rounds.isEmpty()) {
@@ -23,7 +28,22 @@ record SeedRounds(SeedPoint median, double minIops, double maxIops, int count) {
         List<SeedPoint> sorted = new ArrayList<>(rounds);
         sorted.sort(Comparator.comparingDouble(SeedPoint::iops));
         return new SeedRounds(sorted.get((sorted.size() - 1) / 2), sorted.get(0).iops(),
-                sorted.get(sorted.size() - 1).iops(), sorted.size());
+                sorted.get(sorted.size() - 1).iops(), sorted.size(), rounds.stream().map(SeedPoint::iops).toList());
+    }
+
+    /**
+     * An effect within each round: {@code effect} of configuration {@code a}'s and {@code b}'s IOPS of the same round
+     * (they ran one after the other, so a slow spell of the host touches both); empty for a single round.
+     */
+    static List<Double> perRound(SeedRounds a, SeedRounds b, java.util.function.DoubleBinaryOperator effect) {
+        List<Double> out = new ArrayList<>();
+        if (a.count() < 2 || b.count() < 2) {
+            return out;
+        }
+        for (int r = 0; r < Math.min(a.count(), b.count()); r++) {
+            out.add(effect.applyAsDouble(a.iops().get(r), b.iops().get(r)));
+        }
+        return out;
     }
 
     /**

@@ -132,6 +132,14 @@ public final class SeedsBench {
 
     /** The runtime's I/O threads, for ioeventfd off in real threads ({@link SynchronousNotify}); may be null. */
     private IoThreadFactory ioThreads;
+    /** The Gogo command that started the run, for the JSON file's provenance; may be null. */
+    private String command;
+
+    /** With the Gogo command that runs it ("kp:bench seeds --json ..."), for the JSON file's provenance. */
+    public SeedsBench withCommand(String gogoCommand) {
+        this.command = gogoCommand;
+        return this;
+    }
 
     /** With the runtime's I/O thread factory: seed 000 also runs ioeventfd off in real threads. */
     public SeedsBench withIoThreads(IoThreadFactory factory) {
@@ -151,6 +159,7 @@ public final class SeedsBench {
     /** Runs the five seeds, writes the JSON file. */
     public Report run(SeedsOptions o) {
         String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
+        Provenance provenance = Provenance.now(command); // first: the load average before the run
         List<SeedResult> seeds = new ArrayList<>();
         HostLoad.Sample before = HostLoad.sample();
         options = o;
@@ -176,7 +185,7 @@ public final class SeedsBench {
         if (o.html() != null) {
             TextFiles.write(o.html(), SeedsHtml.write(seeds, o.runtimeNanos(), load, started));
         }
-        String text = SeedsJson.write(seeds, o.runtimeNanos(), load, started);
+        String text = SeedsJson.write(seeds, o.runtimeNanos(), load, started, provenance);
         Path json = o.json() != null ? o.json() : defaultJson();
         TextFiles.write(json, text);
         return new Report(seeds, o.runtimeNanos(), load, started, json.toAbsolutePath(), text);
@@ -211,6 +220,7 @@ public final class SeedsBench {
         List<String> notes = new ArrayList<>();
         TreeMap<Long, Double> ratios = new TreeMap<>();
         List<Boolean> ioeventfds = clock.virtual() || ioThreads != null ? List.of(false, true) : List.of(true);
+        List<Double> effectRounds = List.of();
         if (!clock.virtual() && ioThreads == null) {
             notes.add("ioeventfd off (the seed's configuration) needs the runtime's I/O thread service in real threads");
         }
@@ -256,6 +266,10 @@ public final class SeedsBench {
                 measured.put("ratio_exit_" + exit / 1000 + "us_ioeventfd_" + (ioeventfd ? "on" : "off"), ratio);
                 if (ioeventfd == ioeventfds.get(0)) {
                     ratios.put(exit, ratio);
+                    if (exit == last) {
+                        effectRounds = SeedRounds.perRound(rounds.get("under-lock"), rounds.get("outside-lock"),
+                                (under, outside) -> SeedVerdicts.ratio(under, outside) - 1);
+                    }
                 }
                 line.append(String.format(Locale.ROOT, "%s %s at exit %d us", exit == exitsHere.get(0) ? ":" : ",",
                         SeedsFormat.ratio(ratio), exit / 1000));
@@ -275,7 +289,7 @@ public final class SeedsBench {
                 "IOPS outside-lock / under-lock > 1 at the largest exit cost (" + last / 1000 + " us), "
                         + verdictTag.replace('_', ' '), points, line.toString(), measured,
                 SeedVerdicts.seed000(ratios), notes)
-                .with((ratio - 1) / (34.0 / 14.0 - 1), clock.describe());
+                .with((ratio - 1) / (34.0 / 14.0 - 1), clock.describe()).withEffectRounds(effectRounds);
     }
 
     // ---------------------------------------------------------------------------------------------- 001
@@ -365,11 +379,16 @@ public final class SeedsBench {
         List<String> notes = new ArrayList<>();
         warmUp(spec, config, "seed002", "randread", "libaio", 64, 8, null, runtime);
         boolean allBound = true;
+        List<Double> effectRounds = List.of();
         for (int iodepth : List.of(64, 1)) {
             String jobs = jobFile("seed002", "randread", "libaio", iodepth, 8, null, roundRuntime(runtime));
             Map<String, SeedRounds> rounds = interleaved(STRATEGIES, (strategy, round) -> point(spec, config, jobs,
                     name -> notifications.setStrategy(name, strategy, NotificationControl.ALL_QUEUES),
                     strategy + " iodepth " + iodepth + round));
+            if (iodepth == 64) {
+                effectRounds = SeedRounds.perRound(rounds.get(CompletionNotifier.IMMEDIATE), rounds.get("defer-call"),
+                        SeedVerdicts::percent);
+            }
             for (String strategy : STRATEGIES) {
                 SeedPoint m = rounds.get(strategy).median();
                 boolean ran = m.strategiesUsed().equals(Set.of(strategy));
@@ -422,7 +441,7 @@ public final class SeedsBench {
                 "defer-call IOPS > immediate IOPS at iodepth 64 (the seed's baseline, no completion batching; bh, "
                         + "the mechanism the series removed, beside it)", points, line, measured,
                 allBound ? SeedVerdicts.seed002(iops.get("immediate@64"), iops.get("defer-call@64")) : null, notes)
-                .with(vsImm64 / 9.0, clock.describe());
+                .with(vsImm64 / 9.0, clock.describe()).withEffectRounds(effectRounds);
     }
 
     // ---------------------------------------------------------------------------------------------- 003
@@ -467,7 +486,8 @@ public final class SeedsBench {
         return new SeedResult("003", "interrupt vs polled completion, hipri=0 vs hipri=1 (Linux virtio_blk poll, 2021)",
                 "~+20% IOPS (io_uring, numjobs 1, single vq, hipri=1 vs 0, NVMe-backed)",
                 figures("iops_change_pct", 20), "hipri=1 IOPS > hipri=0 IOPS", points, line, measured,
-                SeedVerdicts.seed003(irq.iops(), poll.iops()), List.of()).with(pct / 20.0, clock.describe());
+                SeedVerdicts.seed003(irq.iops(), poll.iops()), List.of()).with(pct / 20.0, clock.describe())
+                .withEffectRounds(SeedRounds.perRound(rounds.get(false), rounds.get(true), SeedVerdicts::percent));
     }
 
     // ---------------------------------------------------------------------------------------------- 004
@@ -519,7 +539,8 @@ public final class SeedsBench {
                 "mutex IOPS > yielding IOPS", points, line, measured, SeedVerdicts.seed004(yielding, mutex),
                 List.of("driven through the guest engine (8 vCPU threads running fio jobs, where TrackedLockBench "
                         + "runs its own randread jobs)")).with((SeedVerdicts.ratio(yielding, mutex) - 1) / (517.0 / 254.0 - 1),
-                clock.describe());
+                clock.describe()).withEffectRounds(SeedRounds.perRound(rounds.get(TrackedLockKind.YIELDING),
+                        rounds.get(TrackedLockKind.MUTEX), (y, m) -> SeedVerdicts.ratio(y, m) - 1));
     }
 
     // ---------------------------------------------------------------------------------------------- runs

@@ -3,7 +3,6 @@ package io.kickplug.guest.bench;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * The HTML report of {@code kp:bench seeds --html FILE}: one self-contained page (inline CSS and SVG, no script,
@@ -12,14 +11,6 @@ import java.util.Map;
  * point's IOPS, and the points' parameters and figures as a table.
  */
 public final class SeedsHtml {
-
-    /** The published effect per seed, in the measure its magnitude ratio uses, and that measure's unit. */
-    private static final Map<String, double[]> PUBLISHED = Map.of("000", new double[] {34.0 / 14.0 - 1},
-            "001", new double[] {-93}, "002", new double[] {9}, "003", new double[] {20},
-            "004", new double[] {517.0 / 254.0 - 1});
-    private static final Map<String, String> MEASURE = Map.of("000", "IOPS gain outside-lock over under-lock (ratio - 1)",
-            "001", "max hold time change, %", "002", "IOPS change defer-call vs immediate at iodepth 64, %",
-            "003", "IOPS change hipri=1 vs hipri=0, %", "004", "IOPS gain mutex over yielding (ratio - 1)");
 
     private SeedsHtml() {
     }
@@ -55,11 +46,11 @@ public final class SeedsHtml {
                     .append(cls(s.directionMatches())).append("\">").append(esc(s.verdict())).append("</span> (")
                     .append(esc(s.rule())).append(")<br><b>magnitude:</b> ").append(esc(SeedsFormat.magnitude(s)))
                     .append("<br><b>clock:</b> ").append(esc(s.clock())).append("</p>\n");
-            double[] pub = PUBLISHED.get(s.id());
-            if (pub != null && !Double.isNaN(s.magnitudeRatio())) {
+            double pub = SeedEffects.published(s.id());
+            if (!Double.isNaN(pub) && !Double.isNaN(s.magnitudeRatio())) {
                 List<String> labels = List.of("published", "measured");
-                List<Double> values = List.of(pub[0], pub[0] * s.magnitudeRatio());
-                h.append("<p>").append(esc(MEASURE.get(s.id()))).append("</p>\n");
+                List<Double> values = List.of(pub, SeedEffects.measured(s));
+                h.append("<p>").append(esc(SeedEffects.measure(s.id()))).append("</p>\n");
                 h.append(bars(labels, values, "%.2f"));
             }
             List<String> labels = new ArrayList<>();

@@ -7,10 +7,12 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * The JSON result file of {@code kp:bench seeds}: the run's settings, then per seed its parameters (per
- * point), published figures, measured figures and {@code direction_matches}. Numbers that are not finite
- * (a ratio over a zero baseline) are written as {@code null}. Hand-written: the guest bundle has no JSON
- * library at run time.
+ * The JSON result file of {@code kp:bench seeds}: where it came from ({@code provenance}: command line, git commit,
+ * date, machine), the run's settings, then per seed its parameters (per point), published figures, measured
+ * figures, {@code direction_matches}, and its {@code effect} (published and measured in one measure, and within
+ * each round). Numbers that are not finite (a ratio over a zero baseline) are written as {@code null}.
+ * Hand-written: the guest bundle has no JSON library at run time. {@code scripts/figures.sh} draws
+ * {@code docs/figures/} from such a file in {@code docs/results/}.
  */
 public final class SeedsJson {
 
@@ -23,8 +25,20 @@ public final class SeedsJson {
      *     averages; a figure not measured, as in {@link HostLoad#unmeasured}, is written as null)
      */
     public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String startedAt) {
+        return write(seeds, runtimeNanos, load, startedAt, null);
+    }
+
+    /**
+     * @param provenance where the run came from, or null to leave the member out
+     * @see #write(List, long, HostLoad, String)
+     */
+    public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String startedAt,
+            Provenance provenance) {
         StringBuilder out = new StringBuilder();
         out.append("{\n  \"benchmark\": \"kp:bench seeds\",\n");
+        if (provenance != null) {
+            out.append("  \"provenance\": ").append(provenance.json("  ")).append(",\n");
+        }
         out.append("  \"started\": ").append(JsonText.quote(startedAt)).append(",\n");
         out.append("  \"runtime_s\": ").append(number(runtimeNanos / 1e9)).append(",\n");
         out.append("  \"host_cpus\": ").append(load.cpus()).append(",\n");
@@ -51,6 +65,7 @@ public final class SeedsJson {
             out.append("      \"magnitude_ratio\": ").append(number(s.magnitudeRatio())).append(",\n");
             out.append("      \"within_2x\": ").append(s.withinTwoX()).append(",\n"); // null: not measurable
             out.append("      \"clock\": ").append(JsonText.quote(s.clock())).append(",\n");
+            out.append("      \"effect\": ").append(effect(s)).append(",\n");
             out.append("      ");
             notesAndPoints(out, s.notes(), s.points(), "      ", SeedsJson::strings);
             out.append('\n');
@@ -79,6 +94,22 @@ public final class SeedsJson {
             out.append(", \"figures\": ").append(numbers(pt.figures())).append('}');
         }
         out.append(points.isEmpty() ? "]" : "\n" + indent + "]");
+    }
+
+    /**
+     * The seed's effect ({@link SeedEffects}): what it measures, its unit, the published and the measured value, and
+     * the effect within each round ({@code []} without rounds).
+     */
+    static String effect(SeedResult s) {
+        StringBuilder out = new StringBuilder("{\"measure\": ").append(JsonText.quote(SeedEffects.measure(s.id())))
+                .append(", \"unit\": ").append(JsonText.quote(SeedEffects.unit(s.id())))
+                .append(", \"published\": ").append(number(SeedEffects.published(s.id())))
+                .append(", \"measured\": ").append(number(SeedEffects.measured(s)))
+                .append(", \"rounds\": [");
+        for (int r = 0; r < s.effectRounds().size(); r++) {
+            out.append(r == 0 ? "" : ", ").append(number(s.effectRounds().get(r)));
+        }
+        return out.append("]}").toString();
     }
 
     /** A JSON object of named numbers (null for NaN and the infinities). */
