@@ -24,7 +24,8 @@ public final class NbdListCommand {
     @Descriptor("list the NBD exports: disk, size, transmission flags, connections, requests and the URI clients use")
     public String _main(
             @Descriptor("JSON instead of text (shape in docs/reference/json.md)")
-            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
+            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
+            @Descriptor("the command's own name, which Gogo passes first to _main") String function) {
         return NbdCommands.list(service, json);
     }
 }

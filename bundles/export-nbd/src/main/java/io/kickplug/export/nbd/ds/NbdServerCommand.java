@@ -11,7 +11,7 @@ import org.osgi.service.component.annotations.Reference;
 /**
  * {@code kp:nbd-server}: QEMU's {@code --nbd-server} / {@code nbd-server-start} and {@code nbd-server-stop}. A
  * hyphenated command has no Java method of its name: Gogo runtime 1.1.6's Reflective calls {@code _main} for any
- * function of the component.
+ * function of the component, with the function's name as the first argument.
  */
 @Component(service = NbdServerCommand.class, property = {
     "osgi.command.scope=kp",
@@ -42,6 +42,7 @@ public final class NbdServerCommand {
             @Parameter(names = "--max-connections", absentValue = "") String maxConnections,
             @Descriptor("JSON instead of text (shape in docs/reference/json.md)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
+            @Descriptor("the command's own name, which Gogo passes first to _main") String function,
             @Descriptor("start, stop, or nothing for the status") String... action) throws IOException {
         return NbdCommands.server(service, socket, host, port, fd, maxConnections, json, action);
     }
