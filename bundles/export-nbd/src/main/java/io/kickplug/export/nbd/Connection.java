@@ -449,7 +449,9 @@ final class Connection implements Runnable {
                 for (ByteBuffer b : all) {
                     left += b.remaining();
                 }
-                SocketChannel gathering = channel instanceof SocketChannel s ? s : null;
+                // Gathering writes on the JDK's own channels; junixsocket's (an inherited socket) one buffer at a time.
+                SocketChannel gathering = channel instanceof SocketChannel s
+                        && s.provider() == java.nio.channels.spi.SelectorProvider.provider() ? s : null;
                 while (left > 0) {
                     long n = gathering != null ? gathering.write(all) : writeEach(all);
                     left -= n;

@@ -107,9 +107,10 @@ public record Listener(String socket, String host, int port, int fd) {
     }
 
     /**
-     * A duplicate of inherited descriptor {@code fd}, wrapped: closing it (the server stops, its bundle is updated)
-     * leaves {@code fd} itself open, so the server can listen on it again. Only AF_UNIX sockets: junixsocket cannot
-     * wrap an inherited TCP socket, and the JDK wraps none.
+     * A duplicate of inherited descriptor {@code fd}, wrapped. Closing it (the server stops, its bundle is updated)
+     * leaves {@code fd} open but junixsocket shuts the socket down, so a server cannot listen on it again: an inherited
+     * socket serves one server's life. Only AF_UNIX sockets: junixsocket cannot wrap an inherited TCP socket, and the
+     * JDK wraps none.
      */
     private static ServerSocketChannel inheritedChannel(int fd) throws IOException {
         FileDescriptor inherited = FileDescriptorCast.unsafeUsing(fd).getFileDescriptor();
@@ -119,7 +120,9 @@ public record Listener(String socket, String host, int port, int fd) {
             throw new IOException("descriptor " + fd + " is not a listening Unix socket (types: "
                     + dup.availableTypes() + "); an inherited TCP socket cannot be wrapped");
         }
-        return dup.as(AFUNIXServerSocketChannel.class);
+        AFUNIXServerSocketChannel ch = dup.as(AFUNIXServerSocketChannel.class);
+        ch.setDeleteOnClose(false); // the socket file belongs to whoever made the inherited socket
+        return ch;
     }
 
     private static void closeQuietly(FileDescriptorCast c) {
