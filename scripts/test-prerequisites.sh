@@ -4,6 +4,8 @@
 # instead of failing deep inside a test.
 #
 #   qemu-nbd (qemu-utils), nbdkit          the NBD backend's tests start real NBD servers
+#   qemu-img, qemu-io (qemu-utils),         the NBD export's tests run real NBD clients against it
+#   nbdcopy, nbdinfo (libnbd-bin)
 #   qemu-system-x86_64, fio, busybox-static the real-guest tests boot a Linux guest with fio in its initramfs
 #
 # As root, what is missing is installed with apt-get. Otherwise the script prints one line naming the packages
@@ -26,8 +28,9 @@ need() {  # need PACKAGE TEST...: PACKAGE is missing when a TEST fails
         fi
     done
 }
-need qemu-utils 'command -v qemu-nbd'
+need qemu-utils 'command -v qemu-nbd' 'command -v qemu-img' 'command -v qemu-io'
 need nbdkit 'command -v nbdkit'
+need libnbd-bin 'command -v nbdcopy' 'command -v nbdinfo'
 need qemu-system-x86 'command -v qemu-system-x86_64'
 need fio 'command -v fio'
 # The guest's initramfs needs a static busybox (ldd fails on a static binary).

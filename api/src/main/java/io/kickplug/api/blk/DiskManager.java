@@ -119,6 +119,20 @@ public interface DiskManager {
     void releaseExport(String name, VirtioDevice device);
 
     /**
+     * A port to submit block requests to the disk, as its guest does, for a server that is not a virtio transport
+     * (the NBD export). Detaching the disk, or the disk manager going away, closes the port (waiting for its
+     * requests in flight) and then runs {@code detached}, once, on the thread that detaches: it must not block nor
+     * call the disk manager (hand the work to a thread of one's own). Close the port when done with it.
+     *
+     * @param detached run when the disk manager closed the port, not when the caller did
+     * @throws DiskException for an unknown disk, or a disk manager that has no ports
+     * @since 1.7
+     */
+    default DiskPort openPort(String name, Runnable detached) {
+        throw new DiskException("this disk manager cannot open disk ports");
+    }
+
+    /**
      * What a simulated guest may touch of the disk's device.
      *
      * @throws DiskException when no disk has that name or it has no in-process transport

@@ -385,6 +385,17 @@ public final class VirtioBlkDevice implements VirtioDevice {
         tracked.switchTo(kind);
     }
 
+    /**
+     * A port for requests of a server that is not a virtio transport (the NBD export): they go through this device's
+     * tracked-requests list and its view of the backend (filters, worker pool), beside the guest's requests.
+     *
+     * @param detached run once when {@link DevicePort#detach} closes it
+     * @param onClose told once when the port closes, either way
+     */
+    public DevicePort openPort(Runnable detached, java.util.function.Consumer<DevicePort> onClose) {
+        return new DevicePort(name, backend, async, tracked, readOnly, detached, onClose);
+    }
+
     /** Which I/O thread serves each queue. */
     public QueueMapping mapping() {
         return mapping;

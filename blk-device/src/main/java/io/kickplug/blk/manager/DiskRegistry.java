@@ -28,7 +28,9 @@ import io.kickplug.api.transport.TransportFactory;
 import io.kickplug.api.transport.TransportInstance;
 import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
+import io.kickplug.api.blk.DiskPort;
 import io.kickplug.blk.device.BlkDeviceSpec;
+import io.kickplug.blk.device.DevicePort;
 import io.kickplug.blk.device.QueueMapping;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.blk.notify.NotifierRegistry;
@@ -73,6 +75,9 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
     private boolean quiescing;
     /** Devices handed out by {@link #exportDevice}, per disk; reset before the disk's backend closes. */
     private final Map<String, List<Export>> exports = new LinkedHashMap<>();
+
+    /** Ports handed out by {@link #openPort}, per disk; closed (detached) before anything else of the disk. */
+    private final Map<String, List<DevicePort>> ports = new LinkedHashMap<>();
 
     /** An exported device and its strategy-change listener. */
     private record Export(VirtioBlkDevice device, NotifierRegistry.Listener listener) {
@@ -195,6 +200,15 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         notifiers.removeListener(disk.listener());
         bindings.failHeld(name); // a reset would wait in vain for requests held while the backend is away
         List<Throwable> failures = new ArrayList<>();
+        // Ports first, while the device still serves the guest requests their requests may wait for.
+        List<DevicePort> open = ports.remove(name);
+        for (DevicePort port : open == null ? List.<DevicePort>of() : List.copyOf(open)) {
+            try {
+                port.detach();
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+        }
         for (Export exported : exports.getOrDefault(name, List.of())) {
             notifiers.removeListener(exported.listener());
             try {
@@ -482,6 +496,30 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         notifiers.addListener(listener);
         exports.computeIfAbsent(name, n -> new ArrayList<>()).add(new Export(device, listener));
         return device;
+    }
+
+    /**
+     * A port over the disk's device: its requests share the device's tracked list, filters and backend with the
+     * guest's. {@link #detach} closes it first (waiting for its requests), then runs {@code detached}.
+     */
+    @Override
+    public synchronized DiskPort openPort(String name, Runnable detached) {
+        AttachedDisk disk = find(name);
+        java.util.Objects.requireNonNull(detached, "detached");
+        DevicePort port = disk.device().openPort(detached, this::portClosed);
+        ports.computeIfAbsent(name, n -> new ArrayList<>()).add(port);
+        LOG.log(Level.INFO, "disk " + name + ": port opened");
+        return port;
+    }
+
+    private synchronized void portClosed(DevicePort port) {
+        List<DevicePort> list = ports.get(port.disk());
+        if (list != null) {
+            list.remove(port);
+            if (list.isEmpty()) {
+                ports.remove(port.disk());
+            }
+        }
     }
 
     /** Forgets an exported device (its transport reset it) and ends its worker pool. */
