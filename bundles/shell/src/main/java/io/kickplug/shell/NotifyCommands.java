@@ -2,10 +2,14 @@ package io.kickplug.shell;
 
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.notify.QueueCounters;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.apache.felix.service.command.Descriptor;
 import org.apache.felix.service.command.Parameter;
 import org.osgi.service.component.annotations.Component;
@@ -42,13 +46,29 @@ public final class NotifyCommands {
             policyOption = ReferencePolicyOption.GREEDY)
     private volatile List<io.kickplug.api.blk.BackendFilter> filters = List.of();
 
+    /**
+     * The strategies registered (the batching bundle's), by their properties: the disk manager binds each one
+     * too, and may do so a moment after this component. The commands wait for it, briefly, so that what they
+     * answer shows a strategy that is there. This reference also tells the launcher that a daemon whose
+     * statements use these commands starts the batching bundle before them.
+     */
+    @Reference(name = "strategies", service = CompletionNotifier.class, cardinality = ReferenceCardinality.MULTIPLE,
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    private volatile List<Map<String, Object>> strategies = List.of();
+
     public NotifyCommands() {
     }
 
     /** For tests and for callers outside DS. */
     NotifyCommands(NotificationControl control, DiskManager disks) {
+        this(control, disks, List.of());
+    }
+
+    /** For tests: with the properties of registered strategies. */
+    NotifyCommands(NotificationControl control, DiskManager disks, List<Map<String, Object>> strategies) {
         this.control = control;
         this.disks = disks;
+        this.strategies = List.copyOf(strategies);
     }
 
     @Descriptor("switch a disk's completion-notification strategy (immediate, bh, defer-call, ...) while it runs;"
@@ -61,7 +81,9 @@ public final class NotifyCommands {
             @Descriptor("disk name") String disk,
             @Descriptor("strategy name (see kp:strategies)") String strategy) {
         int q = queue.isEmpty() ? NotificationControl.ALL_QUEUES : Args.nonNegativeInt("--queue", queue, "a queue number, 0 or more");
-        List<QueueCounters> switched = control().setStrategy(disk, strategy, q);
+        Set<String> registered = registered();
+        List<QueueCounters> switched = control(registered.contains(strategy) ? Set.of(strategy) : Set.of())
+                .setStrategy(disk, strategy, q);
         return json ? JsonShapes.switched(switched) : NotifyText.switched(switched);
     }
 
@@ -69,7 +91,7 @@ public final class NotifyCommands {
     public String strategies(
             @Descriptor("JSON instead of text (shape in the README, section JSON output)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
-        NotificationControl c = control();
+        NotificationControl c = control(registered());
         List<QueueCounters> queues = new ArrayList<>();
         DiskManager d = disks;
         if (d != null) {
@@ -90,7 +112,7 @@ public final class NotifyCommands {
             @Descriptor("JSON instead of a table")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String disk) {
-        NotificationControl c = control();
+        NotificationControl c = control(registered());
         List<QueueCounters> queues = c.counters(disk);
         List<QueueCounters> exported = c.exportCounters(disk);
         java.util.Map<String, Long> filtered = new java.util.LinkedHashMap<>();
@@ -116,7 +138,27 @@ public final class NotifyCommands {
         return exported.isEmpty() ? text : text + "\nvhost-user export\n" + NotifyText.stats(disk, exported);
     }
 
-    private NotificationControl control() {
-        return OptionalServices.require(control, "notification control", "io.kickplug.blk");
+    /**
+     * The notification control, once it has bound the strategies {@code wanted} (or after
+     * {@link BoundedWait#TAKE_UP_MILLIS}: then it answers with what it has).
+     */
+    private NotificationControl control(Set<String> wanted) {
+        NotificationControl c = OptionalServices.require(control, "notification control", "io.kickplug.blk");
+        if (!wanted.isEmpty()) {
+            BoundedWait.until(c::strategies, bound -> bound.containsAll(wanted), BoundedWait.TAKE_UP_MILLIS,
+                    "the disk manager to take up the strategies " + wanted);
+        }
+        return c;
+    }
+
+    /** The names of the strategies registered now. */
+    private Set<String> registered() {
+        Set<String> names = new TreeSet<>();
+        for (Map<String, Object> properties : strategies) {
+            if (properties.get(CompletionNotifier.PROPERTY) instanceof String name) {
+                names.add(name);
+            }
+        }
+        return names;
     }
 }
