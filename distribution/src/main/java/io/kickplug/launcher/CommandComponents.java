@@ -4,8 +4,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Enumeration;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.regex.Pattern;
@@ -20,36 +23,74 @@ import org.w3c.dom.NodeList;
 import org.xml.sax.SAXException;
 
 /**
- * The Gogo command components a bundle declares, read from its Declarative Services XML
- * ({@code Service-Component} header). The launcher waits until each has registered its service and Gogo
- * knows its functions before it runs any statement, so a script never races the components' activation.
+ * What a bundle's Declarative Services XML ({@code Service-Component} header) says that the launcher needs: its
+ * Gogo command components, and the service interfaces its components provide and reference. The launcher waits
+ * until each command component has registered its service and Gogo knows its functions before it runs any
+ * statement, so a script never races the components' activation; and a daemon starts a bundle it would start
+ * only after ready before the statements when a used command references a service that bundle provides
+ * ({@link LazyStart}).
  *
- * <p>Only components that can activate without outside help count: not disabled ({@code enabled="false"})
- * and not waiting for a configuration ({@code configuration-policy="require"}).
+ * <p>Only components that can activate without outside help count as commands: not disabled
+ * ({@code enabled="false"}) and not waiting for a configuration ({@code configuration-policy="require"}). What
+ * components provide and reference counts for every component: one that waits for a configuration may be
+ * configured by the statements.
  */
 public final class CommandComponents {
 
     public static final String SCOPE = "osgi.command.scope";
     public static final String FUNCTION = "osgi.command.function";
 
-    /** A component that registers Gogo commands. */
-    public record Command(String componentName, String scope, List<String> functions) {
+    /** A component that registers Gogo commands, and the service interfaces it references (sorted). */
+    public record Command(String componentName, String scope, List<String> functions, List<String> references) {
         public Command {
             functions = List.copyOf(functions);
+            references = List.copyOf(new TreeSet<>(references));
+        }
+
+        /** A command component that references no service. */
+        public Command(String componentName, String scope, List<String> functions) {
+            this(componentName, scope, functions, List.of());
+        }
+    }
+
+    /**
+     * What one bundle's component descriptions say: its command components, and the service interfaces its
+     * components provide ({@code <service><provide interface>}) and reference ({@code <reference interface>}).
+     */
+    public record Descriptions(List<Command> commands, Set<String> provides, Set<String> references) {
+
+        /** A bundle without component descriptions. */
+        public static final Descriptions NONE = new Descriptions(List.of(), Set.of(), Set.of());
+
+        public Descriptions {
+            commands = List.copyOf(commands);
+            provides = Collections.unmodifiableSortedSet(new TreeSet<>(provides));
+            references = Collections.unmodifiableSortedSet(new TreeSet<>(references));
+        }
+
+        /** Both bundles' descriptions (two bundles of one symbolic name). */
+        public Descriptions and(Descriptions other) {
+            List<Command> c = new ArrayList<>(commands);
+            c.addAll(other.commands);
+            Set<String> p = new TreeSet<>(provides);
+            p.addAll(other.provides);
+            Set<String> r = new TreeSet<>(references);
+            r.addAll(other.references);
+            return new Descriptions(c, p, r);
         }
     }
 
     private CommandComponents() {
     }
 
-    /** The command components of one bundle jar (none when it declares no components). */
-    public static List<Command> of(Path bundleJar) throws IOException {
-        List<Command> commands = new ArrayList<>();
+    /** What the component descriptions of one bundle jar say ({@link Descriptions#NONE} when it has none). */
+    public static Descriptions of(Path bundleJar) throws IOException {
+        Descriptions all = Descriptions.NONE;
         try (JarFile jar = new JarFile(bundleJar.toFile())) {
             String header = jar.getManifest() == null ? null
                     : jar.getManifest().getMainAttributes().getValue("Service-Component");
             if (header == null) {
-                return commands;
+                return all;
             }
             for (String path : header.split(",")) {
                 String entryPattern = path.strip();
@@ -59,12 +100,12 @@ public final class CommandComponents {
                 }
                 for (JarEntry entry : matching(jar, entryPattern)) {
                     try (InputStream in = jar.getInputStream(entry)) {
-                        commands.addAll(parse(in, bundleJar + "!/" + entry.getName()));
+                        all = all.and(parse(in, bundleJar + "!/" + entry.getName()));
                     }
                 }
             }
         }
-        return commands;
+        return all;
     }
 
     private static List<JarEntry> matching(JarFile jar, String pattern) {
@@ -87,7 +128,7 @@ public final class CommandComponents {
     }
 
     /** Parses one component description document. */
-    public static List<Command> parse(InputStream xml, String where) throws IOException {
+    public static Descriptions parse(InputStream xml, String where) throws IOException {
         Document doc;
         try {
             DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
@@ -100,6 +141,8 @@ public final class CommandComponents {
             throw new IOException("cannot read component description " + where + ": " + e.getMessage(), e);
         }
         List<Command> out = new ArrayList<>();
+        Set<String> provides = new TreeSet<>();
+        Set<String> references = new TreeSet<>();
         List<Element> components = new ArrayList<>();
         Element root = doc.getDocumentElement();
         if ("component".equals(localName(root))) {
@@ -110,6 +153,11 @@ public final class CommandComponents {
             }
         }
         for (Element component : components) {
+            List<String> referenced = interfaces(children(component, "reference"));
+            references.addAll(referenced);
+            for (Element service : children(component, "service")) {
+                provides.addAll(interfaces(children(service, "provide")));
+            }
             if ("false".equals(component.getAttribute("enabled"))
                     || "require".equals(component.getAttribute("configuration-policy"))
                     || children(component, "service").isEmpty()) {
@@ -131,7 +179,19 @@ public final class CommandComponents {
                     name = children(component, "implementation").stream().findFirst()
                             .map(e -> e.getAttribute("class")).orElse("");
                 }
-                out.add(new Command(name, scope, functions));
+                out.add(new Command(name, scope, functions, referenced));
+            }
+        }
+        return new Descriptions(out, provides, references);
+    }
+
+    /** The non-blank {@code interface} attributes of {@code elements}. */
+    private static List<String> interfaces(List<Element> elements) {
+        List<String> out = new ArrayList<>();
+        for (Element e : elements) {
+            String name = e.getAttribute("interface").strip();
+            if (!name.isEmpty()) {
+                out.add(name);
             }
         }
         return out;
