@@ -48,9 +48,11 @@ public final class NotifyCommands {
 
     /**
      * The strategies registered (the batching bundle's), by their properties: the disk manager binds each one
-     * too, and may do so a moment after this component. The commands wait for it, briefly, so that what they
-     * answer shows a strategy that is there. This reference also tells the launcher that a daemon whose
-     * statements use these commands starts the batching bundle before them.
+     * too, and may do so a moment after this component; kp:notify to one of them waits for that, briefly, so
+     * that the queues switch to it rather than to {@code immediate} "until it is bound". This reference also
+     * tells the launcher that a daemon whose statements use these commands starts the batching bundle before
+     * them. kp:strategies and kp:stats do not wait: they list what the disk manager has bound, and it ignores a
+     * registered strategy whose name it refuses.
      */
     @Reference(name = "strategies", service = CompletionNotifier.class, cardinality = ReferenceCardinality.MULTIPLE,
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
@@ -81,9 +83,13 @@ public final class NotifyCommands {
             @Descriptor("disk name") String disk,
             @Descriptor("strategy name (see kp:strategies)") String strategy) {
         int q = queue.isEmpty() ? NotificationControl.ALL_QUEUES : Args.nonNegativeInt("--queue", queue, "a queue number, 0 or more");
-        Set<String> registered = registered();
-        List<QueueCounters> switched = control(registered.contains(strategy) ? Set.of(strategy) : Set.of())
-                .setStrategy(disk, strategy, q);
+        NotificationControl c = control();
+        String name = strategy.trim();
+        if (registered().contains(name)) {
+            BoundedWait.until(c::strategies, bound -> bound.contains(name), BoundedWait.TAKE_UP_MILLIS,
+                    "the disk manager to take up the strategy '" + name + "'");
+        }
+        List<QueueCounters> switched = c.setStrategy(disk, strategy, q);
         return json ? JsonShapes.switched(switched) : NotifyText.switched(switched);
     }
 
@@ -91,7 +97,7 @@ public final class NotifyCommands {
     public String strategies(
             @Descriptor("JSON instead of text (shape in the README, section JSON output)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json) {
-        NotificationControl c = control(registered());
+        NotificationControl c = control();
         List<QueueCounters> queues = new ArrayList<>();
         DiskManager d = disks;
         if (d != null) {
@@ -112,7 +118,7 @@ public final class NotifyCommands {
             @Descriptor("JSON instead of a table")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("disk name") String disk) {
-        NotificationControl c = control(registered());
+        NotificationControl c = control();
         List<QueueCounters> queues = c.counters(disk);
         List<QueueCounters> exported = c.exportCounters(disk);
         java.util.Map<String, Long> filtered = new java.util.LinkedHashMap<>();
@@ -138,17 +144,8 @@ public final class NotifyCommands {
         return exported.isEmpty() ? text : text + "\nvhost-user export\n" + NotifyText.stats(disk, exported);
     }
 
-    /**
-     * The notification control, once it has bound the strategies {@code wanted} (or after
-     * {@link BoundedWait#TAKE_UP_MILLIS}: then it answers with what it has).
-     */
-    private NotificationControl control(Set<String> wanted) {
-        NotificationControl c = OptionalServices.require(control, "notification control", "io.kickplug.blk");
-        if (!wanted.isEmpty()) {
-            BoundedWait.until(c::strategies, bound -> bound.containsAll(wanted), BoundedWait.TAKE_UP_MILLIS,
-                    "the disk manager to take up the strategies " + wanted);
-        }
-        return c;
+    private NotificationControl control() {
+        return OptionalServices.require(control, "notification control", "io.kickplug.blk");
     }
 
     /** The names of the strategies registered now. */
@@ -156,7 +153,7 @@ public final class NotifyCommands {
         Set<String> names = new TreeSet<>();
         for (Map<String, Object> properties : strategies) {
             if (properties.get(CompletionNotifier.PROPERTY) instanceof String name) {
-                names.add(name);
+                names.add(name.trim());
             }
         }
         return names;
