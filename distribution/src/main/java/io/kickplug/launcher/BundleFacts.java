@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -24,16 +25,24 @@ import java.util.Set;
  * record; so it describes these very jars, or it is not used. A file that does not name exactly the jars there
  * are, or that cannot be parsed, is ignored (the jars are read as before).
  *
- * <p>Format, tab-separated, one line per jar in start order, then one per command component:
- * {@code B file symbolic-name version fragment(0|1)}, {@code N file} (a jar that is not a bundle),
- * {@code C file component scope function,function...}.
+ * <p>Format {@value #VERSION} (named by the header line: a file of another format is ignored like a damaged one),
+ * tab-separated, one line per jar in start order, then what the component descriptions of the project bundles
+ * say: {@code B file symbolic-name version fragment(0|1)}, {@code N file} (a jar that is not a bundle),
+ * {@code C file component scope function,function... interface,interface...} per command component (the
+ * interfaces it references, or {@code -}), {@code P file interface,interface...} and
+ * {@code R file interface,interface...} for the interfaces a bundle's components provide and reference (only when
+ * there are some). Format 1 had no interfaces: a launcher that read it would start the guest bundle of a daemon
+ * whose statements use kp:io only after them.
  */
 final class BundleFacts {
 
-    private static final String HEADER = "# kickplug bundle facts 1";
+    static final int VERSION = 2;
+    private static final String HEADER = "# kickplug bundle facts " + VERSION;
+    /** The interface list of a command component that references none. */
+    private static final String NONE = "-";
 
-    /** The bundle set and the command components of each project bundle (by jar path). */
-    record Facts(BundleSet.Contents contents, Map<Path, List<CommandComponents.Command>> commands) {
+    /** The bundle set and what the component descriptions of each project bundle say (by jar path). */
+    record Facts(BundleSet.Contents contents, Map<Path, CommandComponents.Descriptions> descriptions) {
     }
 
     private BundleFacts() {
@@ -56,8 +65,8 @@ final class BundleFacts {
         return jars;
     }
 
-    /** The facts as text ({@code commands} keyed by jar path; jars without an entry have no commands). */
-    static String format(BundleSet.Contents contents, Map<Path, List<CommandComponents.Command>> commands)
+    /** The facts as text ({@code descriptions} keyed by jar path; jars without an entry have no components). */
+    static String format(BundleSet.Contents contents, Map<Path, CommandComponents.Descriptions> descriptions)
             throws IOException {
         StringBuilder s = new StringBuilder(HEADER).append('\n');
         for (BundleSet.Jar jar : contents.bundles()) {
@@ -69,18 +78,31 @@ final class BundleFacts {
             s.append("N\t").append(field(p.getFileName().toString())).append('\n');
         }
         for (BundleSet.Jar jar : contents.bundles()) {
-            for (CommandComponents.Command c : commands.getOrDefault(jar.path(), List.of())) {
-                StringBuilder functions = new StringBuilder();
-                for (String f : c.functions()) {
-                    if (f.contains(",")) {
-                        throw new IOException("a function name with a comma: " + f);
-                    }
-                    functions.append(functions.length() == 0 ? "" : ",").append(field(f));
-                }
-                s.append("C\t").append(field(jar.path().getFileName().toString())).append('\t')
+            CommandComponents.Descriptions d = descriptions.getOrDefault(jar.path(), CommandComponents.Descriptions.NONE);
+            String file = field(jar.path().getFileName().toString());
+            for (CommandComponents.Command c : d.commands()) {
+                s.append("C\t").append(file).append('\t')
                         .append(field(c.componentName())).append('\t').append(field(c.scope())).append('\t')
-                        .append(functions).append('\n');
+                        .append(names(c.functions())).append('\t')
+                        .append(c.references().isEmpty() ? NONE : names(c.references())).append('\n');
             }
+            if (!d.provides().isEmpty()) {
+                s.append("P\t").append(file).append('\t').append(names(d.provides())).append('\n');
+            }
+            if (!d.references().isEmpty()) {
+                s.append("R\t").append(file).append('\t').append(names(d.references())).append('\n');
+            }
+        }
+        return s.toString();
+    }
+
+    private static String names(Collection<String> names) throws IOException {
+        StringBuilder s = new StringBuilder();
+        for (String n : names) {
+            if (n.contains(",") || n.equals(NONE)) {
+                throw new IOException("cannot record the name '" + n + "'");
+            }
+            s.append(s.length() == 0 ? "" : ",").append(field(n));
         }
         return s.toString();
     }
@@ -115,6 +137,8 @@ final class BundleFacts {
         List<Path> notBundles = new ArrayList<>();
         Map<String, Path> bundlePaths = new HashMap<>();
         Map<Path, List<CommandComponents.Command>> commands = new HashMap<>();
+        Map<Path, Set<String>> provides = new HashMap<>();
+        Map<Path, Set<String>> references = new HashMap<>();
         for (int i = 1; i < lines.size(); i++) {
             String[] f = lines.get(i).split("\t", -1);
             switch (f[0]) {
@@ -134,16 +158,21 @@ final class BundleFacts {
                     notBundles.add(dir.resolve(f[1]));
                 }
                 case "C" -> {
-                    Path path = f.length == 5 ? bundlePaths.get(f[1]) : null;
-                    if (path == null || f[2].isEmpty() || f[3].isEmpty() || f[4].isEmpty()) {
+                    Path path = f.length == 6 ? bundlePaths.get(f[1]) : null;
+                    if (path == null || f[2].isEmpty() || f[3].isEmpty() || f[4].isEmpty() || f[5].isEmpty()) {
                         return null;
                     }
-                    List<CommandComponents.Command> list = commands.get(path);
-                    if (list == null) {
-                        list = new ArrayList<>();
-                        commands.put(path, list);
+                    commands.computeIfAbsent(path, k -> new ArrayList<>()).add(new CommandComponents.Command(f[2],
+                            f[3], Arrays.asList(f[4].split(",")),
+                            f[5].equals(NONE) ? List.of() : Arrays.asList(f[5].split(","))));
+                }
+                case "P", "R" -> {
+                    Path path = f.length == 3 ? bundlePaths.get(f[1]) : null;
+                    Map<Path, Set<String>> to = f[0].equals("P") ? provides : references;
+                    if (path == null || f[2].isEmpty() || to.containsKey(path)) {
+                        return null;
                     }
-                    list.add(new CommandComponents.Command(f[2], f[3], Arrays.asList(f[4].split(","))));
+                    to.put(path, new HashSet<>(Arrays.asList(f[2].split(","))));
                 }
                 default -> {
                     return null;
@@ -153,6 +182,13 @@ final class BundleFacts {
         if (!seen.equals(names)) {
             return null;
         }
-        return new Facts(new BundleSet.Contents(bundles, notBundles), commands);
+        Map<Path, CommandComponents.Descriptions> descriptions = new HashMap<>();
+        for (Path path : bundlePaths.values()) {
+            if (commands.containsKey(path) || provides.containsKey(path) || references.containsKey(path)) {
+                descriptions.put(path, new CommandComponents.Descriptions(commands.getOrDefault(path, List.of()),
+                        provides.getOrDefault(path, Set.of()), references.getOrDefault(path, Set.of())));
+            }
+        }
+        return new Facts(new BundleSet.Contents(bundles, notBundles), descriptions);
     }
 }

@@ -4,8 +4,13 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Enumeration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.regex.Pattern;
@@ -20,22 +25,69 @@ import org.w3c.dom.NodeList;
 import org.xml.sax.SAXException;
 
 /**
- * The Gogo command components a bundle declares, read from its Declarative Services XML
- * ({@code Service-Component} header). The launcher waits until each has registered its service and Gogo
- * knows its functions before it runs any statement, so a script never races the components' activation.
+ * What a bundle's Declarative Services XML ({@code Service-Component} header) says that the launcher needs: its
+ * Gogo command components, and the service interfaces its components provide and reference. The launcher waits
+ * until each command component has registered its service and Gogo knows its functions before it runs any
+ * statement, so a script never races the components' activation; and a daemon starts a bundle it would start
+ * only after ready before the statements when a used command references a service that bundle provides
+ * ({@link LazyStart}).
  *
- * <p>Only components that can activate without outside help count: not disabled ({@code enabled="false"})
- * and not waiting for a configuration ({@code configuration-policy="require"}).
+ * <p>Only components that can activate without outside help count as commands: not disabled
+ * ({@code enabled="false"}) and not waiting for a configuration ({@code configuration-policy="require"}). What
+ * components provide and reference counts for every component: one that waits for a configuration may be
+ * configured by the statements.
  */
 public final class CommandComponents {
 
     public static final String SCOPE = "osgi.command.scope";
     public static final String FUNCTION = "osgi.command.function";
 
-    /** A component that registers Gogo commands. */
-    public record Command(String componentName, String scope, List<String> functions) {
+    /** A component that registers Gogo commands, and the service interfaces it references (sorted). */
+    public record Command(String componentName, String scope, List<String> functions, List<String> references) {
         public Command {
             functions = List.copyOf(functions);
+            references = List.copyOf(new TreeSet<>(references));
+        }
+
+        /** A command component that references no service. */
+        public Command(String componentName, String scope, List<String> functions) {
+            this(componentName, scope, functions, List.of());
+        }
+    }
+
+    /**
+     * What one bundle's component descriptions say: its command components, and the service interfaces its
+     * components provide ({@code <service><provide interface>}) and reference ({@code <reference interface>}).
+     */
+    public record Descriptions(List<Command> commands, Set<String> provides, Set<String> references,
+            Map<String, String> implementations) {
+
+        /** A bundle without component descriptions. */
+        public static final Descriptions NONE = new Descriptions(List.of(), Set.of(), Set.of());
+
+        public Descriptions {
+            commands = List.copyOf(commands);
+            provides = Collections.unmodifiableSortedSet(new TreeSet<>(provides));
+            references = Collections.unmodifiableSortedSet(new TreeSet<>(references));
+            implementations = Map.copyOf(implementations);
+        }
+
+        /** What the launcher keeps of a bundle between starts: without the command components' classes. */
+        public Descriptions(List<Command> commands, Set<String> provides, Set<String> references) {
+            this(commands, provides, references, Map.of());
+        }
+
+        /** Both bundles' descriptions (two bundles of one symbolic name). */
+        public Descriptions and(Descriptions other) {
+            List<Command> c = new ArrayList<>(commands);
+            c.addAll(other.commands);
+            Set<String> p = new TreeSet<>(provides);
+            p.addAll(other.provides);
+            Set<String> r = new TreeSet<>(references);
+            r.addAll(other.references);
+            Map<String, String> i = new HashMap<>(implementations);
+            i.putAll(other.implementations);
+            return new Descriptions(c, p, r, i);
         }
     }
 
@@ -46,22 +98,14 @@ public final class CommandComponents {
     private CommandComponents() {
     }
 
-    /** The command components of one bundle jar (none when it declares no components). */
-    public static List<Command> of(Path bundleJar) throws IOException {
-        return implementationsOf(bundleJar).stream().map(Implemented::command).toList();
-    }
-
-    /**
-     * The command components of one bundle jar with their implementation classes (for the generated command
-     * reference, which reads the classes' Gogo annotations).
-     */
-    public static List<Implemented> implementationsOf(Path bundleJar) throws IOException {
-        List<Implemented> commands = new ArrayList<>();
+    /** What the component descriptions of one bundle jar say ({@link Descriptions#NONE} when it has none). */
+    public static Descriptions of(Path bundleJar) throws IOException {
+        Descriptions all = Descriptions.NONE;
         try (JarFile jar = new JarFile(bundleJar.toFile())) {
             String header = jar.getManifest() == null ? null
                     : jar.getManifest().getMainAttributes().getValue("Service-Component");
             if (header == null) {
-                return commands;
+                return all;
             }
             for (String path : header.split(",")) {
                 String entryPattern = path.strip();
@@ -71,12 +115,12 @@ public final class CommandComponents {
                 }
                 for (JarEntry entry : matching(jar, entryPattern)) {
                     try (InputStream in = jar.getInputStream(entry)) {
-                        commands.addAll(parseImplemented(in, bundleJar + "!/" + entry.getName()));
+                        all = all.and(parse(in, bundleJar + "!/" + entry.getName()));
                     }
                 }
             }
         }
-        return commands;
+        return all;
     }
 
     private static List<JarEntry> matching(JarFile jar, String pattern) {
@@ -98,12 +142,18 @@ public final class CommandComponents {
         return out;
     }
 
-    /** Parses one component description document. */
-    public static List<Command> parse(InputStream xml, String where) throws IOException {
-        return parseImplemented(xml, where).stream().map(Implemented::command).toList();
+    /**
+     * The command components of one bundle jar with their implementation classes (for the generated command
+     * reference, which reads the classes' Gogo annotations).
+     */
+    public static List<Implemented> implementationsOf(Path bundleJar) throws IOException {
+        Descriptions d = of(bundleJar);
+        return d.commands().stream()
+                .map(c -> new Implemented(c, d.implementations().getOrDefault(c.componentName(), ""))).toList();
     }
 
-    private static List<Implemented> parseImplemented(InputStream xml, String where) throws IOException {
+    /** Parses one component description document. */
+    public static Descriptions parse(InputStream xml, String where) throws IOException {
         Document doc;
         try {
             DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
@@ -115,7 +165,10 @@ public final class CommandComponents {
         } catch (ParserConfigurationException | SAXException e) {
             throw new IOException("cannot read component description " + where + ": " + e.getMessage(), e);
         }
-        List<Implemented> out = new ArrayList<>();
+        List<Command> out = new ArrayList<>();
+        Map<String, String> implementations = new HashMap<>();
+        Set<String> provides = new TreeSet<>();
+        Set<String> references = new TreeSet<>();
         List<Element> components = new ArrayList<>();
         Element root = doc.getDocumentElement();
         if ("component".equals(localName(root))) {
@@ -126,6 +179,11 @@ public final class CommandComponents {
             }
         }
         for (Element component : components) {
+            List<String> referenced = interfaces(children(component, "reference"));
+            references.addAll(referenced);
+            for (Element service : children(component, "service")) {
+                provides.addAll(interfaces(children(service, "provide")));
+            }
             if ("false".equals(component.getAttribute("enabled"))
                     || "require".equals(component.getAttribute("configuration-policy"))
                     || children(component, "service").isEmpty()) {
@@ -148,7 +206,20 @@ public final class CommandComponents {
                 if (name.isEmpty()) {
                     name = implementation;
                 }
-                out.add(new Implemented(new Command(name, scope, functions), implementation));
+                out.add(new Command(name, scope, functions, referenced));
+                implementations.put(name, implementation);
+            }
+        }
+        return new Descriptions(out, provides, references, implementations);
+    }
+
+    /** The non-blank {@code interface} attributes of {@code elements}. */
+    private static List<String> interfaces(List<Element> elements) {
+        List<String> out = new ArrayList<>();
+        for (Element e : elements) {
+            String name = e.getAttribute("interface").strip();
+            if (!name.isEmpty()) {
+                out.add(name);
             }
         }
         return out;

@@ -28,7 +28,10 @@ final class GogoStatements implements ControlServer.Statements {
     /**
      * @param laterStarted open once the bundles a daemon starts after ready have started: a client that connects
      *     the moment the socket appears would otherwise find their commands half registered (gogo.command's
-     *     {@code felix:update} without gogo.shell's converters: "Cannot coerce update(Token)")
+     *     {@code felix:update} without gogo.shell's converters: "Cannot coerce update(Token)"), or the shell
+     *     bundle's commands without the services of these bundles (kp:io: "the io.kickplug.guest bundle is not
+     *     active"). SCR's extender is synchronous: it registers a started bundle's components, and the commands'
+     *     dynamic references bind them, within {@code Bundle.start}; once this is open, those services are there.
      */
     GogoStatements(BundleContext context, List<String> preamble, CountDownLatch laterStarted) {
         this.context = context;

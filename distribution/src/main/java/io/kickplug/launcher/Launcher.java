@@ -273,7 +273,7 @@ final class Launcher {
             facts = readJars(bundleDir);
             if (state != null) {
                 try {
-                    newFacts = BundleFacts.format(facts.contents(), facts.commands());
+                    newFacts = BundleFacts.format(facts.contents(), facts.descriptions());
                 } catch (IOException e) {
                     LOG.fine(() -> "the bundle facts are not kept: " + Errors.message(e));
                 }
@@ -346,6 +346,10 @@ final class Launcher {
             }
         }
         phase(installed.size() + " bundles installed");
+        java.util.Set<String> waiting = lazy ? LazyStart.waiting(byName(facts), words) : java.util.Set.of();
+        if (lazy) {
+            phase("waiting for ready: " + new java.util.TreeSet<>(waiting));
+        }
         List<CommandComponents.Command> expected = new ArrayList<>();
         List<Map.Entry<BundleSet.Jar, Bundle>> now = new ArrayList<>();
         List<Bundle> resolve = new ArrayList<>();
@@ -359,8 +363,9 @@ final class Launcher {
                 console.add(entry.getValue());
                 continue;
             }
-            List<CommandComponents.Command> commands = facts.commands().getOrDefault(jar.path(), List.of());
-            if (lazy && LazyStart.later(jar.symbolicName(), commands, words)) {
+            List<CommandComponents.Command> commands = facts.descriptions()
+                    .getOrDefault(jar.path(), CommandComponents.Descriptions.NONE).commands();
+            if (waiting.contains(jar.symbolicName())) {
                 later.add(Map.entry(jar, entry.getValue()));
                 continue;
             }
@@ -387,7 +392,7 @@ final class Launcher {
         }
         // The console last: it reads input as soon as it is active.
         for (Bundle bundle : console) {
-            if (lazy && LazyStart.later(bundle.getSymbolicName(), List.of(), words)) {
+            if (waiting.contains(bundle.getSymbolicName())) {
                 later.add(Map.entry(new BundleSet.Jar(null, bundle.getSymbolicName(), "", false), bundle));
             } else {
                 synchronized (lifecycle) {
@@ -401,7 +406,19 @@ final class Launcher {
         }
     }
 
-    /** Reads the manifests of the bundle jars and the command components of the project bundles. */
+    /** What the component descriptions say, by symbolic name (of the bundles that are not fragments). */
+    private static Map<String, CommandComponents.Descriptions> byName(BundleFacts.Facts facts) {
+        Map<String, CommandComponents.Descriptions> out = new HashMap<>();
+        for (BundleSet.Jar jar : facts.contents().bundles()) {
+            CommandComponents.Descriptions d = facts.descriptions().get(jar.path());
+            if (d != null && !jar.fragment()) {
+                out.merge(jar.symbolicName(), d, CommandComponents.Descriptions::and);
+            }
+        }
+        return out;
+    }
+
+    /** Reads the manifests of the bundle jars and the component descriptions of the project bundles. */
     private BundleFacts.Facts readJars(Path bundleDir) throws StartupException {
         BundleSet.Contents contents;
         try {
@@ -409,19 +426,19 @@ final class Launcher {
         } catch (IOException e) {
             throw new StartupException("cannot read the bundle set: " + Errors.message(e), e);
         }
-        Map<Path, List<CommandComponents.Command>> commands = new HashMap<>();
+        Map<Path, CommandComponents.Descriptions> descriptions = new HashMap<>();
         CommandIndex index = CommandIndex.load(felixHome);
         for (BundleSet.Jar jar : contents.bundles()) {
             if (jar.isProject() && !jar.fragment()) {
                 try {
-                    commands.put(jar.path(), index.of(jar.path()));
+                    descriptions.put(jar.path(), index.of(jar.path()));
                 } catch (IOException e) {
                     throw new StartupException("cannot read the components of " + jar.symbolicName() + ": "
                             + Errors.message(e), e);
                 }
             }
         }
-        return new BundleFacts.Facts(contents, commands);
+        return new BundleFacts.Facts(contents, descriptions);
     }
 
     /** A daemon's bundles that wait until it is ready (see {@link LazyStart}); a failure there is only logged. */

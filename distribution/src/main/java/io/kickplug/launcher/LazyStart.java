@@ -1,5 +1,6 @@
 package io.kickplug.launcher;
 
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -9,7 +10,8 @@ import java.util.regex.Pattern;
 
 /**
  * What a daemon starts only after it is ready (its statements have run and its control socket is open):
- * bundles a storage daemon does not need to serve exports, unless its statements use one of their commands.
+ * bundles a storage daemon does not need to serve exports, unless its statements use one of their commands or
+ * a command that references a service they provide ({@link #waiting}).
  * They start right after the ready line, so every command is there a moment later; the time to ready
  * (measured: README, "Running as a service") no longer includes them.
  */
@@ -69,19 +71,64 @@ final class LazyStart {
     }
 
     /**
-     * True when {@code symbolicName} may wait: it is in {@link #LATER} and none of its commands (for the console
-     * bundles, {@link #CONSOLE_COMMANDS}; gogo.shell also for gogo.command's) is used by the statements.
+     * The bundles of {@link #LATER} that may wait until the daemon is ready; the others start before its
+     * statements run. One starts before them when
+     * <ul>
+     * <li>one of its commands is used ({@link #CONSOLE_COMMANDS} for the console bundles; gogo.shell also
+     * whenever gogo.command starts, for its converters);</li>
+     * <li>the component of a used command, of any bundle, references a service interface one of its components
+     * provides: kp:io (a command of the shell bundle) needs the guest bundle's {@code GuestWorkloads};</li>
+     * <li>a bundle that starts before the statements for these reasons references one it provides.</li>
+     * </ul>
+     * Only used commands count, not everything their services need in turn: kp:attach needs the disk manager,
+     * whose component binds the poll policy and the notification strategies when they come, as after any hot
+     * swap; a command that needs one of them says so with a reference of its own (kp:poll, kp:notify).
+     *
+     * @param bundles what the component descriptions of the project bundles say, by symbolic name
+     * @param words the statements' {@link #words}
      */
-    static boolean later(String symbolicName, List<CommandComponents.Command> commands, Set<String> words) {
-        if (!LATER.contains(symbolicName)) {
-            return false;
+    static Set<String> waiting(Map<String, CommandComponents.Descriptions> bundles, Set<String> words) {
+        Set<String> now = new HashSet<>();
+        Set<String> needed = new HashSet<>();
+        for (CommandComponents.Descriptions d : bundles.values()) {
+            for (CommandComponents.Command c : d.commands()) {
+                if (uses(List.of(c), words)) {
+                    needed.addAll(c.references());
+                }
+            }
         }
-        List<CommandComponents.Command> used = CONSOLE_COMMANDS.getOrDefault(symbolicName, commands);
-        if (symbolicName.equals("org.apache.felix.gogo.shell")
-                && uses(CONSOLE_COMMANDS.get("org.apache.felix.gogo.command"), words)) {
-            return false;
+        for (String name : LATER) {
+            if (uses(CONSOLE_COMMANDS.getOrDefault(name, descriptions(bundles, name).commands()), words)) {
+                now.add(name);
+            }
         }
-        return !uses(used, words);
+        boolean grew = true;
+        while (grew) {
+            grew = false;
+            for (String name : now) {
+                needed.addAll(descriptions(bundles, name).references());
+            }
+            for (String name : LATER) {
+                if (!now.contains(name) && !Collections.disjoint(descriptions(bundles, name).provides(), needed)) {
+                    now.add(name);
+                    grew = true;
+                }
+            }
+        }
+        if (now.contains(GOGO_COMMAND)) {
+            now.add(GOGO_SHELL);
+        }
+        Set<String> waiting = new HashSet<>(LATER);
+        waiting.removeAll(now);
+        return waiting;
+    }
+
+    private static final String GOGO_SHELL = "org.apache.felix.gogo.shell";
+    private static final String GOGO_COMMAND = "org.apache.felix.gogo.command";
+
+    private static CommandComponents.Descriptions descriptions(Map<String, CommandComponents.Descriptions> bundles,
+            String name) {
+        return bundles.getOrDefault(name, CommandComponents.Descriptions.NONE);
     }
 
     private static boolean uses(List<CommandComponents.Command> commands, Set<String> words) {

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,7 +28,7 @@ class BundleFactsTest {
     private Path dist;
     private Path file;
     private BundleSet.Contents contents;
-    private Map<Path, List<CommandComponents.Command>> commands;
+    private Map<Path, CommandComponents.Descriptions> commands;
 
     @BeforeEach
     void bundles() throws Exception {
@@ -38,8 +39,12 @@ class BundleFactsTest {
                 "Bundle-SymbolicName", "org.apache.felix.scr;singleton:=true", "Bundle-Version", "2.2.18"), Map.of());
         TestJars.write(dist.resolve("plain.jar"), Map.of(), Map.of());
         contents = BundleSet.scan(dist);
-        commands = Map.of(dist.resolve("shell.jar"), List.of(
-                new CommandComponents.Command("io.kickplug.shell.KpCommands", "kp", List.of("attach", "disks"))));
+        commands = Map.of(dist.resolve("shell.jar"), new CommandComponents.Descriptions(List.of(
+                new CommandComponents.Command("io.kickplug.shell.KpCommands", "kp", List.of("attach", "disks")),
+                new CommandComponents.Command("io.kickplug.shell.IoCommand", "kp", List.of("io"),
+                        List.of("io.kickplug.api.guest.GuestWorkloads", "io.kickplug.api.blk.DiskManager"))),
+                Set.of("io.kickplug.shell.KpCommands", "io.kickplug.shell.IoCommand"),
+                Set.of("io.kickplug.api.guest.GuestWorkloads", "io.kickplug.api.blk.DiskManager")));
         file = tmp.resolve("bundles.txt");
     }
 
@@ -53,7 +58,7 @@ class BundleFactsTest {
         BundleFacts.Facts facts = roundTrip();
         assertNotNull(facts);
         assertEquals(contents, facts.contents(), "the same bundles in the same start order, and the same non-bundles");
-        assertEquals(commands, facts.commands());
+        assertEquals(commands, facts.descriptions());
         assertEquals(List.of("org.apache.felix.scr", "io.kickplug.api", "io.kickplug.shell"),
                 facts.contents().bundles().stream().map(BundleSet.Jar::symbolicName).toList());
     }
@@ -86,11 +91,35 @@ class BundleFactsTest {
         assertNull(BundleFacts.read(tmp.resolve("none.txt"), dist, jars));
         String good = BundleFacts.format(contents, commands);
         for (String bad : List.of("", "# another format\n", good.replace("\t0\n", "\t2\n"),
-                good + "X\tsomething\n", good + "C\tplain.jar\tc\tkp\tf\n", good + "B\tapi.jar\tagain\t1\t0\n",
+                good + "X\tsomething\n", good + "C\tplain.jar\tc\tkp\tf\t-\n", good + "B\tapi.jar\tagain\t1\t0\n",
+                good + "C\tapi.jar\tc\tkp\tf\n", good + "C\tapi.jar\tc\tkp\tf\t\n", good + "P\tapi.jar\t\n",
+                good + "P\tshell.jar\tx.Again\n", good + "R\tplain.jar\tx.Y\n",
                 good.substring(0, good.indexOf("\nB\t", good.indexOf("\nB\t") + 1) + 1))) {
             Files.writeString(file, bad, StandardCharsets.UTF_8);
             assertNull(BundleFacts.read(file, dist, jars), bad);
         }
+    }
+
+    /**
+     * Facts kept by a launcher before references and provided interfaces were kept (format 1) are not used, even
+     * in a state folder whose record says they describe these very jars: read as they were written, they would
+     * say the shell's commands reference nothing, and a daemon would start the guest bundle only after
+     * statements that use kp:io. The launcher reads the jars again and keeps new facts.
+     */
+    @Test
+    void factsOfTheFormerFormatAreNotUsed() throws Exception {
+        String current = BundleFacts.format(contents, commands);
+        StringBuilder former = new StringBuilder("# kickplug bundle facts 1\n");
+        for (String line : current.lines().skip(1).toList()) {
+            if (line.startsWith("B\t") || line.startsWith("N\t")) {
+                former.append(line).append('\n');
+            } else if (line.startsWith("C\t")) {
+                former.append(line, 0, line.lastIndexOf('\t')).append('\n'); // no references in format 1
+            }
+        }
+        Files.writeString(file, former, StandardCharsets.UTF_8);
+        assertNull(BundleFacts.read(file, dist, BundleFacts.list(dist)), former::toString);
+        assertTrue(current.startsWith("# kickplug bundle facts " + BundleFacts.VERSION + "\n"), current);
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,6 +29,30 @@ class CommandComponentsTest {
               </service>
               <implementation class="io.kickplug.shell.DiskCommands"/>
             </scr:component>
+            """;
+
+    /** A command component with references, and a component that provides services, in one document. */
+    private static final String WITH_REFERENCES = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <components xmlns:scr="http://www.osgi.org/xmlns/scr/v1.4.0">
+              <scr:component name="io.kickplug.shell.IoCommand">
+                <property name="osgi.command.scope" type="String" value="kp"/>
+                <property name="osgi.command.function" type="String" value="io"/>
+                <service><provide interface="io.kickplug.shell.IoCommand"/></service>
+                <reference name="guestWorkloads" cardinality="0..1" policy="dynamic"
+                    interface="io.kickplug.api.guest.GuestWorkloads" field="workloads"/>
+                <reference name="disks" interface="io.kickplug.api.blk.DiskManager" parameter="0"/>
+                <implementation class="io.kickplug.shell.IoCommand"/>
+              </scr:component>
+              <scr:component name="engine" configuration-policy="require">
+                <service>
+                  <provide interface="io.kickplug.api.guest.GuestControl"/>
+                  <provide interface="io.kickplug.api.guest.GuestWorkloads"/>
+                </service>
+                <reference name="kick" interface="io.kickplug.api.guest.KickPolicy" cardinality="0..n"/>
+                <implementation class="x.Engine"/>
+              </scr:component>
+            </components>
             """;
 
     private static final String SINGLE_FUNCTION = command("one", "", "bench", "x.One");
@@ -61,19 +86,36 @@ class CommandComponentsTest {
     @Test
     void readsScopeAndMultiValuedFunctions() throws IOException {
         assertEquals(List.of(new CommandComponents.Command("io.kickplug.shell.DiskCommands", "kp",
-                List.of("attach", "detach", "disks", "io"))), parse(COMMANDS));
+                List.of("attach", "detach", "disks", "io"))), parse(COMMANDS).commands());
+        assertEquals(Set.of("io.kickplug.shell.DiskCommands"), parse(COMMANDS).provides());
+        assertEquals(Set.of(), parse(COMMANDS).references());
+    }
+
+    /** What LazyStart decides by: the interfaces a command references, and those any component provides. */
+    @Test
+    void readsWhatComponentsReferenceAndProvide() throws IOException {
+        CommandComponents.Descriptions d = parse(WITH_REFERENCES);
+        assertEquals(List.of(new CommandComponents.Command("io.kickplug.shell.IoCommand", "kp", List.of("io"),
+                List.of("io.kickplug.api.blk.DiskManager", "io.kickplug.api.guest.GuestWorkloads"))), d.commands());
+        assertEquals(Set.of("io.kickplug.shell.IoCommand", "io.kickplug.api.guest.GuestControl",
+                "io.kickplug.api.guest.GuestWorkloads"), d.provides(),
+                "a component waiting for its configuration counts: the statements may configure it");
+        assertEquals(Set.of("io.kickplug.api.guest.GuestWorkloads", "io.kickplug.api.blk.DiskManager",
+                "io.kickplug.api.guest.KickPolicy"), d.references());
     }
 
     @Test
     void readsSingleValuedFunction() throws IOException {
-        assertEquals(List.of(new CommandComponents.Command("one", "kp", List.of("bench"))), parse(SINGLE_FUNCTION));
+        assertEquals(List.of(new CommandComponents.Command("one", "kp", List.of("bench"))),
+                parse(SINGLE_FUNCTION).commands());
     }
 
     @Test
     void ignoresComponentsThatAreNotCommandsOrCannotActivateAlone() throws IOException {
-        assertTrue(parse(NOT_A_COMMAND).isEmpty());
-        assertTrue(parse(NEEDS_CONFIGURATION).isEmpty());
-        assertTrue(parse(DISABLED).isEmpty());
+        assertTrue(parse(NOT_A_COMMAND).commands().isEmpty());
+        assertEquals(Set.of("io.kickplug.api.blk.DiskManager"), parse(NOT_A_COMMAND).provides());
+        assertTrue(parse(NEEDS_CONFIGURATION).commands().isEmpty());
+        assertTrue(parse(DISABLED).commands().isEmpty());
     }
 
     @Test
@@ -84,7 +126,9 @@ class CommandComponentsTest {
                 Map.of("OSGI-INF/a.xml", COMMANDS, "OSGI-INF/b.xml", SINGLE_FUNCTION,
                         "OSGI-INF/unlisted.xml", NOT_A_COMMAND));
         assertEquals(List.of("io.kickplug.shell.DiskCommands", "one"),
-                CommandComponents.of(jar).stream().map(CommandComponents.Command::componentName).toList());
+                CommandComponents.of(jar).commands().stream().map(CommandComponents.Command::componentName).toList());
+        assertEquals(Set.of("io.kickplug.shell.DiskCommands", "java.lang.Object"), CommandComponents.of(jar).provides(),
+                "the listed descriptions only");
         // the implementation class, for the command reference: a component's name need not be its class
         assertEquals(List.of("io.kickplug.shell.DiskCommands", "x.One"), CommandComponents.implementationsOf(jar)
                 .stream().map(CommandComponents.Implemented::implementation).toList());
@@ -95,16 +139,16 @@ class CommandComponentsTest {
         Path jar = TestJars.write(dir.resolve("w.jar"), Map.of("Service-Component", "OSGI-INF/*.xml"),
                 Map.of("OSGI-INF/a.xml", COMMANDS, "OSGI-INF/sub/b.xml", SINGLE_FUNCTION));
         assertEquals(List.of("io.kickplug.shell.DiskCommands"),
-                CommandComponents.of(jar).stream().map(CommandComponents.Command::componentName).toList());
+                CommandComponents.of(jar).commands().stream().map(CommandComponents.Command::componentName).toList());
     }
 
     @Test
     void bundleWithoutComponentsHasNone() throws IOException {
         Path jar = TestJars.bundle(dir, "api.jar", "io.kickplug.api");
-        assertTrue(CommandComponents.of(jar).isEmpty());
+        assertEquals(CommandComponents.Descriptions.NONE, CommandComponents.of(jar));
     }
 
-    private static List<CommandComponents.Command> parse(String xml) throws IOException {
+    private static CommandComponents.Descriptions parse(String xml) throws IOException {
         return CommandComponents.parse(new ByteArrayInputStream(xml.strip().getBytes(StandardCharsets.UTF_8)), "test");
     }
 }

@@ -3,9 +3,6 @@ package io.kickplug.shell;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.DiskManager;
-import io.kickplug.api.guest.GuestWorkloads;
-import io.kickplug.api.guest.IoPassOptions;
-import io.kickplug.api.guest.IoPassResult;
 import io.kickplug.api.transport.ExportStatus;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,15 +15,15 @@ import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
- * Gogo commands of scope {@code kp}: thin adapters over {@link DiskManager} and {@link GuestWorkloads}
- * that return formatted text. Errors are exceptions with one-line messages.
+ * Gogo commands of scope {@code kp} for disks: thin adapters over {@link DiskManager} that return formatted
+ * text. Errors are exceptions with one-line messages. {@code kp:io}, which needs the simulated guest, is
+ * {@link IoCommand}: a daemon whose statements attach disks does not start the guest bundle before them.
  */
 @Component(service = KpCommands.class, property = {
     "osgi.command.scope=kp",
     "osgi.command.function=attach",
     "osgi.command.function=detach",
     "osgi.command.function=disks",
-    "osgi.command.function=io",
     "osgi.command.function=resize",
 })
 public final class KpCommands {
@@ -39,11 +36,6 @@ public final class KpCommands {
             policyOption = ReferencePolicyOption.GREEDY)
     private volatile DiskManager disks;
 
-    /** Optional: the disk commands work without the simulated guest bundle. */
-    @Reference(name = "guestWorkloads", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    private volatile GuestWorkloads workloads;
-
     /** Optional: exports of disks to other processes (the vhost-user bundle), shown by kp:disks. */
     @Reference(name = "exportStatus", cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
@@ -53,14 +45,13 @@ public final class KpCommands {
     }
 
     /** For tests and for callers outside DS. */
-    KpCommands(DiskManager disks, GuestWorkloads workloads) {
-        this(disks, workloads, List.of());
+    KpCommands(DiskManager disks) {
+        this(disks, List.of());
     }
 
     /** For tests: with export status services. */
-    KpCommands(DiskManager disks, GuestWorkloads workloads, List<ExportStatus> exportStatus) {
+    KpCommands(DiskManager disks, List<ExportStatus> exportStatus) {
         this.disks = disks;
-        this.workloads = workloads;
         this.exportStatus = List.copyOf(exportStatus);
     }
 
@@ -185,26 +176,5 @@ public final class KpCommands {
             throw new IllegalStateException(DiskManagerWait.ABSENT);
         }
         return dm;
-    }
-
-    @Descriptor("run the simulated guest on a disk: write a pattern, read it back and verify it")
-    public String io(
-            @Descriptor("bytes per request, a multiple of 512 (default 4K)")
-            @Parameter(names = "--bs", absentValue = "4K") String blockSize,
-            @Descriptor("requests in flight (default 32)")
-            @Parameter(names = "--depth", absentValue = "32") String depth,
-            @Descriptor("bytes to write and read from offset 0 (default 0: the whole disk)")
-            @Parameter(names = "--size", absentValue = "0") String size,
-            @Descriptor(JsonShapes.DESCRIPTOR)
-            @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
-            @Descriptor("disk name") String name) {
-        IoPassOptions options = new IoPassOptions(Args.intSize("--bs", blockSize), Args.positiveInt("--depth", depth),
-                Args.size("--size", size));
-        GuestWorkloads guest = OptionalServices.require(workloads, "simulated guest", "io.kickplug.guest");
-        IoPassResult result = guest.writeReadVerify(name, options);
-        if (result.mismatches() > 0) {
-            throw new IllegalStateException(IoReport.mismatchError(result));
-        }
-        return json ? JsonShapes.io(options, result) : IoReport.format(options, result);
     }
 }

@@ -2,10 +2,14 @@ package io.kickplug.shell;
 
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.notify.QueueCounters;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.apache.felix.service.command.Descriptor;
 import org.apache.felix.service.command.Parameter;
 import org.osgi.service.component.annotations.Component;
@@ -42,13 +46,31 @@ public final class NotifyCommands {
             policyOption = ReferencePolicyOption.GREEDY)
     private volatile List<io.kickplug.api.blk.BackendFilter> filters = List.of();
 
+    /**
+     * The strategies registered (the batching bundle's), by their properties: the disk manager binds each one
+     * too, and may do so a moment after this component; kp:notify to one of them waits for that, briefly, so
+     * that the queues switch to it rather than to {@code immediate} "until it is bound". This reference also
+     * tells the launcher that a daemon whose statements use these commands starts the batching bundle before
+     * them. kp:strategies and kp:stats do not wait: they list what the disk manager has bound, and it ignores a
+     * registered strategy whose name it refuses.
+     */
+    @Reference(name = "strategies", service = CompletionNotifier.class, cardinality = ReferenceCardinality.MULTIPLE,
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    private volatile List<Map<String, Object>> strategies = List.of();
+
     public NotifyCommands() {
     }
 
     /** For tests and for callers outside DS. */
     NotifyCommands(NotificationControl control, DiskManager disks) {
+        this(control, disks, List.of());
+    }
+
+    /** For tests: with the properties of registered strategies. */
+    NotifyCommands(NotificationControl control, DiskManager disks, List<Map<String, Object>> strategies) {
         this.control = control;
         this.disks = disks;
+        this.strategies = List.copyOf(strategies);
     }
 
     @Descriptor("switch a disk's completion-notification strategy (immediate, bh, defer-call, ...) while it runs;"
@@ -61,7 +83,13 @@ public final class NotifyCommands {
             @Descriptor("disk name") String disk,
             @Descriptor("strategy name (see kp:strategies)") String strategy) {
         int q = queue.isEmpty() ? NotificationControl.ALL_QUEUES : Args.nonNegativeInt("--queue", queue, "a queue number, 0 or more");
-        List<QueueCounters> switched = control().setStrategy(disk, strategy, q);
+        NotificationControl c = control();
+        String name = strategy.trim();
+        if (registered().contains(name)) {
+            BoundedWait.until(c::strategies, bound -> bound.contains(name), BoundedWait.TAKE_UP_MILLIS,
+                    "the disk manager to take up the strategy '" + name + "'");
+        }
+        List<QueueCounters> switched = c.setStrategy(disk, strategy, q);
         return json ? JsonShapes.switched(switched) : NotifyText.switched(switched);
     }
 
@@ -118,5 +146,16 @@ public final class NotifyCommands {
 
     private NotificationControl control() {
         return OptionalServices.require(control, "notification control", "io.kickplug.blk");
+    }
+
+    /** The names of the strategies registered now. */
+    private Set<String> registered() {
+        Set<String> names = new TreeSet<>();
+        for (Map<String, Object> properties : strategies) {
+            if (properties.get(CompletionNotifier.PROPERTY) instanceof String name) {
+                names.add(name.trim());
+            }
+        }
+        return names;
     }
 }

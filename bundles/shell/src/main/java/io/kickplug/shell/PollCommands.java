@@ -3,6 +3,7 @@ package io.kickplug.shell;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.poll.PollParams;
+import io.kickplug.api.poll.PollPolicy;
 import io.kickplug.api.poll.PollStatus;
 import java.util.Locale;
 import org.apache.felix.service.command.Descriptor;
@@ -10,6 +11,9 @@ import org.apache.felix.service.command.Parameter;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
  * {@code kp:poll DISK [on|off] [--poll-max-ns N]}: device-side polling of a disk's queues (QEMU's IOThread
@@ -26,9 +30,24 @@ public final class PollCommands {
 
     private final DiskManager disks;
 
+    /**
+     * Optional: the policy the disk manager binds (the poll-extension bundle). Seeing it here tells "no poll
+     * policy" from "one the disk manager has not taken up yet"; it also tells the launcher that a daemon whose
+     * statements use kp:poll starts the poll-extension bundle before them.
+     */
+    @Reference(name = "pollPolicy", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY, target = "(" + PollPolicy.PROPERTY + "=" + PollPolicy.ADAPTIVE + ")")
+    private volatile PollPolicy policy;
+
     @Activate
     public PollCommands(@Reference(name = "diskManager") DiskManager disks) {
         this.disks = disks;
+    }
+
+    /** For tests and for callers outside DS. */
+    PollCommands(DiskManager disks, PollPolicy policy) {
+        this.disks = disks;
+        this.policy = policy;
     }
 
     @Descriptor("show device-side polling of a disk: settings and per-queue hits, misses and poll time")
@@ -57,6 +76,10 @@ public final class PollCommands {
         PollParams params = maxNs.isEmpty() ? null : PollParams.defaults().withMaxNs(Args.inRange("--poll-max-ns", maxNs, 0,
                 PollParams.LIMIT_MAX_NS, "nanoseconds in 0.." + PollParams.LIMIT_MAX_NS));
         PollStatus status = disks.setPolling(disk, on, params);
+        if (status.requested() && !status.active() && status.params().maxNs() > 0 && policy != null) {
+            status = BoundedWait.until(() -> disks.pollStatus(disk), PollStatus::active, BoundedWait.TAKE_UP_MILLIS,
+                    "the disk manager to take up the poll policy");
+        }
         return json ? JsonShapes.poll(status) : format(status);
     }
 

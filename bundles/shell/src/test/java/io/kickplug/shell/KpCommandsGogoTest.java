@@ -96,10 +96,11 @@ class KpCommandsGogoTest {
 
     @BeforeEach
     void setUp() {
-        KpCommands commands = new KpCommands(disks, guest);
-        for (String f : new String[] {"attach", "detach", "disks", "io", "resize"}) {
+        KpCommands commands = new KpCommands(disks);
+        for (String f : new String[] {"attach", "detach", "disks", "resize"}) {
             shell.add("kp", commands, f);
         }
+        shell.add("kp", new IoCommand(guest), "io");
         shell.add("kp", new TrackedLockCommand(disks), "tracked-lock");
     }
 
@@ -189,7 +190,7 @@ class KpCommandsGogoTest {
         ExportStatus vhost = () -> List.of(
                 new ExportStatus.Export("d2", "vhost-user", "/run/d2.sock", "connected"),
                 new ExportStatus.Export("gone", "vhost-user", "/run/gone.sock", "listening"));
-        String table = new KpCommands(disks, guest, List.of(vhost)).disks(false);
+        String table = new KpCommands(disks, List.of(vhost)).disks(false);
         String[] lines = table.split("\n");
         assertEquals("d2 export vhost-user: /run/d2.sock (connected)", lines[lines.length - 1], table);
         assertFalse(table.contains("gone"), "exports of disks not listed are left out: " + table);
@@ -226,7 +227,7 @@ class KpCommandsGogoTest {
 
     @Test
     void ioWithoutTheGuestBundleSaysSo() {
-        KpCommands noGuest = new KpCommands(disks, null);
+        IoCommand noGuest = new IoCommand(null);
         assertEquals("no simulated guest: the io.kickplug.guest bundle is not active",
                 assertThrows(IllegalStateException.class, () -> noGuest.io("4K", "1", "0", false, "d1")).getMessage());
     }
@@ -310,8 +311,9 @@ class KpCommandsGogoTest {
     @Test
     void everyCommandAndParameterHasADescriptor() {
         assertEquals(1, GogoShell.assertEveryCommandDescribed(TrackedLockCommand.class));
-        assertEquals(5, GogoShell.assertEveryCommandDescribed(KpCommands.class),
-                "attach (NAME [SIZE]), detach, disks, io, resize");
+        assertEquals(4, GogoShell.assertEveryCommandDescribed(KpCommands.class),
+                "attach (NAME [SIZE]), detach, disks, resize");
+        assertEquals(1, GogoShell.assertEveryCommandDescribed(IoCommand.class), "io");
     }
 
     @Test
@@ -322,7 +324,7 @@ class KpCommandsGogoTest {
                 + "\"requests_completed\":0,\"requests_in_flight\":0,\"tracked_lock\":\"mutex\",\"ring\":\"split\",\"exports\":[]}}",
                 shell.run("kp:attach --json --queues 2 d1 1M"));
         ExportStatus vhost = () -> List.of(new ExportStatus.Export("d1", "vhost-user", "/run/d\"1.sock", "connected"));
-        String disksJson = new KpCommands(disks, guest, List.of(vhost)).disks(true);
+        String disksJson = new KpCommands(disks, List.of(vhost)).disks(true);
         assertTrue(disksJson.startsWith("{\"disks\":[{\"name\":\"d1\","), disksJson);
         assertTrue(disksJson.endsWith("\"exports\":[{\"kind\":\"vhost-user\",\"address\":\"/run/d\\\"1.sock\","
                 + "\"state\":\"connected\"}]}]}"), disksJson);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
+import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.TransportKind;
@@ -14,6 +15,7 @@ import io.kickplug.blk.testkit.StubDiskManager;
 import io.kickplug.shell.testkit.GogoShell;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -151,5 +153,59 @@ class NotifyCommandsGogoTest {
         String json = (String) shell.run("kp:stats --json d1");
         assertTrue(json.contains("}}], \"vhost_user_export\": [{\"queue\": 0, \"strategy\": \"bh\""), json);
         assertTrue(json.endsWith("}}]}"), json);
+    }
+
+    /** Calls of {@link #late}'s strategies(); on the third, the disk manager has bound "bh". */
+    private int strategiesAsked;
+
+    /** The notification control of a disk manager that binds "bh" a moment after the commands see it registered. */
+    private final NotificationControl late = new NotificationControl() {
+        @Override
+        public List<QueueCounters> setStrategy(String disk, String strategy, int queue) {
+            return control.setStrategy(disk, strategy, queue);
+        }
+
+        @Override
+        public List<String> strategies() {
+            if (++strategiesAsked == 3) {
+                bound.add(0, "bh");
+            }
+            return List.copyOf(bound);
+        }
+
+        @Override
+        public List<QueueCounters> counters(String disk) {
+            return control.counters(disk);
+        }
+    };
+
+    private static final List<Map<String, Object>> BH_REGISTERED = List.of(Map.of(CompletionNotifier.PROPERTY, "bh"));
+
+    @Test
+    void notifyWaitsForTheDiskManagerToTakeUpAStrategyThatIsRegistered() {
+        bound.remove("bh");
+        NotifyCommands commands = new NotifyCommands(late, disks, BH_REGISTERED);
+        assertEquals("d1 queue 0: bh\nd1 queue 1: bh", commands.notify("", false, "d1", "bh"));
+        assertEquals(3, strategiesAsked);
+    }
+
+    /** The disk manager ignores a strategy whose name it refuses: listing never waits for one to be taken up. */
+    @Test
+    void strategiesListWhatIsBoundWithoutWaiting() {
+        bound.remove("bh");
+        List<Map<String, Object>> registered = List.of(Map.of(CompletionNotifier.PROPERTY, "Not A Name"),
+                Map.of(CompletionNotifier.PROPERTY, "bh"));
+        String text = new NotifyCommands(late, disks, registered).strategies(false);
+        assertEquals(1, strategiesAsked, "asked once, for the listing");
+        assertTrue(text.split("\n")[1].trim().startsWith("defer-call "), text);
+    }
+
+    @Test
+    void aStrategyThatIsNotRegisteredIsNotWaitedFor() {
+        bound.remove("bh");
+        NotifyCommands commands = new NotifyCommands(late, disks, List.of());
+        assertEquals("d1 queue 0: immediate (configured 'bh' is not bound; using immediate until it is)",
+                commands.notify("0", false, "d1", "bh"));
+        assertEquals(0, strategiesAsked, "nothing to wait for: answered at once");
     }
 }

@@ -6,6 +6,7 @@ import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.poll.PollCounters;
 import io.kickplug.api.poll.PollParams;
+import io.kickplug.api.poll.PollPolicy;
 import io.kickplug.api.poll.PollStatus;
 import io.kickplug.blk.testkit.StubDiskManager;
 import io.kickplug.shell.testkit.GogoShell;
@@ -19,6 +20,9 @@ class PollCommandsGogoTest {
 
     private boolean requested;
     private boolean policyBound = true;
+    /** Status reads after which the disk manager has bound the policy (0: never, when not bound already). */
+    private int bindsAfter;
+    private int statusReads;
     private PollParams params = PollParams.defaults();
 
     private final DiskManager disks = new StubDiskManager() {
@@ -35,6 +39,9 @@ class PollCommandsGogoTest {
         @Override
         public PollStatus pollStatus(String name) {
             check(name);
+            if (++statusReads == bindsAfter) {
+                policyBound = true;
+            }
             return new PollStatus(name, requested, requested && policyBound && params.maxNs() > 0, params,
                     List.of(new PollCounters(12, 3, 4_500_000), PollCounters.NONE));
         }
@@ -88,5 +95,30 @@ class PollCommandsGogoTest {
         assertTrue(on.contains("\"poll_max_ns\":65536,\"queues\":[{\"queue\":0,\"hits\":"), on);
         assertEquals(on.substring(0, on.indexOf("\"queues\"")), ((String) shell.run("kp:poll --json d1")).substring(0,
                 on.indexOf("\"queues\"")));
+    }
+
+    private static final PollPolicy ADAPTIVE = params -> {
+        throw new UnsupportedOperationException("the commands do not size windows");
+    };
+
+    /** The poll-extension bundle starting while kp:poll runs: the command sees the policy, the disk manager not yet. */
+    @Test
+    void aPolicyTheCommandSeesIsWaitedForUntilTheDiskManagerTakesItUp() {
+        policyBound = false;
+        bindsAfter = 3;
+        String on = new PollCommands(disks, ADAPTIVE).poll("", false, "d1", "on");
+        assertTrue(on.startsWith("d1: polling on (active), poll-max-ns 32768"), on);
+        assertEquals(3, statusReads);
+    }
+
+    @Test
+    void withoutAPolicyInSightTheCommandAnswersAtOnce() {
+        policyBound = false;
+        String on = new PollCommands(disks, null).poll("", false, "d1", "on");
+        assertTrue(on.startsWith("d1: polling on (inactive: no poll policy; start the io.kickplug.poll bundle)"), on);
+        assertEquals(1, statusReads, "the answer of setPolling only");
+        String zero = new PollCommands(disks, ADAPTIVE).poll("0", false, "d1", "on");
+        assertTrue(zero.startsWith("d1: polling on (inactive: poll-max-ns is 0)"), zero);
+        assertEquals(2, statusReads, "poll-max-ns 0 is not waited out either");
     }
 }

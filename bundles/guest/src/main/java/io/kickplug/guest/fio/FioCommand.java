@@ -23,8 +23,8 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
  * Gogo command {@code kp:fio}: runs fio jobs in the simulated guest on an attached disk. It lives in the
- * guest bundle because the runner is this bundle's private code; {@code KpCommands} in the shell bundle
- * holds the other {@code kp:} commands.
+ * guest bundle because the runner is this bundle's private code; the shell bundle holds the other
+ * {@code kp:} commands.
  *
  * <p>The disk manager and the virtqueue factory are bound dynamically: when a bundle serving the disk is
  * updated during a run, the guest sees the device go, and finds it again here when it returns (hot-swap).
