@@ -59,8 +59,7 @@ public final class CommandComponents {
      * What one bundle's component descriptions say: its command components, and the service interfaces its
      * components provide ({@code <service><provide interface>}) and reference ({@code <reference interface>}).
      */
-    public record Descriptions(List<Command> commands, Set<String> provides, Set<String> references,
-            Map<String, String> implementations) {
+    public record Descriptions(List<Command> commands, Set<String> provides, Set<String> references) {
 
         /** A bundle without component descriptions. */
         public static final Descriptions NONE = new Descriptions(List.of(), Set.of(), Set.of());
@@ -69,12 +68,6 @@ public final class CommandComponents {
             commands = List.copyOf(commands);
             provides = Collections.unmodifiableSortedSet(new TreeSet<>(provides));
             references = Collections.unmodifiableSortedSet(new TreeSet<>(references));
-            implementations = Map.copyOf(implementations);
-        }
-
-        /** What the launcher keeps of a bundle between starts: without the command components' classes. */
-        public Descriptions(List<Command> commands, Set<String> provides, Set<String> references) {
-            this(commands, provides, references, Map.of());
         }
 
         /** Both bundles' descriptions (two bundles of one symbolic name). */
@@ -85,9 +78,7 @@ public final class CommandComponents {
             p.addAll(other.provides);
             Set<String> r = new TreeSet<>(references);
             r.addAll(other.references);
-            Map<String, String> i = new HashMap<>(implementations);
-            i.putAll(other.implementations);
-            return new Descriptions(c, p, r, i);
+            return new Descriptions(c, p, r);
         }
     }
 
@@ -100,6 +91,11 @@ public final class CommandComponents {
 
     /** What the component descriptions of one bundle jar say ({@link Descriptions#NONE} when it has none). */
     public static Descriptions of(Path bundleJar) throws IOException {
+        return of(bundleJar, new HashMap<>());
+    }
+
+    /** {@link #of(Path)}, also putting each command component's implementation class in {@code implementations}. */
+    private static Descriptions of(Path bundleJar, Map<String, String> implementations) throws IOException {
         Descriptions all = Descriptions.NONE;
         try (JarFile jar = new JarFile(bundleJar.toFile())) {
             String header = jar.getManifest() == null ? null
@@ -115,7 +111,7 @@ public final class CommandComponents {
                 }
                 for (JarEntry entry : matching(jar, entryPattern)) {
                     try (InputStream in = jar.getInputStream(entry)) {
-                        all = all.and(parse(in, bundleJar + "!/" + entry.getName()));
+                        all = all.and(parse(in, bundleJar + "!/" + entry.getName(), implementations));
                     }
                 }
             }
@@ -147,13 +143,19 @@ public final class CommandComponents {
      * reference, which reads the classes' Gogo annotations).
      */
     public static List<Implemented> implementationsOf(Path bundleJar) throws IOException {
-        Descriptions d = of(bundleJar);
+        Map<String, String> implementations = new HashMap<>();
+        Descriptions d = of(bundleJar, implementations);
         return d.commands().stream()
-                .map(c -> new Implemented(c, d.implementations().getOrDefault(c.componentName(), ""))).toList();
+                .map(c -> new Implemented(c, implementations.getOrDefault(c.componentName(), ""))).toList();
     }
 
     /** Parses one component description document. */
     public static Descriptions parse(InputStream xml, String where) throws IOException {
+        return parse(xml, where, new HashMap<>());
+    }
+
+    private static Descriptions parse(InputStream xml, String where, Map<String, String> implementations)
+            throws IOException {
         Document doc;
         try {
             DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
@@ -166,7 +168,6 @@ public final class CommandComponents {
             throw new IOException("cannot read component description " + where + ": " + e.getMessage(), e);
         }
         List<Command> out = new ArrayList<>();
-        Map<String, String> implementations = new HashMap<>();
         Set<String> provides = new TreeSet<>();
         Set<String> references = new TreeSet<>();
         List<Element> components = new ArrayList<>();
@@ -210,7 +211,7 @@ public final class CommandComponents {
                 implementations.put(name, implementation);
             }
         }
-        return new Descriptions(out, provides, references, implementations);
+        return new Descriptions(out, provides, references);
     }
 
     /** The non-blank {@code interface} attributes of {@code elements}. */

@@ -28,6 +28,7 @@ final class ReferencePages {
         g.put("Guest and workloads", List.of("guest", "io", "fio", "lockstat"));
         g.put("Notification and polling", List.of("notify", "strategies", "stats", "poll"));
         g.put("vhost-user", List.of("vhost", "vhost-list", "vhost-stop"));
+        g.put("NBD export", List.of("nbd-server", "nbd-export", "nbd-export-stop", "nbd-list"));
         g.put("Benchmarks", List.of("bench"));
         return g;
     }
