@@ -64,15 +64,16 @@ public final class NbdText {
         return b.toString();
     }
 
+    /** {@code {"exports":[EXPORT...]}}, as {@code kp:vhost-list --json} names its list. */
     public static String exportsJson(List<NbdService.ExportView> views) {
-        StringBuilder b = new StringBuilder("[");
+        StringBuilder b = new StringBuilder("{\"exports\":[");
         for (int i = 0; i < views.size(); i++) {
             if (i > 0) {
                 b.append(',');
             }
             b.append(exportJson(views.get(i)));
         }
-        return b.append(']').toString();
+        return b.append("]}").toString();
     }
 
     public static String exportJson(NbdService.ExportView v) {

@@ -85,6 +85,26 @@ public final class NbdCommands {
     }
 
     /** {@code kp:nbd-export [--name EXPORT] [--writable] [--json] DISK}. */
+    static final String EXPORT_USAGE = "usage: kp:nbd-export [--json] [--name EXPORT] [--writable] DISK";
+    static final String STOP_USAGE = "usage: kp:nbd-export-stop [--json] EXPORT";
+
+    /**
+     * The operands of a {@code _main} command after the function's name, which Gogo runtime passes first (a caller
+     * outside Gogo may pass none).
+     */
+    static String[] afterName(String... operands) {
+        return operands.length == 0 ? operands : java.util.Arrays.copyOfRange(operands, 1, operands.length);
+    }
+
+    /** The one operand after the function's name, or the usage as an error. */
+    static String one(String[] operands, String usage) {
+        String[] rest = afterName(operands);
+        if (rest.length != 1 || rest[0] == null) {
+            throw new IllegalArgumentException(usage);
+        }
+        return rest[0];
+    }
+
     public static String export(NbdService service, String name, boolean writable, boolean json, String disk) {
         NbdService.ExportView v = service.export(disk, name, writable);
         return json ? NbdText.exportJson(v) : NbdText.export(v);

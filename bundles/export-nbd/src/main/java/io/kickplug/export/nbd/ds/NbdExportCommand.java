@@ -29,8 +29,7 @@ public final class NbdExportCommand {
             @Parameter(names = "--writable", presentValue = "true", absentValue = "false") boolean writable,
             @Descriptor("JSON instead of text (shape in docs/reference/json.md)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
-            @Descriptor("the command's own name, which Gogo passes first to _main") String function,
-            @Descriptor("disk name") String disk) {
-        return NbdCommands.export(service, name, writable, json, disk);
+            @Descriptor("DISK: the attached disk to export") String... operands) {
+        return NbdCommands.export(service, name, writable, json, NbdCommands.one(operands, NbdCommands.EXPORT_USAGE));
     }
 }

@@ -25,8 +25,7 @@ public final class NbdExportStopCommand {
     public String _main(
             @Descriptor("JSON instead of text (shape in docs/reference/json.md)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
-            @Descriptor("the command's own name, which Gogo passes first to _main") String function,
-            @Descriptor("export name") String export) {
-        return NbdCommands.stopExport(service, json, export);
+            @Descriptor("EXPORT: the export name") String... operands) {
+        return NbdCommands.stopExport(service, json, NbdCommands.one(operands, NbdCommands.STOP_USAGE));
     }
 }

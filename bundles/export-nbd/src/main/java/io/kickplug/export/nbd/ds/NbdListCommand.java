@@ -25,7 +25,7 @@ public final class NbdListCommand {
     public String _main(
             @Descriptor("JSON instead of text (shape in docs/reference/json.md)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
-            @Descriptor("the command's own name, which Gogo passes first to _main") String function) {
+            @Descriptor("the command's own name, which Gogo passes first to _main") String... function) {
         return NbdCommands.list(service, json);
     }
 }

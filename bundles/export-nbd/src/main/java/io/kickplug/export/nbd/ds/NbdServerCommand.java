@@ -42,8 +42,8 @@ public final class NbdServerCommand {
             @Parameter(names = "--max-connections", absentValue = "") String maxConnections,
             @Descriptor("JSON instead of text (shape in docs/reference/json.md)")
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
-            @Descriptor("the command's own name, which Gogo passes first to _main") String function,
-            @Descriptor("start, stop, or nothing for the status") String... action) throws IOException {
-        return NbdCommands.server(service, socket, host, port, fd, maxConnections, json, action);
+            @Descriptor("[start|stop]: start listens, stop ends the server and every export, nothing shows the status")
+            String... operands) throws IOException {
+        return NbdCommands.server(service, socket, host, port, fd, maxConnections, json, NbdCommands.afterName(operands));
     }
 }
