@@ -75,17 +75,24 @@ public final class BenchCommand {
 
     @Descriptor("run a benchmark in the simulated guest on a temporary memory disk: kp:bench kick [--runtime S]"
             + " [--exit-us 1,10,50] [--disk-size SIZE] [--transport mmio|pci] (seed 000: under-lock vs"
-            + " outside-lock kick at each exit latency); kp:bench seeds [--runtime S] [--json FILE] [--html FILE]"
+            + " outside-lock kick at each exit latency); kp:bench seeds [--quick] [--runtime S] [--json FILE] [--html FILE]"
             + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] [--only 000,002] [--rounds N] [--real-guest|--real-guest-only]"
             + " [--guest-image DIR] [--qemu PATH] [--guest-runtime S] [--guest-rounds N] (the five seed experiments side by"
             + " side, published figure beside the measured one, direction and within-2x verdicts, JSON and HTML;"
-            + " --real-guest also runs 002, 003 and 004 on a Linux guest in QEMU over Kickplug's vhost-user export)")
+            + " --real-guest also runs 002, 003 and 004 on a Linux guest in QEMU over Kickplug's vhost-user export;"
+            + " a default run takes about " + SeedCosts.DEFAULT_RUN_MINUTES + " min on a 2-core machine, its runs'"
+            + " runtimes times their measured costs plus a set-up each; --quick, a first look in about "
+            + SeedCosts.QUICK_RUN_SECONDS + " s, runs only what the verdicts compare (000 at 50 us with ioeventfd"
+            + " off, 002 immediate and defer-call at iodepth 64, 004 yielding and mutex) for "
+            + SeedsOptions.QUICK_RUNTIME_MS + " ms in " + SeedsOptions.QUICK_ROUNDS + " rounds and marks every"
+            + " verdict quick; --runtime or --rounds given with it win)")
     public String bench(@Descriptor("the benchmark (kick or seeds), then its options") String... args) {
         if (args.length == 0) {
             throw new IllegalArgumentException("which benchmark? usage: kp:bench kick [--runtime S] [--exit-us 1,10,50]"
-                    + " [--disk-size SIZE] [--transport mmio|pci] | kp:bench seeds [--runtime S] [--json FILE] [--html FILE]"
+                    + " [--disk-size SIZE] [--transport mmio|pci] | kp:bench seeds [--quick] [--runtime S] [--json FILE] [--html FILE]"
                     + " [--clock auto|real|virtual] [--charging measured|model] [--seed N] [--only 000,002] [--rounds N] [--real-guest|--real-guest-only]"
-                    + " [--guest-image DIR] [--qemu PATH] [--guest-runtime S] [--guest-rounds N]");
+                    + " [--guest-image DIR] [--qemu PATH] [--guest-runtime S] [--guest-rounds N] (seeds: "
+                    + SeedCosts.describe() + ")");
         }
         List<String> options = Arrays.asList(args).subList(1, args.length);
         return switch (args[0]) {

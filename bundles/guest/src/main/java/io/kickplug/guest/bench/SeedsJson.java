@@ -23,8 +23,18 @@ public final class SeedsJson {
      *     averages; a figure not measured, as in {@link HostLoad#unmeasured}, is written as null)
      */
     public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String startedAt) {
+        return write(seeds, runtimeNanos, load, startedAt, false);
+    }
+
+    /**
+     * @param quick whether the run was {@code --quick}: {@code "quick"} at the top and beside every seed's verdict
+     *     (false in a full run, so a reader can rely on the member)
+     */
+    public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String startedAt,
+            boolean quick) {
         StringBuilder out = new StringBuilder();
         out.append("{\n  \"benchmark\": \"kp:bench seeds\",\n");
+        out.append("  \"quick\": ").append(quick).append(",\n");
         out.append("  \"started\": ").append(JsonText.quote(startedAt)).append(",\n");
         out.append("  \"runtime_s\": ").append(number(runtimeNanos / 1e9)).append(",\n");
         out.append("  \"host_cpus\": ").append(load.cpus()).append(",\n");
@@ -48,6 +58,7 @@ public final class SeedsJson {
             out.append("      \"rule\": ").append(JsonText.quote(s.rule())).append(",\n");
             out.append("      \"direction_matches\": ").append(s.directionMatches()).append(",\n"); // null: not run
             out.append("      \"verdict\": ").append(JsonText.quote(s.verdict())).append(",\n");
+            out.append("      \"quick\": ").append(quick).append(",\n");
             out.append("      \"magnitude_ratio\": ").append(number(s.magnitudeRatio())).append(",\n");
             out.append("      \"within_2x\": ").append(s.withinTwoX()).append(",\n"); // null: not measurable
             out.append("      \"clock\": ").append(JsonText.quote(s.clock())).append(",\n");

@@ -20,9 +20,13 @@ import java.util.Set;
  *     for {@code runtimeNanos / rounds}; the round with the median IOPS stands for the configuration
  * @param pin where virtual time's actor threads run: {@link #AUTO} (the last CPU the process may use),
  *     {@link #OFF}, or a Linux CPU list ("1", "2-3")
+ * @param quick {@code --quick}: a first look ({@link #QUICK_RUNTIME_NANOS} and {@link #QUICK_ROUNDS} unless given, and
+ *     only the configurations the verdicts compare: seed 000 at its largest exit with ioeventfd off, seed 002's
+ *     immediate and defer-call at iodepth 64, seed 004's yielding and mutex locks; see {@link SeedPlan}); every
+ *     verdict of the report is marked quick
  */
 public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
-        Path html, Set<String> only, int rounds, String pin) {
+        Path html, Set<String> only, int rounds, String pin, boolean quick) {
 
     /** The seed ids, in the order they run. */
     public static final List<String> SEEDS = List.of("000", "001", "002", "003", "004");
@@ -35,6 +39,18 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     /** Rounds per configuration by default: a median of three outvotes one slow spell of the host or the JIT. */
     public static final int DEFAULT_ROUNDS = 3;
     static final int MAX_ROUNDS = 15;
+    /**
+     * {@code --quick}'s runtime per point unless {@code --runtime} is given, shared by its {@link #QUICK_ROUNDS}
+     * rounds: with seed 004's points at 60-115 wall seconds per runtime second ({@link SeedCosts}), what fits in
+     * 2 minutes on a 2-core machine.
+     */
+    public static final long QUICK_RUNTIME_MS = 200;
+    public static final long QUICK_RUNTIME_NANOS = QUICK_RUNTIME_MS * 1_000_000L;
+    /**
+     * {@code --quick}'s rounds unless {@code --rounds} is given: two, interleaved, the lower IOPS of the two stands
+     * for a configuration (one round alone gave seed 002 +131% to +1005% in three runs on the loaded machine).
+     */
+    public static final int QUICK_ROUNDS = 2;
 
     public SeedsOptions {
         if (runtimeNanos <= 0) {
@@ -78,6 +94,12 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         return cpus != null && CpuPinning.leavesOthers(cpus) ? cpus : null;
     }
 
+    /** A full run (not {@code --quick}). */
+    public SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
+            Path html, Set<String> only, int rounds, String pin) {
+        this(runtimeNanos, json, clock, charging, seed, html, only, rounds, pin, false);
+    }
+
     /** Without {@code --only}: all five seeds. */
     public SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
             Path html) {
@@ -95,13 +117,15 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     }
 
     /**
-     * Parses {@code [--runtime S] [--json FILE] [--html FILE] [--clock C] [--charging C] [--seed N] [--only LIST]
-     * [--rounds N] [--pin-cpu auto|off|LIST]}, each as "--name value" or "--name=value"; the runtime in
-     * seconds (decimals allowed: 0.2) or with fio's suffixes (200ms).
+     * Parses {@code [--quick] [--runtime S] [--json FILE] [--html FILE] [--clock C] [--charging C] [--seed N]
+     * [--only LIST] [--rounds N] [--pin-cpu auto|off|LIST]}, each as "--name value" or "--name=value"; the runtime
+     * in seconds (decimals allowed: 0.2) or with fio's suffixes (200ms). {@code --quick} sets the runtime and the
+     * rounds that are not given explicitly.
      *
      * @throws IllegalArgumentException with one line naming the bad argument
      */
     public static SeedsOptions parse(List<String> args) {
+        boolean quick = false;
         long runtime = SeedsBench.DEFAULT_RUNTIME_NANOS;
         Path json = null;
         Path html = null;
@@ -111,12 +135,23 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         Set<String> only = Set.copyOf(SEEDS);
         int rounds = DEFAULT_ROUNDS;
         String pin = AUTO;
-        for (Map.Entry<String, String> option : OptionArgs.parse(args,
-                "--runtime S, --json FILE, --html FILE, --clock auto|real|virtual, --charging measured|model, "
-                        + "--seed N, --only LIST, --rounds N or --pin-cpu auto|off|LIST").entrySet()) {
+        String expected = "--quick, --runtime S, --json FILE, --html FILE, --clock auto|real|virtual, --charging "
+                + "measured|model, --seed N, --only LIST, --rounds N or --pin-cpu auto|off|LIST";
+        OptionArgs.Parsed parsed = OptionArgs.parse(args, expected, Set.of("--quick"));
+        if (!parsed.operands().isEmpty()) {
+            throw new IllegalArgumentException("unexpected argument '" + parsed.operands().get(0) + "' (expected "
+                    + expected + ")");
+        }
+        for (Map.Entry<String, String> option : parsed.options().entrySet()) {
             String name = option.getKey();
             String value = option.getValue() == null ? "" : option.getValue().trim();
             switch (name) {
+                case "--quick" -> {
+                    if (!value.equals("true")) {
+                        throw new IllegalArgumentException("--quick takes no value: '" + value + "'");
+                    }
+                    quick = true;
+                }
                 case "--runtime" -> runtime = runtime(value);
                 case "--json" -> json = file("--json", value);
                 case "--html" -> html = file("--html", value);
@@ -143,11 +178,14 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
                     }
                 }
                 case "--pin-cpu" -> pin = value;
-                default -> throw new IllegalArgumentException("unknown option " + name + " (expected --runtime, --json,"
-                        + " --html, --clock, --charging, --seed, --only, --rounds or --pin-cpu)");
+                default -> throw new IllegalArgumentException("unknown option " + name + " (expected --quick,"
+                        + " --runtime, --json, --html, --clock, --charging, --seed, --only, --rounds or --pin-cpu)");
             }
         }
-        return new SeedsOptions(runtime, json, clock, charging, seed, html, only, rounds, pin);
+        // Explicit options win over --quick's.
+        runtime = quick && !parsed.options().containsKey("--runtime") ? QUICK_RUNTIME_NANOS : runtime;
+        rounds = quick && !parsed.options().containsKey("--rounds") ? QUICK_ROUNDS : rounds;
+        return new SeedsOptions(runtime, json, clock, charging, seed, html, only, rounds, pin, quick);
     }
 
     /** "002", "2,4", "000,003": seed ids or their numbers, comma-separated. */
