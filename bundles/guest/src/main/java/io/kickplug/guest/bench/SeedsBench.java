@@ -364,8 +364,14 @@ public final class SeedsBench {
         List<String> notes = new ArrayList<>();
         List<Integer> depths = SeedPlan.iodepths002(options);
         List<String> strategies = SeedPlan.strategies002(options);
-        warmUp(spec, config, SeedPlan.label002(strategies.get(0), depths.get(0)), "seed002", "randread", "libaio",
-                depths.get(0), 8, null, runtime);
+        for (String strategy : SeedPlan.warmUps002(options)) {
+            // A full run warms up on the disk's own strategy, as before --quick; --quick warms up each strategy.
+            Consumer<String> set = !options.quick() ? name -> { }
+                    : name -> notifications.setStrategy(name, strategy, NotificationControl.ALL_QUEUES);
+            point(spec, config, jobFile("seed002", "randread", "libaio", depths.get(0), 8, null,
+                    SeedPlan.warmUpNanos(runtime)), set, SeedPlan.Step.WARM_UP + SeedPlan.label002(strategy,
+                    depths.get(0)));
+        }
         boolean allBound = true;
         for (int iodepth : depths) {
             String jobs = jobFile("seed002", "randread", "libaio", iodepth, 8, null, roundRuntime(runtime));

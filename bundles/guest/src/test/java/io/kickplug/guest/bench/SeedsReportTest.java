@@ -169,11 +169,15 @@ class SeedsReportTest {
         List<SeedPlan.Step> full = SeedPlan.of(SeedsOptions.parse(List.of()), true);
         List<SeedPlan.Step> quick = SeedPlan.of(SeedsOptions.parse(List.of("--quick")), true);
         assertEquals(59 + 10, full.size(), "59 points and 10 warm-ups");
-        assertEquals(18 + 9, quick.size(), "18 point runs (2 rounds) and 9 warm-ups");
+        assertEquals(18 + 10, quick.size(), "18 point runs (2 rounds) and 10 warm-ups (002 warms up both strategies)");
+        assertEquals(List.of("warm-up immediate iodepth 64", "warm-up defer-call iodepth 64"), quick.stream()
+                .filter(s -> s.seed().equals("002") && s.warmUp()).map(SeedPlan.Step::variant).toList());
+        assertEquals(List.of("warm-up immediate iodepth 64"), full.stream()
+                .filter(s -> s.seed().equals("002") && s.warmUp()).map(SeedPlan.Step::variant).toList());
         // 21 configurations x 3 s (each round a third) + 10 warm-ups of 1 s.
         assertEquals(73_000_000_000L, full.stream().mapToLong(SeedPlan.Step::virtualNanos).sum());
-        // 10 configurations x 0.2 s (each round half) + 9 warm-ups of 0.2 s.
-        assertEquals(19 * SeedsOptions.QUICK_RUNTIME_NANOS, quick.stream().mapToLong(SeedPlan.Step::virtualNanos).sum());
+        // 10 configurations x 0.2 s (each round half) + 10 warm-ups of 0.2 s.
+        assertEquals(20 * SeedsOptions.QUICK_RUNTIME_NANOS, quick.stream().mapToLong(SeedPlan.Step::virtualNanos).sum());
         assertEquals(Math.round(SeedCosts.seconds(full) / 60), SeedCosts.DEFAULT_RUN_MINUTES,
                 "BenchCommand's @Descriptor states the default run's minutes");
         assertEquals(Math.round(SeedCosts.seconds(quick)), SeedCosts.QUICK_RUN_SECONDS,
@@ -181,7 +185,7 @@ class SeedsReportTest {
         assertTrue(SeedCosts.seconds(quick) < 120, "--quick takes under 2 minutes: " + SeedCosts.seconds(quick));
         String describe = SeedCosts.describe();
         assertEquals("a default run: 59 points and 10 warm-ups, 73 s of runtime, about "
-                + SeedCosts.DEFAULT_RUN_MINUTES + " min; --quick: 18 points and 9 warm-ups, 4 s of runtime, about "
+                + SeedCosts.DEFAULT_RUN_MINUTES + " min; --quick: 18 points and 10 warm-ups, 4 s of runtime, about "
                 + SeedCosts.QUICK_RUN_SECONDS + " s (on a 2-core machine shared with builds)",
                 describe);
         // A configuration the table does not have costs its seed's mean, never nothing.
