@@ -84,12 +84,15 @@ public final class BenchCommand {
     @Descriptor("run a benchmark in the simulated guest on a temporary memory disk: kick (seed 000: under-lock vs"
             + " outside-lock kick at each exit latency) or seeds (the five seed experiments side by side, published"
             + " figure beside the measured one; --real-guest also runs 002, 003 and 004 on a Linux guest in QEMU over"
-            + " Kickplug's vhost-user export)")
+            + " Kickplug's vhost-user export). A default seeds run takes about " + SeedCosts.DEFAULT_RUN_MINUTES
+            + " min on a 2-core machine shared with builds (its runs' runtimes times their costs measured there,"
+            + " plus a set-up each); --quick, a first look, about " + SeedCosts.QUICK_RUN_SECONDS + " s")
     public String bench(@Descriptor("BENCHMARK [options]: kick or seeds, then its options") String... args) {
         if (args.length == 0) {
             throw new IllegalArgumentException("which benchmark? usage: kp:bench kick [options] | kp:bench seeds"
                     + " [options] (kick: " + KickBench.Options.TABLE.expected() + "; seeds: "
-                    + SeedsOptions.TABLE.expected() + "; " + RealGuestOptions.TABLE.expected() + ")");
+                    + SeedsOptions.TABLE.expected() + "; " + RealGuestOptions.TABLE.expected() + "; "
+                    + SeedCosts.describe() + ")");
         }
         List<String> options = Arrays.asList(args).subList(1, args.length);
         return switch (args[0]) {

@@ -87,7 +87,7 @@ public final class SeedsBench {
 
     /** The whole run: every seed, when it started, where the JSON went, and the JSON itself. */
     public record Report(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String started, Path json,
-            String jsonText) {
+            String jsonText, boolean quick) {
 
         public Report {
             seeds = List.copyOf(seeds);
@@ -98,7 +98,7 @@ public final class SeedsBench {
         }
 
         public String format() {
-            return SeedsFormat.format(seeds, runtimeNanos, load, json == null ? null : json.toString());
+            return SeedsFormat.format(seeds, runtimeNanos, load, json == null ? null : json.toString(), quick);
         }
     }
 
@@ -109,21 +109,17 @@ public final class SeedsBench {
     private final NotificationControl notifications;
     /** Points measured per run (warm-ups not counted): 000 8, 001 2, 002 6, 003 2, 004 3. */
     static final int TOTAL_POINTS = 21;
-    private static final Map<String, Integer> POINTS = Map.of("000", 8, "001", 2, "002", 6, "003", 2, "004", 3);
 
     /** The point runs a run of {@code o}'s seeds makes: each point once per round, 001's (model charging) once. */
     static int points(SeedsOptions o) {
-        int n = 0;
-        for (String id : o.only()) {
-            n += POINTS.get(id) * (id.equals("001") ? 1 : o.rounds());
-        }
-        return n;
+        return SeedPlan.points(o);
     }
-
 
     private SeedsOptions options = new SeedsOptions(DEFAULT_RUNTIME_NANOS, null);
     private double freeCores;
-    private SeedProgress progress = new SeedProgress(TOTAL_POINTS);
+    private SeedProgress progress = new SeedProgress(SeedPlan.of(options, true));
+    /** Where the progress lines go (tests read them). */
+    java.io.PrintStream progressOut = System.err;
     /** Where virtual time's actors run ({@link SeedsOptions#pinCpus}), resolved once per run. */
     private String pinCpus;
     /** The clock and id of the seed running now. */
@@ -165,7 +161,9 @@ public final class SeedsBench {
         options = o;
         freeCores = SeedClock.freeCores();
         pinCpus = o.pinCpus();
-        progress = new SeedProgress(points(o));
+        // Seed 000's ioeventfd off runs in virtual time, or in real threads with the runtime's I/O threads.
+        progress = new SeedProgress(SeedPlan.of(o, ioeventfdOffRuns(clockFor(KickBench.VCPUS, 1))), System::nanoTime,
+                progressOut);
         if (o.runs("000")) {
             seeds.add(seed000(o.runtimeNanos()));
         }
@@ -183,12 +181,12 @@ public final class SeedsBench {
         }
         HostLoad load = HostLoad.between(before, HostLoad.sample());
         if (o.html() != null) {
-            TextFiles.write(o.html(), SeedsHtml.write(seeds, o.runtimeNanos(), load, started));
+            TextFiles.write(o.html(), SeedsHtml.write(seeds, o.runtimeNanos(), load, started, o.quick()));
         }
-        String text = SeedsJson.write(seeds, o.runtimeNanos(), load, started, provenance);
+        String text = SeedsJson.write(seeds, o.runtimeNanos(), load, started, provenance, o.quick());
         Path json = o.json() != null ? o.json() : defaultJson();
         TextFiles.write(json, text);
-        return new Report(seeds, o.runtimeNanos(), load, started, json.toAbsolutePath(), text);
+        return new Report(seeds, o.runtimeNanos(), load, started, json.toAbsolutePath(), text, o.quick());
     }
 
     private static Path defaultJson() {
@@ -207,7 +205,7 @@ public final class SeedsBench {
     SeedResult seed000(long runtime) {
         int vcpus = KickBench.VCPUS;
         SeedClock clock = clockFor(vcpus, 1);
-        List<Long> exits = SEED000_EXIT_US.stream().map(us -> us * 1000).toList();
+        List<Long> exits = SeedPlan.exits000(options);
         long last = exits.get(exits.size() - 1);
         // The seed's device is QEMU 2014's virtio-blk: its handler popped with notifications enabled, and
         // virtqueue_pop then publishes avail_event after every pop, so a guest that adds while the device drains
@@ -219,14 +217,15 @@ public final class SeedsBench {
         Map<String, Double> measured = new LinkedHashMap<>();
         List<String> notes = new ArrayList<>();
         TreeMap<Long, Double> ratios = new TreeMap<>();
-        List<Boolean> ioeventfds = clock.virtual() || ioThreads != null ? List.of(false, true) : List.of(true);
+        List<Boolean> ioeventfds = SeedPlan.ioeventfds000(options, ioeventfdOffRuns(clock));
         List<Double> effectRounds = List.of();
-        if (!clock.virtual() && ioThreads == null) {
+        if (!ioeventfdOffRuns(clock)) {
             notes.add("ioeventfd off (the seed's configuration) needs the runtime's I/O thread service in real threads");
         }
         for (String policy : KickBench.POLICIES) {
             point(spec, base.withLatencies(exits.get(0), base.injectLatencyNs()).withKickPolicy(policy),
-                    KickBench.jobs(Math.min(runtime, MAX_WARMUP_NANOS)), n -> { }, clock.withIoeventfd(ioeventfds.get(0)));
+                    KickBench.jobs(SeedPlan.warmUpNanos(runtime)), n -> { }, clock.withIoeventfd(ioeventfds.get(0)),
+                    "000", SeedPlan.Step.WARM_UP + SeedPlan.label000(policy, exits.get(0), ioeventfds.get(0)));
         }
         StringBuilder line = new StringBuilder();
         for (boolean ioeventfd : ioeventfds) {
@@ -237,11 +236,11 @@ public final class SeedsBench {
                 MachineConfig atExit = base.withLatencies(exit, base.injectLatencyNs());
                 Map<String, SeedRounds> rounds = interleaved(KickBench.POLICIES, (policy, round) -> point(spec,
                         atExit.withKickPolicy(policy), KickBench.jobs(roundRuntime(runtime)), n -> { },
-                        clock.withIoeventfd(ioeventfd), "000", policy + " exit " + exit / 1000 + "us " + tag + round));
+                        clock.withIoeventfd(ioeventfd), "000", SeedPlan.label000(policy, exit, ioeventfd) + round));
                 Map<String, SeedPoint> byPolicy = new LinkedHashMap<>();
                 for (String policy : KickBench.POLICIES) {
                     MachineConfig config = atExit.withKickPolicy(policy);
-                    String label = policy + " exit " + exit / 1000 + "us " + tag;
+                    String label = SeedPlan.label000(policy, exit, ioeventfd);
                     SeedPoint m = rounds.get(policy).median();
                     byPolicy.put(policy, m);
                     LockStatRow vq = m.lock(spec.name() + " vq0");
@@ -314,7 +313,7 @@ public final class SeedsBench {
                 MachineConfig.DEFAULT_INJECT_LATENCY_NS);
         for (String policy : KickBench.POLICIES) {
             // Both policies warm up: a first use (class loading, compilation) inside the lock would be its max hold.
-            warmUp(spec, base.withKickPolicy(policy), "seed001", "read", "psync", 1, 4, null, runtime);
+            warmUp(spec, base.withKickPolicy(policy), policy, "seed001", "read", "psync", 1, 4, null, runtime);
         }
         for (String policy : KickBench.POLICIES) {
             MachineConfig config = base.withKickPolicy(policy);
@@ -377,19 +376,28 @@ public final class SeedsBench {
         Map<String, Double> iops = new LinkedHashMap<>();
         Map<String, Double> irqs = new LinkedHashMap<>();
         List<String> notes = new ArrayList<>();
-        warmUp(spec, config, "seed002", "randread", "libaio", 64, 8, null, runtime);
+        List<Integer> depths = SeedPlan.iodepths002(options);
+        List<String> strategies = SeedPlan.strategies002(options);
+        for (String strategy : SeedPlan.warmUps002(options)) {
+            // A full run warms up on the disk's own strategy, as before --quick; --quick warms up each strategy.
+            Consumer<String> set = !options.quick() ? name -> { }
+                    : name -> notifications.setStrategy(name, strategy, NotificationControl.ALL_QUEUES);
+            point(spec, config, jobFile("seed002", "randread", "libaio", depths.get(0), 8, null,
+                    SeedPlan.warmUpNanos(runtime)), set, SeedPlan.Step.WARM_UP + SeedPlan.label002(strategy,
+                    depths.get(0)));
+        }
         boolean allBound = true;
         List<Double> effectRounds = List.of();
-        for (int iodepth : List.of(64, 1)) {
+        for (int iodepth : depths) {
             String jobs = jobFile("seed002", "randread", "libaio", iodepth, 8, null, roundRuntime(runtime));
-            Map<String, SeedRounds> rounds = interleaved(STRATEGIES, (strategy, round) -> point(spec, config, jobs,
+            Map<String, SeedRounds> rounds = interleaved(strategies, (strategy, round) -> point(spec, config, jobs,
                     name -> notifications.setStrategy(name, strategy, NotificationControl.ALL_QUEUES),
-                    strategy + " iodepth " + iodepth + round));
+                    SeedPlan.label002(strategy, iodepth) + round));
             if (iodepth == 64) {
                 effectRounds = SeedRounds.perRound(rounds.get(CompletionNotifier.IMMEDIATE), rounds.get("defer-call"),
                         SeedVerdicts::percent);
             }
-            for (String strategy : STRATEGIES) {
+            for (String strategy : strategies) {
                 SeedPoint m = rounds.get(strategy).median();
                 boolean ran = m.strategiesUsed().equals(Set.of(strategy));
                 if (!ran) {
@@ -407,29 +415,42 @@ public final class SeedsBench {
                 Map<String, Double> f = rounds.get(strategy).figures();
                 f.put("irqs/req", m.interruptsPerRequest());
                 f.put("suppressed/req", m.suppressedPerRequest());
-                points.add(new SeedResult.Point(strategy + " iodepth " + iodepth, params, f));
+                points.add(new SeedResult.Point(SeedPlan.label002(strategy, iodepth), params, f));
                 iops.put(strategy + "@" + iodepth, m.iops());
                 irqs.put(strategy + "@" + iodepth, m.interruptsPerRequest());
             }
         }
-        double vsBh64 = SeedVerdicts.percent(iops.get("bh@64"), iops.get("defer-call@64"));
+        // With --quick neither bh nor iodepth 1 runs: their figures are left out rather than given as NaN.
+        boolean bh = strategies.contains("bh");
         double vsImm64 = SeedVerdicts.percent(iops.get("immediate@64"), iops.get("defer-call@64"));
-        double vsBh1 = SeedVerdicts.percent(iops.get("bh@1"), iops.get("defer-call@1"));
-        double vsImm1 = SeedVerdicts.percent(iops.get("immediate@1"), iops.get("defer-call@1"));
         Map<String, Double> measured = new LinkedHashMap<>();
-        measured.put("defer_call_vs_bh_iodepth64_pct", vsBh64);
+        if (bh) {
+            measured.put("defer_call_vs_bh_iodepth64_pct", SeedVerdicts.percent(iops.get("bh@64"),
+                    iops.get("defer-call@64")));
+        }
         measured.put("defer_call_vs_immediate_iodepth64_pct", vsImm64);
-        measured.put("defer_call_vs_bh_iodepth1_pct", vsBh1);
-        measured.put("defer_call_vs_immediate_iodepth1_pct", vsImm1);
-        for (String s : STRATEGIES) {
+        String depth1 = "iodepth 1 not run (--quick)";
+        if (depths.contains(1)) {
+            double vsImm1 = SeedVerdicts.percent(iops.get("immediate@1"), iops.get("defer-call@1"));
+            if (bh) {
+                measured.put("defer_call_vs_bh_iodepth1_pct", SeedVerdicts.percent(iops.get("bh@1"),
+                        iops.get("defer-call@1")));
+            }
+            measured.put("defer_call_vs_immediate_iodepth1_pct", vsImm1);
+            depth1 = SeedsFormat.percent(vsImm1) + " at iodepth 1" + (bh ? " (vs bh "
+                    + SeedsFormat.percent(measured.get("defer_call_vs_bh_iodepth1_pct")) + ")" : "");
+        }
+        StringBuilder irqLine = new StringBuilder();
+        for (String s : strategies) {
             measured.put(s + "_iops_iodepth64", iops.get(s + "@64"));
             measured.put(s + "_irqs_per_req_iodepth64", irqs.get(s + "@64"));
+            irqLine.append(irqLine.length() == 0 ? "" : ", ")
+                    .append(String.format(Locale.ROOT, "%s %.4f", s, irqs.get(s + "@64")));
         }
-        String line = String.format(Locale.ROOT, "defer-call vs immediate: %s IOPS at iodepth 64 (vs bh %s), %s at"
-                + " iodepth 1 (vs bh %s); irqs/req at iodepth 64: immediate %.4f, bh %.4f, defer-call %.4f",
-                SeedsFormat.percent(vsImm64), SeedsFormat.percent(vsBh64), SeedsFormat.percent(vsImm1),
-                SeedsFormat.percent(vsBh1),
-                irqs.get("immediate@64"), irqs.get("bh@64"), irqs.get("defer-call@64"));
+        String line = String.format(Locale.ROOT, "defer-call vs immediate: %s IOPS at iodepth 64 (%s), %s;"
+                + " irqs/req at iodepth 64: %s", SeedsFormat.percent(vsImm64), bh ? "vs bh "
+                        + SeedsFormat.percent(measured.get("defer_call_vs_bh_iodepth64_pct")) : "bh not run (--quick)",
+                depth1, irqLine);
         if (!allBound) {
             // The queues fell back to immediate: the figures compare immediate with immediate.
             line = "not run: bh or defer-call was not bound, so the queues ran immediate in its place (" + line + ")";
@@ -454,11 +475,12 @@ public final class SeedsBench {
         MachineConfig config = machine(spec.name(), vcpus).withPollQueues(0);
         List<SeedResult.Point> points = new ArrayList<>();
         Map<Boolean, SeedPoint> runs = new LinkedHashMap<>();
-        warmUp(spec, config, "seed003", "randread", "io_uring", 1, 1, false, runtime);
-        warmUp(spec, config, "seed003", "randread", "io_uring", 1, 1, true, runtime);
+        for (boolean hipri : List.of(false, true)) {
+            warmUp(spec, config, SeedPlan.label003(hipri), "seed003", "randread", "io_uring", 1, 1, hipri, runtime);
+        }
         Map<Boolean, SeedRounds> rounds = interleaved(List.of(false, true), (hipri, round) -> point(spec, config,
                 jobFile("seed003", "randread", "io_uring", 1, 1, hipri, roundRuntime(runtime)), name -> { },
-                "hipri=" + (hipri ? 1 : 0) + round));
+                SeedPlan.label003(hipri) + round));
         for (boolean hipri : List.of(false, true)) {
             SeedPoint m = rounds.get(hipri).median();
             runs.put(hipri, m);
@@ -503,14 +525,15 @@ public final class SeedsBench {
         String name = freeName("004");
         String jobs = jobFile("seed004", "randread", "libaio", 64, 8, null, roundRuntime(runtime));
         MachineConfig config = machine(name, vcpus);
-        for (TrackedLockKind kind : LOCK_KINDS) {
+        List<TrackedLockKind> kinds = SeedPlan.lockKinds004(options);
+        for (TrackedLockKind kind : kinds) {
             // Every kind warms up: each runs its own lock code, which the JIT compiles during its first run.
-            warmUp(nullDisk(name, queues, ioThreads, kind), config, "seed004", "randread", "libaio", 64, 8, null,
-                    runtime);
+            warmUp(nullDisk(name, queues, ioThreads, kind), config, kind.label(), "seed004", "randread", "libaio", 64,
+                    8, null, runtime);
         }
-        Map<TrackedLockKind, SeedRounds> rounds = interleaved(LOCK_KINDS, (kind, round) -> point(
+        Map<TrackedLockKind, SeedRounds> rounds = interleaved(kinds, (kind, round) -> point(
                 nullDisk(name, queues, ioThreads, kind), config, jobs, n -> { }, kind.label() + round));
-        for (TrackedLockKind kind : LOCK_KINDS) {
+        for (TrackedLockKind kind : kinds) {
             SeedPoint m = rounds.get(kind).median();
             iops.put(kind, m.iops());
             LockStatRow tracked = m.lock(name + " tracked-" + kind.label());
@@ -530,7 +553,7 @@ public final class SeedsBench {
         }
         double yielding = iops.get(TrackedLockKind.YIELDING);
         double mutex = iops.get(TrackedLockKind.MUTEX);
-        double sharded = iops.get(TrackedLockKind.SHARDED);
+        double sharded = iops.getOrDefault(TrackedLockKind.SHARDED, Double.NaN); // not run with --quick
         Map<String, Double> measured = SeedsFormat.seed004Figures(yielding, mutex, sharded);
         String line = SeedsFormat.seed004Line(yielding, mutex, sharded);
         return new SeedResult("004", "tracked-requests lock yielding vs mutex vs sharded (QEMU reqs_lock, 2023)",
@@ -550,9 +573,14 @@ public final class SeedsBench {
         return SeedRounds.interleave(options.rounds(), keys, round);
     }
 
-    /** A round's runtime: the point's runtime shared among its rounds. */
+    /** A round's runtime: the point's runtime shared among its rounds ({@link SeedPlan#roundNanos}). */
     private long roundRuntime(long runtime) {
         return Math.max(1, runtime / options.rounds());
+    }
+
+    /** Whether seed 000's ioeventfd off runs with {@code clock}: virtual time, or the runtime's I/O threads. */
+    private boolean ioeventfdOffRuns(SeedClock clock) {
+        return clock.virtual() || ioThreads != null;
     }
 
     /** Virtual time when asked, or (auto) when the seed's vCPUs and I/O threads outnumber the host's free cores. */
@@ -560,14 +588,9 @@ public final class SeedsBench {
         return SeedClock.of(options, freeCores, pinCpus, vcpus);
     }
 
-    /** One point with the seed's clock: {@code label} names it in the progress line (null: a warm-up). */
+    /** One point with the seed's clock: {@code label} names it in the progress line (a warm-up's starts "warm-up "). */
     private SeedPoint point(DiskSpec spec, MachineConfig config, String jobFile, Consumer<String> setup, String label) {
         return point(spec, config, JobFileParser.parse(jobFile), setup, clock, seedId, label);
-    }
-
-    private SeedPoint point(DiskSpec spec, MachineConfig config, List<JobSpec> jobs, Consumer<String> setup,
-            SeedClock how) {
-        return point(spec, config, jobs, setup, how, "000", null);
     }
 
     /**
@@ -577,9 +600,7 @@ public final class SeedsBench {
      */
     private SeedPoint point(DiskSpec spec, MachineConfig config, List<JobSpec> jobs, Consumer<String> setup,
             SeedClock how, String seed, String label) {
-        if (label != null) {
-            progress.begin(seed, label);
-        }
+        progress.begin(seed, label, jobs.get(0).runtimeNanos());
         // Pinned: every other thread leaves the actors' CPU for the point, and the actors' clock is the wall clock.
         CpuPinning.Reservation core = how.virtual() && how.pinCpus() != null ? CpuPinning.reserve(how.pinCpus()) : null;
         VirtualTime time = !how.virtual() ? null : core != null ? VirtualTime.pinned(how.seed(), how.charging(),
@@ -625,17 +646,15 @@ public final class SeedsBench {
             if (core != null) {
                 core.close();
             }
-            if (label != null) {
-                progress.end();
-            }
+            progress.end();
         }
     }
 
-    /** One discarded run of up to {@link #MAX_WARMUP_NANOS} of the seed's first point. */
-    private void warmUp(DiskSpec spec, MachineConfig config, String name, String rw, String engineName, int iodepth,
-            int numjobs, Boolean hipri, long runtime) {
-        point(spec, config, jobFile(name, rw, engineName, iodepth, numjobs, hipri,
-                Math.min(runtime, MAX_WARMUP_NANOS)), n -> { }, null);
+    /** One discarded run of up to {@link #MAX_WARMUP_NANOS} of a point of the seed ({@code variant}). */
+    private void warmUp(DiskSpec spec, MachineConfig config, String variant, String name, String rw,
+            String engineName, int iodepth, int numjobs, Boolean hipri, long runtime) {
+        point(spec, config, jobFile(name, rw, engineName, iodepth, numjobs, hipri, SeedPlan.warmUpNanos(runtime)),
+                n -> { }, SeedPlan.Step.WARM_UP + variant);
     }
 
     /** The engine's defaults with the vCPUs given, the default latencies and outside-lock kicks. */

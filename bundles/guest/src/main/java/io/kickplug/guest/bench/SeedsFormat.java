@@ -16,11 +16,31 @@ public final class SeedsFormat {
     private SeedsFormat() {
     }
 
-    /** The report with the host's measured load in its heading. */
+    /** What a {@code --quick} report says first: its verdicts are a first look, not the full run's. */
+    static final String QUICK_HEADING = "QUICK RUN (--quick): a first look, fewer and shorter points than the full"
+            + " run; every verdict below is marked (quick) and is not the full run's; run kp:bench seeds without"
+            + " --quick for those";
+
+    /** The report of a full run with the host's measured load in its heading. */
     public static String format(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String jsonPath) {
+        return format(seeds, runtimeNanos, load, jsonPath, false);
+    }
+
+    /**
+     * The report with the host's measured load in its heading.
+     *
+     * @param quick whether the run was {@code --quick}: the heading says so first, and every verdict (direction,
+     *     magnitude, summary) is marked "(quick)"
+     */
+    public static String format(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String jsonPath,
+            boolean quick) {
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "kp:bench seeds: the five source experiments, %s per point; %s%n",
-                seconds(runtimeNanos), load.describe()));
+        if (quick) {
+            out.append(QUICK_HEADING).append('\n');
+        }
+        String mark = quick ? " (quick)" : "";
+        out.append(String.format(Locale.ROOT, "kp:bench seeds%s: the five source experiments, %s per point; %s%n",
+                quick ? " --quick" : "", seconds(runtimeNanos), load.describe()));
         for (SeedResult s : seeds) {
             out.append(String.format(Locale.ROOT, "%nseed %s: %s%n", s.id(), s.title()));
             out.append("  published: ").append(s.published()).append('\n');
@@ -32,17 +52,17 @@ public final class SeedsFormat {
             }
             out.append("  measured:  ").append(s.measured()).append('\n');
             out.append("  direction: ").append(s.directionMatches() == null ? "not run"
-                    : s.directionMatches() ? "matches" : "DOES NOT match").append(" (")
+                    : s.directionMatches() ? "matches" : "DOES NOT match").append(mark).append(" (")
                     .append(s.rule()).append(")\n");
-            out.append("  magnitude: ").append(magnitude(s)).append('\n');
+            out.append("  magnitude: ").append(magnitude(s)).append(mark).append('\n');
             for (String note : s.notes()) {
                 out.append("  note: ").append(note).append('\n');
             }
         }
         out.append(String.format(Locale.ROOT, "%nsummary%n"));
         for (SeedResult s : seeds) {
-            out.append(String.format(Locale.ROOT, "  seed %s  %-8s  %-22s  %s%n", s.id(),
-                    s.verdict(), magnitudeShort(s), s.measured()));
+            out.append(String.format(Locale.ROOT, "  seed %s  %-" + (8 + mark.length()) + "s  %-22s  %s%n", s.id(),
+                    s.verdict() + mark, magnitudeShort(s), s.measured()));
         }
         if (jsonPath != null) {
             out.append("JSON: ").append(jsonPath).append('\n');
@@ -109,21 +129,29 @@ public final class SeedsFormat {
         return Double.isNaN(r) ? "n/a" : String.format(Locale.ROOT, "%.2f", r);
     }
 
-    /** Seed 004's figures (simulated and real guest alike): the three kinds' IOPS and both ratios to yielding. */
+    /**
+     * Seed 004's figures (simulated and real guest alike): the three kinds' IOPS and both ratios to yielding; without
+     * sharded's when {@code sharded} is NaN (not run: {@code --quick}).
+     */
     static Map<String, Double> seed004Figures(double yielding, double mutex, double sharded) {
         Map<String, Double> figures = new LinkedHashMap<>();
         figures.put("yielding_iops", yielding);
         figures.put("mutex_iops", mutex);
-        figures.put("sharded_iops", sharded);
+        if (!Double.isNaN(sharded)) {
+            figures.put("sharded_iops", sharded);
+        }
         figures.put("mutex_vs_yielding_ratio", SeedVerdicts.ratio(yielding, mutex));
-        figures.put("sharded_vs_yielding_ratio", SeedVerdicts.ratio(yielding, sharded));
+        if (!Double.isNaN(sharded)) {
+            figures.put("sharded_vs_yielding_ratio", SeedVerdicts.ratio(yielding, sharded));
+        }
         return figures;
     }
 
     /** Seed 004's measured line: "yielding Y -> mutex M IOPS, ratio R (published 2.04); sharded S IOPS, ratio R'". */
     static String seed004Line(double yielding, double mutex, double sharded) {
-        return String.format(Locale.ROOT, "yielding %.0f -> mutex %.0f IOPS, ratio %s (published 2.04); "
-                + "sharded %.0f IOPS, ratio %s", yielding, mutex, ratio(SeedVerdicts.ratio(yielding, mutex)),
-                sharded, ratio(SeedVerdicts.ratio(yielding, sharded)));
+        String line = String.format(Locale.ROOT, "yielding %.0f -> mutex %.0f IOPS, ratio %s (published 2.04); ",
+                yielding, mutex, ratio(SeedVerdicts.ratio(yielding, mutex)));
+        return line + (Double.isNaN(sharded) ? "sharded not run (--quick)" : String.format(Locale.ROOT,
+                "sharded %.0f IOPS, ratio %s", sharded, ratio(SeedVerdicts.ratio(yielding, sharded))));
     }
 }

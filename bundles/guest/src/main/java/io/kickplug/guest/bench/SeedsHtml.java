@@ -16,13 +16,30 @@ public final class SeedsHtml {
     }
 
     public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String started) {
+        return write(seeds, runtimeNanos, load, started, false);
+    }
+
+    /**
+     * @param quick whether the run was {@code --quick}: the title and a banner say so, and every verdict is marked
+     *     "(quick)"
+     */
+    public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String started,
+            boolean quick) {
+        String title = quick ? "kp:bench seeds --quick" : "kp:bench seeds";
+        String mark = quick ? " (quick)" : "";
         StringBuilder h = new StringBuilder();
-        h.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kp:bench seeds</title>\n");
+        h.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>").append(title)
+                .append("</title>\n");
         h.append("<style>body{font-family:sans-serif;margin:2em;max-width:70em;color:#222}"
                 + "table{border-collapse:collapse;font-size:85%}td,th{border:1px solid #ccc;padding:2px 6px;"
                 + "text-align:left}.ok{color:#060}.bad{color:#a00}.na{color:#666}svg{display:block;margin:.5em 0}"
+                + (quick ? ".quick{border:2px solid #a60;background:#fff4e0;padding:.5em}" : "")
                 + "</style>\n</head><body>\n");
-        h.append("<h1>kp:bench seeds</h1>\n<p>Started ").append(esc(started)).append(", ")
+        h.append("<h1>").append(title).append("</h1>\n");
+        if (quick) {
+            h.append("<p class=\"quick\">").append(esc(SeedsFormat.QUICK_HEADING)).append("</p>\n");
+        }
+        h.append("<p>Started ").append(esc(started)).append(", ")
                 .append(esc(SeedsFormat.seconds(runtimeNanos))).append(" per point; ").append(esc(load.describe()))
                 .append("</p>\n");
         h.append("<table><tr><th>seed</th><th>direction</th><th>magnitude (measured / published)</th>"
@@ -31,10 +48,10 @@ public final class SeedsHtml {
             Boolean w = s.withinTwoX();
             h.append("<tr><td><a href=\"#seed").append(esc(s.id())).append("\">").append(esc(s.id())).append("</a></td>")
                     .append("<td class=\"").append(cls(s.directionMatches())).append("\">").append(esc(s.verdict()))
-                    .append("</td><td>").append(Double.isNaN(s.magnitudeRatio()) ? "n/a"
+                    .append(mark).append("</td><td>").append(Double.isNaN(s.magnitudeRatio()) ? "n/a"
                             : String.format(Locale.ROOT, "%.2f", s.magnitudeRatio()))
                     .append("</td><td class=\"").append(cls(w)).append("\">")
-                    .append(w == null ? "n/a" : w ? "yes" : "no").append("</td><td>").append(esc(s.clock()))
+                    .append(w == null ? "n/a" : w ? "yes" : "no").append(mark).append("</td><td>").append(esc(s.clock()))
                     .append("</td></tr>\n");
         }
         h.append("</table>\n");
@@ -43,8 +60,8 @@ public final class SeedsHtml {
                     .append(esc(s.title())).append("</h2>\n");
             h.append("<p><b>published:</b> ").append(esc(s.published())).append("<br><b>measured:</b> ")
                     .append(esc(s.measured())).append("<br><b>direction:</b> <span class=\"")
-                    .append(cls(s.directionMatches())).append("\">").append(esc(s.verdict())).append("</span> (")
-                    .append(esc(s.rule())).append(")<br><b>magnitude:</b> ").append(esc(SeedsFormat.magnitude(s)))
+                    .append(cls(s.directionMatches())).append("\">").append(esc(s.verdict() + mark)).append("</span> (")
+                    .append(esc(s.rule())).append(")<br><b>magnitude:</b> ").append(esc(SeedsFormat.magnitude(s) + mark))
                     .append("<br><b>clock:</b> ").append(esc(s.clock())).append("</p>\n");
             double pub = SeedEffects.published(s.id());
             if (!Double.isNaN(pub) && !Double.isNaN(s.magnitudeRatio())) {

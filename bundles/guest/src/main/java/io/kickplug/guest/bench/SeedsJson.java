@@ -25,7 +25,7 @@ public final class SeedsJson {
      *     averages; a figure not measured, as in {@link HostLoad#unmeasured}, is written as null)
      */
     public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String startedAt) {
-        return write(seeds, runtimeNanos, load, startedAt, null);
+        return write(seeds, runtimeNanos, load, startedAt, null, false);
     }
 
     /**
@@ -34,8 +34,26 @@ public final class SeedsJson {
      */
     public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String startedAt,
             Provenance provenance) {
+        return write(seeds, runtimeNanos, load, startedAt, provenance, false);
+    }
+
+    /** @see #write(List, long, HostLoad, String, Provenance, boolean) */
+    public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String startedAt,
+            boolean quick) {
+        return write(seeds, runtimeNanos, load, startedAt, null, quick);
+    }
+
+    /**
+     * @param provenance where the run came from, or null to leave the member out
+     * @param quick whether the run was {@code --quick}: {@code "quick"} at the top and beside every seed's verdict
+     *     (false in a full run, so a reader can rely on the member)
+     * @see #write(List, long, HostLoad, String)
+     */
+    public static String write(List<SeedResult> seeds, long runtimeNanos, HostLoad load, String startedAt,
+            Provenance provenance, boolean quick) {
         StringBuilder out = new StringBuilder();
         out.append("{\n  \"benchmark\": \"kp:bench seeds\",\n");
+        out.append("  \"quick\": ").append(quick).append(",\n");
         if (provenance != null) {
             out.append("  \"provenance\": ").append(provenance.json("  ")).append(",\n");
         }
@@ -62,6 +80,7 @@ public final class SeedsJson {
             out.append("      \"rule\": ").append(JsonText.quote(s.rule())).append(",\n");
             out.append("      \"direction_matches\": ").append(s.directionMatches()).append(",\n"); // null: not run
             out.append("      \"verdict\": ").append(JsonText.quote(s.verdict())).append(",\n");
+            out.append("      \"quick\": ").append(quick).append(",\n");
             out.append("      \"magnitude_ratio\": ").append(number(s.magnitudeRatio())).append(",\n");
             out.append("      \"within_2x\": ").append(s.withinTwoX()).append(",\n"); // null: not measurable
             out.append("      \"clock\": ").append(JsonText.quote(s.clock())).append(",\n");

@@ -21,9 +21,13 @@ import java.util.Set;
  *     for {@code runtimeNanos / rounds}; the round with the median IOPS stands for the configuration
  * @param pin where virtual time's actor threads run: {@link #AUTO} (the last CPU the process may use),
  *     {@link #OFF}, or a Linux CPU list ("1", "2-3")
+ * @param quick {@code --quick}: a first look ({@link #QUICK_RUNTIME_NANOS} and {@link #QUICK_ROUNDS} unless given, and
+ *     only the configurations the verdicts compare: seed 000 at its largest exit with ioeventfd off, seed 002's
+ *     immediate and defer-call at iodepth 64, seed 004's yielding and mutex locks; see {@link SeedPlan}); every
+ *     verdict of the report is marked quick
  */
 public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
-        Path html, Set<String> only, int rounds, String pin) {
+        Path html, Set<String> only, int rounds, String pin, boolean quick) {
 
     /** The seed ids, in the order they run. */
     public static final List<String> SEEDS = List.of("000", "001", "002", "003", "004");
@@ -36,6 +40,18 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     /** Rounds per configuration by default: a median of three outvotes one slow spell of the host or the JIT. */
     public static final int DEFAULT_ROUNDS = 3;
     static final int MAX_ROUNDS = 15;
+    /**
+     * {@code --quick}'s runtime per point unless {@code --runtime} is given, shared by its {@link #QUICK_ROUNDS}
+     * rounds: with seed 004's points at 60-115 wall seconds per runtime second ({@link SeedCosts}), what fits in
+     * 2 minutes on a 2-core machine.
+     */
+    public static final long QUICK_RUNTIME_MS = 200;
+    public static final long QUICK_RUNTIME_NANOS = QUICK_RUNTIME_MS * 1_000_000L;
+    /**
+     * {@code --quick}'s rounds unless {@code --rounds} is given: two, interleaved, the lower IOPS of the two stands
+     * for a configuration (one round alone gave seed 002 +131% to +1005% in three runs on the loaded machine).
+     */
+    public static final int QUICK_ROUNDS = 2;
 
     public SeedsOptions {
         if (runtimeNanos <= 0) {
@@ -79,6 +95,12 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         return cpus != null && CpuPinning.leavesOthers(cpus) ? cpus : null;
     }
 
+    /** A full run (not {@code --quick}). */
+    public SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
+            Path html, Set<String> only, int rounds, String pin) {
+        this(runtimeNanos, json, clock, charging, seed, html, only, rounds, pin, false);
+    }
+
     /** Without {@code --only}: all five seeds. */
     public SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
             Path html) {
@@ -96,13 +118,15 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     }
 
     /**
-     * Parses {@code [--runtime S] [--json FILE] [--html FILE] [--clock C] [--charging C] [--seed N] [--only LIST]
-     * [--rounds N] [--pin-cpu auto|off|LIST]}, each as "--name value" or "--name=value"; the runtime in
-     * seconds (decimals allowed: 0.2) or with fio's suffixes (200ms).
+     * Parses {@code [--quick] [--runtime S] [--json FILE] [--html FILE] [--clock C] [--charging C] [--seed N]
+     * [--only LIST] [--rounds N] [--pin-cpu auto|off|LIST]}, each as "--name value" or "--name=value"; the runtime
+     * in seconds (decimals allowed: 0.2) or with fio's suffixes (200ms). {@code --quick} sets the runtime and the
+     * rounds that are not given explicitly.
      *
      * @throws IllegalArgumentException with one line naming the bad argument
      */
     public static SeedsOptions parse(List<String> args) {
+        boolean quick = false;
         long runtime = SeedsBench.DEFAULT_RUNTIME_NANOS;
         Path json = null;
         Path html = null;
@@ -112,13 +136,24 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         Set<String> only = Set.copyOf(SEEDS);
         int rounds = DEFAULT_ROUNDS;
         String pin = AUTO;
-        for (Map.Entry<String, String> option : OptionArgs.parse(args, TABLE.expected()).entrySet()) {
+        OptionArgs.Parsed parsed = OptionArgs.parse(args, TABLE.expected(), TABLE.flags());
+        if (!parsed.operands().isEmpty()) {
+            throw new IllegalArgumentException("unexpected argument '" + parsed.operands().get(0) + "' (expected "
+                    + TABLE.expected() + ")");
+        }
+        for (Map.Entry<String, String> option : parsed.options().entrySet()) {
             String name = option.getKey();
             String value = option.getValue() == null ? "" : option.getValue().trim();
             if (!TABLE.has(name)) {
                 throw TABLE.unknown(name);
             }
             switch (name) {
+                case "--quick" -> {
+                    if (!value.equals("true")) {
+                        throw new IllegalArgumentException("--quick takes no value: '" + value + "'");
+                    }
+                    quick = true;
+                }
                 case "--runtime" -> runtime = runtime(value);
                 case "--json" -> json = file("--json", value);
                 case "--html" -> html = file("--html", value);
@@ -148,7 +183,10 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
                 default -> throw TABLE.unknown(name);
             }
         }
-        return new SeedsOptions(runtime, json, clock, charging, seed, html, only, rounds, pin);
+        // Explicit options win over --quick's.
+        runtime = quick && !parsed.options().containsKey("--runtime") ? QUICK_RUNTIME_NANOS : runtime;
+        rounds = quick && !parsed.options().containsKey("--rounds") ? QUICK_ROUNDS : rounds;
+        return new SeedsOptions(runtime, json, clock, charging, seed, html, only, rounds, pin, quick);
     }
 
     /** "002", "2,4", "000,003": seed ids or their numbers, comma-separated. */
@@ -202,6 +240,10 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     public static final OptionTable TABLE = new OptionTable("seeds [options]", "the five seed experiments side by "
             + "side in the simulated guest: each published figure beside the measured one, with direction and "
             + "within-2x verdicts, as text, JSON and HTML",
+            OptionTable.Option.flag("--quick", "a first look: only what the verdicts compare (000 at 50 us with "
+                    + "ioeventfd off, 001, 002 immediate and defer-call at iodepth 64, 003, 004 yielding and mutex), "
+                    + QUICK_RUNTIME_MS + " ms each in " + QUICK_ROUNDS + " rounds, every verdict marked quick; "
+                    + "--runtime or --rounds given with it win"),
             OptionTable.Option.valued("--runtime", "S", SeedsBench.DEFAULT_RUNTIME_NANOS / 1_000_000_000L + "s",
                     "runtime of each measured point: seconds (0.2) or with fio's suffixes (200ms); at most 1h"),
             OptionTable.Option.valued("--json", "FILE", "kickplug-seeds-TIME.json in the temporary folder",

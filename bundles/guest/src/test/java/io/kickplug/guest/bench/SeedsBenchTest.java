@@ -184,6 +184,59 @@ class SeedsBenchTest {
         }
     }
 
+    /**
+     * The runs a bench makes are its plan's, in its order (the remaining-time estimate counts on it), with rounds and
+     * with --quick; a --quick report marks its verdicts and leaves out what it did not run.
+     */
+    @Test
+    @Timeout(value = 400, unit = TimeUnit.SECONDS)
+    void theRunsAreThePlansAndAQuickRunRunsAndMarksLess(@TempDir Path dir) throws Exception {
+        notifiers.add("bh", new EndOfBatchNotifier(), 0, 2);
+        for (List<String> args : List.of(List.of("--only", "000,002", "--rounds", "2", "--runtime", "0.02"),
+                List.of("--quick", "--runtime", "0.02"))) {
+            List<String> all = new ArrayList<>(args);
+            all.addAll(List.of("--clock", "virtual", "--charging", "model", "--json", dir.resolve("q.json").toString()));
+            SeedsOptions o = SeedsOptions.parse(all);
+            java.io.ByteArrayOutputStream lines = new java.io.ByteArrayOutputStream();
+            bench.progressOut = new java.io.PrintStream(lines, true, java.nio.charset.StandardCharsets.UTF_8);
+            SeedsBench.Report report = bench.run(o);
+            List<String> ran = lines.toString(java.nio.charset.StandardCharsets.UTF_8).lines().map(l -> {
+                java.util.regex.Matcher m = java.util.regex.Pattern.compile("kp:bench seeds: seed (\\d{3}) (?:point "
+                        + "\\d+/\\d+ \\((.*)\\)|(warm-up .*)), elapsed \\d+s, remaining ~\\d+s").matcher(l);
+                assertTrue(m.matches(), l);
+                return m.group(1) + " " + SeedPlan.variant(m.group(2) != null ? m.group(2) : m.group(3));
+            }).toList();
+            assertEquals(SeedPlan.of(o, true).stream().map(s -> s.seed() + " " + s.variant()).toList(), ran, "" + args);
+            String text = report.format();
+            JsonNode root = new ObjectMapper().readTree(Files.readString(dir.resolve("q.json")));
+            assertEquals(o.quick(), root.get("quick").asBoolean());
+            for (JsonNode s : root.get("seeds")) {
+                assertEquals(o.quick(), s.get("quick").asBoolean(), s.toString());
+            }
+            assertEquals(o.quick(), text.startsWith(SeedsFormat.QUICK_HEADING), text);
+            if (o.quick()) {
+                assertEquals(5, root.get("seeds").size());
+                assertEquals(2, root.get("seeds").get(0).get("points").size(), "000 at 50 us, ioeventfd off");
+                assertEquals(2, root.get("seeds").get(4).get("points").size(), "004 yielding and mutex");
+                assertTrue(text.contains("sharded not run (--quick)"), text);
+                assertFalse(root.get("seeds").get(4).get("measured_figures").has("sharded_iops"), text);
+                assertTrue(text.contains("  under-lock exit 50us ioeventfd off "), text);
+                assertFalse(text.contains("exit 1us"), text);
+                assertFalse(text.contains("ioeventfd on |"), text);
+                JsonNode s002 = root.get("seeds").get(2);
+                assertEquals(2, s002.get("points").size(), "002 immediate and defer-call at iodepth 64 only");
+                assertFalse(s002.get("measured_figures").has("defer_call_vs_immediate_iodepth1_pct"), s002.toString());
+                assertFalse(s002.get("measured_figures").has("bh_iops_iodepth64"), s002.toString());
+                assertTrue(s002.get("measured").asText().contains(" IOPS at iodepth 64 (bh not run (--quick)), iodepth 1"
+                        + " not run (--quick); irqs/req at iodepth 64: immediate "), s002.toString());
+                assertTrue(s002.get("direction_matches").isBoolean(), "a verdict at iodepth 64: " + s002);
+                assertEquals(5, text.lines().filter(l -> l.startsWith("  direction: ") && l.contains(" (quick) (")).count(),
+                        text);
+            }
+        }
+        assertTrue(registry.list().isEmpty(), "every temporary disk detached: " + registry.list());
+    }
+
     @Test
     @Timeout(value = 400, unit = TimeUnit.SECONDS)
     void seed002GivesAVerdictOnlyWhenBothStrategiesRan() {

@@ -73,9 +73,9 @@ class SeedsReportTest {
         assertEquals("--json needs a value", parseError("--json"));
         assertEquals("--json needs a file name", parseError("--json", " "));
         assertEquals("--runtime is given twice", parseError("--runtime", "1", "--runtime", "2"));
-        assertEquals("unknown option --iodepth (expected --runtime, --json, --html, --clock, --charging, --seed, --only,"
-                + " --rounds or --pin-cpu)", parseError("--iodepth", "4"));
-        assertEquals("unexpected argument 'fast' (expected --runtime S, --json FILE, --html FILE, --clock "
+        assertEquals("unknown option --iodepth (expected --quick, --runtime, --json, --html, --clock, --charging, --seed,"
+                + " --only, --rounds or --pin-cpu)", parseError("--iodepth", "4"));
+        assertEquals("unexpected argument 'fast' (expected --quick, --runtime S, --json FILE, --html FILE, --clock "
                 + "auto|real|virtual, --charging measured|model, --seed N, --only LIST, --rounds N or --pin-cpu "
                 + "auto|off|LIST)", parseError("fast"));
         SeedsOptions o = SeedsOptions.parse(List.of("--clock", "virtual", "--charging=model", "--seed",
@@ -111,6 +111,90 @@ class SeedsReportTest {
         assertEquals("--only: no seed 005 (seeds are 000, 001, 002, 003, 004)", parseError("--only", "5"));
         assertEquals("--only takes seed ids (000-004), comma-separated: '002,'", parseError("--only", "002,"));
         assertEquals("--only takes seed ids (000-004), comma-separated: 'x'", parseError("--only", "x"));
+    }
+
+    /** --quick sets the runtime and the rounds that are not given, and the reduced plan; explicit options win. */
+    @Test
+    void quickSetsTheRuntimeAndRoundsNotGivenAndExplicitOnesWin() {
+        SeedsOptions full = SeedsOptions.parse(List.of());
+        assertFalse(full.quick());
+        assertEquals(SeedsBench.DEFAULT_RUNTIME_NANOS, full.runtimeNanos());
+        assertEquals(SeedsOptions.DEFAULT_ROUNDS, full.rounds());
+        SeedsOptions quick = SeedsOptions.parse(List.of("--quick"));
+        assertTrue(quick.quick());
+        assertEquals(SeedsOptions.QUICK_RUNTIME_NANOS, quick.runtimeNanos());
+        assertEquals(200_000_000L, SeedsOptions.QUICK_RUNTIME_NANOS);
+        assertEquals(2, quick.rounds());
+        assertEquals(full.only(), quick.only(), "--quick runs every seed");
+        assertEquals(full.clock(), quick.clock());
+        assertEquals(full.charging(), quick.charging());
+        assertEquals(full.pin(), quick.pin());
+        // Explicit options win, wherever they stand.
+        SeedsOptions runtime = SeedsOptions.parse(List.of("--runtime", "2", "--quick"));
+        assertTrue(runtime.quick());
+        assertEquals(2_000_000_000L, runtime.runtimeNanos());
+        assertEquals(2, runtime.rounds(), "--quick's rounds where --rounds is not given");
+        SeedsOptions rounds = SeedsOptions.parse(List.of("--quick", "--rounds=3", "--only", "002"));
+        assertEquals(SeedsOptions.QUICK_RUNTIME_NANOS, rounds.runtimeNanos());
+        assertEquals(3, rounds.rounds());
+        assertEquals(java.util.Set.of("002"), rounds.only());
+        SeedsOptions same = SeedsOptions.parse(List.of("--quick", "--runtime", "3", "--rounds", "3"));
+        assertEquals(full.runtimeNanos(), same.runtimeNanos());
+        assertEquals(full.rounds(), same.rounds());
+        assertTrue(same.quick(), "still the quick points (000 at 50 us, 002 at iodepth 64) and marked quick");
+        assertEquals("--quick takes no value: 'false'", parseError("--quick=false"));
+        assertEquals("--quick is given twice", parseError("--quick", "--quick"));
+        // The points: what the verdicts compare, seed 000 at its verdict's exit with ioeventfd off only, 002
+        // immediate and defer-call at iodepth 64, 004 yielding and mutex; each once per round, 001's once.
+        assertEquals((2 + 2 + 2 + 2) * 2 + 2, SeedsBench.points(quick));
+        assertEquals((2 + 2 + 2 + 2) * 3 + 2, SeedsBench.points(same));
+        assertEquals(2 + 2 + 2 + 2 + 2, SeedsBench.points(SeedsOptions.parse(List.of("--quick", "--rounds", "1"))));
+        assertEquals(List.of(50_000L), SeedPlan.exits000(quick));
+        assertEquals(List.of(false), SeedPlan.ioeventfds000(quick, true));
+        assertEquals(List.of(true), SeedPlan.ioeventfds000(quick, false), "real threads without the I/O threads");
+        assertEquals(List.of(64), SeedPlan.iodepths002(quick));
+        assertEquals(List.of("immediate", "defer-call"), SeedPlan.strategies002(quick));
+        assertEquals(List.of(io.kickplug.api.blk.TrackedLockKind.YIELDING, io.kickplug.api.blk.TrackedLockKind.MUTEX),
+                SeedPlan.lockKinds004(quick));
+        assertEquals(SeedsBench.STRATEGIES, SeedPlan.strategies002(full));
+        assertEquals(SeedsBench.LOCK_KINDS, SeedPlan.lockKinds004(full));
+        assertEquals(List.of(1_000L, 10_000L, 50_000L), SeedPlan.exits000(full));
+        assertEquals(List.of(false, true), SeedPlan.ioeventfds000(full, true));
+        assertEquals(List.of(64, 1), SeedPlan.iodepths002(full));
+    }
+
+    /** The help's durations are the plans' costs, and the plans have the runs the bench makes. */
+    @Test
+    void theHelpsDurationsAreComputedFromThePlans() {
+        List<SeedPlan.Step> full = SeedPlan.of(SeedsOptions.parse(List.of()), true);
+        List<SeedPlan.Step> quick = SeedPlan.of(SeedsOptions.parse(List.of("--quick")), true);
+        assertEquals(59 + 10, full.size(), "59 points and 10 warm-ups");
+        assertEquals(18 + 10, quick.size(), "18 point runs (2 rounds) and 10 warm-ups (002 warms up both strategies)");
+        assertEquals(List.of("warm-up immediate iodepth 64", "warm-up defer-call iodepth 64"), quick.stream()
+                .filter(s -> s.seed().equals("002") && s.warmUp()).map(SeedPlan.Step::variant).toList());
+        assertEquals(List.of("warm-up immediate iodepth 64"), full.stream()
+                .filter(s -> s.seed().equals("002") && s.warmUp()).map(SeedPlan.Step::variant).toList());
+        // 21 configurations x 3 s (each round a third) + 10 warm-ups of 1 s.
+        assertEquals(73_000_000_000L, full.stream().mapToLong(SeedPlan.Step::virtualNanos).sum());
+        // 10 configurations x 0.2 s (each round half) + 10 warm-ups of 0.2 s.
+        assertEquals(20 * SeedsOptions.QUICK_RUNTIME_NANOS, quick.stream().mapToLong(SeedPlan.Step::virtualNanos).sum());
+        assertEquals(Math.round(SeedCosts.seconds(full) / 60), SeedCosts.DEFAULT_RUN_MINUTES,
+                "BenchCommand's @Descriptor states the default run's minutes");
+        assertEquals(Math.round(SeedCosts.seconds(quick)), SeedCosts.QUICK_RUN_SECONDS,
+                "BenchCommand's @Descriptor states --quick's seconds");
+        assertTrue(SeedCosts.seconds(quick) < 120, "--quick takes under 2 minutes: " + SeedCosts.seconds(quick));
+        String describe = SeedCosts.describe();
+        assertEquals("a default run: 59 points and 10 warm-ups, 73 s of runtime, about "
+                + SeedCosts.DEFAULT_RUN_MINUTES + " min; --quick: 18 points and 10 warm-ups, 4 s of runtime, about "
+                + SeedCosts.QUICK_RUN_SECONDS + " s (on a 2-core machine shared with builds)",
+                describe);
+        // A configuration the table does not have costs its seed's mean, never nothing.
+        SeedPlan.Step unknown = new SeedPlan.Step("000", "under-lock exit 2us ioeventfd on", 1_000_000_000L);
+        assertTrue(SeedCosts.seconds(unknown) > SeedCosts.SETUP_SECONDS, "" + SeedCosts.seconds(unknown));
+        for (SeedPlan.Step s : full) {
+            String variant = s.warmUp() ? s.variant().substring(SeedPlan.Step.WARM_UP.length()) : s.variant();
+            assertTrue(SeedCosts.WALL_PER_RUNTIME_SECOND.containsKey(s.seed() + " " + variant), s.toString());
+        }
     }
 
     @Test
@@ -313,6 +397,55 @@ class SeedsReportTest {
         assertTrue(html.contains(">1.43</text>"), "the published gain (2.43x - 1): " + html);
         assertTrue(html.contains(">-80.00</text>") || html.contains(">-80.0</text>") || html.contains("-80.00"), html);
         assertTrue(html.contains("<td class=\"ok\">matches</td>"), html);
+    }
+
+    /** A --quick report marks every verdict quick: the text's heading and lines, the JSON, the HTML page. */
+    @Test
+    void aQuickReportMarksEveryVerdictQuickInTextJsonAndHtml() throws Exception {
+        List<SeedResult> seeds = List.of(sample("000", true, 2.0), sample("004", false, Double.NaN),
+                sample("002", null, 1.0));
+        String text = SeedsFormat.format(seeds, 300_000_000L, HostLoad.unmeasured(2), "/tmp/q.json", true);
+        assertTrue(text.startsWith(SeedsFormat.QUICK_HEADING + "\nkp:bench seeds --quick: the five source experiments,"
+                + " 0.300s per point; "), text);
+        assertTrue(text.contains("\n  direction: matches (quick) (rule 000)\n  magnitude: 0.82x the published effect,"
+                + " within 2x (quick)\n"), text);
+        assertTrue(text.contains("\n  direction: DOES NOT match (quick) (rule 004)\n  magnitude: n/a (quick)\n"), text);
+        assertTrue(text.contains("\n  direction: not run (quick) (rule 002)\n"), text);
+        assertTrue(text.contains("\nsummary\n  seed 000  matches (quick)   0.82x within 2x         ratio 1.10\n"
+                + "  seed 004  differs (quick)   magnitude n/a           ratio 1.10\n"
+                + "  seed 002  not run (quick)   magnitude n/a           ratio 1.10\n"), text);
+        String body = text.substring(SeedsFormat.QUICK_HEADING.length());
+        assertEquals(3 * 3, body.split("\\(quick\\)", -1).length - 1, "direction, magnitude and summary per seed");
+        String full = SeedsFormat.format(seeds, 300_000_000L, HostLoad.unmeasured(2), "/tmp/q.json");
+        assertFalse(full.contains("quick"), full);
+        assertEquals(full, SeedsFormat.format(seeds, 300_000_000L, HostLoad.unmeasured(2), "/tmp/q.json", false));
+
+        JsonNode quick = new ObjectMapper().readTree(SeedsJson.write(seeds, 300_000_000L, HostLoad.unmeasured(2), "t",
+                true));
+        assertTrue(quick.get("quick").asBoolean(), "at the top");
+        java.util.Iterator<String> names = quick.fieldNames();
+        assertEquals(List.of("benchmark", "quick"), List.of(names.next(), names.next()), "second, where it is seen");
+        for (JsonNode s : quick.get("seeds")) {
+            assertTrue(s.get("quick").isBoolean() && s.get("quick").asBoolean(), "beside every verdict: " + s);
+        }
+        assertEquals("matches", quick.get("seeds").get(0).get("verdict").asText(), "the verdict's values stay");
+        JsonNode notQuick = new ObjectMapper().readTree(SeedsJson.write(seeds, 3_000_000_000L, HostLoad.unmeasured(2),
+                "t"));
+        assertTrue(notQuick.get("quick").isBoolean() && !notQuick.get("quick").asBoolean(), "a full run says so");
+        for (JsonNode s : notQuick.get("seeds")) {
+            assertFalse(s.get("quick").asBoolean(), s.toString());
+        }
+
+        String html = SeedsHtml.write(seeds, 300_000_000L, HostLoad.unmeasured(2), "t", true);
+        assertTrue(html.contains("<title>kp:bench seeds --quick</title>"), html);
+        assertTrue(html.contains("<h1>kp:bench seeds --quick</h1>\n<p class=\"quick\">QUICK RUN (--quick): "), html);
+        assertTrue(html.contains("<td class=\"ok\">matches (quick)</td>"), html);
+        assertTrue(html.contains("<td class=\"ok\">yes (quick)</td>"), "within 2x: " + html);
+        assertTrue(html.contains("<td class=\"bad\">differs (quick)</td>"), html);
+        assertTrue(html.contains("<span class=\"ok\">matches (quick)</span>"), html);
+        assertTrue(html.contains("<b>magnitude:</b> 0.82x the published effect, within 2x (quick)"), html);
+        String fullHtml = SeedsHtml.write(seeds, 300_000_000L, HostLoad.unmeasured(2), "t");
+        assertFalse(fullHtml.contains("quick"), fullHtml);
     }
 
     @Test
