@@ -71,6 +71,45 @@ final class DiskConfigStore {
         c.update(new Hashtable<>(toProperties(spec)));
     }
 
+    /**
+     * Writes a running disk's settings into its configuration ({@link DiskSettings#recordedIn}); nothing when they
+     * are there already, or when the disk has no configuration (a benchmark's disk).
+     *
+     * @return whether the configuration changed
+     */
+    static boolean record(ConfigurationAdmin admin, String name, DiskSettings live) throws IOException {
+        Configuration c = find(admin, name);
+        Dictionary<String, Object> props = c == null ? null : c.getProperties();
+        if (props == null) {
+            return false;
+        }
+        Map<String, Object> now = withoutIdentity(props);
+        Map<String, Object> next = live.recordedIn(now);
+        if (next.equals(now)) {
+            return false;
+        }
+        return c.updateIfDifferent(new Hashtable<>(next));
+    }
+
+    /** The properties of the disk's configuration as they are now, or {@code null} when it has none. */
+    static Map<String, Object> properties(ConfigurationAdmin admin, String name) throws IOException {
+        Configuration c = find(admin, name);
+        Dictionary<String, Object> props = c == null ? null : c.getProperties();
+        return props == null ? null : withoutIdentity(props);
+    }
+
+    /** The properties without the ones ConfigAdmin sets ({@code service.pid}, {@code service.factoryPid}). */
+    private static Map<String, Object> withoutIdentity(Dictionary<String, Object> props) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (java.util.Enumeration<String> keys = props.keys(); keys.hasMoreElements();) {
+            String k = keys.nextElement();
+            if (!k.equals("service.pid") && !k.equals("service.factoryPid") && !k.equals("service.bundleLocation")) {
+                out.put(k, props.get(k));
+            }
+        }
+        return out;
+    }
+
     /** Deletes the disk's configurations; false when it had none. */
     static boolean delete(ConfigurationAdmin admin, String name) throws IOException {
         boolean any = false;

@@ -224,9 +224,18 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
         return name != null && list().stream().anyMatch(d -> d.name().equals(name));
     }
 
-    /** Attaches the disk and records it as a configuration, so it outlives this bundle. */
+    /**
+     * Attaches the disk and records it as a configuration, so it outlives this bundle. A disk that has a
+     * configuration already (kept in the state folder across a restart, or attached before) is not attached
+     * twice: the same disk (equal but for the settings a user changes while it runs: size, ring, tracked lock) is
+     * answered as it is, with its kept settings, so a start-up script may attach it again; another one is refused.
+     */
     @Override
     public synchronized DiskInfo attach(DiskSpec spec) {
+        Map<String, Object> kept = spec == null || spec.name() == null ? null : configuration(spec.name());
+        if (kept != null) {
+            return attachConfigured(spec, kept);
+        }
         if (spec != null && spec.name() != null && shared != null && !attached(spec.name())) {
             try {
                 shared.delete(spec.name()); // a new disk: nothing of an earlier one with that name
@@ -248,6 +257,84 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
                     + "its bundles: " + e);
         }
         return info;
+    }
+
+    private Map<String, Object> configuration(String name) {
+        ConfigurationAdmin admin = configAdmin;
+        if (admin == null) {
+            return null;
+        }
+        try {
+            return DiskConfigStore.properties(admin, name);
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "disk " + name + ": cannot read its configuration: " + e);
+            return null;
+        }
+    }
+
+    /** {@link #attach} of a disk that has a configuration ({@code kept}). */
+    private DiskInfo attachConfigured(DiskSpec spec, Map<String, Object> kept) {
+        DiskSpecCheck.check(spec);
+        String name = spec.name();
+        DiskSpec keptSpec;
+        try {
+            keptSpec = DiskConfig.toSpec(kept);
+        } catch (DiskException e) {
+            throw new DiskException("disk '" + name + "' has a configuration already, a malformed one (" + e.getMessage()
+                    + "): kp:detach it first");
+        }
+        List<String> differences = SpecDifferences.of(SpecDifferences.attachForm(keptSpec),
+                SpecDifferences.attachForm(spec));
+        if (!differences.isEmpty()) {
+            throw new DiskException("a disk named '" + name + "' is already " + (attached(name) ? "attached" : "configured")
+                    + " with other settings (" + String.join("; ", differences) + "): kp:detach it first");
+        }
+        if (attached(name)) {
+            return info(name);
+        }
+        // Being rebuilt from its configuration (its bundle, or the runtime, is starting): attached now, as its
+        // configuration says, with its settings; its configuration component adopts it.
+        DiskInfo info = super.attach(keptSpec);
+        applyConfigured(name, kept);
+        return info;
+    }
+
+    /**
+     * Writes the settings a user just changed on the running disk ({@code kp:notify}, {@code kp:poll},
+     * {@code kp:tracked-lock}, {@code kp:ring}, {@code kp:resize}) into its configuration, so that the disk comes
+     * back with them when it is rebuilt. The configuration component sees a change it need not apply.
+     */
+    @Override
+    protected void settingsChanged(String name) {
+        ConfigurationAdmin admin = configAdmin;
+        if (admin == null) {
+            LOG.log(Level.WARNING, "disk " + name + ": no ConfigAdmin, its settings will not outlive its bundles");
+            return;
+        }
+        try {
+            DiskConfigStore.record(admin, name, settings(name));
+        } catch (IOException | RuntimeException e) {
+            LOG.log(Level.WARNING, "disk " + name + ": cannot keep its settings in its configuration, they will not "
+                    + "outlive its bundles: " + e);
+        }
+    }
+
+    /**
+     * Applies the settings of the disk's configuration as it is now ({@code delivered} only without ConfigAdmin):
+     * under this monitor, where every live change is written to it, so a configuration event that arrives after
+     * a newer live change does not undo it.
+     */
+    @Override
+    public synchronized void applyConfigured(String name, Map<String, ?> delivered) {
+        if (!attached(name)) {
+            return;
+        }
+        Map<String, ?> props = configuration(name);
+        try {
+            applySettings(name, DiskSettings.of(props != null ? props : delivered));
+        } catch (DiskException e) {
+            LOG.log(Level.ERROR, "disk " + name + ": settings not applied from its configuration: " + e.getMessage());
+        }
     }
 
     /**
@@ -282,9 +369,13 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
         }
     }
 
-    /** Refuses a disk whose configuration a concurrent {@link #detach} deleted (ConfigAdmin is asynchronous). */
+    /**
+     * Refuses a disk whose configuration a concurrent {@link #detach} deleted (ConfigAdmin is asynchronous). The
+     * disk's settings are applied under this monitor, so a listing never shows it without them ({@code kp:swap}
+     * waits for the disk to be listed, and what runs next sees its strategies, polling, ...).
+     */
     @Override
-    public synchronized DiskInfo rebuild(DiskSpec spec) {
+    public synchronized DiskInfo rebuild(DiskSpec spec, Map<String, ?> props) {
         ConfigurationAdmin admin = configAdmin;
         try {
             if (admin != null && !DiskConfigStore.names(admin).contains(spec.name())) {
@@ -293,7 +384,11 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
         } catch (IOException e) {
             LOG.log(Level.WARNING, "cannot list the disk configurations: " + e);
         }
-        return super.attach(spec);
+        if (!attached(spec.name())) {
+            super.attach(spec);
+        } // else kp:attach of the same disk came first: adopted
+        applyConfigured(spec.name(), props);
+        return info(spec.name());
     }
 
     /** Detaches without touching the configuration: the disk's configuration component went away. */
