@@ -120,7 +120,8 @@ class KeptSettingsIT {
             assertEquals(expected, observe(c), "attaching the kept disk again changed it");
             // ... one that asks for another disk of that name is refused, naming what differs.
             String other = c.ask(attach.replace("--avail-event pop", "--avail-event enable"));
-            assertTrue(other.startsWith("{\"ok\":false") && other.contains("avail.event pop kept, enable asked"), other);
+            assertTrue(other.startsWith("{\"ok\":false") && other.contains("avail.event pop kept, enable asked"),
+                    other);
             ok(c, "kp:vhost-stop d0");
             ok(c, "kp:detach d0");
         }

@@ -17,8 +17,9 @@ import org.osgi.service.cm.ConfigurationAdmin;
  * The disks' ConfigAdmin factory configurations ({@value DiskConfig#FACTORY_PID}), one per disk, keyed by the
  * {@code name} property: what lets a disk outlive the bundles that serve it. ConfigAdmin keeps them in the
  * framework's storage, so they survive the update of any Kickplug bundle, and a runtime started with
- * {@code --cache DIR} finds them again. Configurations are created with the location {@code "?"} so that
- * every version of the block-device bundle may use them.
+ * {@code --cache DIR} or {@code --state DIR} finds them again. Besides what the disk was attached with they hold
+ * the settings a user changed while it ran ({@link #record}, {@link DiskSettings}). Configurations are created with
+ * the location {@code "?"} so that every version of the block-device bundle may use them.
  */
 final class DiskConfigStore {
 

@@ -47,6 +47,11 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
  * its files stay; when it comes back each disk's {@link DiskConfigComponent} attaches it again from its
  * configuration over the same files, and a guest that saw the device go finds it again. The files are
  * deleted when the framework itself stops.
+ *
+ * <p><b>So do their settings.</b> Every live change of a disk's settings ({@code kp:notify}, {@code kp:poll},
+ * {@code kp:tracked-lock}, {@code kp:ring}, {@code kp:resize}) is written into its configuration as it is made
+ * ({@link #settingsChanged}), and a disk rebuilt from its configuration gets them again before it is listed
+ * ({@link #rebuild}).
  */
 @Component(service = {DiskManager.class, NotificationControl.class, LockStatSource.class})
 public final class DiskManagerComponent extends DiskRegistry implements DiskRebuilder {
@@ -280,14 +285,15 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
         try {
             keptSpec = DiskConfig.toSpec(kept);
         } catch (DiskException e) {
-            throw new DiskException("disk '" + name + "' has a configuration already, a malformed one (" + e.getMessage()
-                    + "): kp:detach it first");
+            throw new DiskException("disk '" + name + "' has a configuration already, a malformed one ("
+                    + e.getMessage() + "): kp:detach it first");
         }
         List<String> differences = SpecDifferences.of(SpecDifferences.attachForm(keptSpec),
                 SpecDifferences.attachForm(spec));
         if (!differences.isEmpty()) {
-            throw new DiskException("a disk named '" + name + "' is already " + (attached(name) ? "attached" : "configured")
-                    + " with other settings (" + String.join("; ", differences) + "): kp:detach it first");
+            throw new DiskException("a disk named '" + name + "' is already "
+                    + (attached(name) ? "attached" : "configured") + " with other settings ("
+                    + String.join("; ", differences) + "): kp:detach it first");
         }
         if (attached(name)) {
             return info(name);

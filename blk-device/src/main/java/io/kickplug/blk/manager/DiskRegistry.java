@@ -271,11 +271,6 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
     }
 
     /**
-     * Resizes a disk: the backend changes size, then the device announces the new capacity with a
-     * configuration-change notification (VIRTIO 1.2 section 5.2.6.2). Requests already validated against
-     * the old capacity that reach past a smaller one fail with IOERR in the backend.
-     */
-    /**
      * Quiesces the disk as a bundle swap does (device reset, transport closed: the guest is told the device
      * went), keeping its shared bytes and guest memory, and attaches it again offering {@code format}.
      */
@@ -314,6 +309,11 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         return info;
     }
 
+    /**
+     * Resizes a disk: the backend changes size, then the device announces the new capacity with a
+     * configuration-change notification (VIRTIO 1.2 section 5.2.6.2). Requests already validated against
+     * the old capacity that reach past a smaller one fail with IOERR in the backend.
+     */
     @Override
     public synchronized DiskInfo resize(String name, long newSizeBytes) {
         DiskInfo info = resizeNow(name, newSizeBytes);
@@ -471,14 +471,16 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             for (VirtioBlkDevice exported : exportedDevices(name)) {
                 StrategySwitch.apply(wanted.strategies(), exported);
             }
-            LOG.log(Level.INFO, "disk " + name + ": completion notifiers " + wanted.strategies().all()
-                    + (wanted.strategies().perQueue().isEmpty() ? "" : ", queues " + wanted.strategies().formatPerQueue()));
+            QueueStrategies s = wanted.strategies();
+            LOG.log(Level.INFO, "disk " + name + ": completion notifiers " + s.all()
+                    + (s.perQueue().isEmpty() ? "" : ", queues " + s.formatPerQueue()));
         }
         if (wanted.poll() != live.poll() || !wanted.pollParams().equals(live.pollParams())) {
             tryApply(failed, "polling", () -> switchPolling(name, wanted.poll(), wanted.pollParams()));
         }
         if (!failed.isEmpty()) {
-            LOG.log(Level.WARNING, "disk " + name + ": not applied from its configuration: " + String.join("; ", failed));
+            LOG.log(Level.WARNING, "disk " + name + ": not applied from its configuration: "
+                    + String.join("; ", failed));
         }
         return true;
     }
