@@ -18,9 +18,13 @@ import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.cm.ConfigurationAdmin;
@@ -49,9 +53,9 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
  * deleted when the framework itself stops.
  *
  * <p><b>So do their settings.</b> Every live change of a disk's settings ({@code kp:notify}, {@code kp:poll},
- * {@code kp:tracked-lock}, {@code kp:ring}, {@code kp:resize}) is written into its configuration as it is made
- * ({@link #settingsChanged}), and a disk rebuilt from its configuration gets them again before it is listed
- * ({@link #rebuild}).
+ * {@code kp:tracked-lock}, {@code kp:ring}, {@code kp:resize}) is written into its configuration right after it is
+ * made, by a thread of its own, and at the latest before this manager goes ({@link #settingsChanged}); a disk
+ * rebuilt from its configuration gets them again before it is listed ({@link #rebuild}).
  */
 @Component(service = {DiskManager.class, NotificationControl.class, LockStatSource.class})
 public final class DiskManagerComponent extends DiskRegistry implements DiskRebuilder {
@@ -202,8 +206,10 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
 
     @Deactivate
     void deactivate() {
-        // Before SCR unbinds ConfigAdmin (it does so after this method): what is configured now comes back with
-        // the next manager, and callers still holding this one (kp:fio waiting for its disk) must see that.
+        // Before SCR unbinds ConfigAdmin (it does so after this method): the settings changed last are written,
+        // and what is configured now comes back with the next manager, and callers still holding this one (kp:fio
+        // waiting for its disk) must see that.
+        flushSettings();
         configuredAtClose = configuredDisks();
         // Quiesce: every device resets and tells its guest it is gone; shared memory stays for the return.
         close();
@@ -306,19 +312,70 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
     }
 
     /**
-     * Writes the settings a user just changed on the running disk ({@code kp:notify}, {@code kp:poll},
-     * {@code kp:tracked-lock}, {@code kp:ring}, {@code kp:resize}) into its configuration, so that the disk comes
-     * back with them when it is rebuilt. The configuration component sees a change it need not apply.
+     * The settings a user just changed on the running disk ({@code kp:notify}, {@code kp:poll},
+     * {@code kp:tracked-lock}, {@code kp:ring}, {@code kp:resize}) are written into its configuration, so that the
+     * disk comes back with them when it is rebuilt: by a thread of their own, shortly after, not on the caller's
+     * path (a ConfigAdmin update writes a file; a strategy swap under load must stay as fast as a queue's switch).
+     * Changes that come faster than the writes are written together, the latest settings each time. The
+     * configuration component sees a change it need not apply.
      */
     @Override
     protected void settingsChanged(String name) {
+        unrecorded.add(name);
+        if (!recorderRunning) {
+            recorderRunning = true;
+            Thread t = new Thread(this::recordSettings, "kickplug-disk-settings");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    /** Disks whose settings changed live and are not written to their configurations yet; guarded by this. */
+    private final Set<String> unrecorded = new LinkedHashSet<>();
+    /** The disk whose settings the recorder writes now, or {@code null}; guarded by this. */
+    private String recording;
+    /** Whether the recorder thread runs; guarded by this. */
+    private boolean recorderRunning;
+
+    /** The recorder thread: writes each disk's settings as they are when their turn comes, until none is left. */
+    private void recordSettings() {
+        while (true) {
+            String name;
+            DiskSettings live;
+            synchronized (this) {
+                Iterator<String> next = unrecorded.iterator();
+                if (!next.hasNext()) {
+                    recorderRunning = false;
+                    notifyAll();
+                    return;
+                }
+                name = next.next();
+                next.remove();
+                if (!attached(name)) {
+                    continue;
+                }
+                live = settings(name);
+                recording = name;
+            }
+            try {
+                record(name, live);
+            } finally {
+                synchronized (this) {
+                    recording = null;
+                    notifyAll();
+                }
+            }
+        }
+    }
+
+    private void record(String name, DiskSettings live) {
         ConfigurationAdmin admin = configAdmin;
         if (admin == null) {
             LOG.log(Level.WARNING, "disk " + name + ": no ConfigAdmin, its settings will not outlive its bundles");
             return;
         }
         try {
-            DiskConfigStore.record(admin, name, settings(name));
+            DiskConfigStore.record(admin, name, live);
         } catch (IOException | RuntimeException e) {
             LOG.log(Level.WARNING, "disk " + name + ": cannot keep its settings in its configuration, they will not "
                     + "outlive its bundles: " + e);
@@ -326,13 +383,49 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
     }
 
     /**
-     * Applies the settings of the disk's configuration as it is now ({@code delivered} only without ConfigAdmin):
-     * under this monitor, where every live change is written to it, so a configuration event that arrives after
-     * a newer live change does not undo it.
+     * Returns once every settings change made before the call is written to its disk's configuration (or after
+     * {@code RECORD_WAIT_MILLIS}): before this manager goes, and for tests.
+     */
+    synchronized void flushSettings() {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RECORD_WAIT_MILLIS);
+        try {
+            while (recorderRunning) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    LOG.log(Level.WARNING, "the settings of disks " + unrecorded + " were not written within "
+                            + RECORD_WAIT_MILLIS + " ms");
+                    return;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Waits until the recorder is not writing {@code name}'s settings, and drops a pending write of them. */
+    private void forgetUnrecorded(String name) {
+        unrecorded.remove(name);
+        try {
+            while (name.equals(recording)) {
+                wait();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static final long RECORD_WAIT_MILLIS = 10_000;
+
+    /**
+     * Applies the settings of the disk's configuration as it is now ({@code delivered} only without ConfigAdmin),
+     * under this monitor, where every live change is made: a configuration event that arrives after a newer live
+     * change does not undo it. While a live change is on its way into the configuration (the configuration is
+     * older than the disk), nothing is applied: the write that comes makes them equal.
      */
     @Override
     public synchronized void applyConfigured(String name, Map<String, ?> delivered) {
-        if (!attached(name)) {
+        if (!attached(name) || unrecorded.contains(name) || name.equals(recording)) {
             return;
         }
         Map<String, ?> props = configuration(name);
@@ -349,6 +442,7 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
      */
     @Override
     public synchronized void detach(String name) {
+        forgetUnrecorded(name); // a late write must not reach a new disk's configuration of that name
         boolean attached = attached(name);
         DiskException failure = null;
         if (attached) {
@@ -400,6 +494,7 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
     /** Detaches without touching the configuration: the disk's configuration component went away. */
     @Override
     public synchronized void release(String name) {
+        forgetUnrecorded(name); // its configuration is gone or changing: the disk comes back as it says
         waiting.remove(name);
         if (attached(name)) {
             super.detach(name);

@@ -423,7 +423,8 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
     /**
      * Called under this registry's monitor after each live change of a disk's settings ({@link #setStrategy},
      * {@link #setPolling}, {@link #setTrackedLock}, {@link #setRing}, {@link #resize}), once it is made: where a
-     * subclass keeps them ({@link DiskManagerComponent}: in the disk's configuration). Nothing here.
+     * subclass keeps them ({@link DiskManagerComponent}: in the disk's configuration, written by a thread of its
+     * own). Nothing here; it must not block.
      */
     protected void settingsChanged(String name) {
     }

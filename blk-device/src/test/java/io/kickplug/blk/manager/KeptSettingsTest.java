@@ -66,10 +66,13 @@ class KeptSettingsTest {
         return m;
     }
 
-    /** The block-device bundle is updated: the old manager quiesces its disks, a new one comes. */
+    /**
+     * The block-device bundle is updated: the old manager writes what is left to write and quiesces its disks, a
+     * new one comes.
+     */
     private DiskManagerComponent swap(DiskManagerComponent old, DiskConfigComponent component) throws Exception {
         component.deactivated(5); // DEACTIVATION_REASON_BUNDLE_STOPPED: the disk is left to the manager's quiesce
-        old.close();
+        old.deactivate();
         return manager();
     }
 
@@ -98,6 +101,7 @@ class KeptSettingsTest {
         assertEquals("[bh, defer-call] poll true PollParams[maxNs=50000, grow=4, shrink=2] sharded packed 2097152",
                 live, "kp:ring re-attaches the disk with the settings made before it");
 
+        first.flushSettings(); // written by a thread of their own
         Map<String, Object> kept = admin.of("d0");
         assertEquals("bh", kept.get("notify.strategy"));
         assertEquals("1=defer-call", kept.get("notify.queues"));
@@ -113,7 +117,7 @@ class KeptSettingsTest {
         // SCR hands each recorded change to the component, late: none re-attaches or undoes anything.
         VirtioBlkDevice afterRing = first.device("d0");
         assertNotSame(device, afterRing, "kp:ring itself resets the device, as before");
-        for (Map<String, Object> event : admin.events) {
+        for (Map<String, Object> event : List.copyOf(admin.events)) {
             component.modified(event);
         }
         assertSame(afterRing, first.device("d0"), "recording a live change re-attaches nothing");
@@ -131,12 +135,17 @@ class KeptSettingsTest {
         m.attach(DiskSpec.memory("d0", 1 << 20));
         DiskConfigComponent component = new DiskConfigComponent(m, m, admin.of("d0"));
         m.setTrackedLock("d0", TrackedLockKind.SHARDED);
+        m.flushSettings();
         Map<String, Object> stale = admin.of("d0");
+        assertEquals("sharded", stale.get("tracked.lock"));
         m.setTrackedLock("d0", TrackedLockKind.YIELDING);
         m.setStrategy("d0", "bh", 0);
-        component.modified(stale); // delivered after the two later changes
+        component.modified(stale); // delivered after the two later changes, written or on their way
+        m.flushSettings();
+        component.modified(stale); // delivered after they are written
         assertEquals(TrackedLockKind.YIELDING, m.info("d0").trackedLock());
         assertEquals("bh", m.counters("d0").get(0).configured());
+        assertEquals("yielding", admin.of("d0").get("tracked.lock"));
     }
 
     @Test
@@ -203,6 +212,7 @@ class KeptSettingsTest {
         first.setStrategy("d0", "bh", NotificationControl.ALL_QUEUES);
         first.setStrategy("d0", "defer-call", 3); // a queue only the export has
         assertEquals(List.of("bh", "bh", "bh", "defer-call"), configured(export));
+        first.flushSettings();
         assertEquals("3=defer-call", admin.of("d0").get("notify.queues"));
         first.releaseExport("d0", export);
         assertEquals(List.of("bh", "bh", "bh", "defer-call"), configured(first.exportDevice("d0", 4)),
