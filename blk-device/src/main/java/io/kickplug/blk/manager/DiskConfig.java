@@ -99,6 +99,30 @@ public final class DiskConfig {
                 availEvent);
     }
 
+    /** The properties of a disk configuration that the block-device bundle reads (the metatype's attributes). */
+    static final java.util.Set<String> PROPERTIES = java.util.Set.of("name", "backend", "file", "uri", "size",
+            "readonly", "direct", "read.zeroes", "latency.ns", "queues", "queue.size", "iothreads", "mapping",
+            "transport", "ring", "avail.event", "serial", "tracked.lock", "workers", NOTIFY_STRATEGY, "notify.queues",
+            "poll", "poll.max.ns", "poll.grow", "poll.shrink");
+
+    /**
+     * Checks the name prefix of another bundle's properties in a disk configuration ({@code throttle.}): ends in
+     * '.', and names none of this bundle's.
+     *
+     * @throws IllegalArgumentException otherwise
+     */
+    static void checkForeignPrefix(String prefix) {
+        if (prefix == null || prefix.length() < 2 || !prefix.endsWith(".")) {
+            throw new IllegalArgumentException("settings prefix '" + prefix + "' does not end in '.'");
+        }
+        for (String own : PROPERTIES) {
+            if (own.startsWith(prefix) || (own + ".").equals(prefix)) {
+                throw new IllegalArgumentException("settings prefix '" + prefix + "' names the disk's own property '"
+                        + own + "'");
+            }
+        }
+    }
+
     /** Whether a backend kind is reached by a URI (property {@code uri}, kept in the spec's path): nbd. */
     public static boolean usesUri(String kind) {
         return "nbd".equals(kind);

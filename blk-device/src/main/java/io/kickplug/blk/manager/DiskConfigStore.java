@@ -92,6 +92,26 @@ final class DiskConfigStore {
         return c.updateIfDifferent(new Hashtable<>(next));
     }
 
+    /**
+     * Replaces the properties of the disk's configuration that start with {@code prefix} by {@code settings} (each
+     * key prefixed): another bundle's settings of the disk ({@link DiskManagerComponent#keepSettings}).
+     *
+     * @return false when the disk has no configuration
+     */
+    static boolean keep(ConfigurationAdmin admin, String name, String prefix, Map<String, String> settings)
+            throws IOException {
+        Configuration c = find(admin, name);
+        Dictionary<String, Object> props = c == null ? null : c.getProperties();
+        if (props == null) {
+            return false;
+        }
+        Map<String, Object> next = withoutIdentity(props);
+        next.keySet().removeIf(k -> k.startsWith(prefix));
+        settings.forEach((k, v) -> next.put(prefix + k, v));
+        c.updateIfDifferent(new Hashtable<>(next));
+        return true;
+    }
+
     /** The properties of the disk's configuration as they are now, or {@code null} when it has none. */
     static Map<String, Object> properties(ConfigurationAdmin admin, String name) throws IOException {
         Configuration c = find(admin, name);

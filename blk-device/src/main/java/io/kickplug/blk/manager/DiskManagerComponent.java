@@ -375,7 +375,9 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
             return;
         }
         try {
-            DiskConfigStore.record(admin, name, live);
+            synchronized (configWrites) {
+                DiskConfigStore.record(admin, name, live);
+            }
         } catch (IOException | RuntimeException e) {
             LOG.log(Level.WARNING, "disk " + name + ": cannot keep its settings in its configuration, they will not "
                     + "outlive its bundles: " + e);
@@ -416,6 +418,30 @@ public final class DiskManagerComponent extends DiskRegistry implements DiskRebu
     }
 
     private static final long RECORD_WAIT_MILLIS = 10_000;
+
+    /**
+     * Held for each read-modify-write of a disk's configuration: the recorder's, and another bundle's through
+     * {@link #keepSettings}. ConfigAdmin replaces a configuration's properties whole, so two such writes that
+     * overlap would undo one another. Never held while waiting for this component's monitor.
+     */
+    private final Object configWrites = new Object();
+
+    /** Written at once, under {@link #configWrites} (a user command: {@code kp:throttle}). */
+    @Override
+    public boolean keepSettings(String disk, String prefix, Map<String, String> settings) {
+        DiskConfig.checkForeignPrefix(prefix);
+        ConfigurationAdmin admin = configAdmin;
+        if (admin == null || disk == null) {
+            return false;
+        }
+        try {
+            synchronized (configWrites) {
+                return DiskConfigStore.keep(admin, disk, prefix, settings);
+            }
+        } catch (IOException e) {
+            throw new DiskException("disk '" + disk + "': cannot write its configuration: " + e.getMessage(), e);
+        }
+    }
 
     /**
      * Applies the settings of the disk's configuration as it is now ({@code delivered} only without ConfigAdmin),

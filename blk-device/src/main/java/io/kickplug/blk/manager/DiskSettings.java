@@ -42,8 +42,6 @@ public record DiskSettings(QueueStrategies strategies, boolean poll, PollParams 
     /** The properties of these settings. */
     public static final Set<String> KEYS = Set.of(DiskConfig.NOTIFY_STRATEGY, NOTIFY_QUEUES, POLL, POLL_MAX_NS,
             POLL_GROW, POLL_SHRINK, TRACKED_LOCK, RING, SIZE);
-    /** The prefix of the throttle bundle's settings, which it applies itself. */
-    static final String THROTTLE_PREFIX = "throttle.";
 
     /**
      * The settings of a disk configuration; absent properties are the defaults a new disk has.
@@ -125,16 +123,16 @@ public record DiskSettings(QueueStrategies strategies, boolean poll, PollParams 
     }
 
     /**
-     * What of a configuration needs a re-attach when it changes: every property but these settings (in either
-     * spelling, {@code poll.max.ns} or the metatype's {@code poll_max_ns}), the throttle bundle's
-     * {@code throttle.*} and the ones ConfigAdmin and SCR add.
+     * What of a configuration needs a re-attach when it changes: the properties a disk is attached with
+     * ({@link DiskConfig#PROPERTIES}, in either spelling: {@code queue.size} or the metatype's {@code queue_size})
+     * but these settings. Other bundles' properties (the throttle bundle's {@code throttle.*}) and the ones
+     * ConfigAdmin and SCR add are not among them.
      */
     public static Map<String, Object> base(Map<String, ?> props) {
         Map<String, Object> rest = new HashMap<>();
         props.forEach((k, v) -> {
             String key = k.replace('_', '.');
-            if (!KEYS.contains(key) && !key.startsWith(THROTTLE_PREFIX) && !key.startsWith("service.")
-                    && !key.startsWith("component.")) {
+            if (DiskConfig.PROPERTIES.contains(key) && !KEYS.contains(key)) {
                 rest.put(k, v);
             }
         });

@@ -26,6 +26,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import io.kickplug.virtio.testkit.Await;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.osgi.framework.Bundle;
@@ -223,6 +228,69 @@ class KeptSettingsTest {
         assertEquals(List.of("bh", "bh", "bh", "defer-call"), configured(second.exportDevice("d0", 4)),
                 "the disk and its export were rebuilt from the configuration");
         rebuilt.deactivated(5);
+    }
+
+    @Test
+    void anotherBundlesSettingsAndTheDisksOwnWrittenTogetherUndoNeitherAndReattachNothing() throws Exception {
+        DiskManagerComponent m = manager();
+        m.attach(DiskSpec.memory("d0", 1 << 20));
+        DiskConfigComponent component = new DiskConfigComponent(m, m, admin.of("d0"));
+        VirtioBlkDevice device = m.device("d0");
+        // The recorder thread writes the strategies while the throttle bundle's kp:throttle writes its limits.
+        for (int i = 0; i < 200; i++) {
+            m.setStrategy("d0", i % 2 == 0 ? "bh" : "defer-call", NotificationControl.ALL_QUEUES);
+            assertTrue(m.keepSettings("d0", "throttle.", Map.of("iops-total", Integer.toString(i))));
+        }
+        m.flushSettings();
+        Map<String, Object> kept = admin.of("d0");
+        assertEquals("defer-call", kept.get("notify.strategy"));
+        assertEquals("199", kept.get("throttle.iops-total"));
+        assertTrue(m.keepSettings("d0", "throttle.", Map.of()));
+        assertEquals(null, admin.of("d0").get("throttle.iops-total"), "no settings: none kept");
+        for (Map<String, Object> event : List.copyOf(admin.events)) {
+            component.modified(event);
+        }
+        assertSame(device, m.device("d0"));
+        assertEquals(false, m.keepSettings("nope", "throttle.", Map.of("iops-total", "1")), "no such disk");
+        for (String prefix : List.of("notify.", "poll.", "ring.", "throttle", "")) {
+            assertThrows(IllegalArgumentException.class, () -> m.keepSettings("d0", prefix, Map.of()), prefix);
+        }
+    }
+
+    @Test
+    void aWriteOfAnotherBundleWaitsForTheRecorderWhoseReadWasEarlier() throws Exception {
+        DiskManagerComponent m = manager();
+        m.attach(DiskSpec.memory("d0", 1 << 20));
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        admin.beforeUpdate = () -> {
+            if (Thread.currentThread().getName().equals("kickplug-disk-settings") && held.getCount() > 0) {
+                held.countDown(); // the recorder has read the configuration, without throttle.*
+                await(release);
+            }
+        };
+        m.setStrategy("d0", "bh", NotificationControl.ALL_QUEUES);
+        await(held);
+        // kp:throttle, on another thread: it must not write between the recorder's read and its write.
+        CompletableFuture<Boolean> throttle = new CompletableFuture<>();
+        Thread writer = new Thread(() -> throttle.complete(m.keepSettings("d0", "throttle.",
+                Map.of("iops-total", "5000"))), "kp-throttle");
+        writer.start();
+        Await.await(() -> throttle.isDone() || writer.getState() == Thread.State.BLOCKED, Duration.ofSeconds(10),
+                "kp:throttle's write finished or waits");
+        release.countDown();
+        assertTrue(throttle.get(10, TimeUnit.SECONDS));
+        m.flushSettings();
+        assertEquals("bh", admin.of("d0").get("notify.strategy"));
+        assertEquals("5000", admin.of("d0").get("throttle.iops-total"), "the recorder's write did not undo it");
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            assertTrue(latch.await(10, TimeUnit.SECONDS));
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
     }
 
     private static List<String> configured(VirtioBlkDevice device) {

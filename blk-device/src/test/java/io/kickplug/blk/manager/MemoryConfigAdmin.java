@@ -25,6 +25,11 @@ final class MemoryConfigAdmin implements ConfigurationAdmin {
 
     /** The properties of each update, in order, as a configuration component would get them. */
     final List<Map<String, Object>> events = new ArrayList<>();
+    /**
+     * Runs at the start of each {@code updateIfDifferent}, on the updating thread, before anything is locked: a
+     * test holds a writer there, between its read of the properties and its write.
+     */
+    volatile Runnable beforeUpdate = () -> { };
     private final Map<String, Config> configs = new LinkedHashMap<>();
 
     /** The properties of the one configuration whose {@code name} is {@code disk}, or {@code null}. */
@@ -140,6 +145,7 @@ final class MemoryConfigAdmin implements ConfigurationAdmin {
 
         @Override
         public boolean updateIfDifferent(Dictionary<String, ?> properties) {
+            beforeUpdate.run();
             synchronized (MemoryConfigAdmin.this) {
                 Map<String, Object> now = props == null ? null : toMap(props);
                 Map<String, Object> next = toMap(properties);
