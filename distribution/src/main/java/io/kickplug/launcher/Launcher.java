@@ -527,7 +527,8 @@ final class Launcher {
             }
             // SCR keeps the parsed component descriptions in the cache (keyed by bundle id and install time).
             config.putIfAbsent("ds.cache.metadata", "true");
-            // A daemon's disks come from its statements, not from an earlier run: emptied at start and exit.
+            // The disks and exports: kept in a state folder named by --state (a restart serves them again, with
+            // their settings); in a daemon's default folder (a cache) emptied at start and exit.
             config.putIfAbsent("felix.cm.dir", state.config().toString());
         } else {
             try {
@@ -579,7 +580,7 @@ final class Launcher {
         List<Path> jars = new ArrayList<>(bundleJars);
         jars.addAll(runtimeJars());
         try {
-            StateDir opened = StateDir.open(dir, jars);
+            StateDir opened = StateDir.open(dir, jars, explicit);
             if (opened == null) {
                 if (explicit) {
                     throw new StartupException("the state directory " + dir + " is in use by another process", null);

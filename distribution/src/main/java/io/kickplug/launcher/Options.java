@@ -17,8 +17,9 @@ import java.util.List;
  * @param waitSeconds with {@code connect}: how long to keep trying to connect (0: once)
  * @param pidfile where a daemon writes its process id once it is ready, or {@code null}
  * @param logLevel {@code error}, {@code warn}, {@code info} or {@code debug}, or {@code null} for the default
- * @param state a persistent bundle cache reused by the next start ({@link StateDir}), or {@code null}: a daemon's
- *     default one, a temporary cache otherwise ({@link #NO_STATE}: a temporary cache for a daemon too)
+ * @param state a state folder kept for the next start ({@link StateDir}: the disks' and exports' configurations and
+ *     a persistent bundle cache), or {@code null}: a daemon's default bundle cache (configurations not kept), a
+ *     temporary cache otherwise ({@link #NO_STATE}: a temporary cache for a daemon too)
  */
 public record Options(List<Source> sources, boolean daemon, Path cache, boolean verbose, boolean help,
         Path control, Path connect, int waitSeconds, Path pidfile, String logLevel, Path state) {
@@ -50,9 +51,10 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
             "                    same output and exit status as running them locally",
             "  --wait S          with --connect: keep trying to connect for up to S seconds (a readiness check)",
             "  --cache DIR       Felix storage directory (default: a fresh temporary directory, deleted at exit)",
-            "  --state DIR       a bundle cache kept for the next start (faster start; made again whenever the",
-            "                    distribution's jars change); a daemon's default is $XDG_STATE_HOME/kickplug/...,",
-            "                    'none' turns it off",
+            "  --state DIR       state kept for the next start: the disks and exports with their settings, and",
+            "                    the bundle cache (faster start; made again whenever the distribution's jars",
+            "                    change); a daemon without it has a bundle cache only, in",
+            "                    $XDG_STATE_HOME/kickplug/...; 'none' turns that off",
             "  --verbose         print stack traces with errors",
             "  --help            print this text",
             "",

@@ -24,9 +24,10 @@ import java.util.List;
  * <p>Layout: {@code DIR/felix} Felix's storage, {@code DIR/distribution.txt} what it was made from (one line per
  * jar: path, size, modification time, for the framework jar, the launcher jar and every bundle jar),
  * {@code DIR/kickplug.lock} held (locked) by the one process that uses the folder, {@code DIR/config}
- * ConfigAdmin's folder (emptied at every start: a daemon's disks come from its statements and its control
- * socket, not from an earlier run), {@code DIR/native} junixsocket's native library, {@code DIR/bundles.txt} what
- * the launcher read from the jars ({@link BundleFacts}).
+ * ConfigAdmin's folder: the disks and exports (their configurations, with every setting a user changed while they
+ * ran), kept between starts in a state folder named by {@code --state DIR}, so that a restarted daemon serves
+ * them again; emptied at start and exit in a daemon's default folder, which is only a cache. {@code DIR/native}
+ * junixsocket's native library, {@code DIR/bundles.txt} what the launcher read from the jars ({@link BundleFacts}).
  *
  * <p>The cache is used again only when {@code distribution.txt} names exactly the jars there are now, with the
  * same sizes and times; anything else (a jar added, removed, rebuilt or replaced, another Felix, a missing or
@@ -45,21 +46,35 @@ final class StateDir {
     private final String distribution;
     private final boolean reusable;
     private final FileChannel lock;
+    private final boolean keepConfig;
 
-    private StateDir(Path dir, String distribution, boolean reusable, FileChannel lock) {
+    private StateDir(Path dir, String distribution, boolean reusable, FileChannel lock, boolean keepConfig) {
         this.dir = dir;
         this.distribution = distribution;
         this.reusable = reusable;
         this.lock = lock;
+        this.keepConfig = keepConfig;
+    }
+
+    /**
+     * Creates {@code dir} if needed and locks it for this process; its configurations are emptied (a cache).
+     *
+     * @param jars every jar the runtime runs: the framework, the launcher and the bundles
+     * @return the state folder, or {@code null} when another live process holds it
+     */
+    static StateDir open(Path dir, Collection<Path> jars) throws IOException {
+        return open(dir, jars, false);
     }
 
     /**
      * Creates {@code dir} if needed and locks it for this process.
      *
      * @param jars every jar the runtime runs: the framework, the launcher and the bundles
+     * @param keepConfig whether ConfigAdmin's configurations (the disks and exports) are kept from the last run and
+     *     for the next one ({@code --state DIR}), or emptied at start and exit (a daemon's default folder)
      * @return the state folder, or {@code null} when another live process holds it
      */
-    static StateDir open(Path dir, Collection<Path> jars) throws IOException {
+    static StateDir open(Path dir, Collection<Path> jars, boolean keepConfig) throws IOException {
         dir = dir.toAbsolutePath();
         Files.createDirectories(dir);
         FileChannel channel = FileChannel.open(dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
@@ -86,7 +101,7 @@ final class StateDir {
             before = null; // unreadable: made again
         }
         boolean reusable = now.equals(before) && Files.isDirectory(dir.resolve("felix"));
-        StateDir state = new StateDir(dir, now, reusable, channel);
+        StateDir state = new StateDir(dir, now, reusable, channel, keepConfig);
         if (!reusable) {
             // Before Felix empties its storage: a start killed from here on leaves no record, so the next start
             // empties it again.
@@ -122,9 +137,14 @@ final class StateDir {
         return dir.resolve("felix");
     }
 
-    /** ConfigAdmin's folder (empty at start). */
+    /** ConfigAdmin's folder (empty at start unless {@link #keepsConfig}). */
     Path config() {
         return dir.resolve("config");
+    }
+
+    /** Whether the configurations (disks, exports) are kept between starts. */
+    boolean keepsConfig() {
+        return keepConfig;
     }
 
     /** Where junixsocket extracts its native library. */
@@ -180,8 +200,11 @@ final class StateDir {
         }
     }
 
-    /** Empties ConfigAdmin's folder (also called at exit). */
+    /** Empties ConfigAdmin's folder (also called at exit), unless it {@link #keepsConfig}. */
     void resetConfig() throws IOException {
+        if (keepConfig) {
+            return;
+        }
         Path config = config();
         if (Files.isDirectory(config, LinkOption.NOFOLLOW_LINKS)) {
             try {

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The persistent bundle cache ({@code --state DIR}) of a copy of the built distribution: the second start reuses
  * it (Felix's bundles and SCR's component metadata), and a bundle jar that changes makes it again, so that the
- * changed jar's component descriptions are the ones that run.
+ * changed jar's component descriptions are the ones that run. The disks' configurations are kept there too.
  */
 class StateCacheIT {
 
@@ -80,9 +80,12 @@ class StateCacheIT {
             Run again = run("kp:disks");
             assertEquals(0, again.exit, again::toString);
             assertTrue(again.err.contains("(bundle cache reused)"), again::toString);
-            // The disk of the first run is not attached again: configurations are not kept in the state folder.
-            assertFalse(again.out.contains("d0"), again::toString);
+            // The disk of the first run is attached again: --state DIR keeps the configurations.
+            assertTrue(again.out.contains("d0"), again::toString);
         }
+        Run detach = run("kp:detach d0; kp:disks");
+        assertEquals(0, detach.exit, detach::toString);
+        assertFalse(run("kp:disks").out.contains("d0"), "a detached disk does not come back");
     }
 
     @Test

@@ -131,15 +131,42 @@ class StateDirTest {
     }
 
     @Test
-    void configurationsOfAnEarlierRunAreEmptied() throws Exception {
+    void configurationsOfAnEarlierRunAreEmptiedInADefaultFolder() throws Exception {
         Path config = dir.resolve("config");
         Files.createDirectories(config.resolve("io").resolve("kickplug"));
         Files.writeString(config.resolve("io").resolve("kickplug").resolve("disk.config"), "name=\"d0\"");
         StateDir state = StateDir.open(dir, jars);
         try {
-            assertFalse(Files.exists(config), "a daemon's disks come from its statements, not an earlier run");
+            assertFalse(Files.exists(config), "a daemon's default folder is a cache: its disks come from its statements");
         } finally {
             state.close();
+        }
+    }
+
+    @Test
+    void configurationsAreKeptInANamedStateFolderAtStartAndExit() throws Exception {
+        Path disk = dir.resolve("config").resolve("io").resolve("kickplug").resolve("disk.config");
+        Files.createDirectories(disk.getParent());
+        Files.writeString(disk, "name=\"d0\"");
+        StateDir state = StateDir.open(dir, jars, true);
+        try {
+            assertTrue(state.keepsConfig());
+            assertEquals("name=\"d0\"", Files.readString(disk), "--state DIR: the disks of the last run come back");
+            state.resetConfig(); // what the launcher calls at exit
+            assertTrue(Files.exists(disk), "kept for the next start");
+            Files.createDirectories(state.felixStorage());
+            state.installed();
+        } finally {
+            state.close();
+        }
+        // A rebuilt distribution makes the bundle cache again, and the configurations stay.
+        Files.writeString(jars.get(0), "changed");
+        StateDir rebuilt = StateDir.open(dir, jars, true);
+        try {
+            assertFalse(rebuilt.reusable());
+            assertTrue(Files.exists(disk));
+        } finally {
+            rebuilt.close();
         }
     }
 

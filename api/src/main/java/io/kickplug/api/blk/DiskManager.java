@@ -7,6 +7,7 @@ import io.kickplug.api.transport.GuestPort;
 import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import java.util.List;
+import java.util.Map;
 import org.osgi.annotation.versioning.ProviderType;
 
 /** Service that attaches, lists and detaches disks. */
@@ -103,6 +104,23 @@ public interface DiskManager {
      */
     default List<String> configuredDisks() {
         return list().stream().map(DiskInfo::name).toList();
+    }
+
+    /**
+     * Keeps another bundle's settings of a disk in the disk's configuration, where they outlive that bundle and the
+     * runtime (the throttle bundle's limits, {@code throttle.*}): the configuration's properties whose names start
+     * with {@code prefix} are replaced by {@code settings}, each key prefixed (none: they are removed). The disk
+     * manager writes the settings users change on the disk ({@code notify.strategy}, {@code tracked.lock}, ...) into
+     * the same configuration; it makes both kinds of write one at a time, so that neither undoes the other.
+     *
+     * @param prefix the properties' name prefix, ending in '.', e.g. {@code "throttle."}
+     * @return false when the disk has no configuration to keep them in, or this manager keeps none
+     * @throws IllegalArgumentException for a prefix that does not end in '.' or names the disk manager's own
+     *     properties
+     * @since 1.7
+     */
+    default boolean keepSettings(String disk, String prefix, Map<String, String> settings) {
+        return false;
     }
 
     /**

@@ -24,9 +24,12 @@ import java.util.function.Function;
  * (256), {@code iothreads} (1), {@code mapping} ("0,2;1,3": the queues of each I/O thread; empty for
  * round-robin), {@code transport} (mmio), {@code ring} (split or packed: the virtqueue format offered, split by
  * default), {@code avail.event} (enable or pop: when split rings publish avail_event, enable by default), {@code serial}, {@code tracked.lock} (mutex), {@code workers}
- * (8), {@code notify.strategy} (immediate; see {@link #notifyStrategy}), {@code poll} (false: device-side
- * polling of the queues) and {@code poll.max.ns} (32768, QEMU's poll-max-ns); for the null backend only,
- * QEMU null-co's {@code read.zeroes} (false) and {@code latency.ns} (0, at most one second).
+ * (8), {@code notify.strategy} (immediate; see {@link #notifyStrategy}), {@code notify.queues} (per-queue
+ * exceptions, "1=bh,3=defer-call"), {@code poll} (false: device-side polling of the queues),
+ * {@code poll.max.ns} (32768, QEMU's poll-max-ns), {@code poll.grow} and {@code poll.shrink} (0: QEMU's
+ * defaults); for the null backend only, QEMU null-co's {@code read.zeroes} (false) and {@code latency.ns} (0, at
+ * most one second). The settings a user changes while the disk runs are written back by the disk manager
+ * ({@link DiskSettings}).
  */
 public final class DiskConfig {
 
@@ -96,6 +99,30 @@ public final class DiskConfig {
                 availEvent);
     }
 
+    /** The properties of a disk configuration that the block-device bundle reads (the metatype's attributes). */
+    static final java.util.Set<String> PROPERTIES = java.util.Set.of("name", "backend", "file", "uri", "size",
+            "readonly", "direct", "read.zeroes", "latency.ns", "queues", "queue.size", "iothreads", "mapping",
+            "transport", "ring", "avail.event", "serial", "tracked.lock", "workers", NOTIFY_STRATEGY, "notify.queues",
+            "poll", "poll.max.ns", "poll.grow", "poll.shrink");
+
+    /**
+     * Checks the name prefix of another bundle's properties in a disk configuration ({@code throttle.}): ends in
+     * '.', and names none of this bundle's.
+     *
+     * @throws IllegalArgumentException otherwise
+     */
+    static void checkForeignPrefix(String prefix) {
+        if (prefix == null || prefix.length() < 2 || !prefix.endsWith(".")) {
+            throw new IllegalArgumentException("settings prefix '" + prefix + "' does not end in '.'");
+        }
+        for (String own : PROPERTIES) {
+            if (own.startsWith(prefix) || (own + ".").equals(prefix)) {
+                throw new IllegalArgumentException("settings prefix '" + prefix + "' names the disk's own property '"
+                        + own + "'");
+            }
+        }
+    }
+
     /** Whether a backend kind is reached by a URI (property {@code uri}, kept in the spec's path): nbd. */
     public static boolean usesUri(String kind) {
         return "nbd".equals(kind);
@@ -110,23 +137,37 @@ public final class DiskConfig {
     public record Polling(boolean enabled, PollParams params) {
     }
 
-    /** The {@code poll} and {@code poll.max.ns} properties. */
+    /** The {@code poll}, {@code poll.max.ns}, {@code poll.grow} and {@code poll.shrink} properties. */
     public static Polling polling(Map<String, ?> props) {
         boolean enabled = bool(props, "poll");
-        Object v = props.get("poll.max.ns");
-        long maxNs = PollParams.DEFAULT_MAX_NS;
-        if (v != null && !v.toString().isBlank()) {
-            try {
-                maxNs = v instanceof Number n ? n.longValue() : Long.parseLong(v.toString().trim());
-            } catch (NumberFormatException e) {
-                maxNs = -1;
-            }
-            if (maxNs < 0 || maxNs > PollParams.LIMIT_MAX_NS) {
-                throw new DiskException("disk configuration property 'poll.max.ns' must be nanoseconds in 0.."
-                        + PollParams.LIMIT_MAX_NS + ", not '" + v + "'");
-            }
+        long maxNs = pollNumber(props, "poll.max.ns", PollParams.DEFAULT_MAX_NS, PollParams.LIMIT_MAX_NS,
+                "nanoseconds in 0.." + PollParams.LIMIT_MAX_NS);
+        long grow = pollNumber(props, "poll.grow", 0, 1024, "0 (QEMU's default, 2) or 2..1024");
+        long shrink = pollNumber(props, "poll.shrink", 0, 1024, "0 (reset the window) or 2..1024");
+        if (grow == 1 || shrink == 1) {
+            throw new DiskException("disk configuration property '" + (grow == 1 ? "poll.grow" : "poll.shrink")
+                    + "' must not be 1");
         }
-        return new Polling(enabled, PollParams.defaults().withMaxNs(maxNs));
+        return new Polling(enabled, new PollParams(maxNs, grow, shrink));
+    }
+
+    /** A number property of polling in 0..{@code max}, {@code absent} when absent or blank. */
+    private static long pollNumber(Map<String, ?> props, String key, long absent, long max, String expected) {
+        Object v = props.get(key);
+        if (v == null || v.toString().isBlank()) {
+            return absent;
+        }
+        long n;
+        try {
+            n = v instanceof Number num ? num.longValue() : Long.parseLong(v.toString().trim());
+        } catch (NumberFormatException e) {
+            n = -1;
+        }
+        if (n < 0 || n > max) {
+            throw new DiskException("disk configuration property '" + key + "' must be " + expected + ", not '" + v
+                    + "'");
+        }
+        return n;
     }
 
     /**
@@ -148,7 +189,7 @@ public final class DiskConfig {
     }
 
     /** Property {@code key} of disk {@code disk} parsed by {@code parse}; its error names the disk and the key. */
-    private static <T> T parsed(Map<String, ?> props, String disk, String key, String absent,
+    static <T> T parsed(Map<String, ?> props, String disk, String key, String absent,
             Function<String, T> parse) {
         try {
             return parse.apply(string(props, key, absent));
@@ -157,7 +198,7 @@ public final class DiskConfig {
         }
     }
 
-    private static String string(Map<String, ?> props, String key, String absent) {
+    static String string(Map<String, ?> props, String key, String absent) {
         Object v = props.get(key);
         return v == null ? absent : v.toString();
     }
@@ -217,7 +258,7 @@ public final class DiskConfig {
         return ns;
     }
 
-    private static long size(Map<String, ?> props, String key, long absent) {
+    static long size(Map<String, ?> props, String key, long absent) {
         Object v = props.get(key);
         if (v == null || v.toString().isBlank()) {
             return absent;

@@ -20,9 +20,11 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /**
  * One disk per {@code io.kickplug.disk} factory configuration: attached on activation, re-attached when
- * the configuration changes, detached when it is deleted. A change of {@code notify.strategy} alone is
- * applied to the running disk (a hot swap, no re-attach). A bad configuration logs one line and leaves
- * nothing attached.
+ * the configuration changes, detached when it is deleted. The settings a user changes while the disk runs
+ * ({@link DiskSettings}: strategies, polling, tracked lock, ring, size), which the disk manager writes into the
+ * configuration as they are made, are applied through their live paths when the disk is rebuilt and when only
+ * they changed (no re-attach; a change that only records what the disk runs with already applies nothing). A bad
+ * configuration logs one line and leaves nothing attached.
  *
  * <p>When the disk manager goes away (its bundle, or a bundle it needs, stops or is updated), this component
  * goes too but does not detach: the manager quiesces the disks and keeps their shared memory, and the
@@ -57,7 +59,8 @@ public final class DiskConfigComponent {
         String uri() default "";
 
         @AttributeDefinition(required = false,
-                description = "Size in bytes with an optional K, M, G or T suffix (file: empty for the file's size)")
+                description = "Size in bytes with an optional K, M, G or T suffix (file: empty for the file's size); "
+                        + "kp:resize writes the new size here, and a change resizes the running disk")
         String size() default "";
 
         @AttributeDefinition(description = "Refuse writes (VIRTIO_BLK_F_RO)")
@@ -96,7 +99,8 @@ public final class DiskConfigComponent {
                             value = "pci")})
         String transport() default "mmio";
 
-        @AttributeDefinition(description = "Virtqueue format offered to the guest (VIRTIO 1.2 sections 2.7, 2.8)",
+        @AttributeDefinition(description = "Virtqueue format offered to the guest (VIRTIO 1.2 sections 2.7, 2.8); "
+                + "kp:ring writes it here, and a change swaps it on the running disk (a device reset)",
                 options = {
                     @org.osgi.service.metatype.annotations.Option(label = "split", value = "split"),
                     @org.osgi.service.metatype.annotations.Option(label = "packed (VIRTIO_F_RING_PACKED)",
@@ -112,7 +116,8 @@ public final class DiskConfigComponent {
         @AttributeDefinition(required = false, description = "GET_ID answer, at most 20 bytes")
         String serial() default "";
 
-        @AttributeDefinition(description = "Lock of the tracked-requests list", options = {
+        @AttributeDefinition(description = "Lock of the tracked-requests list; kp:tracked-lock writes it here, and a "
+                + "change switches it on the running disk (no reset)", options = {
             @org.osgi.service.metatype.annotations.Option(label = "yielding (CoMutex-like)", value = "yielding"),
             @org.osgi.service.metatype.annotations.Option(label = "mutex", value = "mutex"),
             @org.osgi.service.metatype.annotations.Option(label = "sharded (per I/O thread)", value = "sharded")})
@@ -122,16 +127,31 @@ public final class DiskConfigComponent {
         int workers() default DiskSpec.DEFAULT_WORKERS;
 
         @AttributeDefinition(required = false, description = "Completion-notification strategy of every queue "
-                + "(immediate, bh, defer-call, ...; empty for immediate); changing only this swaps it live")
+                + "(immediate, bh, defer-call, ...; empty for immediate); kp:notify writes it here, and a change "
+                + "swaps it on the running disk")
         String notify_strategy() default "";
 
+        @AttributeDefinition(required = false, description = "Per-queue exceptions to notify.strategy, "
+                + "QUEUE=STRATEGY separated by commas, e.g. '1=defer-call,3=bh' (kp:notify --queue N writes them "
+                + "here); a queue past the disk's own is one of its vhost-user export's")
+        String notify_queues() default "";
+
         @AttributeDefinition(description = "Device-side polling: the I/O threads poll the queues with the "
-                + "driver's notifications off (needs the poll-extension bundle's adaptive policy)")
+                + "driver's notifications off (needs the poll-extension bundle's adaptive policy); kp:poll writes "
+                + "it here")
         boolean poll() default false;
 
-        @AttributeDefinition(description = "Longest poll window in ns (QEMU's poll-max-ns)", min = "0",
-                max = "1000000000")
+        @AttributeDefinition(description = "Longest poll window in ns (QEMU's poll-max-ns); kp:poll --poll-max-ns "
+                + "writes it here", min = "0", max = "1000000000")
         long poll_max_ns() default io.kickplug.api.poll.PollParams.DEFAULT_MAX_NS;
+
+        @AttributeDefinition(description = "Factor by which a poll window grows (QEMU's poll-grow); 0 for QEMU's "
+                + "default, 2", min = "0", max = "1024")
+        long poll_grow() default 0;
+
+        @AttributeDefinition(description = "Divisor by which a poll window shrinks (QEMU's poll-shrink); 0 resets "
+                + "it to 0", min = "0", max = "1024")
+        long poll_shrink() default 0;
     }
 
     private final DiskManager disks;
@@ -141,8 +161,8 @@ public final class DiskConfigComponent {
     private String waiting;
     /** The properties last seen, without the throttle bundle's {@code throttle.*}. */
     private Map<String, Object> lastProps;
-    /** The properties the attached disk was made from, without {@link DiskConfig#NOTIFY_STRATEGY}. */
-    private Map<String, Object> attachedProps;
+    /** The properties the attached disk was made from, without its {@link DiskSettings}: a change re-attaches. */
+    private Map<String, Object> attachedBase;
 
     @Activate
     public DiskConfigComponent(@Reference(name = "diskManager") DiskManager disks,
@@ -165,9 +185,14 @@ public final class DiskConfigComponent {
         if (attached != null && lastProps.equals(before)) {
             return; // only throttle.* changed: the throttle bundle applied it already (kp:throttle)
         }
-        if (attached != null && withoutStrategy(props).equals(attachedProps)) {
-            applyStrategy(attached, props);
-            applyPolling(attached, props, true);
+        if (attached != null && DiskSettings.base(props).equals(attachedBase)) {
+            try {
+                DiskSettings.of(props); // a malformed setting is logged, and the disk stays as it is
+            } catch (DiskException e) {
+                LOG.log(Level.ERROR, "disk " + attached + ": configuration not applied: " + e.getMessage());
+                return;
+            }
+            applySettings(attached, props);
             return;
         }
         detach();
@@ -191,7 +216,7 @@ public final class DiskConfigComponent {
             detach();
         } else {
             attached = null;
-            attachedProps = null;
+            attachedBase = null;
         }
     }
 
@@ -203,24 +228,19 @@ public final class DiskConfigComponent {
         DiskSpec spec = null;
         try {
             spec = DiskConfig.toSpec(props);
-            DiskConfig.notifyStrategy(props); // checked before anything is attached
-            DiskConfig.polling(props); // checked before anything is attached
+            DiskSettings.of(props); // checked before anything is attached
             String name = spec.name();
             if (disks.list().stream().anyMatch(d -> d.name().equals(name))) {
-                // kp:attach attached it, then wrote this configuration: adopt it.
-                attached = spec.name();
-                attachedProps = withoutStrategy(props);
-                return;
-            }
-            if (disks instanceof DiskRebuilder rebuilder) {
-                rebuilder.rebuild(spec);
+                // kp:attach attached it, then wrote this configuration: adopt it (with the settings written since).
+                applySettings(name, props);
+            } else if (disks instanceof DiskRebuilder rebuilder) {
+                rebuilder.rebuild(spec, props); // with its settings
             } else {
                 disks.attach(spec);
+                applySettings(name, props);
             }
             attached = spec.name();
-            attachedProps = withoutStrategy(props);
-            applyStrategy(spec.name(), props);
-            applyPolling(spec.name(), props, false);
+            attachedBase = DiskSettings.base(props);
         } catch (DiskException e) {
             if (spec != null && disks instanceof DiskRebuilder rebuilder
                     && rebuilder.waitForBackend(spec, () -> retry(props))) {
@@ -249,45 +269,29 @@ public final class DiskConfigComponent {
         }
     }
 
-    private void applyStrategy(String disk, Map<String, Object> props) {
+    /**
+     * Brings the running disk to the configuration's {@link DiskSettings}: the disk manager does it under its
+     * monitor, where it writes them ({@link DiskRebuilder#applyConfigured}). Another {@link DiskManager} (tests)
+     * gets the strategies and polling through its services.
+     */
+    private void applySettings(String disk, Map<String, Object> props) {
+        if (disks instanceof DiskRebuilder rebuilder) {
+            rebuilder.applyConfigured(disk, props);
+            return;
+        }
         try {
-            String strategy = DiskConfig.notifyStrategy(props);
+            DiskSettings settings = DiskSettings.of(props);
             if (notification == null) {
                 LOG.log(Level.WARNING, "disk " + disk + ": no notification control, '" + DiskConfig.NOTIFY_STRATEGY
                         + "' ignored");
-                return;
+            } else {
+                notification.setStrategy(disk, settings.strategies().all(), NotificationControl.ALL_QUEUES);
+                settings.strategies().perQueue().forEach((q, s) -> notification.setStrategy(disk, s, q));
             }
-            notification.setStrategy(disk, strategy, NotificationControl.ALL_QUEUES);
+            disks.setPolling(disk, settings.poll(), settings.pollParams());
         } catch (DiskException e) {
-            LOG.log(Level.ERROR, "disk " + disk + ": '" + DiskConfig.NOTIFY_STRATEGY + "' not applied: "
-                    + e.getMessage());
+            LOG.log(Level.ERROR, "disk " + disk + ": settings not applied: " + e.getMessage());
         }
-    }
-
-    /** {@code poll} and {@code poll.max.ns}; {@code always} also sends "off" (a live change). */
-    private void applyPolling(String disk, Map<String, Object> props, boolean always) {
-        try {
-            DiskConfig.Polling polling = DiskConfig.polling(props);
-            if (polling.enabled() || always) {
-                disks.setPolling(disk, polling.enabled(), polling.params());
-            }
-        } catch (DiskException e) {
-            LOG.log(Level.ERROR, "disk " + disk + ": polling not applied: " + e.getMessage());
-        }
-    }
-
-    /**
-     * The properties whose change needs a re-attach: all but the strategy and polling, which apply live, and the
-     * throttle bundle's {@code throttle.*}, which it applies itself.
-     */
-    private static Map<String, Object> withoutStrategy(Map<String, Object> props) {
-        Map<String, Object> rest = new HashMap<>(props);
-        rest.remove(DiskConfig.NOTIFY_STRATEGY);
-        rest.remove("notify_strategy");
-        rest.remove("poll");
-        rest.remove("poll.max.ns");
-        rest.remove("poll_max_ns");
-        return withoutThrottle(rest);
     }
 
     /** Without the throttle bundle's settings (throttle.group, throttle.iops-total, ...): it applies them live. */
@@ -306,7 +310,7 @@ public final class DiskConfigComponent {
         cancelWaiting();
         String name = attached;
         attached = null;
-        attachedProps = null;
+        attachedBase = null;
         if (name != null) {
             try {
                 if (disks instanceof DiskRebuilder rebuilder) {

@@ -17,8 +17,9 @@ import org.osgi.service.cm.ConfigurationAdmin;
  * The disks' ConfigAdmin factory configurations ({@value DiskConfig#FACTORY_PID}), one per disk, keyed by the
  * {@code name} property: what lets a disk outlive the bundles that serve it. ConfigAdmin keeps them in the
  * framework's storage, so they survive the update of any Kickplug bundle, and a runtime started with
- * {@code --cache DIR} finds them again. Configurations are created with the location {@code "?"} so that
- * every version of the block-device bundle may use them.
+ * {@code --cache DIR} or {@code --state DIR} finds them again. Besides what the disk was attached with they hold
+ * the settings a user changed while it ran ({@link #record}, {@link DiskSettings}). Configurations are created with
+ * the location {@code "?"} so that every version of the block-device bundle may use them.
  */
 final class DiskConfigStore {
 
@@ -69,6 +70,65 @@ final class DiskConfigStore {
         }
         Configuration c = admin.getFactoryConfiguration(DiskConfig.FACTORY_PID, spec.name(), "?");
         c.update(new Hashtable<>(toProperties(spec)));
+    }
+
+    /**
+     * Writes a running disk's settings into its configuration ({@link DiskSettings#recordedIn}); nothing when they
+     * are there already, or when the disk has no configuration (a benchmark's disk).
+     *
+     * @return whether the configuration changed
+     */
+    static boolean record(ConfigurationAdmin admin, String name, DiskSettings live) throws IOException {
+        Configuration c = find(admin, name);
+        Dictionary<String, Object> props = c == null ? null : c.getProperties();
+        if (props == null) {
+            return false;
+        }
+        Map<String, Object> now = withoutIdentity(props);
+        Map<String, Object> next = live.recordedIn(now);
+        if (next.equals(now)) {
+            return false;
+        }
+        return c.updateIfDifferent(new Hashtable<>(next));
+    }
+
+    /**
+     * Replaces the properties of the disk's configuration that start with {@code prefix} by {@code settings} (each
+     * key prefixed): another bundle's settings of the disk ({@link DiskManagerComponent#keepSettings}).
+     *
+     * @return false when the disk has no configuration
+     */
+    static boolean keep(ConfigurationAdmin admin, String name, String prefix, Map<String, String> settings)
+            throws IOException {
+        Configuration c = find(admin, name);
+        Dictionary<String, Object> props = c == null ? null : c.getProperties();
+        if (props == null) {
+            return false;
+        }
+        Map<String, Object> next = withoutIdentity(props);
+        next.keySet().removeIf(k -> k.startsWith(prefix));
+        settings.forEach((k, v) -> next.put(prefix + k, v));
+        c.updateIfDifferent(new Hashtable<>(next));
+        return true;
+    }
+
+    /** The properties of the disk's configuration as they are now, or {@code null} when it has none. */
+    static Map<String, Object> properties(ConfigurationAdmin admin, String name) throws IOException {
+        Configuration c = find(admin, name);
+        Dictionary<String, Object> props = c == null ? null : c.getProperties();
+        return props == null ? null : withoutIdentity(props);
+    }
+
+    /** The properties without the ones ConfigAdmin sets ({@code service.pid}, {@code service.factoryPid}). */
+    private static Map<String, Object> withoutIdentity(Dictionary<String, Object> props) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (java.util.Enumeration<String> keys = props.keys(); keys.hasMoreElements();) {
+            String k = keys.nextElement();
+            if (!k.equals("service.pid") && !k.equals("service.factoryPid") && !k.equals("service.bundleLocation")) {
+                out.put(k, props.get(k));
+            }
+        }
+        return out;
     }
 
     /** Deletes the disk's configurations; false when it had none. */

@@ -11,8 +11,21 @@ import io.kickplug.api.blk.DiskSpec;
  */
 interface DiskRebuilder {
 
-    /** Attaches the disk, finding its shared memory as it was left (a rebuild after a bundle returned). */
-    DiskInfo rebuild(DiskSpec spec);
+    /**
+     * Attaches the disk, finding its shared memory as it was left (a rebuild after a bundle returned), with the
+     * settings of its configuration ({@link DiskSettings}) applied before anyone sees it attached.
+     *
+     * @param props the configuration's properties (the spec was made from them)
+     */
+    DiskInfo rebuild(DiskSpec spec, java.util.Map<String, ?> props);
+
+    /**
+     * Applies the settings of the disk's configuration ({@link DiskSettings}) to the running disk, each where it
+     * differs, through its live path (no re-attach): after a rebuild, or when only they changed.
+     *
+     * @param props the configuration's properties as delivered; the manager may read newer ones
+     */
+    void applyConfigured(String name, java.util.Map<String, ?> props);
 
     /** Detaches the disk and deletes its shared memory; its configuration is gone or changing. */
     void release(String name);

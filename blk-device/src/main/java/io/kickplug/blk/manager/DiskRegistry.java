@@ -75,6 +75,11 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
     private boolean quiescing;
     /** Devices handed out by {@link #exportDevice}, per disk; reset before the disk's backend closes. */
     private final Map<String, List<Export>> exports = new LinkedHashMap<>();
+    /**
+     * The strategy set for each queue of each attached disk ({@link #setStrategy}), its exports' queues included:
+     * what a device made later (an export, the disk after {@link #setRing}) starts with.
+     */
+    private final Map<String, QueueStrategies> strategies = new LinkedHashMap<>();
 
     /** Ports handed out by {@link #openPort}, per disk; closed (detached) before anything else of the disk. */
     private final Map<String, List<DevicePort>> ports = new LinkedHashMap<>();
@@ -114,6 +119,11 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
                     spec.numQueues(), spec.queueSize(), spec.ioThreads(), transport.deviceStatus(),
                     device.stats().requestsCompleted(), device.stats().requestsInFlight(), spec.backend().path(),
                     device.mapping().asLists(), device.trackedRequests().kind(), device.ring());
+        }
+
+        /** This disk with {@code next} as the spec it is attached again from (after a live change). */
+        AttachedDisk withSpec(DiskSpec next) {
+            return new AttachedDisk(next, backend, device, threads, transport, listener, memoryLease);
         }
     }
 
@@ -168,6 +178,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
                     memoryLease);
             notifiers.addListener(listener);
             disks.put(name, disk);
+            strategies.put(name, QueueStrategies.IMMEDIATE);
             LOG.log(Level.INFO, "attached disk " + name + " (" + backend.kind() + ", " + backend.size() + " bytes, "
                     + spec.transport().label() + ")");
             return disk.info();
@@ -197,6 +208,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         if (disk == null) {
             throw noSuchDisk(name);
         }
+        strategies.remove(name);
         notifiers.removeListener(disk.listener());
         bindings.failHeld(name); // a reset would wait in vain for requests held while the backend is away
         List<Throwable> failures = new ArrayList<>();
@@ -253,6 +265,12 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
      */
     @Override
     public synchronized DiskInfo setTrackedLock(String name, TrackedLockKind kind) {
+        DiskInfo info = switchTrackedLock(name, kind);
+        settingsChanged(name);
+        return info;
+    }
+
+    private DiskInfo switchTrackedLock(String name, TrackedLockKind kind) {
         AttachedDisk disk = find(name);
         if (kind == null) {
             throw new DiskException("no tracked lock kind given (expected yielding, mutex or sharded)");
@@ -260,21 +278,25 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         disk.device().setTrackedLock(kind);
         // The disk's exported devices (vhost-user) switch with it: one lock kind per disk.
         exportedDevices(name).forEach(d -> d.setTrackedLock(kind));
+        // A re-attach (kp:ring) keeps it.
+        disks.put(name, disk.withSpec(disk.spec().withTrackedLock(kind)));
         LOG.log(Level.INFO, "disk " + name + ": tracked-requests lock is now " + kind.label());
         return disk.info();
     }
 
-    /**
-     * Resizes a disk: the backend changes size, then the device announces the new capacity with a
-     * configuration-change notification (VIRTIO 1.2 section 5.2.6.2). Requests already validated against
-     * the old capacity that reach past a smaller one fail with IOERR in the backend.
-     */
     /**
      * Quiesces the disk as a bundle swap does (device reset, transport closed: the guest is told the device
      * went), keeping its shared bytes and guest memory, and attaches it again offering {@code format}.
      */
     @Override
     public synchronized DiskInfo setRing(String name, RingFormat format) {
+        DiskInfo info = swapRing(name, format);
+        settingsChanged(name);
+        return info;
+    }
+
+    /** The disk comes back with its other settings: tracked lock and size (in its spec), strategies, polling. */
+    private DiskInfo swapRing(String name, RingFormat format) {
         AttachedDisk disk = find(name);
         if (disk.spec().ring() == format) {
             return disk.info();
@@ -284,6 +306,8 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
                     + "(the guest keeps its memory across the swap)");
         }
         DiskSpec next = disk.spec().withRing(format);
+        QueueStrategies plan = strategies.get(name);
+        PollStatus polling = disk.device().pollStatus();
         quiescing = true;
         try {
             removeDisk(name);
@@ -291,12 +315,27 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             quiescing = false;
         }
         DiskInfo info = attachNow(next, ioThreadFactory);
+        VirtioBlkDevice device = find(name).device();
+        strategies.put(name, plan);
+        StrategySwitch.apply(plan, device);
+        device.setPolling(polling.requested(), polling.params());
         LOG.log(Level.INFO, "disk " + name + " now offers " + format.id() + " rings");
         return info;
     }
 
+    /**
+     * Resizes a disk: the backend changes size, then the device announces the new capacity with a
+     * configuration-change notification (VIRTIO 1.2 section 5.2.6.2). Requests already validated against
+     * the old capacity that reach past a smaller one fail with IOERR in the backend.
+     */
     @Override
     public synchronized DiskInfo resize(String name, long newSizeBytes) {
+        DiskInfo info = resizeNow(name, newSizeBytes);
+        settingsChanged(name);
+        return info;
+    }
+
+    private DiskInfo resizeNow(String name, long newSizeBytes) {
         AttachedDisk disk = find(name);
         if (newSizeBytes <= 0 || newSizeBytes % VirtioBlk.SECTOR_SIZE != 0) {
             throw new DiskException("new size " + newSizeBytes + " of disk '" + name
@@ -321,6 +360,12 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             for (Export exported : exports.getOrDefault(name, List.of())) {
                 exported.device().capacityChanged();
             }
+            // A re-attach (kp:ring) opens the backend at its new size; one sized by its storage stays so.
+            BackendSpec b = disk.spec().backend();
+            if (b.sizeBytes() != 0) {
+                disks.put(name, disk.withSpec(disk.spec().withBackend(new BackendSpec(b.kind(), b.path(), newSizeBytes,
+                        b.readOnly(), b.direct(), b.readZeroes(), b.latencyNs()))));
+            }
             LOG.log(Level.INFO, "resized disk " + name + " from " + oldSize + " to " + newSizeBytes + " bytes");
         }
         return disk.info();
@@ -333,6 +378,12 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
      */
     @Override
     public synchronized PollStatus setPolling(String name, boolean enabled, PollParams params) {
+        PollStatus status = switchPolling(name, enabled, params);
+        settingsChanged(name);
+        return status;
+    }
+
+    private PollStatus switchPolling(String name, boolean enabled, PollParams params) {
         PollStatus status = find(name).device().setPolling(enabled, params);
         // Exported devices (vhost-user) poll with the disk's settings too.
         for (Export exported : exports.getOrDefault(name, List.of())) {
@@ -373,7 +424,88 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
      */
     @Override
     public List<QueueCounters> setStrategy(String name, String strategy, int queue) {
-        return StrategySwitch.apply(name, device(name), exportedDevices(name), strategy, queue);
+        StrategySwitch.Pending pending;
+        synchronized (this) {
+            pending = StrategySwitch.configure(name, find(name).device(), exportedDevices(name), strategy, queue);
+            strategies.put(name, strategies.get(name).with(pending.strategy(), queue));
+            settingsChanged(name);
+        }
+        // Not under this monitor: the queues switch on their I/O threads.
+        return pending.await();
+    }
+
+    /**
+     * Called under this registry's monitor after each live change of a disk's settings ({@link #setStrategy},
+     * {@link #setPolling}, {@link #setTrackedLock}, {@link #setRing}, {@link #resize}), once it is made: where a
+     * subclass keeps them ({@link DiskManagerComponent}: in the disk's configuration, written by a thread of its
+     * own). Nothing here; it must not block.
+     */
+    protected void settingsChanged(String name) {
+    }
+
+    /**
+     * The settings of a disk as it runs now, in the form its configuration keeps them.
+     *
+     * @throws DiskException for an unknown disk
+     */
+    public synchronized DiskSettings settings(String name) {
+        AttachedDisk disk = find(name);
+        PollStatus polling = disk.device().pollStatus();
+        return new DiskSettings(strategies.get(name), polling.requested(), polling.params(),
+                disk.device().trackedRequests().kind(), disk.spec().ring(), disk.backend().size());
+    }
+
+    /**
+     * Brings a running disk to {@code wanted} (settings read from its configuration: the disk was rebuilt from it,
+     * or it changed), each through its live path and only where it differs: a ring format swap resets the device
+     * as {@link #setRing} does; the tracked lock, the size, the strategies and polling change without a reset.
+     * Nothing is written back ({@link #settingsChanged} is not called): these settings come from where it writes.
+     * A setting that cannot be applied (a backend that cannot resize) is logged and the others still are.
+     *
+     * @return whether anything changed
+     * @throws DiskException for an unknown disk
+     */
+    public synchronized boolean applySettings(String name, DiskSettings wanted) {
+        DiskSettings live = settings(name);
+        if (wanted.satisfiedBy(live)) {
+            return false;
+        }
+        List<String> failed = new ArrayList<>();
+        if (wanted.ring() != live.ring()) {
+            tryApply(failed, "ring", () -> swapRing(name, wanted.ring()));
+        }
+        if (wanted.trackedLock() != live.trackedLock()) {
+            tryApply(failed, "tracked lock", () -> switchTrackedLock(name, wanted.trackedLock()));
+        }
+        if (wanted.sizeBytes() != 0 && wanted.sizeBytes() != live.sizeBytes()) {
+            tryApply(failed, "size", () -> resizeNow(name, wanted.sizeBytes()));
+        }
+        if (!wanted.strategies().equals(live.strategies())) {
+            strategies.put(name, wanted.strategies());
+            StrategySwitch.apply(wanted.strategies(), find(name).device());
+            for (VirtioBlkDevice exported : exportedDevices(name)) {
+                StrategySwitch.apply(wanted.strategies(), exported);
+            }
+            QueueStrategies s = wanted.strategies();
+            LOG.log(Level.INFO, "disk " + name + ": completion notifiers " + s.all()
+                    + (s.perQueue().isEmpty() ? "" : ", queues " + s.formatPerQueue()));
+        }
+        if (wanted.poll() != live.poll() || !wanted.pollParams().equals(live.pollParams())) {
+            tryApply(failed, "polling", () -> switchPolling(name, wanted.poll(), wanted.pollParams()));
+        }
+        if (!failed.isEmpty()) {
+            LOG.log(Level.WARNING, "disk " + name + ": not applied from its configuration: "
+                    + String.join("; ", failed));
+        }
+        return true;
+    }
+
+    private static void tryApply(List<String> failed, String what, Runnable apply) {
+        try {
+            apply.run();
+        } catch (DiskException e) {
+            failed.add(what + ": " + e.getMessage());
+        }
     }
 
     private synchronized List<VirtioBlkDevice> exportedDevices(String name) {
@@ -483,11 +615,9 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
                 .withMapping(QueueMapping.of(List.of(), numQueues, disk.threads().size()))
                 .withTrackedLock(disk.device().trackedRequests().kind()).withWorkers(spec.workers()).withNotifiers(notifiers)
                 .withFilter(bindings.chainFor(name)));
-        // Start with the strategies configured for the disk's queues (kp:notify), queue by queue.
-        List<QueueCounters> configured = disk.device().queueCounters();
-        for (int q = 0; q < numQueues && q < configured.size(); q++) {
-            device.setStrategy(configured.get(q).configured(), q);
-        }
+        // Start with the strategies set for the disk's queues (kp:notify), queue by queue, and for the queues only
+        // an export has (kp:notify --queue N past the disk's queues).
+        StrategySwitch.apply(strategies.get(name), device);
         // ... and the disk's device-side polling settings and the bound poll policy.
         PollStatus polling = disk.device().pollStatus();
         device.setPollPolicy(pollPolicy);

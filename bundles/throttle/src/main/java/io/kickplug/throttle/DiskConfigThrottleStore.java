@@ -1,5 +1,6 @@
 package io.kickplug.throttle;
 
+import io.kickplug.api.blk.DiskManager;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -16,8 +17,10 @@ import org.osgi.service.cm.ConfigurationAdmin;
 /**
  * Throttle settings in the disk's own configuration (the {@code io.kickplug.disk} factory configuration whose
  * {@code name} is the disk, which {@code kp:attach} writes): properties {@code throttle.group} and
- * {@code throttle.<limit>}. The disk manager applies such a change live (no re-attach), as it does
- * {@code notify.strategy}. Without ConfigAdmin, or for a disk without configuration, nothing is kept.
+ * {@code throttle.<limit>}. The disk manager writes them ({@link DiskManager#keepSettings}), one write at a time
+ * with the settings it keeps there itself ({@code notify.strategy}, {@code tracked.lock}, ...), and applies none
+ * of them (this bundle does, at a disk's first wrap). Without a disk manager they are written through ConfigAdmin
+ * directly. Without ConfigAdmin, or for a disk without configuration, nothing is kept.
  */
 final class DiskConfigThrottleStore implements ThrottleStore {
 
@@ -27,9 +30,11 @@ final class DiskConfigThrottleStore implements ThrottleStore {
     static final String PREFIX = "throttle.";
 
     private final Supplier<ConfigurationAdmin> admin;
+    private final Supplier<DiskManager> disks;
 
-    DiskConfigThrottleStore(Supplier<ConfigurationAdmin> admin) {
+    DiskConfigThrottleStore(Supplier<ConfigurationAdmin> admin, Supplier<DiskManager> disks) {
         this.admin = admin;
+        this.disks = disks;
     }
 
     private Configuration find(String disk) throws IOException {
@@ -68,6 +73,16 @@ final class DiskConfigThrottleStore implements ThrottleStore {
 
     @Override
     public boolean save(String disk, Map<String, String> settings) {
+        DiskManager manager = disks.get();
+        if (manager != null) {
+            try {
+                if (manager.keepSettings(disk, PREFIX, settings)) {
+                    return true;
+                }
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "disk " + disk + ": the disk manager cannot keep its throttle settings: " + e);
+            }
+        }
         try {
             Configuration c = find(disk);
             Dictionary<String, Object> props = c == null ? null : c.getProperties();

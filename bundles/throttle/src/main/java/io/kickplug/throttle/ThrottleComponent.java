@@ -2,6 +2,7 @@ package io.kickplug.throttle;
 
 import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BackendFilter;
+import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.command.OptionTable;
 import java.util.Arrays;
 import java.util.Map;
@@ -37,9 +38,12 @@ public final class ThrottleComponent implements BackendFilter {
     @Reference(name = "configurationAdmin", cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC)
     private volatile ConfigurationAdmin configAdmin;
+    /** Writes the limits into the disks' configurations, one write at a time with its own settings there. */
+    @Reference(name = "diskManager", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    private volatile DiskManager diskManager;
     /** Limits and groups are kept in the disks' configurations, so they outlive this bundle and the runtime. */
     private final Throttles throttles = new Throttles(System::nanoTime, timer,
-            new DiskConfigThrottleStore(() -> configAdmin));
+            new DiskConfigThrottleStore(() -> configAdmin, () -> diskManager));
 
     @Override
     public String name() {

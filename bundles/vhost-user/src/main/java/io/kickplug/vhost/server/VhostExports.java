@@ -36,15 +36,22 @@ public final class VhostExports implements AutoCloseable {
     }
 
     /**
-     * Exports disk {@code disk} as a vhost-user-blk back-end on {@code socket}.
+     * Exports disk {@code disk} as a vhost-user-blk back-end on {@code socket}. A disk exported already on that
+     * socket with that many queues (an export its configuration made again, named once more by a start-up script)
+     * is answered as it is.
      *
-     * @throws DiskException for an unknown disk, a disk already exported, a bad queue count or a socket that
-     *     cannot be created (one line saying why)
+     * @throws DiskException for an unknown disk, a disk already exported elsewhere or with another queue count, a
+     *     bad queue count or a socket that cannot be created (one line saying why)
      */
     public synchronized VhostUserServer.Status export(String disk, Path socket, int numQueues) {
-        if (exports.containsKey(disk)) {
-            throw new DiskException("disk '" + disk + "' is already exported on "
-                    + exports.get(disk).server().socketPath());
+        Export existing = exports.get(disk);
+        if (existing != null) {
+            if (existing.server().socketPath().normalize().equals(socket.toAbsolutePath().normalize())
+                    && existing.device().queueCount() == numQueues) {
+                return existing.server().status();
+            }
+            throw new DiskException("disk '" + disk + "' is already exported on " + existing.server().socketPath()
+                    + " with " + existing.device().queueCount() + " queues");
         }
         VirtioDevice device = disks.exportDevice(disk, numQueues);
         try {

@@ -1,9 +1,11 @@
 package io.kickplug.vhost.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kickplug.api.blk.BackendFactory;
+import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.transport.ExportStatus;
@@ -19,7 +21,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@link VhostExports#exportStatus}: what {@code kp:disks} shows of an export (socket, connection state). */
+/**
+ * {@link VhostExports#exportStatus}: what {@code kp:disks} shows of an export (socket, connection state); an export
+ * named again.
+ */
 class VhostExportsTest {
 
     @TempDir
@@ -57,5 +62,20 @@ class VhostExportsTest {
         assertEquals("listening", status.exports().get(0).state());
         exports.stop("d0");
         assertTrue(status.exports().isEmpty());
+    }
+
+    @Test
+    void theSameExportNamedAgainIsAnsweredWithItAnotherIsRefused() {
+        registry.attach(DiskSpec.memory("d0", 1 << 20));
+        Path socket = dir.resolve("d0.sock");
+        VhostUserServer.Status first = exports.export("d0", socket, 2);
+        // A start-up script's kp:vhost after the export came back from its configuration (--state DIR).
+        VhostUserServer.Status again = exports.export("d0", dir.resolve(".").resolve("d0.sock"), 2);
+        assertEquals(first.socket(), again.socket());
+        assertEquals(1, exports.list().size());
+        DiskException other = assertThrows(DiskException.class, () -> exports.export("d0", dir.resolve("e.sock"), 2));
+        assertEquals("disk 'd0' is already exported on " + socket.toAbsolutePath() + " with 2 queues",
+                other.getMessage());
+        assertThrows(DiskException.class, () -> exports.export("d0", socket, 1), "another queue count");
     }
 }
