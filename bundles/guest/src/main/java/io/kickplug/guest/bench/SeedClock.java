@@ -45,7 +45,13 @@ record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, bool
     }
 
     String describe() {
+        return describe(1);
+    }
+
+    /** As {@link #describe()}, naming the tie-break seed of each of {@code rounds} rounds (--seed, +1 per round). */
+    String describe(int rounds) {
         return virtual ? "virtual time (" + charging.label() + " charging, seed " + seed
+                + (rounds > 1 ? " (" + seed + "-" + (seed + rounds - 1) + ", one per round)" : "")
                 + (pinCpus == null ? "" : ", actors alone on CPU " + pinCpus + " on the wall clock") + "; " + reason
                 + ")" : "real threads (" + reason + ")";
     }

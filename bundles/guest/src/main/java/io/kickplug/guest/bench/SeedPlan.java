@@ -155,10 +155,10 @@ final class SeedPlan {
         return (int) of(o, true).stream().filter(s -> !s.warmUp()).count();
     }
 
-    /** Interleaved: every variant once per round, as {@link SeedRounds#interleave} runs them. */
+    /** Interleaved: every variant once per round, in the order {@link SeedRounds#interleave} runs them. */
     private static void rounds(List<Step> steps, SeedsOptions o, String seed, long nanos, List<String> variants) {
-        for (int r = 0; r < o.rounds(); r++) {
-            for (String v : variants) {
+        for (int r = 1; r <= o.rounds(); r++) {
+            for (String v : SeedRounds.order(variants, r)) {
                 steps.add(new Step(seed, v, nanos));
             }
         }

@@ -54,23 +54,45 @@ public record SeedResult(String id, String title, String published, Map<String, 
                 directionMatches, notes, magnitude, how, effectRounds);
     }
 
-    /** This result with the effect of each round. */
+    /**
+     * This result with the effect of each round. With two rounds or more the verdict reads them
+     * ({@link SeedSpread}): the magnitude is the median round's effect over the published one, and the direction
+     * that median's (a comparison that was not run stays not run).
+     */
     public SeedResult withEffectRounds(List<Double> rounds) {
+        SeedSpread spread = SeedSpread.of(rounds, SeedEffects.published(id));
+        if (!spread.measured()) {
+            return new SeedResult(id, title, published, publishedFigures, rule, points, measured, measuredFigures,
+                    directionMatches, notes, magnitudeRatio, clock, rounds);
+        }
+        double median = spread.median();
+        Boolean direction = directionMatches == null ? null
+                : Math.signum(median) == Math.signum(spread.published()) && median != 0;
         return new SeedResult(id, title, published, publishedFigures, rule, points, measured, measuredFigures,
-                directionMatches, notes, magnitudeRatio, clock, rounds);
+                direction, notes, median / spread.published(), clock, rounds);
+    }
+
+    /** The effect over the rounds and whether they agree ({@link SeedSpread}). */
+    public SeedSpread spread() {
+        return SeedSpread.of(effectRounds, SeedEffects.published(id));
+    }
+
+    /** Whether the rounds disagree on the verdict ({@link SeedSpread#unstable}); never for a comparison not run. */
+    public boolean unstable() {
+        return directionMatches != null && spread().unstable();
     }
 
     /**
      * Whether the measured effect is within a factor of 2 of the published one: same sign, and
-     * {@code 0.5 <= magnitudeRatio <= 2}; {@code null} when not measurable or not run.
+     * {@code 0.5 <= magnitudeRatio <= 2}; {@code null} when not measurable, not run, or {@link #unstable}.
      */
     public Boolean withinTwoX() {
-        return SeedVerdicts.withinTwoX(directionMatches, magnitudeRatio);
+        return unstable() ? null : SeedVerdicts.withinTwoX(directionMatches, magnitudeRatio);
     }
 
-    /** "matches", "differs" or "not run". */
+    /** "matches", "differs", "unstable" (the rounds disagree: {@link #unstable}) or "not run". */
     public String verdict() {
-        return SeedVerdicts.verdict(directionMatches);
+        return unstable() ? SeedVerdicts.UNSTABLE : SeedVerdicts.verdict(directionMatches);
     }
 
     public SeedResult {

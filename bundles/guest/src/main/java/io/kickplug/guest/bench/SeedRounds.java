@@ -47,24 +47,52 @@ record SeedRounds(SeedPoint median, double minIops, double maxIops, int count, L
     }
 
     /**
-     * Runs every configuration of {@code keys} {@code rounds} times, interleaved (A B C A B C ...), so that a slow
-     * spell of the host or a recompilation lands on every configuration alike instead of on the one that happened
-     * to run then. Measured charging reads each thread's CPU clock, and one run of a configuration was seen at 843k
-     * IOPS and the next at 519k with the same interrupts per request; {@code VhostBench} reports medians too.
+     * One round of a configuration.
      *
-     * @param round runs one round of a configuration; its second argument tags the progress line (" round 2/3")
+     * @param number 1 to {@code of}
+     * @param of how many rounds run
      */
-    static <K> Map<K, SeedRounds> interleave(int rounds, List<K> keys, BiFunction<K, String, SeedPoint> round) {
+    record Round(int number, int of) {
+
+        /** The progress line's tag: " round 2/3", "" for a single round. */
+        String tag() {
+            return of == 1 ? "" : " round " + number + "/" + of;
+        }
+    }
+
+    /**
+     * Runs every configuration of {@code keys} {@code rounds} times, interleaved, so that a slow spell of the host or a
+     * recompilation lands on every configuration alike instead of on the one that happened to run then. Measured
+     * charging reads each thread's CPU clock, and one run of a configuration was seen at 843k IOPS and the next at
+     * 519k with the same interrupts per request; {@code VhostBench} reports medians too. Every second round runs the
+     * configurations in the reverse order (A B C, C B A, A B C ...), so that no configuration always runs first
+     * after another seed's or configuration's run: what a position costs (the JIT recompiling for the code that ran
+     * before, the garbage it left) falls on each alike. The caller makes the rounds independent otherwise (virtual
+     * time's tie-break seed changes with {@link Round#number}: {@link SeedsBench}).
+     *
+     * @param round runs one round of a configuration
+     */
+    static <K> Map<K, SeedRounds> interleave(int rounds, List<K> keys, BiFunction<K, Round, SeedPoint> round) {
         Map<K, List<SeedPoint>> all = new LinkedHashMap<>();
+        keys.forEach(k -> all.put(k, new ArrayList<>()));
         for (int r = 1; r <= rounds; r++) {
-            String tag = rounds == 1 ? "" : " round " + r + "/" + rounds;
-            for (K k : keys) {
-                all.computeIfAbsent(k, x -> new ArrayList<>()).add(round.apply(k, tag));
+            for (K k : order(keys, r)) {
+                all.get(k).add(round.apply(k, new Round(r, rounds)));
             }
         }
         Map<K, SeedRounds> out = new LinkedHashMap<>();
         all.forEach((k, list) -> out.put(k, of(list)));
         return out;
+    }
+
+    /** The configurations in round {@code r}'s order (1-based): as given in odd rounds, reversed in even ones. */
+    static <K> List<K> order(List<K> keys, int r) {
+        if (r % 2 == 1) {
+            return keys;
+        }
+        List<K> reversed = new ArrayList<>(keys);
+        java.util.Collections.reverse(reversed);
+        return reversed;
     }
 
     /** A point's first figures: the median round's IOPS, then the spread ({@link #addTo}). */

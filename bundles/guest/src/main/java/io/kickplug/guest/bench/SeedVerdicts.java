@@ -23,6 +23,9 @@ public final class SeedVerdicts {
         return magnitudeRatio >= 0.5 && magnitudeRatio <= 2;
     }
 
+    /** A verdict whose rounds disagree ({@link SeedSpread#unstable}): neither a match nor a miss. */
+    public static final String UNSTABLE = "unstable";
+
     /** "matches", "differs" or "not run" ({@code directionMatches} null). */
     public static String verdict(Boolean directionMatches) {
         return directionMatches == null ? "not run" : directionMatches ? "matches" : "differs";

@@ -125,6 +125,13 @@ public final class SeedsBench {
     /** The clock and id of the seed running now. */
     private SeedClock clock;
     private String seedId = "";
+    /**
+     * The round running now (1 outside rounds): virtual time's tie-break seed is {@code --seed} plus the round less one,
+     * so that the rounds of a configuration differ in their scheduling as well as in the host's noise, and the spread
+     * of the rounds covers both (under model charging, rounds with one seed would be identical); the configurations of
+     * one round share it.
+     */
+    private int roundNumber = 1;
 
     /** The runtime's I/O threads, for ioeventfd off in real threads ({@link SynchronousNotify}); may be null. */
     private IoThreadFactory ioThreads;
@@ -288,7 +295,7 @@ public final class SeedsBench {
                 "IOPS outside-lock / under-lock > 1 at the largest exit cost (" + last / 1000 + " us), "
                         + verdictTag.replace('_', ' '), points, line.toString(), measured,
                 SeedVerdicts.seed000(ratios), notes)
-                .with((ratio - 1) / (34.0 / 14.0 - 1), clock.describe()).withEffectRounds(effectRounds);
+                .with((ratio - 1) / (34.0 / 14.0 - 1), clock.describe(options.rounds())).withEffectRounds(effectRounds);
     }
 
     // ---------------------------------------------------------------------------------------------- 001
@@ -462,7 +469,7 @@ public final class SeedsBench {
                 "defer-call IOPS > immediate IOPS at iodepth 64 (the seed's baseline, no completion batching; bh, "
                         + "the mechanism the series removed, beside it)", points, line, measured,
                 allBound ? SeedVerdicts.seed002(iops.get("immediate@64"), iops.get("defer-call@64")) : null, notes)
-                .with(vsImm64 / 9.0, clock.describe()).withEffectRounds(effectRounds);
+                .with(vsImm64 / 9.0, clock.describe(options.rounds())).withEffectRounds(effectRounds);
     }
 
     // ---------------------------------------------------------------------------------------------- 003
@@ -508,7 +515,7 @@ public final class SeedsBench {
         return new SeedResult("003", "interrupt vs polled completion, hipri=0 vs hipri=1 (Linux virtio_blk poll, 2021)",
                 "~+20% IOPS (io_uring, numjobs 1, single vq, hipri=1 vs 0, NVMe-backed)",
                 figures("iops_change_pct", 20), "hipri=1 IOPS > hipri=0 IOPS", points, line, measured,
-                SeedVerdicts.seed003(irq.iops(), poll.iops()), List.of()).with(pct / 20.0, clock.describe())
+                SeedVerdicts.seed003(irq.iops(), poll.iops()), List.of()).with(pct / 20.0, clock.describe(options.rounds()))
                 .withEffectRounds(SeedRounds.perRound(rounds.get(false), rounds.get(true), SeedVerdicts::percent));
     }
 
@@ -562,7 +569,7 @@ public final class SeedsBench {
                 "mutex IOPS > yielding IOPS", points, line, measured, SeedVerdicts.seed004(yielding, mutex),
                 List.of("driven through the guest engine (8 vCPU threads running fio jobs, where TrackedLockBench "
                         + "runs its own randread jobs)")).with((SeedVerdicts.ratio(yielding, mutex) - 1) / (517.0 / 254.0 - 1),
-                clock.describe()).withEffectRounds(SeedRounds.perRound(rounds.get(TrackedLockKind.YIELDING),
+                clock.describe(options.rounds())).withEffectRounds(SeedRounds.perRound(rounds.get(TrackedLockKind.YIELDING),
                         rounds.get(TrackedLockKind.MUTEX), (y, m) -> SeedVerdicts.ratio(y, m) - 1));
     }
 
@@ -570,7 +577,14 @@ public final class SeedsBench {
 
     /** Every configuration of {@code keys} in {@link SeedsOptions#rounds()} interleaved rounds ({@link SeedRounds}). */
     private <K> Map<K, SeedRounds> interleaved(List<K> keys, BiFunction<K, String, SeedPoint> round) {
-        return SeedRounds.interleave(options.rounds(), keys, round);
+        return SeedRounds.interleave(options.rounds(), keys, (k, r) -> {
+            roundNumber = r.number();
+            try {
+                return round.apply(k, r.tag());
+            } finally {
+                roundNumber = 1;
+            }
+        });
     }
 
     /** A round's runtime: the point's runtime shared among its rounds ({@link SeedPlan#roundNanos}). */
@@ -603,9 +617,10 @@ public final class SeedsBench {
         progress.begin(seed, label, jobs.get(0).runtimeNanos());
         // Pinned: every other thread leaves the actors' CPU for the point, and the actors' clock is the wall clock.
         CpuPinning.Reservation core = how.virtual() && how.pinCpus() != null ? CpuPinning.reserve(how.pinCpus()) : null;
-        VirtualTime time = !how.virtual() ? null : core != null ? VirtualTime.pinned(how.seed(), how.charging(),
+        long tieBreak = how.seed() + roundNumber - 1;
+        VirtualTime time = !how.virtual() ? null : core != null ? VirtualTime.pinned(tieBreak, how.charging(),
                 VirtualTime.Costs.DEFAULTS, how.ioeventfd(), how.pinCpus())
-                : new VirtualTime(how.seed(), how.charging(), VirtualTime.Costs.DEFAULTS, how.ioeventfd());
+                : new VirtualTime(tieBreak, how.charging(), VirtualTime.Costs.DEFAULTS, how.ioeventfd());
         if (time == null && !how.ioeventfd() && ioThreads != null) {
             disks.attach(spec, new SynchronousNotify(ioThreads)); // ioeventfd off in real threads
         } else if (time == null) {

@@ -51,9 +51,11 @@ public final class SeedsFormat {
                         params(p.params()), figures(p.figures())));
             }
             out.append("  measured:  ").append(s.measured()).append('\n');
-            out.append("  direction: ").append(s.directionMatches() == null ? "not run"
-                    : s.directionMatches() ? "matches" : "DOES NOT match").append(mark).append(" (")
-                    .append(s.rule()).append(")\n");
+            String rounds = rounds(s);
+            if (!rounds.isEmpty()) {
+                out.append("  rounds:    ").append(rounds).append('\n');
+            }
+            out.append("  direction: ").append(direction(s)).append(mark).append(" (").append(s.rule()).append(")\n");
             out.append("  magnitude: ").append(magnitude(s)).append(mark).append('\n');
             for (String note : s.notes()) {
                 out.append("  note: ").append(note).append('\n');
@@ -64,26 +66,95 @@ public final class SeedsFormat {
             out.append(String.format(Locale.ROOT, "  seed %s  %-" + (8 + mark.length()) + "s  %-22s  %s%n", s.id(),
                     s.verdict() + mark, magnitudeShort(s), s.measured()));
         }
+        out.append("  ").append(counts(seeds)).append(mark).append('\n');
         if (jsonPath != null) {
             out.append("JSON: ").append(jsonPath).append('\n');
         }
         return out.toString();
     }
 
-    /** "1.23x the published effect, within 2x" or "n/a (not measurable)". */
+    /**
+     * "1.23x the published effect, within 2x", with the rounds' range when the seed ran rounds ("1.23x the published
+     * effect (median of 3 rounds; rounds 0.90x to 1.60x), within 2x"); "UNSTABLE: ..." when the rounds disagree;
+     * "n/a" when not measurable.
+     */
     static String magnitude(SeedResult s) {
+        SeedSpread spread = s.spread();
+        String rounds = !spread.measured() ? "" : String.format(Locale.ROOT, " (median of %d rounds; rounds %.2fx to"
+                + " %.2fx)", spread.rounds().size(), spread.ratioMin(), spread.ratioMax());
+        if (s.unstable()) {
+            return String.format(Locale.ROOT, "UNSTABLE, %s: %.2fx the published effect%s, no verdict",
+                    spread.reason(), s.magnitudeRatio(), rounds);
+        }
         Boolean within = s.withinTwoX();
         if (within == null) {
             return "n/a";
         }
-        return String.format(Locale.ROOT, "%.2fx the published effect, %s", s.magnitudeRatio(),
+        return String.format(Locale.ROOT, "%.2fx the published effect%s, %s", s.magnitudeRatio(), rounds,
                 within ? "within 2x" : "NOT within 2x");
     }
 
     static String magnitudeShort(SeedResult s) {
+        if (s.unstable()) {
+            SeedSpread spread = s.spread();
+            return String.format(Locale.ROOT, "%.2fx-%.2fx unstable", spread.ratioMin(), spread.ratioMax());
+        }
         Boolean within = s.withinTwoX();
         return within == null ? "magnitude n/a" : String.format(Locale.ROOT, "%.2fx %s", s.magnitudeRatio(),
                 within ? "within 2x" : "off >2x");
+    }
+
+    /** "matches", "DOES NOT match", "not run", or "UNSTABLE: the direction flips between rounds (...)". */
+    static String direction(SeedResult s) {
+        if (s.directionMatches() == null) {
+            return "not run";
+        }
+        if (s.unstable() && s.spread().directionFlips()) {
+            return "UNSTABLE: " + s.spread().reason();
+        }
+        String d = s.directionMatches() ? "matches" : "DOES NOT match";
+        return s.spread().measured() ? d + " in " + (s.directionMatches() ? s.spread().matching()
+                : s.spread().rounds().size() - s.spread().matching()) + " of " + s.spread().rounds().size() + " rounds"
+                : d;
+    }
+
+    /**
+     * The effect round by round and its min, median and max ("effect per round +0.74, +0.98, +1.74 (min +0.74, median
+     * +0.98, max +1.74), published +1.04"); "" without rounds.
+     */
+    static String rounds(SeedResult s) {
+        SeedSpread spread = s.spread();
+        if (!spread.measured()) {
+            return "";
+        }
+        StringJoiner each = new StringJoiner(", ");
+        spread.rounds().forEach(r -> each.add(effect(s.id(), r)));
+        return String.format(Locale.ROOT, "effect per round %s (min %s, median %s, max %s), published %s", each,
+                effect(s.id(), spread.min()), effect(s.id(), spread.median()), effect(s.id(), spread.max()),
+                effect(s.id(), spread.published()));
+    }
+
+    /** An effect in its seed's unit ({@link SeedEffects#unit}): "+9.0%" or "+1.04". */
+    static String effect(String id, double v) {
+        if (!Double.isFinite(v)) {
+            return "n/a";
+        }
+        return SeedEffects.PERCENT.equals(SeedEffects.unit(id)) ? percent(v) : String.format(Locale.ROOT, "%+.2f", v);
+    }
+
+    /**
+     * The summary's counts: "directions: 4 of 4 stable seeds match; within 2x: 3 of 4; unstable: 1 (002); not run: 0",
+     * an unstable seed counted in neither of the first two.
+     */
+    static String counts(List<SeedResult> seeds) {
+        List<SeedResult> ran = seeds.stream().filter(s -> s.directionMatches() != null).toList();
+        List<SeedResult> stable = ran.stream().filter(s -> !s.unstable()).toList();
+        long directions = stable.stream().filter(SeedResult::directionMatches).count();
+        long within = stable.stream().filter(s -> Boolean.TRUE.equals(s.withinTwoX())).count();
+        List<String> unstable = ran.stream().filter(SeedResult::unstable).map(SeedResult::id).toList();
+        return String.format(Locale.ROOT, "directions: %d of %d stable seeds match; within 2x: %d of %d; unstable: %d%s;"
+                + " not run: %d", directions, stable.size(), within, stable.size(), unstable.size(),
+                unstable.isEmpty() ? "" : " (" + String.join(", ", unstable) + ")", seeds.size() - ran.size());
     }
 
     /** "vcpus 4, numjobs 4, iodepth 64, ...". */

@@ -66,6 +66,7 @@ public final class SeedsJson {
                 .append(", \"loadavg_1min_start\": ").append(number(load.loadAvgStart()))
                 .append(", \"loadavg_1min_end\": ").append(number(load.loadAvgEnd()))
                 .append(", \"shared\": ").append(load.shared()).append("},\n");
+        out.append("  \"summary\": ").append(summary(seeds)).append(",\n");
         out.append("  \"seeds\": [");
         for (int i = 0; i < seeds.size(); i++) {
             SeedResult s = seeds.get(i);
@@ -82,7 +83,10 @@ public final class SeedsJson {
             out.append("      \"verdict\": ").append(JsonText.quote(s.verdict())).append(",\n");
             out.append("      \"quick\": ").append(quick).append(",\n");
             out.append("      \"magnitude_ratio\": ").append(number(s.magnitudeRatio())).append(",\n");
-            out.append("      \"within_2x\": ").append(s.withinTwoX()).append(",\n"); // null: not measurable
+            out.append("      \"within_2x\": ").append(s.withinTwoX()).append(",\n"); // null: not measurable, unstable
+            out.append("      \"unstable\": ").append(s.unstable()).append(",\n");
+            out.append("      \"unstable_reason\": ").append(s.unstable() ? JsonText.quote(s.spread().reason()) : "null")
+                    .append(",\n");
             out.append("      \"clock\": ").append(JsonText.quote(s.clock())).append(",\n");
             out.append("      \"effect\": ").append(effect(s)).append(",\n");
             out.append("      ");
@@ -128,7 +132,37 @@ public final class SeedsJson {
         for (int r = 0; r < s.effectRounds().size(); r++) {
             out.append(r == 0 ? "" : ", ").append(number(s.effectRounds().get(r)));
         }
-        return out.append("]}").toString();
+        out.append("], \"spread\": ");
+        SeedSpread spread = s.spread();
+        if (!spread.measured()) {
+            return out.append("null}").toString();
+        }
+        return out.append("{\"rounds\": ").append(spread.rounds().size())
+                .append(", \"min\": ").append(number(spread.min()))
+                .append(", \"median\": ").append(number(spread.median()))
+                .append(", \"max\": ").append(number(spread.max()))
+                .append(", \"ratio_min\": ").append(number(spread.ratioMin()))
+                .append(", \"ratio_max\": ").append(number(spread.ratioMax()))
+                .append(", \"rounds_matching\": ").append(spread.matching())
+                .append(", \"rounds_within_2x\": ").append(spread.within())
+                .append(", \"direction_flips\": ").append(spread.directionFlips())
+                .append(", \"spans_2x_band\": ").append(spread.spansBand()).append("}}").toString();
+    }
+
+    /**
+     * The run's counts: stable seeds whose direction matches and that are within 2x, the unstable ones (counted in
+     * neither), and those not run.
+     */
+    static String summary(List<SeedResult> seeds) {
+        List<SeedResult> ran = seeds.stream().filter(s -> s.directionMatches() != null).toList();
+        List<SeedResult> stable = ran.stream().filter(s -> !s.unstable()).toList();
+        StringBuilder unstable = new StringBuilder("[");
+        ran.stream().filter(SeedResult::unstable).forEach(s -> unstable.append(unstable.length() == 1 ? "" : ", ")
+                .append(JsonText.quote(s.id())));
+        return "{\"stable\": " + stable.size() + ", \"directions_match\": "
+                + stable.stream().filter(SeedResult::directionMatches).count() + ", \"within_2x\": "
+                + stable.stream().filter(s -> Boolean.TRUE.equals(s.withinTwoX())).count() + ", \"unstable\": "
+                + unstable.append(']') + ", \"not_run\": " + (seeds.size() - ran.size()) + "}";
     }
 
     /** A JSON object of named numbers (null for NaN and the infinities). */

@@ -415,7 +415,8 @@ class SeedsReportTest {
                 + "  seed 004  differs (quick)   magnitude n/a           ratio 1.10\n"
                 + "  seed 002  not run (quick)   magnitude n/a           ratio 1.10\n"), text);
         String body = text.substring(SeedsFormat.QUICK_HEADING.length());
-        assertEquals(3 * 3, body.split("\\(quick\\)", -1).length - 1, "direction, magnitude and summary per seed");
+        assertEquals(3 * 3 + 1, body.split("\\(quick\\)", -1).length - 1,
+                "direction, magnitude and summary per seed, and the summary's counts");
         String full = SeedsFormat.format(seeds, 300_000_000L, HostLoad.unmeasured(2), "/tmp/q.json");
         assertFalse(full.contains("quick"), full);
         assertEquals(full, SeedsFormat.format(seeds, 300_000_000L, HostLoad.unmeasured(2), "/tmp/q.json", false));
