@@ -31,19 +31,46 @@ final class SeedsFigure {
     private SeedsFigure() {
     }
 
-    /** A seed's effect as the result file gives it. */
+    private static final String UNSTABLE = "#b26a00";
+
+    /**
+     * A seed's effect as the result file gives it.
+     *
+     * @param rounds the effect within each round; empty in a file written before rounds were recorded
+     * @param unstable whether the rounds disagreed on the verdict ({@code "unstable"}); false in a file without it
+     * @param medianOfRounds whether {@code measured} is the median round's effect ({@code effect.spread} present) rather
+     *     than the effect of the configurations' median rounds (older files)
+     */
     record Effect(String id, String title, String measure, String unit, double published, double measured,
-            List<Double> rounds, String verdict, double magnitude, Boolean within) {
+            List<Double> rounds, String verdict, double magnitude, Boolean within, boolean unstable,
+            boolean medianOfRounds) {
 
         static Effect of(Json.Value seed) {
             Json.Value e = seed.get("effect");
             List<Double> rounds = new ArrayList<>();
-            for (Json.Value r : e.get("rounds").list()) {
-                rounds.add(r.number());
+            Json.Value list = e.opt("rounds");
+            if (list != null && !list.isNull()) {
+                for (Json.Value r : list.list()) {
+                    rounds.add(r.number());
+                }
             }
+            Json.Value unstable = seed.opt("unstable");
+            Json.Value spread = e.opt("spread");
             return new Effect(seed.get("id").string(), seed.get("title").string(), e.get("measure").string(),
                     e.get("unit").string(), e.get("published").number(), e.get("measured").number(), rounds,
-                    seed.get("verdict").string(), seed.get("magnitude_ratio").number(), seed.get("within_2x").bool());
+                    seed.get("verdict").string(), seed.get("magnitude_ratio").number(), seed.get("within_2x").bool(),
+                    unstable != null && !unstable.isNull() && unstable.bool(), spread != null && !spread.isNull());
+        }
+
+        /** The rounds' magnitude ratios, lowest and highest (NaN without two finite rounds). */
+        double[] ratioRange() {
+            List<Double> finite = rounds.stream().filter(Double::isFinite).toList();
+            if (finite.size() < 2 || !(published != 0)) {
+                return new double[] {Double.NaN, Double.NaN};
+            }
+            double lo = finite.stream().mapToDouble(v -> v / published).min().orElseThrow();
+            double hi = finite.stream().mapToDouble(v -> v / published).max().orElseThrow();
+            return new double[] {lo, hi};
         }
 
         /** The band: from half to twice the published effect (same sign). */
@@ -75,11 +102,16 @@ final class SeedsFigure {
         svg.text(MARGIN, 28, "kp:bench seeds: the published effect of each source document beside the measured one",
                 "start", 16, "#111111", "font-weight=\"bold\"");
         double y = 48;
-        String sub = "Grey: published. Blue: measured, the effect of each configuration's median round (what the"
-                + " verdict reads). Green band: within 2x of the published effect (half to twice, same sign)."
+        boolean medians = seeds.stream().anyMatch(Effect::medianOfRounds);
+        String sub = "Grey: published. Blue: measured, " + (medians ? "the median round's effect, each round's effect"
+                + " taken from its configurations' runs side by side (what the verdict reads)"
+                : "the effect of each configuration's median round (what the verdict reads)")
+                + ". Green band: within 2x of the published effect (half to twice, same sign)."
                 + (seeds.stream().anyMatch(s -> s.rounds().size() > 1) ? " Dots: the effect within each round (a"
                         + " round far beyond the axis: a triangle at its edge with its value); whisker: the rounds'"
-                        + " minimum to maximum." : "")
+                        + " minimum to maximum, the error bar of the measured effect." : "")
+                + (seeds.stream().anyMatch(Effect::unstable) ? " Unstable (orange): the rounds disagree on the"
+                        + " verdict (the direction flips, or they fall on both sides of an edge of the band)." : "")
                 + " Each panel has its own unit: " + Json.number(result.get("runtime_s").number()) + " s per point, "
                 + load(result) + ".";
         for (String line : Svg.wrap(sub, 155)) {
@@ -95,7 +127,7 @@ final class SeedsFigure {
         if (seeds.isEmpty()) {
             svg.text(MARGIN, panelTop + 20, "no simulated seeds in this result", "start", 12, "#555555", "");
         }
-        double end = Svg.caption(svg, MARGIN, plotBottom + 116, WIDTH - 2 * MARGIN, p, resultFile);
+        double end = Svg.caption(svg, MARGIN, plotBottom + 130, WIDTH - 2 * MARGIN, p, resultFile);
         return svg.document(WIDTH, end + 8, "kp:bench seeds: published vs measured effect per seed");
     }
 
@@ -166,11 +198,18 @@ final class SeedsFigure {
             my += 12;
         }
         my = plotBottom + 86;
-        svg.text(x, my, "direction: " + s.verdict(), "start", 11, s.verdict().equals("matches") ? OK
-                : s.verdict().equals("differs") ? BAD : "#555555", "");
-        String within = s.within() == null ? "magnitude n/a" : String.format(Locale.ROOT, "magnitude %.2fx: %s",
-                s.magnitude(), s.within() ? "within 2x" : "not within 2x");
-        svg.text(x, my + 14, within, "start", 11, s.within() == null ? "#555555" : s.within() ? OK : BAD, "");
+        svg.text(x, my, "direction: " + s.verdict(), "start", 11, s.unstable() ? UNSTABLE
+                : s.verdict().equals("matches") ? OK : s.verdict().equals("differs") ? BAD : "#555555", "");
+        double[] range = s.ratioRange();
+        String within = s.unstable() ? String.format(Locale.ROOT, "unstable: rounds %.2fx to %.2fx", range[0], range[1])
+                : s.within() == null ? "magnitude n/a" : String.format(Locale.ROOT, "magnitude %.2fx: %s",
+                        s.magnitude(), s.within() ? "within 2x" : "not within 2x");
+        svg.text(x, my + 14, within, "start", 11, s.unstable() ? UNSTABLE : s.within() == null ? "#555555"
+                : s.within() ? OK : BAD, "");
+        if (!s.unstable() && Double.isFinite(range[0])) {
+            svg.text(x, my + 28, String.format(Locale.ROOT, "rounds %.2fx to %.2fx", range[0], range[1]), "start", 10,
+                    "#444444", "");
+        }
     }
 
     /**

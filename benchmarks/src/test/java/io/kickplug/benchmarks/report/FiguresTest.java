@@ -150,6 +150,31 @@ class FiguresTest {
                 "seed003-whisker"), "one round is no spread");
     }
 
+    /**
+     * An unstable seed (its rounds disagree) says so under its panel with the rounds' range, in orange, not as a
+     * magnitude; a stable one with rounds gives the range beside its verdict. A file written before rounds were
+     * recorded (no {@code rounds}, no {@code unstable}) still draws, without whiskers.
+     */
+    @Test
+    void anUnstableSeedSaysSoWithItsRangeAndOldFilesStillDraw() throws Exception {
+        String unstable = seeds(20, 15, "[1, 15, 30]").replaceFirst("\"verdict\": \"matches\"",
+                "\"verdict\": \"unstable\", \"unstable\": true").replaceFirst("\"within_2x\": true",
+                "\"within_2x\": null").replaceFirst("\"rounds\": \\[1, 15, 30\\]",
+                "\"rounds\": [1, 15, 30], \"spread\": {\"rounds\": 3}");
+        List<String> text = texts(svg(SeedsFigure.effects(Json.parse(unstable, "s.json"), "s")));
+        assertTrue(text.contains("direction: unstable"), text.toString());
+        assertTrue(text.contains("unstable: rounds 0.05x to 1.50x"), text.toString());
+        assertTrue(String.join(" ", text).contains("Blue: measured, the median round's effect"), text.toString());
+        List<String> stable = texts(svg(SeedsFigure.effects(Json.parse(seeds(20, 15, "[10, 15, 30]"), "s.json"), "s")));
+        assertTrue(stable.contains("rounds 0.50x to 1.50x"), stable.toString());
+        assertTrue(String.join(" ", stable).contains("Blue: measured, the effect of each configuration's median round"),
+                "an older file: the measured effect as it was taken then");
+        String old = seeds(20, 15, "[]").replace(", \"rounds\": []", "");
+        Document svg = svg(SeedsFigure.effects(Json.parse(old, "s.json"), "s"));
+        assertNotNull(byId(svg, "seed003-measured"));
+        assertNull(byIdOrNull(svg, "seed003-whisker"));
+    }
+
     /** A round far beyond the rest is a triangle at the axis's edge with its value: the band keeps its size. */
     @Test
     void anOutlierRoundIsAnArrowAtTheEdgeWithItsValue() throws Exception {
