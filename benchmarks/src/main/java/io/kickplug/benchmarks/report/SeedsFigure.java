@@ -43,7 +43,7 @@ final class SeedsFigure {
      */
     record Effect(String id, String title, String measure, String unit, double published, double measured,
             List<Double> rounds, String verdict, double magnitude, Boolean within, boolean unstable,
-            boolean medianOfRounds) {
+            boolean medianOfRounds, boolean directionFlips) {
 
         static Effect of(Json.Value seed) {
             Json.Value e = seed.get("effect");
@@ -59,7 +59,9 @@ final class SeedsFigure {
             return new Effect(seed.get("id").string(), seed.get("title").string(), e.get("measure").string(),
                     e.get("unit").string(), e.get("published").number(), e.get("measured").number(), rounds,
                     seed.get("verdict").string(), seed.get("magnitude_ratio").number(), seed.get("within_2x").bool(),
-                    unstable != null && !unstable.isNull() && unstable.bool(), spread != null && !spread.isNull());
+                    unstable != null && !unstable.isNull() && unstable.bool(), spread != null && !spread.isNull(),
+                    spread != null && !spread.isNull() && spread.opt("direction_flips") != null
+                            && Boolean.TRUE.equals(spread.get("direction_flips").bool()));
         }
 
         /** The rounds' magnitude ratios, lowest and highest (NaN without two finite rounds). */
@@ -198,7 +200,11 @@ final class SeedsFigure {
             my += 12;
         }
         my = plotBottom + 86;
-        svg.text(x, my, "direction: " + s.verdict(), "start", 11, s.unstable() ? UNSTABLE
+        // An unstable seed whose rounds all point the published way: its direction holds, its magnitude does not.
+        boolean directionHolds = s.unstable() && !s.directionFlips() && s.medianOfRounds();
+        String direction = directionHolds ? "direction: matches in every round" : s.unstable() && s.directionFlips()
+                ? "direction: flips between rounds" : "direction: " + s.verdict();
+        svg.text(x, my, direction, "start", 11, directionHolds ? OK : s.unstable() ? UNSTABLE
                 : s.verdict().equals("matches") ? OK : s.verdict().equals("differs") ? BAD : "#555555", "");
         double[] range = s.ratioRange();
         String within = s.unstable() ? String.format(Locale.ROOT, "unstable: rounds %.2fx to %.2fx", range[0], range[1])

@@ -162,7 +162,10 @@ class FiguresTest {
                 "\"within_2x\": null").replaceFirst("\"rounds\": \\[1, 15, 30\\]",
                 "\"rounds\": [1, 15, 30], \"spread\": {\"rounds\": 3}");
         List<String> text = texts(svg(SeedsFigure.effects(Json.parse(unstable, "s.json"), "s")));
-        assertTrue(text.contains("direction: unstable"), text.toString());
+        assertTrue(text.contains("direction: matches in every round"), "no flip: the direction holds; " + text);
+        List<String> flips = texts(svg(SeedsFigure.effects(Json.parse(unstable.replace("\"spread\": {\"rounds\": 3}",
+                "\"spread\": {\"rounds\": 3, \"direction_flips\": true}"), "s.json"), "s")));
+        assertTrue(flips.contains("direction: flips between rounds"), flips.toString());
         assertTrue(text.contains("unstable: rounds 0.05x to 1.50x"), text.toString());
         assertTrue(String.join(" ", text).contains("Blue: measured, the median round's effect"), text.toString());
         List<String> stable = texts(svg(SeedsFigure.effects(Json.parse(seeds(20, 15, "[10, 15, 30]"), "s.json"), "s")));

@@ -25,7 +25,35 @@ public final class SeedEffects {
     private static final Map<String, String> UNIT = Map.of("000", GAIN, "001", PERCENT, "002", PERCENT, "003", PERCENT,
             "004", GAIN);
 
+    /**
+     * Where each seed's set-up comes from: what its post gives, what the code of its time did, and what the model puts
+     * in its place where the post gives no figure. Printed with the seed ({@code sources:}, JSON {@code "sources"}).
+     */
+    private static final Map<String, String> SOURCES = Map.of(
+            "000", "from the post: 4 vCPUs, fio randread 4k iodepth 64 numjobs 4 libaio, EVENT_IDX on, arm64"
+                    + " qemu-kvm (virtio-mmio, the 3.15 driver's one virtqueue); from QEMU and KVM/arm of 2014:"
+                    + " ioeventfd off (no MMIO ioeventfd), avail_event published after every pop, an exit's"
+                    + " interrupts delivered when it ends (the BQL); modelled, not in the post: exit 50 us (a slow"
+                    + " world switch; the post names none), injection 2 us",
+            "001", "from the post: 4 concurrent dd bs=4k iflag=direct (4 psync readers), qemu-kvm-0.12.4 (no"
+                    + " ioeventfd for virtio-blk: the notify runs the handler in the exit); modelled, not in the post:"
+                    + " exit 10 us (2010's notify to user space; the post names none), model charging (lock maxima)",
+            "002", "from the post: randread 4k iodepth 64 (and 1), numjobs 8, 8 vCPUs, one IOThread, baseline no"
+                    + " completion batching; modelled, not in the post: 8 queues (QEMU's default, one per vCPU),"
+                    + " irqfd write 1 us per interrupt, injection 2 us, null backend (the post names no storage)",
+            "003", "from the post: io_uring randread, numjobs 1, iodepth 1, hipri=0 vs 1, one virtqueue, no poll"
+                    + " queues (the toggling patch); modelled, not in the post: poll iteration 200 ns, injection"
+                    + " 2 us; not modelled: the post's NVMe media time (null backend)",
+            "004", "from the post: randread 4k iodepth 64, 4 IOThreads, 8 virtqueues; modelled, not in the post:"
+                    + " 8 vCPUs and numjobs 8 (one job per queue), thread wake-up 5 us (mutex waiter), the CoMutex"
+                    + " spin of 1000 turns timed on the host, null backend");
+
     private SeedEffects() {
+    }
+
+    /** Where seed {@code id}'s set-up comes from ({@link #SOURCES}), or null for an unknown seed. */
+    public static String sources(String id) {
+        return SOURCES.get(id);
     }
 
     /** Seed {@code id}'s published effect, or NaN for an unknown seed. */

@@ -2,13 +2,27 @@ package io.kickplug.guest.bench;
 
 import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.guest.fio.DirectionStats;
+import io.kickplug.guest.engine.VirtualTime;
 import io.kickplug.guest.fio.JobResult;
 import java.util.List;
 import java.util.Set;
 
-/** What one point measured. */
+/**
+ * What one point measured.
+ *
+ * @param longSlices measured slices of virtual time longer than {@link VirtualTime#LONG_SLICE_NS}: the host ran
+ *     something else on the actors' CPU, or the JVM paused (0 in real threads and under model charging)
+ * @param longSliceNanos what they took on the clock
+ */
 record SeedPoint(JobResult all, double iops, long requests, long interruptsSent, long interruptsSuppressed,
-        Set<String> strategiesUsed, List<LockStatRow> locks, long availNotifications, long features) {
+        Set<String> strategiesUsed, List<LockStatRow> locks, long availNotifications, long features, long longSlices,
+        long longSliceNanos) {
+
+    SeedPoint(JobResult all, double iops, long requests, long interruptsSent, long interruptsSuppressed,
+            Set<String> strategiesUsed, List<LockStatRow> locks, long availNotifications, long features) {
+        this(all, iops, requests, interruptsSent, interruptsSuppressed, strategiesUsed, locks, availNotifications,
+                features, 0, 0);
+    }
 
     double notifiesPerRequest() {
         return requests == 0 ? Double.NaN : (double) availNotifications / requests;

@@ -15,10 +15,12 @@ import java.util.function.BiFunction;
  * @param count how many rounds ran
  * @param iops each round's IOPS, in the order the rounds ran
  */
-record SeedRounds(SeedPoint median, double minIops, double maxIops, int count, List<Double> iops) {
+record SeedRounds(SeedPoint median, double minIops, double maxIops, int count, List<Double> iops,
+        List<SeedPoint> rounds) {
 
     SeedRounds {
         iops = List.copyOf(iops);
+        rounds = List.copyOf(rounds);
     }
 
     static SeedRounds of(List<SeedPoint> rounds) {
@@ -28,7 +30,8 @@ record SeedRounds(SeedPoint median, double minIops, double maxIops, int count, L
         List<SeedPoint> sorted = new ArrayList<>(rounds);
         sorted.sort(Comparator.comparingDouble(SeedPoint::iops));
         return new SeedRounds(sorted.get((sorted.size() - 1) / 2), sorted.get(0).iops(),
-                sorted.get(sorted.size() - 1).iops(), sorted.size(), rounds.stream().map(SeedPoint::iops).toList());
+                sorted.get(sorted.size() - 1).iops(), sorted.size(), rounds.stream().map(SeedPoint::iops).toList(),
+                rounds);
     }
 
     /**
@@ -108,6 +111,12 @@ record SeedRounds(SeedPoint median, double minIops, double maxIops, int count, L
         if (count > 1) {
             figures.put("IOPS-rounds-min", minIops);
             figures.put("IOPS-rounds-max", maxIops);
+        }
+        long slices = rounds.stream().mapToLong(SeedPoint::longSlices).sum();
+        if (slices > 0) {
+            // Virtual time charged on a shared CPU: what the host's scheduler (or a JVM pause) took, over all rounds.
+            figures.put("long-slices", (double) slices);
+            figures.put("long-slice-ms", rounds.stream().mapToLong(SeedPoint::longSliceNanos).sum() / 1e6);
         }
     }
 }

@@ -655,7 +655,8 @@ public final class SeedsBench {
             double iops = all.runtimeNanos() == 0 ? 0 : ios * 1e9 / all.runtimeNanos();
             QueueDeltas d = QueueDeltas.between(before, after);
             return new SeedPoint(all, iops, d.requests(), d.interruptsSent(), d.interruptsSuppressed(), d.strategies(),
-                    locks, d.kicks(), features);
+                    locks, d.kicks(), features, time == null ? 0 : time.longSlices(),
+                    time == null ? 0 : time.longSliceNanos());
         } finally {
             disks.detach(spec.name());
             if (core != null) {

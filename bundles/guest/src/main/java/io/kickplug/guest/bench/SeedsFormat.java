@@ -45,6 +45,9 @@ public final class SeedsFormat {
             out.append(String.format(Locale.ROOT, "%nseed %s: %s%n", s.id(), s.title()));
             out.append("  published: ").append(s.published()).append('\n');
             out.append("  clock:     ").append(s.clock()).append('\n');
+            if (SeedEffects.sources(s.id()) != null) {
+                out.append("  sources:   ").append(SeedEffects.sources(s.id())).append('\n');
+            }
             int width = s.points().stream().mapToInt(p -> p.label().length()).max().orElse(0);
             for (SeedResult.Point p : s.points()) {
                 out.append(String.format(Locale.ROOT, "  %-" + Math.max(1, width) + "s | %s | %s%n", p.label(),
@@ -83,8 +86,8 @@ public final class SeedsFormat {
         String rounds = !spread.measured() ? "" : String.format(Locale.ROOT, " (median of %d rounds; rounds %.2fx to"
                 + " %.2fx)", spread.rounds().size(), spread.ratioMin(), spread.ratioMax());
         if (s.unstable()) {
-            return String.format(Locale.ROOT, "UNSTABLE, %s: %.2fx the published effect%s, no verdict",
-                    spread.reason(), s.magnitudeRatio(), rounds);
+            return String.format(Locale.ROOT, "UNSTABLE, %s: %.2fx the published effect (median of %d rounds), no"
+                    + " verdict", spread.reason(), s.magnitudeRatio(), spread.rounds().size());
         }
         Boolean within = s.withinTwoX();
         if (within == null) {
@@ -175,7 +178,7 @@ public final class SeedsFormat {
         if (Double.isNaN(value)) {
             return "n/a";
         }
-        if (name.equals("IOPS") || name.equals("contentions") || name.equals("requests")) {
+        if (name.equals("IOPS") || name.equals("contentions") || name.equals("requests") || name.equals("long-slices")) {
             return String.format(Locale.ROOT, "%.0f", value);
         }
         if (name.endsWith("/req")) {

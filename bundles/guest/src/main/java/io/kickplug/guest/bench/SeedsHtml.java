@@ -65,7 +65,9 @@ public final class SeedsHtml {
                     .append(cls(s)).append("\">").append(esc(SeedsFormat.direction(s) + mark)).append("</span> (")
                     .append(esc(s.rule())).append(")<br><b>magnitude:</b> ").append(esc(SeedsFormat.magnitude(s) + mark))
                     .append(SeedsFormat.rounds(s).isEmpty() ? "" : "<br><b>rounds:</b> " + esc(SeedsFormat.rounds(s)))
-                    .append("<br><b>clock:</b> ").append(esc(s.clock())).append("</p>\n");
+                    .append("<br><b>clock:</b> ").append(esc(s.clock()))
+                    .append(SeedEffects.sources(s.id()) == null ? "" : "<br><b>sources:</b> "
+                            + esc(SeedEffects.sources(s.id()))).append("</p>\n");
             double pub = SeedEffects.published(s.id());
             if (!Double.isNaN(pub) && !Double.isNaN(s.magnitudeRatio())) {
                 List<String> labels = List.of("published", "measured");

@@ -88,6 +88,7 @@ public final class SeedsJson {
             out.append("      \"unstable_reason\": ").append(s.unstable() ? JsonText.quote(s.spread().reason()) : "null")
                     .append(",\n");
             out.append("      \"clock\": ").append(JsonText.quote(s.clock())).append(",\n");
+            out.append("      \"sources\": ").append(JsonText.quote(SeedEffects.sources(s.id()))).append(",\n");
             out.append("      \"effect\": ").append(effect(s)).append(",\n");
             out.append("      ");
             notesAndPoints(out, s.notes(), s.points(), "      ", SeedsJson::strings);

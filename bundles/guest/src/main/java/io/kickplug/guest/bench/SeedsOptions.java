@@ -49,7 +49,7 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     public static final long QUICK_RUNTIME_NANOS = QUICK_RUNTIME_MS * 1_000_000L;
     /**
      * {@code --quick}'s rounds unless {@code --rounds} is given: two, interleaved, the lower IOPS of the two stands
-     * for a configuration (one round alone gave seed 002 +131% to +1005% in three runs on the loaded machine).
+     * for a configuration's point and the verdict reads both rounds' effects ({@link SeedSpread}) (one round alone gave seed 002 +131% to +1005% in three runs on the loaded machine).
      */
     public static final int QUICK_ROUNDS = 2;
 

@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 
@@ -622,9 +623,35 @@ public final class VirtualTime implements IoThreadFactory {
     private void chargeCpu(Actor a) {
         if (charging == Charging.MEASURED) {
             long c = cpuClock.getAsLong();
-            a.clock += Math.max(0, c - a.cpuMark - cpuReadCostNs);
+            long slice = Math.max(0, c - a.cpuMark - cpuReadCostNs);
+            if (slice > LONG_SLICE_NS) {
+                longSlices.incrementAndGet();
+                longSliceNanos.addAndGet(slice);
+            }
+            a.clock += slice;
             a.cpuMark = c;
         }
+    }
+
+    /**
+     * A measured slice (the code an actor ran between two scheduling points) longer than this is not the code's own
+     * time: such code is a few microseconds at most, and on the wall clock of a pinned CPU that other processes
+     * share, a slice this long is the host's scheduler running someone else (a time slice is milliseconds), or a
+     * JVM pause.
+     */
+    public static final long LONG_SLICE_NS = 100_000;
+    private final AtomicLong longSlices = new AtomicLong();
+
+    private final AtomicLong longSliceNanos = new AtomicLong();
+
+    /** Measured slices longer than {@link #LONG_SLICE_NS} charged so far. */
+    public long longSlices() {
+        return longSlices.get();
+    }
+
+    /** What those slices charged in all, ns. */
+    public long longSliceNanos() {
+        return longSliceNanos.get();
     }
 
     /** {@code a} gives up the baton until {@code wakeAt}, and gets it back when it is the earliest. */

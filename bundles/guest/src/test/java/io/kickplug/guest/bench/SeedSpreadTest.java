@@ -88,10 +88,14 @@ class SeedSpreadTest {
                 + " +14.0%), published +9.0%\n"), text);
         assertTrue(text.contains("\n  direction: UNSTABLE: the direction flips between rounds (2 of 3 the published way)"
                 + " (rule 002)\n  magnitude: UNSTABLE, the direction flips between rounds (2 of 3 the published way):"
-                + " 0.89x the published effect (median of 3 rounds; rounds -0.33x to 1.56x), no verdict\n"), text);
+                + " 0.89x the published effect (median of 3 rounds), no verdict\n"), text);
         assertTrue(text.contains("\n  direction: matches in 3 of 3 rounds (rule 003)\n  magnitude: 1.80x the published"
                 + " effect (median of 3 rounds; rounds 1.75x to 1.95x), within 2x\n"), text);
         assertTrue(text.contains("\n  seed 002  unstable  -0.33x-1.56x unstable"), text);
+        // Each seed says which figures came from its post and which from the model.
+        assertTrue(text.contains("\n  sources:   from the post: randread 4k iodepth 64, 4 IOThreads, 8 virtqueues;"
+                + " modelled, not in the post: 8 vCPUs and numjobs 8"), text);
+        assertTrue(text.contains("modelled, not in the post: exit 50 us"), text);
         assertTrue(text.contains("\n  directions: 3 of 3 stable seeds match; within 2x: 2 of 3; unstable: 1 (002);"
                 + " not run: 0\n"), text);
 
@@ -115,6 +119,8 @@ class SeedSpreadTest {
         assertEquals(2, spread.get("rounds_matching").asInt());
         assertTrue(spread.get("direction_flips").asBoolean());
         assertEquals(8.0, s002.get("effect").get("measured").asDouble(), 1e-12);
+        assertTrue(s002.get("sources").asText().startsWith("from the post: randread 4k iodepth 64 (and 1), numjobs 8,"
+                + " 8 vCPUs, one IOThread"), s002.toString());
         JsonNode s003 = root.get("seeds").get(1);
         assertFalse(s003.get("unstable").asBoolean());
         assertTrue(s003.get("unstable_reason").isNull());
