@@ -22,8 +22,6 @@ public enum Rule {
     // Backends (io.kickplug.api.blk.BlockBackend, AsyncBlockBackend, BackendFactory).
     COMPLETED_EXACTLY_ONCE("a backend completes each operation exactly once", "VIRTIO 1.2 section 5.2.6 "
             + "(the device writes one status per request); AsyncBlockBackend.submit"),
-    COMPLETION_ON_IO_THREAD("the device delivers each completion on the queue's I/O thread",
-            "AsyncBlockBackend; BackendIo.complete"),
     ERROR_AS_STATUS("a failed operation reports an IOException (the device answers VIRTIO_BLK_S_IOERR), never "
             + "an unchecked exception or a hang", "VIRTIO 1.2 section 5.2.6.1"),
     FLUSH_ORDER("a FLUSH completes after the writes completed before it, and they read back after it",
