@@ -44,6 +44,8 @@ public final class StrategyContract {
     private final String name;
     private final Supplier<? extends CompletionNotifier> strategies;
     private Duration maxDelay = Duration.ZERO;
+    /** The service object the protocol checks share, as every queue of a running Kickplug shares one. */
+    private CompletionNotifier shared;
 
     private StrategyContract(String name, Supplier<? extends CompletionNotifier> strategies) {
         this.name = CompletionNotifierNames.check(name);
@@ -90,13 +92,13 @@ public final class StrategyContract {
         }
     }
 
-    /** Scripts of 1 to 30 steps, batches of 0 to 40 used buffers, detached anywhere. */
+    /** Scripts of 1 to 60 steps, batches of 0 to 40 used buffers, detached anywhere. */
     public static Arbitrary<Script> scripts() {
         Arbitrary<Step> step = Combinators.combine(Arbitraries.integers().between(0, 40).edgeCases(e -> e.includeOnly(0, 1)),
                 Arbitraries.integers().between(0, 40), Arbitraries.integers(), Arbitraries.of(true, false, false))
                 .as(Step::new);
-        Arbitrary<List<Step>> steps = step.list().ofMinSize(1).ofMaxSize(30);
-        return Combinators.combine(steps, Arbitraries.integers().between(0, 40), Arbitraries.of(true, false))
+        Arbitrary<List<Step>> steps = step.list().ofMinSize(1).ofMaxSize(60);
+        return Combinators.combine(steps, Arbitraries.integers().between(0, 80), Arbitraries.of(true, false))
                 .as(Script::new);
     }
 
@@ -104,16 +106,26 @@ public final class StrategyContract {
     public static Script script(long seed) {
         SplittableRandom r = new SplittableRandom(seed);
         List<Step> steps = new ArrayList<>();
-        for (int i = 1 + r.nextInt(30); i > 0; i--) {
+        for (int i = 1 + r.nextInt(60); i > 0; i--) {
             steps.add(new Step(r.nextInt(41), r.nextInt(3) == 0 ? 0 : r.nextInt(41), r.nextInt(),
                     r.nextInt(3) == 0));
         }
-        return new Script(steps, r.nextInt(41), r.nextBoolean());
+        return new Script(steps, r.nextInt(81), r.nextBoolean());
     }
 
-    /** Runs {@code script} against a fresh strategy object on a real I/O thread. */
+    /**
+     * Runs {@code script} on a real I/O thread against this contract's strategy object: one object for every
+     * script, as a running Kickplug has one service object for every queue of every disk, attached and detached
+     * again and again (state a strategy keeps outside its queues' attachments carries over from script to script).
+     */
     public void checkProtocol(Script script) {
-        CompletionNotifier strategy = strategies.get();
+        CompletionNotifier strategy;
+        synchronized (this) {
+            if (shared == null) {
+                shared = strategies.get();
+            }
+            strategy = shared;
+        }
         try (IoThread thread = new IoThreadFactoryComponent().start("kit-" + name)) {
             RecordingQueue[] queues = {new RecordingQueue("kit", 0, thread), new RecordingQueue("kit", 1, thread)};
             boolean detached = false;

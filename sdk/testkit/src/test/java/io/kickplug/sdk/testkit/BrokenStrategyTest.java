@@ -19,21 +19,17 @@ import org.junit.jupiter.api.Test;
  */
 class BrokenStrategyTest {
 
-    /** Decides at the end of every batch but one: the seventh batch's buffers never get a decision. */
+    /** Decides at the end of every batch but every seventh: that batch's buffers wait for the next decision. */
     static final class DropsOneNotification implements CompletionNotifier {
         private int ends;
 
         @Override
         public void end(Queue queue) {
-            if (++ends != 7) {
+            if (++ends % 7 != 0) {
                 queue.notifyIfNeeded();
             }
         }
 
-        @Override
-        public void detach(Queue queue) {
-            // the dropped batch stays dropped: nothing decided here either
-        }
     }
 
     /** Decides at the end of every batch but every 50th. */
