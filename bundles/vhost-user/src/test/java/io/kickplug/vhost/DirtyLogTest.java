@@ -140,6 +140,42 @@ class DirtyLogTest {
         assertTrue(last.contains(client.dataAddress(1) / PAGE), "the read's data page: " + last);
     }
 
+    /**
+     * A bundle update under the export during a migration ends the front-end's session; QEMU (reconnect=1) then
+     * starts the device again with logging enabled (vhost_dev_start): SET_FEATURES with LOG_ALL <em>before</em>
+     * SET_LOG_BASE, then the rings. The new session marks from its first write; what the old one completed was
+     * marked before its socket closed.
+     */
+    @org.junit.jupiter.api.Test
+    void aNewSessionDuringAMigrationLogsOnceTheLogArrivesAfterLogAll(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        disk = ExportedDisk.memory("log-reconnect", 1 << 20, 1, 1, dir);
+        client = disk.connect(dir.resolve("guest-ram"));
+        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
+        Queue q = client.startQueue(0, 0, false);
+        client.setLogBase(dir.resolve("log1"));
+        client.setLogging(true);
+        client.takeDirtyPages();
+        client.writeReadVerify(q, 0, (byte) 0x31, true);
+        long readPage = client.dataAddress(1) / PAGE;
+        assertTrue(client.takeDirtyPages().contains(readPage), "the old session marked its read");
+
+        client.disconnect();
+        assertTrue(disk.server.awaitNoFrontend(10, java.util.concurrent.TimeUnit.SECONDS));
+        client.reconnect(disk.server.socketPath());
+        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
+        client.setLogging(true); // LOG_ALL first: no log yet, the device cannot mark
+        client.restartQueue(0, 2, false);
+        assertFalse(connection().logging(), "no log base yet");
+        client.setLogBase(dir.resolve("log2"));
+        assertTrue(connection().logging(), "the running device restarted logged when the log arrived");
+        client.takeDirtyPages();
+        client.writeReadVerify(q, 8, (byte) 0x32, true);
+        SortedSet<Long> marked = client.takeDirtyPages();
+        assertTrue(marked.contains(readPage) && marked.contains((client.dataAddress(0) - 512) / PAGE),
+                () -> "the new session's read and its status bytes: " + marked);
+    }
+
     private static void pages(SortedSet<Long> into, long gpa, long length) {
         for (long p = gpa / PAGE; p <= (gpa + length - 1) / PAGE; p++) {
             into.add(p);

@@ -125,7 +125,7 @@ class LiveMigrationIT {
         List<String> c = new ArrayList<>(List.of("bash", SCRIPT.toString(), "run", CACHE.toString(),
                 s.vda.server.socketPath().toString(), JOBS.resolve("migrate-verify.fio").toString(),
                 "--queues", "2", "--smp", "2", "--event-idx", "on", "--sum-mb", Integer.toString(SUM_MB),
-                "--passes", "100000", "--mem", "256M", "--disk2", s.vdb.server.socketPath().toString(),
+                "--passes", "100000", "--mem", "512M", "--disk2", s.vdb.server.socketPath().toString(),
                 "--qmp", qmp.toString()));
         if (incoming != null) {
             c.addAll(List.of("--incoming", incoming));

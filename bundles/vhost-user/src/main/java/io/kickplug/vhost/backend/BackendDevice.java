@@ -44,6 +44,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * is wrapped in an {@link InflightQueue} that records taken and used heads, and a start first recovers the
  * area as libvhost-user does, resubmitting heads an earlier back-end took and never used.
  *
+ * <p>Dirty logging for live migration (vhost-user.rst "Migration"): while VHOST_F_LOG_ALL is acked and a log base
+ * was given, each start runs the device on {@link LoggedMemory} and wraps every queue view in a {@link LoggedQueue},
+ * so every page the device writes is marked in the {@link DirtyLog}; otherwise the device gets the plain memory and
+ * views and pays nothing. LOG_ALL on or off restarts the device like any feature change.
+ *
  * <p>Kicks (issue 12) reach the device through its own I/O threads or a {@link KickPoller} thread
  * ({@link KickRegistration}); the call and error eventfds are in {@link RingEventFds}, the ring debug log in
  * {@link RingDebugLog}.
@@ -347,7 +352,18 @@ final class BackendDevice implements DeviceSignals, Closeable {
         reconcile();
     }
 
-    /** GET_VRING_BASE: stops the ring and returns its next available index, with nothing in flight. */
+    /**
+     * GET_VRING_BASE: stops the ring and returns its next available index, with nothing in flight.
+     *
+     * <p>The stop point of vhost-user.rst: after the reply the back-end neither writes guest memory nor notifies
+     * on this ring. The requests in flight are <em>completed</em> before the reply (the device reset waits for them:
+     * written, marked in the dirty log while logging is on, pushed and notified), not left in the inflight area
+     * for the destination to resubmit: mainline QEMU does not migrate the inflight area, so a destination's
+     * back-end would never see them, and the destination's QEMU makes a fresh area for its own back-end. Completing
+     * them is what loses no write across a live migration, and the inflight area stays consistent (nothing in
+     * flight) for a front-end that keeps it. A reset that gives up after its timeout (a backend request that hangs)
+     * is logged as an error: that request may still write after the reply.
+     */
     int stopRing(int index) {
         Vring r = rings[index];
         if (r.view != null) {
@@ -359,6 +375,11 @@ final class BackendDevice implements DeviceSignals, Closeable {
         RingEventFds.closeCall(r);
         // Packed: the used position and its wrap counter in the upper half, as SET_VRING_BASE takes them back.
         int base = packed() && r.nextUsed >= 0 ? r.nextAvail | r.nextUsed << 16 : r.nextAvail;
+        if (!resetsClean && dirtyLog.hasBitmap()) {
+            LOG.log(Level.ERROR, "vhost-user " + name + ": queue " + index + " stopped (GET_VRING_BASE) during dirty"
+                    + " logging while a request the device reset gave up on may still write guest memory: a live"
+                    + " migration may miss that write");
+        }
         reconcile();
         return base;
     }
