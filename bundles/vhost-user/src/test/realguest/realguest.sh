@@ -11,6 +11,11 @@
 #                    [--packed on|off]  (vhost-user-blk packed: the packed virtqueue, VIRTIO_F_RING_PACKED; default off)
 #                    [--smp N]          (vCPUs, default 2; virtio_blk gives a guest at most one queue per vCPU, so a
 #                                        run of one queue can take 1: one vCPU thread fewer on a busy host)
+#                    [--mem SIZE]       (guest memory, default 1G; a live-migration test keeps it small)
+#                    [--disk2 SOCKET]   (a second vhost-user-blk disk, /dev/vdb: one queue, packed=on)
+#                    [--qmp PATH]       (QMP on that Unix socket, for migrate and query-migrate)
+#                    [--incoming URI]   (the destination of a live migration: -incoming URI, e.g. unix:PATH; the
+#                                        guest's serial console continues on this QEMU's stdio)
 #       appends JOBFILE as /rg/job.fio and execs QEMU (so killing the process kills QEMU). The guest prints
 #       RG-* lines on the serial console (stdout): RG-FIO-EXIT=<status>, RG-SUM=<md5 of the first M MiB of
 #       /dev/vda>, RG-KERNEL-ERROR: <line> for every virtio or I/O error in its kernel log, RG-DONE.
@@ -97,6 +102,7 @@ run() {
     cache=$(cd "$1" && pwd)
     shift 3
     local queues=1 eventidx=on pollq=0 summb=32 passes=1 waitresize=0 reconnect="" qsize=256 packed=off smp=2
+    local mem=1G extra=()
     while [ $# -gt 0 ]; do
         case $1 in
             --queues) queues=$2; shift 2 ;;
@@ -109,6 +115,11 @@ run() {
             --queue-size) qsize=$2; shift 2 ;;
             --packed) packed=$2; shift 2 ;;
             --smp) smp=$2; shift 2 ;;
+            --mem) mem=$2; shift 2 ;;
+            --disk2) extra+=(-chardev socket,id=c1,path="$2"
+                             -device vhost-user-blk-pci,chardev=c1,num-queues=1,queue-size="$qsize",packed=on); shift 2 ;;
+            --qmp) extra+=(-qmp "unix:$2,server=on,wait=off"); shift 2 ;;
+            --incoming) extra+=(-incoming "$2"); shift 2 ;;
             *) die "unknown option $1" ;;
         esac
     done
@@ -145,13 +156,13 @@ run() {
     local timing="no_timer_check"
     echo "RG: booting (queues=$queues event_idx=$eventidx poll_queues=$pollq queue_size=$qsize packed=$packed smp=$smp ${accel[*]})"
     # This run's initrd copy is removed by a later run (after 10 minutes).
-    exec qemu-system-x86_64 -nodefaults -no-user-config -machine q35 "${accel[@]}" -smp "$smp" -m 1G \
-        -object memory-backend-memfd,id=mem,size=1G,share=on -numa node,memdev=mem \
+    exec qemu-system-x86_64 -nodefaults -no-user-config -machine q35 "${accel[@]}" -smp "$smp" -m "$mem" \
+        -object memory-backend-memfd,id=mem,size="$mem",share=on -numa node,memdev=mem \
         -chardev socket,id=c0,path="$socket""$reconnect" \
         -device vhost-user-blk-pci,chardev=c0,num-queues="$queues",queue-size="$qsize",event_idx="$eventidx",packed="$packed" \
         -kernel "$cache/vmlinuz" -initrd "$work/initrd" \
         -append "console=ttyS0 mitigations=off clocksource=tsc tsc=reliable $timing quiet panic=-1 rg.blk=$blkparams rg.summb=$summb rg.passes=$passes rg.waitresize=$waitresize" \
-        -display none -serial stdio "${monitor[@]}" -no-reboot
+        "${extra[@]}" -display none -serial stdio "${monitor[@]}" -no-reboot
 }
 
 cmd=${1:-}

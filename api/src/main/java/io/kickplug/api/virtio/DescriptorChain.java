@@ -24,6 +24,37 @@ public interface DescriptorChain {
 
     long writableBytes();
 
+    /**
+     * Number of device-writable buffers, for a party that must know every guest address the device may have
+     * written for this chain (vhost-user dirty logging marks them when the chain is pushed, after zero-copy I/O
+     * wrote them through views). -1 when the implementation does not tell (the default): such a party must then
+     * assume any address was written.
+     *
+     * @since 2.4
+     */
+    default int writableBufferCount() {
+        return -1;
+    }
+
+    /**
+     * Guest physical address of device-writable buffer {@code i} ({@code 0 <= i < writableBufferCount()}),
+     * already checked against guest memory.
+     *
+     * @since 2.4
+     */
+    default long writableBufferAddress(int i) {
+        throw new UnsupportedOperationException("this chain does not list its writable buffers");
+    }
+
+    /**
+     * Length in bytes (unsigned 32-bit, in a long) of device-writable buffer {@code i}.
+     *
+     * @since 2.4
+     */
+    default long writableBufferLength(int i) {
+        throw new UnsupportedOperationException("this chain does not list its writable buffers");
+    }
+
     /** A cursor over the device-readable buffers, at their start (each call gives a new position). */
     ChainReader reader();
 

@@ -58,7 +58,31 @@ public final class NotifyCommands {
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
     private volatile List<Map<String, Object>> strategies = List.of();
 
+    /** Optional: exports of disks (the vhost-user bundle), whose live-migration dirty logging kp:stats shows. */
+    @Reference(name = "exportStatus", cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile List<io.kickplug.api.transport.ExportStatus> exportStatus = List.of();
+
     public NotifyCommands() {
+    }
+
+    /** For tests: export status services (their dirty logs). */
+    NotifyCommands withExports(List<io.kickplug.api.transport.ExportStatus> exports) {
+        this.exportStatus = List.copyOf(exports);
+        return this;
+    }
+
+    /** The dirty logs of {@code disk}'s exports (live migration); a service going away is skipped. */
+    private List<io.kickplug.api.transport.ExportStatus.DirtyLog> dirtyLogs(String disk) {
+        List<io.kickplug.api.transport.ExportStatus.DirtyLog> out = new ArrayList<>();
+        for (io.kickplug.api.transport.ExportStatus s : exportStatus) {
+            try {
+                s.dirtyLogs().stream().filter(d -> d.disk().equals(disk)).forEach(out::add);
+            } catch (RuntimeException goingAway) {
+                // its bundle stops
+            }
+        }
+        return out;
     }
 
     /** For tests and for callers outside DS. */
@@ -125,8 +149,12 @@ public final class NotifyCommands {
         for (io.kickplug.api.blk.BackendFilter f : filters) {
             filtered.putAll(f.stats(disk));
         }
+        List<io.kickplug.api.transport.ExportStatus.DirtyLog> logs = dirtyLogs(disk);
         if (json) {
             String j = NotifyText.statsJson(disk, queues, exported);
+            if (!logs.isEmpty() && j.endsWith("}")) {
+                j = j.substring(0, j.length() - 1) + ", " + NotifyText.dirtyLogJson(logs) + "}";
+            }
             if (filtered.isEmpty() || !j.endsWith("}")) {
                 return j;
             }
@@ -141,7 +169,8 @@ public final class NotifyCommands {
             filtered.forEach((k, v) -> extra.append(' ').append(k).append('=').append(v));
             text = text + extra;
         }
-        return exported.isEmpty() ? text : text + "\nvhost-user export\n" + NotifyText.stats(disk, exported);
+        text = exported.isEmpty() ? text : text + "\nvhost-user export\n" + NotifyText.stats(disk, exported);
+        return logs.isEmpty() ? text : text + "\n" + NotifyText.dirtyLog(logs);
     }
 
     private NotificationControl control() {

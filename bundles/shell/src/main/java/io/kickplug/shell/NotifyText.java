@@ -177,6 +177,32 @@ public final class NotifyText {
         }
     }
 
+    /**
+     * {@code kp:stats}' lines on live migration, one per export: whether the device marks its writes in the dirty
+     * log now, and the pages it marked since the export began.
+     */
+    public static String dirtyLog(List<io.kickplug.api.transport.ExportStatus.DirtyLog> logs) {
+        StringBuilder sb = new StringBuilder();
+        for (io.kickplug.api.transport.ExportStatus.DirtyLog d : logs) {
+            sb.append(sb.length() == 0 ? "" : "\n").append(d.kind()).append(" export dirty log (live migration): ")
+                    .append(d.logging() ? "logging" : "not logging").append(", ").append(d.pagesMarked())
+                    .append(" pages marked");
+        }
+        return sb.toString();
+    }
+
+    /** {@code "dirty_log": [{"kind", "logging", "pages_marked"}]}, one per export, for {@code kp:stats --json}. */
+    public static String dirtyLogJson(List<io.kickplug.api.transport.ExportStatus.DirtyLog> logs) {
+        StringBuilder sb = new StringBuilder("\"dirty_log\": [");
+        for (int i = 0; i < logs.size(); i++) {
+            io.kickplug.api.transport.ExportStatus.DirtyLog d = logs.get(i);
+            sb.append(i == 0 ? "" : ", ").append("{\"kind\": ").append(JsonOut.write(d.kind()))
+                    .append(", \"logging\": ").append(d.logging()).append(", \"pages_marked\": ")
+                    .append(d.pagesMarked()).append('}');
+        }
+        return sb.append(']').toString();
+    }
+
     private static void field(StringBuilder sb, String name, long value) {
         sb.append(", \"").append(name).append("\": ").append(value);
     }

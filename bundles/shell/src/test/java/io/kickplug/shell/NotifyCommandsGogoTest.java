@@ -155,6 +155,34 @@ class NotifyCommandsGogoTest {
         assertTrue(json.endsWith("}}]}"), json);
     }
 
+    /** Live migration: each export's dirty log (whether it logs, pages marked) after the queues, text and JSON. */
+    @Test
+    void statsShowTheExportsDirtyLog() throws Exception {
+        io.kickplug.api.transport.ExportStatus vhost = new io.kickplug.api.transport.ExportStatus() {
+            @Override
+            public List<Export> exports() {
+                return List.of(new Export("d1", "vhost-user", "/run/d1.sock", "connected"));
+            }
+
+            @Override
+            public List<DirtyLog> dirtyLogs() {
+                return List.of(new DirtyLog("other", "vhost-user", false, 5), new DirtyLog("d1", "vhost-user", true,
+                        1234));
+            }
+        };
+        NotifyCommands commands = new NotifyCommands(control, disks).withExports(List.of(vhost));
+        String text = commands.stats(false, "d1");
+        assertTrue(text.endsWith("\nvhost-user export dirty log (live migration): logging, 1234 pages marked"), text);
+        String json = commands.stats(true, "d1");
+        assertTrue(json.endsWith(", \"dirty_log\": [{\"kind\": \"vhost-user\", \"logging\": true, "
+                + "\"pages_marked\": 1234}]}"), json);
+        assertTrue(!commands.stats(false, "d1").contains("5 pages"), "another disk's log is not shown");
+        // Without an exporter that logs (the default), nothing is added.
+        io.kickplug.api.transport.ExportStatus plain = () -> List.of();
+        assertTrue(!new NotifyCommands(control, disks).withExports(List.of(plain)).stats(true, "d1")
+                .contains("dirty_log"));
+    }
+
     /** Calls of {@link #late}'s strategies(); on the third, the disk manager has bound "bh". */
     private int strategiesAsked;
 

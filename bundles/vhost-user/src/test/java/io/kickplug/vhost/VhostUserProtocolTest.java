@@ -62,7 +62,8 @@ class VhostUserProtocolTest extends ExportedDiskFixture {
     @Test
     void offersTheDeviceFeaturesWithProtocolFeaturesAndAnswersQueueNum() throws Exception {
         long features = client.getU64(VhostUser.GET_FEATURES);
-        assertEquals(disk.device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES, features);
+        assertEquals(disk.device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES | VhostUser.F_LOG_ALL, features,
+                "the device's, VHOST_USER_F_PROTOCOL_FEATURES and VHOST_F_LOG_ALL (live migration)");
         long protocol = client.getU64(VhostUser.GET_PROTOCOL_FEATURES);
         assertEquals(MessageHandler.PROTOCOL_FEATURES, protocol);
         assertEquals(VhostUser.PROTOCOL_F_INFLIGHT_SHMFD, protocol & VhostUser.PROTOCOL_F_INFLIGHT_SHMFD,

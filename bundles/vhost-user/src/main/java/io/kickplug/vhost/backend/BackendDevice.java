@@ -44,6 +44,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * is wrapped in an {@link InflightQueue} that records taken and used heads, and a start first recovers the
  * area as libvhost-user does, resubmitting heads an earlier back-end took and never used.
  *
+ * <p>Dirty logging for live migration (vhost-user.rst "Migration"): while VHOST_F_LOG_ALL is acked and a log base
+ * was given, each start runs the device on {@link LoggedMemory} and wraps every queue view in a {@link LoggedQueue},
+ * so every page the device writes is marked in the {@link DirtyLog}; otherwise the device gets the plain memory and
+ * views and pays nothing. LOG_ALL on or off restarts the device like any feature change.
+ *
  * <p>Kicks (issue 12) reach the device through its own I/O threads or a {@link KickPoller} thread
  * ({@link KickRegistration}); the call and error eventfds are in {@link RingEventFds}, the ring debug log in
  * {@link RingDebugLog}.
@@ -68,6 +73,13 @@ final class BackendDevice implements DeviceSignals, Closeable {
     /** The inflight-tracking area from SET_INFLIGHT_FD, or {@code null}. */
     private InflightRegion inflight;
     private final AtomicLong resubmitted = new AtomicLong();
+    /** The dirty-page log of live migration (SET_LOG_BASE); marks go to it while {@link #logging}. */
+    private final DirtyLog dirtyLog;
+    /**
+     * Whether the running device writes through {@link LoggedMemory} and {@link LoggedQueue}: VHOST_F_LOG_ALL acked
+     * and a log base given. Decided at each start, so a device that does not log runs the plain memory and views.
+     */
+    private volatile boolean logging;
 
     private volatile long ackedFeatures;
     private boolean featuresSet;
@@ -99,6 +111,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
         this.runningQueues = new boolean[rings.length];
         this.debug = new RingDebugLog(name);
+        this.dirtyLog = new DirtyLog(name);
         this.eventFds = new RingEventFds(rings, debug);
         this.kicks = new KickRegistration(name, device, this::kicked);
     }
@@ -112,7 +125,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
      * packed ring bundle is there (the front-end decides: QEMU's {@code packed=on} property).
      */
     long offeredFeatures() {
-        return device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES
+        return device.offeredFeatures() | VhostUser.F_PROTOCOL_FEATURES | VhostUser.F_LOG_ALL
                 | (queueFactory.supports(RingFormat.PACKED) ? VirtioFeatures.RING_PACKED : 0);
     }
 
@@ -125,17 +138,60 @@ final class BackendDevice implements DeviceSignals, Closeable {
 
     /** SET_FEATURES with features already checked against {@link #offeredFeatures()}. */
     void setFeatures(long f) throws Refused {
-        long virtio = f & ~VhostUser.F_PROTOCOL_FEATURES;
+        long virtio = f & ~VHOST_ONLY;
         if (!device.acceptsFeatures(virtio)) {
             throw new Refused(String.format("the device does not accept features 0x%x", virtio));
         }
         if ((virtio & VirtioFeatures.VERSION_1) == 0) {
             LOG.log(Level.INFO, "vhost-user " + name + ": front-end acked features without VIRTIO_F_VERSION_1");
         }
+        if (((f ^ ackedFeatures) & VhostUser.F_LOG_ALL) != 0 && LOG.isLoggable(Level.INFO)) {
+            LOG.log(Level.INFO, "vhost-user " + name + ": dirty logging "
+                    + ((f & VhostUser.F_LOG_ALL) != 0 ? "on" + (dirtyLog.hasBitmap() ? "" : " (no log base yet)")
+                            : "off") + "; " + dirtyLog.pagesMarked() + " pages marked so far");
+        }
+        // A change of VHOST_F_LOG_ALL restarts the device like any other feature change: the reset waits for the
+        // requests in flight (written and marked, or written before logging began, which the front-end's first
+        // pass copies), and the next start runs the logged or the plain views.
         stopDevice();
         ackedFeatures = f;
         featuresSet = true;
         reconcile();
+    }
+
+    /** Feature bits of vhost-user itself, not the device's: never passed on to it. */
+    private static final long VHOST_ONLY = VhostUser.F_PROTOCOL_FEATURES | VhostUser.F_LOG_ALL;
+
+    /** Whether the front-end acked VHOST_F_LOG_ALL and gave a log base: the device must mark what it writes. */
+    private boolean wantsLogging() {
+        return (ackedFeatures & VhostUser.F_LOG_ALL) != 0 && dirtyLog.hasBitmap();
+    }
+
+    // Dirty logging (vhost-user.rst "Migration").
+
+    /**
+     * SET_LOG_BASE with the bitmap mapped: it replaces the previous one at once, running device or not (see
+     * {@link DirtyLog}); a device that runs unlogged while LOG_ALL is acked (the base came after the features)
+     * restarts logged.
+     */
+    void setLogBase(DirtyLog.Bitmap bitmap) {
+        dirtyLog.replace(bitmap);
+        LOG.log(Level.INFO, "vhost-user " + name + ": dirty log of " + bitmap.pages() / 8 + " bytes ("
+                + bitmap.pages() + " pages of guest physical address)");
+        if (running && wantsLogging() != logging) {
+            stopDevice();
+            reconcile();
+        }
+    }
+
+    /** Whether the running device marks its writes in the dirty log. */
+    boolean logging() {
+        return logging;
+    }
+
+    /** The dirty log, for status and tests. */
+    DirtyLog dirtyLog() {
+        return dirtyLog;
     }
 
     // Memory.
@@ -231,8 +287,16 @@ final class BackendDevice implements DeviceSignals, Closeable {
     }
 
     /** SET_VRING_ADDR: refused when a part of the ring lies outside the memory table. */
-    void setRingAddresses(int index, long desc, long used, long avail) throws Refused {
+    void setRingAddresses(int index, long desc, long used, long avail, boolean log, long logGuestAddr)
+            throws Refused {
         Vring r = rings[index];
+        if (r.addressesSet && r.descUser == desc && r.usedUser == used && r.availUser == avail) {
+            // Only the log flag or address changed (QEMU at the start and end of a migration): no restart. The used
+            // ring's writes are marked at their guest physical address, which is QEMU's log_guest_addr.
+            r.log = log;
+            r.logGuestAddr = logGuestAddr;
+            return;
+        }
         if (memoryTable.count() == 0) {
             throw new Refused("queue " + r.index + " addresses given before any memory region");
         }
@@ -241,6 +305,8 @@ final class BackendDevice implements DeviceSignals, Closeable {
         r.descUser = desc;
         r.availUser = avail;
         r.usedUser = used;
+        r.log = log;
+        r.logGuestAddr = logGuestAddr;
         r.addressesSet = true;
         reconcile();
     }
@@ -286,7 +352,18 @@ final class BackendDevice implements DeviceSignals, Closeable {
         reconcile();
     }
 
-    /** GET_VRING_BASE: stops the ring and returns its next available index, with nothing in flight. */
+    /**
+     * GET_VRING_BASE: stops the ring and returns its next available index, with nothing in flight.
+     *
+     * <p>The stop point of vhost-user.rst: after the reply the back-end neither writes guest memory nor notifies
+     * on this ring. The requests in flight are <em>completed</em> before the reply (the device reset waits for them:
+     * written, marked in the dirty log while logging is on, pushed and notified), not left in the inflight area
+     * for the destination to resubmit: mainline QEMU does not migrate the inflight area, so a destination's
+     * back-end would never see them, and the destination's QEMU makes a fresh area for its own back-end. Completing
+     * them is what loses no write across a live migration, and the inflight area stays consistent (nothing in
+     * flight) for a front-end that keeps it. A reset that gives up after its timeout (a backend request that hangs)
+     * is logged as an error: that request may still write after the reply.
+     */
     int stopRing(int index) {
         Vring r = rings[index];
         if (r.view != null) {
@@ -298,6 +375,11 @@ final class BackendDevice implements DeviceSignals, Closeable {
         RingEventFds.closeCall(r);
         // Packed: the used position and its wrap counter in the upper half, as SET_VRING_BASE takes them back.
         int base = packed() && r.nextUsed >= 0 ? r.nextAvail | r.nextUsed << 16 : r.nextAvail;
+        if (!resetsClean && dirtyLog.hasBitmap()) {
+            LOG.log(Level.ERROR, "vhost-user " + name + ": queue " + index + " stopped (GET_VRING_BASE) during dirty"
+                    + " logging while a request the device reset gave up on may still write guest memory: a live"
+                    + " migration may miss that write");
+        }
         reconcile();
         return base;
     }
@@ -353,6 +435,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
         resetsClean &= clean;
         running = false;
+        logging = false;
         for (Vring r : rings) {
             if (r.view != null) {
                 if (clean) {
@@ -361,7 +444,8 @@ final class BackendDevice implements DeviceSignals, Closeable {
                 debug.stopped(r, usedBefore == null ? -1 : usedBefore[r.index], memory);
                 r.nextAvail = r.view.nextAvail();
                 r.nextUsed = r.view.nextUsed();
-                if (r.view instanceof InflightQueue iq && iq.resubmitPending() > 0) {
+                DeviceQueue inner = r.view instanceof LoggedQueue lq ? lq.wrapped() : r.view;
+                if (inner instanceof InflightQueue iq && iq.resubmitPending() > 0) {
                     // Stopped before the previous back-end's requests were all taken: the next start
                     // recovers them from the area again.
                     r.nextUsed = -1;
@@ -429,7 +513,13 @@ final class BackendDevice implements DeviceSignals, Closeable {
     }
 
     private void start(boolean[] want) {
-        long features = ackedFeatures & ~VhostUser.F_PROTOCOL_FEATURES;
+        long features = ackedFeatures & ~VHOST_ONLY;
+        boolean logNow = wantsLogging();
+        if ((ackedFeatures & VhostUser.F_LOG_ALL) != 0 && !logNow) {
+            LOG.log(Level.WARNING, "vhost-user " + name + ": VHOST_F_LOG_ALL acked but no SET_LOG_BASE yet: the"
+                    + " device does not log until one arrives");
+        }
+        GuestMemory runOn = logNow ? new LoggedMemory(memory, dirtyLog) : memory;
         if (!featuresSet) {
             LOG.log(Level.INFO, "vhost-user " + name + ": rings started before SET_FEATURES; using no features");
         }
@@ -440,7 +530,10 @@ final class BackendDevice implements DeviceSignals, Closeable {
                 continue;
             }
             try {
-                r.view = createView(r, features);
+                r.view = createView(r, features, runOn);
+                if (logNow) {
+                    r.view = new LoggedQueue(r.view, dirtyLog, (LoggedMemory) runOn);
+                }
                 r.kicksSinceStart.set(0);
                 r.callsSinceStart.set(0);
                 debug.started(r, features, memory);
@@ -463,8 +556,9 @@ final class BackendDevice implements DeviceSignals, Closeable {
         // NOFD + EVENT_IDX, the driver kicks once and only when avail_event asks). A kick that reaches the
         // device before activate() sets its queues is harmless: the activation looks at every queue after it.
         runningQueues = runningNow;
+        logging = logNow;
         try {
-            device.activate(new DeviceActivation(features, memory, list, this, kickFds));
+            device.activate(new DeviceActivation(features, runOn, list, this, kickFds));
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "vhost-user " + name + ": device activation failed", e);
             try {
@@ -474,6 +568,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
                 resetsClean = false;
             }
             runningQueues = new boolean[rings.length];
+            logging = false;
             for (Vring r : rings) {
                 r.view = null;
             }
@@ -484,9 +579,14 @@ final class BackendDevice implements DeviceSignals, Closeable {
         debug.running(runningNow);
     }
 
-    private DeviceQueue createView(Vring r, long features) throws Refused {
+    private DeviceQueue createView(Vring r, long features, GuestMemory memory) throws Refused {
         QueueLayout layout = RingParts.locate(memoryTable, packed(), r);
         long used = layout.usedRing();
+        if (r.log && memory instanceof LoggedMemory && r.logGuestAddr != used) {
+            LOG.log(Level.WARNING, String.format("vhost-user %s: queue %d's log_guest_addr 0x%x is not its used"
+                    + " ring's guest address 0x%x: used-ring writes are marked at the latter", name, r.index,
+                    r.logGuestAddr, used));
+        }
         r.availGpa = layout.availRing();
         r.usedGpa = used;
         int nextUsed = r.nextUsed;
@@ -556,6 +656,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
         ackedFeatures = 0;
         featuresSet = false;
+        dirtyLog.clear();
         if (endOfSession) {
             releaseMemory();
         } else {
@@ -683,6 +784,6 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
         return new SessionStatus(owner, ackedFeatures, protocolFeatures, memoryRegions, memoryBytes,
                 runningCount, nofd.toString(), messages, refusals, kicks.kicksSeen(), eventFds.interrupts(),
-                activations.get(), needsReset, lastRefusal);
+                activations.get(), needsReset, lastRefusal, logging, dirtyLog.pagesMarked());
     }
 }

@@ -37,7 +37,7 @@ public final class MessageHandler implements Closeable {
     public static final long PROTOCOL_FEATURES = VhostUser.PROTOCOL_F_MQ | VhostUser.PROTOCOL_F_REPLY_ACK
             | VhostUser.PROTOCOL_F_CONFIG | VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS
             | VhostUser.PROTOCOL_F_RESET_DEVICE | VhostUser.PROTOCOL_F_INFLIGHT_SHMFD
-            | VhostUser.PROTOCOL_F_BACKEND_REQ;
+            | VhostUser.PROTOCOL_F_BACKEND_REQ | VhostUser.PROTOCOL_F_LOG_SHMFD;
     /** GET_MAX_MEM_SLOTS answer. */
     public static final int MAX_MEM_SLOTS = 32;
 
@@ -179,7 +179,7 @@ public final class MessageHandler implements Closeable {
         return switch (request) {
             case VhostUser.GET_FEATURES, VhostUser.GET_PROTOCOL_FEATURES, VhostUser.GET_VRING_BASE,
                     VhostUser.GET_QUEUE_NUM, VhostUser.GET_CONFIG, VhostUser.GET_MAX_MEM_SLOTS,
-                    VhostUser.GET_INFLIGHT_FD -> true;
+                    VhostUser.GET_INFLIGHT_FD, VhostUser.SET_LOG_BASE -> true;
             default -> false;
         };
     }
@@ -214,6 +214,7 @@ public final class MessageHandler implements Closeable {
             }
             case VhostUser.GET_CONFIG -> getConfig(m);
             case VhostUser.GET_INFLIGHT_FD -> getInflightFd(m);
+            case VhostUser.SET_LOG_BASE -> setLogBase(m);
             default -> throw new IllegalStateException(m.name() + " is listed as always replying but has no answer");
         };
     }
@@ -304,6 +305,12 @@ public final class MessageHandler implements Closeable {
             }
             case VhostUser.SET_CONFIG -> setConfig(m);
             case VhostUser.SET_INFLIGHT_FD -> setInflightFd(m);
+            case VhostUser.SET_LOG_FD -> {
+                // vhost-user.rst: an eventfd the back-end may signal after updating the log; QEMU does not use it
+                // with LOG_SHMFD (it polls the bitmap). Accepted and closed.
+                expect(m, 0, 1);
+                Fds.closeAll(m.fds());
+            }
             case VhostUser.SET_BACKEND_REQ_FD -> {
                 expect(m, 0, 1);
                 dev.setBackendChannel(m.fds()[0], replyAck());
@@ -343,7 +350,8 @@ public final class MessageHandler implements Closeable {
         CONFIGURE_MEM_SLOTS(VhostUser.PROTOCOL_F_CONFIGURE_MEM_SLOTS),
         RESET_DEVICE(VhostUser.PROTOCOL_F_RESET_DEVICE),
         INFLIGHT_SHMFD(VhostUser.PROTOCOL_F_INFLIGHT_SHMFD),
-        BACKEND_REQ(VhostUser.PROTOCOL_F_BACKEND_REQ);
+        BACKEND_REQ(VhostUser.PROTOCOL_F_BACKEND_REQ),
+        LOG_SHMFD(VhostUser.PROTOCOL_F_LOG_SHMFD);
 
         final long bit;
 
@@ -360,6 +368,7 @@ public final class MessageHandler implements Closeable {
                 case VhostUser.RESET_DEVICE -> RESET_DEVICE;
                 case VhostUser.GET_INFLIGHT_FD, VhostUser.SET_INFLIGHT_FD -> INFLIGHT_SHMFD;
                 case VhostUser.SET_BACKEND_REQ_FD -> BACKEND_REQ;
+                case VhostUser.SET_LOG_BASE -> LOG_SHMFD;
                 default -> null;
             };
         }
@@ -470,11 +479,11 @@ public final class MessageHandler implements Closeable {
         long desc = b.getLong();
         long used = b.getLong();
         long avail = b.getLong();
-        b.getLong(); // log_guest_addr: logging is not offered
-        if ((flags & ~1) != 0) {
+        long logGuestAddr = b.getLong();
+        if ((flags & ~VhostUser.VRING_F_LOG) != 0) {
             throw new Refused("queue " + r + " address flags 0x" + Integer.toHexString(flags) + " unknown");
         }
-        dev.setRingAddresses(r, desc, used, avail);
+        dev.setRingAddresses(r, desc, used, avail, (flags & VhostUser.VRING_F_LOG) != 0, logGuestAddr);
     }
 
     /** The queue index and descriptor of SET_VRING_KICK / CALL / ERR; a null fd means NOFD. */
@@ -516,6 +525,35 @@ public final class MessageHandler implements Closeable {
             throw new Refused("queue " + a.ring + ": kick without a descriptor (ring polling) is not supported");
         }
         dev.setKick(a.ring, a.fd);
+    }
+
+    // Dirty logging (vhost-user.rst "Migration"; payload VhostUserLog: u64 mmap_size, u64 mmap_offset).
+
+    /**
+     * SET_LOG_BASE: maps the bitmap the front-end passes (LOG_SHMFD: a memfd as ancillary data) and answers with a
+     * u64 payload, as vhost-user.rst asks ("the back-end must reply ... with a u64 payload"); QEMU waits for it
+     * before it syncs and frees the previous bitmap.
+     */
+    private byte[] setLogBase(Message m) throws Refused {
+        expect(m, VhostUser.LOG_PAYLOAD_SIZE, 1);
+        ByteBuffer b = m.body();
+        long size = b.getLong();
+        long offset = b.getLong();
+        // The bitmap is an array of u64 (QEMU's vhost_log_chunk_t) marked with 64-bit atomic ORs: whole, aligned
+        // words, and a mapping a ByteBuffer can hold.
+        if (size <= 0 || size % 8 != 0 || size > Integer.MAX_VALUE - 7 || offset < 0 || offset % 8 != 0
+                || offset + size < 0) {
+            throw new Refused(String.format("log of 0x%x bytes at offset 0x%x: the size must be a positive multiple"
+                    + " of 8 below 2 GiB and the offset a multiple of 8", size, offset));
+        }
+        DirtyLog.Bitmap bitmap;
+        try {
+            bitmap = DirtyLog.map(m.fds()[0], size, offset);
+        } catch (IOException e) {
+            throw new Refused("cannot map the log: " + e.getMessage(), e);
+        }
+        dev.setLogBase(bitmap);
+        return Message.u64(0);
     }
 
     // Inflight I/O tracking (vhost-user.rst "Inflight I/O tracking"; payload VhostUserInflight:

@@ -23,6 +23,9 @@ final class Vring {
     long descUser;
     long availUser;
     long usedUser;
+    /** SET_VRING_ADDR's VHOST_VRING_F_LOG and log_guest_addr (the used ring's guest address, for dirty logging). */
+    boolean log;
+    long logGuestAddr;
     /** A kick descriptor arrived since the last GET_VRING_BASE / reset (vhost-user "started"). */
     boolean started;
     boolean enabled;

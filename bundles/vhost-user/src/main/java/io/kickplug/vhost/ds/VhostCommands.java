@@ -90,7 +90,17 @@ public final class VhostCommands {
         register(context, "vhost", (session, args) -> vhost(exports, strings(args), this::remember));
         register(context, "vhost-stop", (session, args) -> stop(strings(args)));
         // For kp:disks, without the shell depending on this bundle.
-        registrations.add(context.registerService(ExportStatus.class, exports::exportStatus, null));
+        registrations.add(context.registerService(ExportStatus.class, new ExportStatus() {
+            @Override
+            public List<ExportStatus.Export> exports() {
+                return exports.exportStatus();
+            }
+
+            @Override
+            public List<ExportStatus.DirtyLog> dirtyLogs() {
+                return exports.dirtyLogs();
+            }
+        }, null));
         // Saved exports whose disks are attached now come back before this constructor returns; the others
         // (disks being rebuilt by the block-device bundle) as soon as their disks are.
         List<ExportConfigs.Saved> pending = saved();

@@ -256,8 +256,84 @@ public class FrontendClient implements AutoCloseable {
     }
 
     public static byte[] vringAddr(int index, long desc, long used, long avail) {
-        return Message.payload(40).putInt(index).putInt(0).putLong(desc).putLong(used).putLong(avail).putLong(0)
-                .array();
+        return vringAddr(index, desc, used, avail, 0, 0);
+    }
+
+    /** SET_VRING_ADDR's payload with {@code flags} (VHOST_VRING_F_LOG) and {@code logGuestAddr}. */
+    public static byte[] vringAddr(int index, long desc, long used, long avail, int flags, long logGuestAddr) {
+        return Message.payload(40).putInt(index).putInt(flags).putLong(desc).putLong(used).putLong(avail)
+                .putLong(logGuestAddr).array();
+    }
+
+    // Dirty logging (vhost-user.rst "Migration"), as QEMU 7.2's vhost_migration_log sends it.
+
+    /** The dirty log this front-end gave the back-end, or {@code null}. */
+    private MappedByteBuffer logMap;
+    private RandomAccessFile logRaf;
+    private Path logFile;
+    private static final java.lang.invoke.VarHandle LOG_WORD = java.lang.invoke.MethodHandles
+            .byteBufferViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
+    /**
+     * Gives the back-end a fresh dirty log in {@code file} (one bit per 4 KiB page of guest memory, rounded up to
+     * whole u64 words) with SET_LOG_BASE and waits for its u64 reply; a log given before is replaced (its file
+     * stays until {@link #close}). Returns the reply's value.
+     */
+    public long setLogBase(Path file) throws IOException {
+        long pages = (memoryBytes + 4095) / 4096;
+        long size = (pages + 63) / 64 * 8;
+        RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw");
+        raf.setLength(size);
+        MappedByteBuffer map = raf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, size);
+        send(VhostUser.SET_LOG_BASE, 0, Message.payload(16).putLong(size).putLong(0).array(), raf.getFD());
+        Message r = receive();
+        if (r.request() != VhostUser.SET_LOG_BASE || r.size() != 8) {
+            raf.close();
+            throw new IOException("SET_LOG_BASE answered with " + r.name() + " of " + r.size() + " bytes");
+        }
+        RandomAccessFile oldRaf = logRaf;
+        Path oldFile = logFile;
+        logRaf = raf;
+        logMap = map;
+        logFile = file;
+        if (oldRaf != null) {
+            oldRaf.close();
+            Files.deleteIfExists(oldFile);
+        }
+        return r.body().getLong();
+    }
+
+    /**
+     * Turns dirty logging on or off like QEMU's vhost_dev_set_log: SET_FEATURES with or without VHOST_F_LOG_ALL,
+     * then SET_VRING_ADDR of every started queue with or without VHOST_VRING_F_LOG and log_guest_addr = the used
+     * ring's guest physical address.
+     */
+    public void setLogging(boolean on) throws IOException {
+        long f = on ? features | VhostUser.F_LOG_ALL : features & ~VhostUser.F_LOG_ALL;
+        check(sendAck(VhostUser.SET_FEATURES, Message.u64(f)), "SET_FEATURES");
+        for (Queue q : queues) {
+            QueueLayout layout = layoutOf(q);
+            check(sendAck(VhostUser.SET_VRING_ADDR, vringAddr(q.index, USER_BASE + layout.descTable(),
+                    USER_BASE + layout.usedRing(), USER_BASE + layout.availRing(), on ? VhostUser.VRING_F_LOG : 0,
+                    on ? layout.usedRing() : 0)), "SET_VRING_ADDR");
+        }
+    }
+
+    /**
+     * Collects and clears the dirty log as QEMU does (an atomic exchange of each 64-bit word with 0,
+     * vhost_dev_sync_region): the marked pages (guest physical address / 4096), ascending.
+     */
+    public java.util.SortedSet<Long> takeDirtyPages() {
+        java.util.SortedSet<Long> pages = new java.util.TreeSet<>();
+        for (int w = 0; w < logMap.capacity() / 8; w++) {
+            long bits = (long) LOG_WORD.getAndSet(logMap, w * 8, 0L);
+            while (bits != 0) {
+                int b = Long.numberOfTrailingZeros(bits);
+                pages.add(w * 64L + b);
+                bits &= bits - 1;
+            }
+        }
+        return pages;
     }
 
     // A whole front-end.
@@ -554,6 +630,10 @@ public class FrontendClient implements AutoCloseable {
         }
         memoryRaf.close();
         Files.deleteIfExists(memoryFile);
+        if (logRaf != null) {
+            logRaf.close();
+            Files.deleteIfExists(logFile);
+        }
         // Unmapped now rather than by the GC, so that tests can count the back-end's mappings alone. Nothing
         // touches the client's memory after close (its call readers only read pipes).
         Unmapper.unmap(memoryMap);

@@ -61,6 +61,12 @@ public final class VhostUser {
 
     /** VHOST_USER_F_PROTOCOL_FEATURES, a virtio feature bit only vhost-user knows (bit 30). */
     public static final long F_PROTOCOL_FEATURES = 1L << 30;
+    /** VHOST_F_LOG_ALL (bit 26): the back-end logs every write to guest memory (vhost-user.rst "Migration"). */
+    public static final long F_LOG_ALL = 1L << 26;
+    /** SET_VRING_ADDR flags bit 0, VHOST_VRING_F_LOG: log the used ring's writes at log_guest_addr. */
+    public static final int VRING_F_LOG = 1;
+    /** SET_LOG_BASE payload: u64 mmap_size, u64 mmap_offset (VhostUserLog). */
+    public static final int LOG_PAYLOAD_SIZE = 16;
 
     // Protocol feature bits.
     public static final long PROTOCOL_F_MQ = 1L;

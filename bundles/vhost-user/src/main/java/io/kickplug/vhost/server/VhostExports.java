@@ -89,6 +89,14 @@ public final class VhostExports implements AutoCloseable {
         return out;
     }
 
+    /** Dirty logging per export, for {@code kp:stats}. */
+    public synchronized List<ExportStatus.DirtyLog> dirtyLogs() {
+        List<ExportStatus.DirtyLog> out = new ArrayList<>();
+        exports.forEach((disk, e) -> out.add(new ExportStatus.DirtyLog(disk, "vhost-user",
+                e.server().logging(), e.server().pagesMarked())));
+        return out;
+    }
+
     private void close(String disk, Export e) {
         e.server().close();
         try {

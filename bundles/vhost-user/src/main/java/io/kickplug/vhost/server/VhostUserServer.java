@@ -52,6 +52,8 @@ public final class VhostUserServer implements Closeable {
     private final Thread acceptThread;
     private final AtomicLong sessions = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
+    /** Dirty-log pages marked by the sessions that ended ({@link #pagesMarked}). */
+    private final AtomicLong pagesMarkedBefore = new AtomicLong();
     private volatile boolean closed;
     private volatile Session session;
 
@@ -92,6 +94,21 @@ public final class VhostUserServer implements Closeable {
         MessageHandler b = s == null ? null : s.backend;
         return new Status(name, socketPath, state, sessions.get(), rejected.get(), s == null ? null : s.peer,
                 b == null ? null : b.status());
+    }
+
+    /**
+     * Pages the export's dirty log marked for live migration since the export began, over every front-end it
+     * served (the current one included).
+     */
+    public long pagesMarked() {
+        Status s = status();
+        return pagesMarkedBefore.get() + (s.connection() == null ? 0 : s.connection().pagesMarked());
+    }
+
+    /** Whether the current front-end's device marks its writes in a dirty log (a live migration is under way). */
+    public boolean logging() {
+        Status s = status();
+        return s.connection() != null && s.connection().logging();
     }
 
     /**
@@ -191,6 +208,9 @@ public final class VhostUserServer implements Closeable {
                 }
                 closeQuietly(socket);
                 synchronized (VhostUserServer.this) {
+                    if (b != null) {
+                        pagesMarkedBefore.addAndGet(b.status().pagesMarked());
+                    }
                     if (session == this) {
                         session = null;
                     }

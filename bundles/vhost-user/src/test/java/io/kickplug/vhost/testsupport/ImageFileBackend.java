@@ -22,6 +22,16 @@ public final class ImageFileBackend implements BlockBackend {
         this.size = size;
     }
 
+    /** Opens the existing image {@code path} as it is (a second export of the same image: nothing truncated). */
+    public static ImageFileBackend existing(Path path) throws IOException {
+        return new ImageFileBackend(FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE));
+    }
+
+    private ImageFileBackend(FileChannel channel) throws IOException {
+        this.channel = channel;
+        this.size = channel.size();
+    }
+
     @Override
     public String kind() {
         return "file";

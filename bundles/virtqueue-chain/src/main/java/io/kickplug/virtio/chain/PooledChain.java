@@ -177,6 +177,21 @@ public final class PooledChain implements DescriptorChain {
     }
 
     @Override
+    public int writableBufferCount() {
+        return count - readable;
+    }
+
+    @Override
+    public long writableBufferAddress(int i) {
+        return addr[readable + i];
+    }
+
+    @Override
+    public long writableBufferLength(int i) {
+        return len[readable + i] & 0xffffffffL;
+    }
+
+    @Override
     public ChainReader reader() {
         if (!readerTaken) {
             readerTaken = true;
