@@ -279,7 +279,7 @@ public final class VhostBench {
     /** The launchers of {@code --launcher} (kickplugd, jar; comma-separated, each once, at least one). */
     static List<String> launchers(String option) {
         List<String> launchers = new ArrayList<>();
-        for (String l : option.split(",")) {
+        for (String l : option.split(",", -1)) { // -1: "jar," names an empty launcher, refused
             String name = l.trim();
             if (!name.equals("kickplugd") && !name.equals("jar")) {
                 throw new IllegalArgumentException("--launcher: kickplugd or jar (or both, comma-separated), not "
