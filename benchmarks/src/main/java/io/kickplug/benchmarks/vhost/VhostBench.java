@@ -32,13 +32,16 @@ import org.newsclub.net.unix.KickplugPoll;
 /**
  * Issue 12's side-by-side vhost-user benchmark: one front-end ({@link FrontendClient}: the protocol tests' client,
  * one queue, 4 KiB random reads at a fixed queue depth, EVENT_IDX, call-descriptor notifications) drives
- * Kickplug's vhost-user-blk export (a separate {@code java -jar kickplug.jar --daemon} process) and, when
+ * Kickplug's vhost-user-blk export (a separate process: {@code --launcher kickplugd}, the service launcher with its
+ * JVM flags, by default; {@code jar}, {@code java --java-opts -jar kickplug.jar --daemon}; or both, interleaved)
+ * and, when
  * qemu-storage-daemon is installed, QSD's vhost-user-blk export, in the same run and interleaved point by point.
  * Per point: IOPS, latency percentiles (HdrHistogram, submit to harvest) and the backend process's CPU per I/O
  * (utime + stime from /proc/PID/stat over the measured window); the median of the runs, and Kickplug/QSD ratios.
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar io.kickplug.benchmarks.vhost.VhostBench \
+ *     [--launcher kickplugd|jar|kickplugd,jar] [--kickplugd distribution/target/kickplugd] [--kickplugd-opts "..."]
  *     [--jar distribution/target/kickplug.jar] [--qsd /usr/bin/qemu-storage-daemon] [--runs 3] [--runtime 5]
  *     [--warmup 2] [--depths 1,32,64] [--backends null,file] [--java-opts "-XX:+UseSerialGC"] [--ring split]
  *     [--kp-commands "kp:notify d0 defer-call"] [--server-cpus 1] [--qsd-iothread-poll-max-ns 32768]
