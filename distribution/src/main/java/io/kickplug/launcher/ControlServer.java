@@ -22,7 +22,8 @@ import java.util.logging.Logger;
  * statement printed nothing, the printed JSON value itself when a command printed JSON ({@code --json}), and
  * the printed text as a JSON string otherwise.
  *
- * <p>Threads: one accepting thread, and one per connected client (statements of one client run one at a
+ * <p>Threads: one accepting thread (the daemon's main thread, {@link #acceptUntilClosed}, or one of its own,
+ * {@link #start}), and one per connected client (statements of one client run one at a
  * time, in order, in the client's own session). Input is untrusted: a line longer than
  * {@link #MAX_LINE_BYTES} is read to its end, dropped and answered with an error; a client beyond
  * {@link #maxClients} is answered with an error and disconnected; a client that goes away mid-statement
@@ -53,7 +54,6 @@ final class ControlServer implements AutoCloseable {
     private final int maxClients;
     private final Set<SocketChannel> clients = ConcurrentHashMap.newKeySet();
     private final AtomicLong clientIds = new AtomicLong();
-    private final Thread acceptor;
     private volatile boolean closed;
 
     private ControlServer(Path path, ServerSocketChannel server, Statements statements, int maxClients) {
@@ -61,15 +61,24 @@ final class ControlServer implements AutoCloseable {
         this.server = server;
         this.statements = statements;
         this.maxClients = maxClients;
-        this.acceptor = new Thread(this::acceptLoop, "kickplug-control");
-        acceptor.setDaemon(true);
     }
 
-    /** Binds {@code path} (see {@link ControlSocket#bind}) and starts accepting. */
-    static ControlServer start(Path path, Statements statements, int maxClients) throws IOException {
+    /**
+     * Binds {@code path} (see {@link ControlSocket#bind}); clients that connect wait in the socket's backlog until
+     * a thread accepts them ({@link #acceptUntilClosed}).
+     */
+    static ControlServer bind(Path path, Statements statements, int maxClients) throws IOException {
         ControlServer s = new ControlServer(path.toAbsolutePath(), ControlSocket.bind(path), statements, maxClients);
-        s.acceptor.start();
         LOG.info(() -> "listening on " + s.path);
+        return s;
+    }
+
+    /** Binds {@code path} and accepts on a thread of its own ({@code kickplug-control}). */
+    static ControlServer start(Path path, Statements statements, int maxClients) throws IOException {
+        ControlServer s = bind(path, statements, maxClients);
+        Thread acceptor = new Thread(s::acceptUntilClosed, "kickplug-control");
+        acceptor.setDaemon(true);
+        acceptor.start();
         return s;
     }
 
@@ -82,7 +91,8 @@ final class ControlServer implements AutoCloseable {
         return clients.size();
     }
 
-    private void acceptLoop() {
+    /** Accepts clients on the calling thread until {@link #close} (or accepting fails). */
+    void acceptUntilClosed() {
         while (!closed) {
             SocketChannel client;
             try {

@@ -110,6 +110,12 @@ final class Launcher {
                     return 0;
                 }
                 out.println("kickplug: running (pid " + ProcessHandle.current().pid() + "); stop with SIGTERM");
+                ControlServer c = control;
+                if (c != null) {
+                    // This thread accepts the control socket's clients (a thread less than an acceptor of its
+                    // own) until the socket closes: at shutdown (SIGTERM) or when the framework stops.
+                    c.acceptUntilClosed();
+                }
                 framework.waitForStop(0);
             }
             return 0;
@@ -178,9 +184,17 @@ final class Launcher {
             }
             if (options.control() != null) {
                 try {
-                    control = ControlServer.start(options.control(),
+                    ControlServer c = ControlServer.bind(options.control(),
                             new GogoStatements(framework.getBundleContext(), PREAMBLE, laterStarted),
                             ControlServer.DEFAULT_MAX_CLIENTS);
+                    control = c;
+                    // A framework that stops by itself (a statement's "stop 0") closes the socket, which ends the
+                    // main thread's accepting (run): it then sees the framework stopped.
+                    framework.getBundleContext().addBundleListener((org.osgi.framework.SynchronousBundleListener) e -> {
+                        if (e.getBundle().getBundleId() == 0 && e.getType() == org.osgi.framework.BundleEvent.STOPPING) {
+                            c.close();
+                        }
+                    });
                 } catch (IOException e) {
                     throw new StartupException("cannot open the control socket " + options.control() + ": "
                             + Errors.message(e), e);

@@ -32,13 +32,16 @@ import org.newsclub.net.unix.KickplugPoll;
 /**
  * Issue 12's side-by-side vhost-user benchmark: one front-end ({@link FrontendClient}: the protocol tests' client,
  * one queue, 4 KiB random reads at a fixed queue depth, EVENT_IDX, call-descriptor notifications) drives
- * Kickplug's vhost-user-blk export (a separate {@code java -jar kickplug.jar --daemon} process) and, when
+ * Kickplug's vhost-user-blk export (a separate process: {@code --launcher kickplugd}, the service launcher with its
+ * JVM flags, by default; {@code jar}, {@code java --java-opts -jar kickplug.jar --daemon}; or both, interleaved)
+ * and, when
  * qemu-storage-daemon is installed, QSD's vhost-user-blk export, in the same run and interleaved point by point.
  * Per point: IOPS, latency percentiles (HdrHistogram, submit to harvest) and the backend process's CPU per I/O
  * (utime + stime from /proc/PID/stat over the measured window); the median of the runs, and Kickplug/QSD ratios.
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar io.kickplug.benchmarks.vhost.VhostBench \
+ *     [--launcher kickplugd|jar|kickplugd,jar] [--kickplugd distribution/target/kickplugd] [--kickplugd-opts "..."]
  *     [--jar distribution/target/kickplug.jar] [--qsd /usr/bin/qemu-storage-daemon] [--runs 3] [--runtime 5]
  *     [--warmup 2] [--depths 1,32,64] [--backends null,file] [--java-opts "-XX:+UseSerialGC"] [--ring split]
  *     [--kp-commands "kp:notify d0 defer-call"] [--server-cpus 1] [--qsd-iothread-poll-max-ns 32768]
@@ -76,7 +79,7 @@ public final class VhostBench {
     private final Path dir;
     private final Path ram;
 
-    private VhostBench(Map<String, String> opts, Provenance provenance) throws IOException {
+    VhostBench(Map<String, String> opts, Provenance provenance) throws IOException {
         this.opts = opts;
         this.provenance = provenance;
         this.dir = Files.createTempDirectory("kp-vhostbench");
@@ -90,7 +93,7 @@ public final class VhostBench {
     }
 
     /** A backend server process with its vhost-user socket. */
-    private static final class Server implements AutoCloseable {
+    static final class Server implements AutoCloseable {
         final String name;
         final Process process;
         final Path socket;
@@ -133,6 +136,11 @@ public final class VhostBench {
         // First, so the load average is the one before the servers start.
         Provenance provenance = Provenance.ofThisProcess(codeDirectory());
         Map<String, String> o = new LinkedHashMap<>();
+        // How Kickplug is started, one or more of: kickplugd (the service launcher, with its JVM flags; what
+        // docs/service.md tells operators to run), jar (java --java-opts -jar kickplug.jar --daemon).
+        o.put("launcher", "kickplugd");
+        o.put("kickplugd", "distribution/target/kickplugd");
+        o.put("kickplugd-opts", ""); // non-empty: KICKPLUG_JAVA_OPTS, replacing kickplugd's JVM flags
         o.put("jar", "distribution/target/kickplug.jar");
         o.put("qsd", "/usr/bin/qemu-storage-daemon");
         o.put("runs", "3");
@@ -140,7 +148,7 @@ public final class VhostBench {
         o.put("warmup", "2");
         o.put("depths", "1,32,64");
         o.put("backends", "null,file");
-        o.put("java-opts", "-XX:+UseSerialGC");
+        o.put("java-opts", "-XX:+UseSerialGC"); // the jar launcher's JVM flags
         o.put("ring", "split");
         o.put("kp-commands", ""); // extra daemon commands after kp:attach, ';'-separated (e.g. "kp:notify d0 bh")
         // CPUs both servers run on (taskset -c), e.g. "1" with the bench itself under "taskset -c 0": each side
@@ -170,8 +178,20 @@ public final class VhostBench {
         }
     }
 
+    /** The folder of the run's sockets, scripts and logs; the guest RAM files' folder. */
+    Path dir() {
+        return dir;
+    }
+
+    /** Removes the run's folders. */
+    void cleanUp() throws IOException {
+        deleteTree(dir);
+        deleteTree(ram);
+    }
+
     private void run() throws Exception {
         int runs = Integer.parseInt(opts.get("runs"));
+        List<String> launchers = launchers(opts.get("launcher"));
         int[] depths = Arrays.stream(opts.get("depths").split(",")).mapToInt(Integer::parseInt).toArray();
         boolean qsd = Files.isExecutable(Path.of(opts.get("qsd")));
         if (!qsd) {
@@ -188,7 +208,9 @@ public final class VhostBench {
             }
             List<Server> servers = new ArrayList<>();
             try {
-                servers.add(startKickplug(backend, image));
+                for (String launcher : launchers) {
+                    servers.add(startKickplug(launcher, kickplugName(launchers, launcher), backend, image));
+                }
                 if (qsd) {
                     servers.add(startQsd(backend, image));
                 }
@@ -220,15 +242,20 @@ public final class VhostBench {
                         byServer.put(s.name, results.get(s.name + "@" + depth));
                     }
                     entries.add(new VhostJson.Entry(backend, depth, byServer));
-                    Point k = median(results.get("kickplug@" + depth));
-                    row(table, backend, depth, "kickplug", k);
-                    if (qsd) {
-                        Point q = median(results.get("qsd@" + depth));
+                    Point q = qsd ? median(results.get("qsd@" + depth)) : null;
+                    if (q != null) {
                         row(table, backend, depth, "qsd", q);
-                        table.append(String.format(Locale.ROOT, "%-5s %-3d %-9s %9.2fx %8.2fx %8.2fx %8.2fx %8.2fx%n",
-                                backend, depth, "kp/qsd", k.iops() / q.iops(), k.cpuUsPerIo() / q.cpuUsPerIo(),
-                                (double) k.p50ns() / q.p50ns(), (double) k.p99ns() / q.p99ns(),
-                                (double) k.p999ns() / q.p999ns()));
+                    }
+                    for (String launcher : launchers) {
+                        Point k = median(results.get(kickplugName(launchers, launcher) + "@" + depth));
+                        row(table, backend, depth, launcher, k);
+                        if (q != null) {
+                            table.append(String.format(Locale.ROOT,
+                                    "%-5s %-3d %-9s %9.2fx %8.2fx %8.2fx %8.2fx %8.2fx%n", backend, depth,
+                                    launcher.equals("kickplugd") ? "kpd/qsd" : "jar/qsd", k.iops() / q.iops(),
+                                    k.cpuUsPerIo() / q.cpuUsPerIo(), (double) k.p50ns() / q.p50ns(),
+                                    (double) k.p99ns() / q.p99ns(), (double) k.p999ns() / q.p999ns()));
+                        }
                     }
                 }
             } finally {
@@ -250,6 +277,31 @@ public final class VhostBench {
         }
         deleteTree(dir);
         deleteTree(ram);
+    }
+
+    /** The launchers of {@code --launcher} (kickplugd, jar; comma-separated, each once, at least one). */
+    static List<String> launchers(String option) {
+        List<String> launchers = new ArrayList<>();
+        for (String l : option.split(",", -1)) { // -1: "jar," names an empty launcher, refused
+            String name = l.trim();
+            if (!name.equals("kickplugd") && !name.equals("jar")) {
+                throw new IllegalArgumentException("--launcher: kickplugd or jar (or both, comma-separated), not "
+                        + name);
+            }
+            if (launchers.contains(name)) {
+                throw new IllegalArgumentException("--launcher names " + name + " twice");
+            }
+            launchers.add(name);
+        }
+        return launchers;
+    }
+
+    /**
+     * The server name of a launcher in the results: the first launcher's is {@code kickplug} (the one the figure's
+     * ratios are of), another's {@code kickplug-LAUNCHER}.
+     */
+    static String kickplugName(List<String> launchers, String launcher) {
+        return launchers.get(0).equals(launcher) ? "kickplug" : "kickplug-" + launcher;
     }
 
     private static void row(StringBuilder table, String backend, int depth, String server, Point p) {
@@ -292,9 +344,9 @@ public final class VhostBench {
         }
     }
 
-    private Server startKickplug(String backend, Path image) throws Exception {
-        Path socket = dir.resolve("kp-" + backend + ".sock");
-        Path script = dir.resolve("serve-" + backend + ".gosh");
+    private Server startKickplug(String launcher, String name, String backend, Path image) throws Exception {
+        Path socket = dir.resolve(launcher + "-" + backend + ".sock");
+        Path script = dir.resolve("serve-" + launcher + "-" + backend + ".gosh");
         String attach = backend.equals("null") ? "kp:attach --backend null d0 1G"
                 : "kp:attach --backend file --file " + image + " d0";
         StringBuilder extra = new StringBuilder();
@@ -304,18 +356,32 @@ public final class VhostBench {
             }
         }
         Files.writeString(script, attach + "\n" + extra + "kp:vhost d0 --socket " + socket + "\n");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = pinned();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        for (String f : opts.get("java-opts").trim().split("\\s+")) {
-            if (!f.isEmpty()) {
-                cmd.add(f);
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        if (launcher.equals("kickplugd")) {
+            // The service launcher as operators run it, with this JVM's java; its own bundle cache, fresh.
+            cmd.addAll(List.of("sh", opts.get("kickplugd"), "--state", dir.resolve("state-" + backend).toString(),
+                    "-f", script.toString()));
+            pb.environment().put("JAVA", java);
+            pb.environment().remove("KICKPLUG_JAVA_EXTRA");
+            pb.environment().remove("KICKPLUG_JAVA_OPTS");
+            if (!opts.get("kickplugd-opts").isBlank()) {
+                pb.environment().put("KICKPLUG_JAVA_OPTS", opts.get("kickplugd-opts"));
             }
+        } else {
+            cmd.add(java);
+            for (String f : opts.get("java-opts").trim().split("\\s+")) {
+                if (!f.isEmpty()) {
+                    cmd.add(f);
+                }
+            }
+            cmd.addAll(List.of("-jar", opts.get("jar"), "--cache", dir.resolve("cache-" + backend).toString(),
+                    "--daemon", "-f", script.toString()));
         }
-        cmd.addAll(List.of("-jar", opts.get("jar"), "--cache", dir.resolve("cache-" + backend).toString(),
-                "--daemon", "-f", script.toString()));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(dir.resolve("kickplug-" + backend + ".log").toFile()).start();
-        return awaitSocket(new Server("kickplug", p, socket));
+        Process p = pb.command(cmd).redirectErrorStream(true)
+                .redirectOutput(dir.resolve(launcher + "-" + backend + ".log").toFile()).start();
+        return awaitSocket(new Server(name, p, socket));
     }
 
     private Server startQsd(String backend, Path image) throws Exception {
@@ -359,7 +425,7 @@ public final class VhostBench {
         return s;
     }
 
-    private void connect(Server s) throws IOException {
+    void connect(Server s) throws IOException {
         // 64 KiB per request slot from 1 MiB on (FrontendClient's layout): QD 64 needs 5 MiB.
         RingFormat ring = RingFormat.parse(opts.get("ring"));
         FrontendClient c = new FrontendClient(s.socket, ram.resolve("ram-" + s.name), 16L << 20,
@@ -377,7 +443,7 @@ public final class VhostBench {
         s.queue.callSource().configureBlocking(false);
     }
 
-    private Point measure(Server s, int depth) throws Exception {
+    Point measure(Server s, int depth) throws Exception {
         long warmup = TimeUnit.SECONDS.toNanos(Long.parseLong(opts.get("warmup")));
         long runtime = TimeUnit.SECONDS.toNanos(Long.parseLong(opts.get("runtime")));
         FrontendClient c = s.client;

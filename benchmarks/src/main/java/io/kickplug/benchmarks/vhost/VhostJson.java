@@ -27,7 +27,8 @@ final class VhostJson {
     /**
      * One backend and queue depth: each server's runs in the order they ran.
      *
-     * @param runs server name ("kickplug", "qsd") to its runs; QSD absent when it was not found
+     * @param runs server name ("kickplug": the first launcher; "kickplug-jar" or "kickplug-kickplugd": another; "qsd")
+     *     to its runs, Kickplug's first; QSD absent when it was not found
      */
     record Entry(String backend, int depth, Map<String, List<VhostBench.Point>> runs) {
     }
@@ -75,17 +76,26 @@ final class VhostJson {
                 out.append("],\n       \"median_run\": ").append(median + 1).append(", \"median\": ")
                         .append(point(runs.get(median))).append("},\n");
             }
-            List<VhostBench.Point> kp = e.runs().get("kickplug");
             List<VhostBench.Point> qsdRuns = e.runs().get("qsd");
-            out.append("     \"ratios\": ");
-            if (kp == null || qsdRuns == null) {
-                out.append("null");
-            } else {
+            boolean firstRatios = true;
+            for (Map.Entry<String, List<VhostBench.Point>> s : e.runs().entrySet()) {
+                if (!s.getKey().startsWith("kickplug")) {
+                    continue;
+                }
+                // "ratios": the first launcher's (server "kickplug"); "ratios_jar" and so on: another launcher's.
+                String key = s.getKey().equals("kickplug") ? "ratios"
+                        : "ratios_" + s.getKey().substring("kickplug-".length());
+                out.append(firstRatios ? "" : ",\n").append("     ").append(Json.quote(key)).append(": ");
+                firstRatios = false;
+                if (qsdRuns == null) {
+                    out.append("null");
+                    continue;
+                }
                 out.append('{');
                 for (int k = 0; k < RATIOS.size(); k++) {
                     Map.Entry<String, ToDoubleFunction<VhostBench.Point>> r = RATIOS.get(k);
                     out.append(k == 0 ? "\n" : ",\n").append("       ");
-                    out.append(Json.quote(r.getKey())).append(": ").append(ratio(kp, qsdRuns, r.getValue()));
+                    out.append(Json.quote(r.getKey())).append(": ").append(ratio(s.getValue(), qsdRuns, r.getValue()));
                 }
                 out.append('}');
             }

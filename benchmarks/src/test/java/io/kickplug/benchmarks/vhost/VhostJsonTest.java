@@ -88,6 +88,38 @@ class VhostJsonTest {
                 .get("points").list().size());
     }
 
+    /**
+     * Two launchers in one sitting: the first is "kickplug" with "ratios" (what the figure draws), the second
+     * "kickplug-jar" with "ratios_jar", each over the same QSD runs.
+     */
+    @Test
+    void twoLaunchersEachHaveTheirRatiosOverQsd() {
+        List<String> launchers = VhostBench.launchers("kickplugd,jar");
+        assertEquals(List.of("kickplugd", "jar"), launchers);
+        assertEquals("kickplug", VhostBench.kickplugName(launchers, "kickplugd"));
+        assertEquals("kickplug-jar", VhostBench.kickplugName(launchers, "jar"));
+        assertEquals("kickplug", VhostBench.kickplugName(VhostBench.launchers("jar"), "jar"));
+        Map<String, List<VhostBench.Point>> runs = new LinkedHashMap<>();
+        runs.put("kickplug", List.of(point(100, 1.0, 1)));
+        runs.put("kickplug-jar", List.of(point(50, 4.0, 1)));
+        runs.put("qsd", List.of(point(100, 2.0, 1)));
+        Json.Value p = Json.parse(VhostJson.write(PROVENANCE, Map.of(), "w", "q",
+                List.of(new VhostJson.Entry("null", 64, runs))), "l.json").get("points").list().get(0);
+        assertEquals(0.5, p.get("ratios").get("cpu_per_io").get("median").number());
+        assertEquals(2.0, p.get("ratios_jar").get("cpu_per_io").get("median").number());
+        assertEquals(0.5, p.get("ratios_jar").get("iops").get("of_medians").number());
+        assertEquals(4.0, p.get("kickplug-jar").get("median").get("cpu_us_per_io").number());
+    }
+
+    @Test
+    void aLauncherIsKickplugdOrJarAndNamedOnce() {
+        assertEquals(List.of("jar"), VhostBench.launchers(" jar "));
+        for (String bad : List.of("java", "kickplugd,kickplugd", "", "jar,")) {
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> VhostBench.launchers(bad), bad);
+        }
+    }
+
     @Test
     void medianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
         assertEquals(2.5, VhostJson.median(List.of(4.0, 1.0, 3.0, 2.0)));
