@@ -58,7 +58,39 @@ public final class NotifyCommands {
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
     private volatile List<Map<String, Object>> strategies = List.of();
 
+    /** Why a configured strategy is not bound (its bundle stopped, uninstalled, ...); optional. */
+    @Reference(name = "pluginEvents", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile PluginEvents events;
+
+    /** The bundles that provide the strategies, for kp:strategies; null outside a framework. */
+    private volatile Plugins plugins;
+
     public NotifyCommands() {
+    }
+
+    @org.osgi.service.component.annotations.Activate
+    void activate(org.osgi.framework.BundleContext context) {
+        plugins = new Plugins(context);
+    }
+
+    /** Why {@code strategy} is not bound, when known. */
+    private String why(String strategy) {
+        PluginEvents e = events;
+        return e == null ? null : e.departures().whyText(PluginKind.STRATEGY, strategy);
+    }
+
+    /** Strategy name to the bundle providing it ("bundle version [id]"), or null outside a framework. */
+    private Map<String, String> providers() {
+        Plugins p = plugins;
+        if (p == null) {
+            return null;
+        }
+        Map<String, String> out = new java.util.TreeMap<>();
+        for (Provided s : p.all(PluginKind.STRATEGY)) {
+            out.putIfAbsent(s.name(), s.bundleText() + (s.plugin() ? " plugin" : ""));
+        }
+        return out;
     }
 
     /** For tests and for callers outside DS. */
@@ -90,7 +122,7 @@ public final class NotifyCommands {
                     "the disk manager to take up the strategy '" + name + "'");
         }
         List<QueueCounters> switched = c.setStrategy(disk, strategy, q);
-        return json ? JsonShapes.switched(switched) : NotifyText.switched(switched);
+        return json ? JsonShapes.switched(switched) : NotifyText.switched(switched, this::why);
     }
 
     @Descriptor("list the bound completion-notification strategies and which disks and queues use them")
@@ -109,7 +141,8 @@ public final class NotifyCommands {
                 }
             }
         }
-        return json ? JsonShapes.strategies(c.strategies(), queues) : NotifyText.strategies(c.strategies(), queues);
+        return json ? JsonShapes.strategies(c.strategies(), queues)
+                : NotifyText.strategies(c.strategies(), queues, providers());
     }
 
     @Descriptor("per-queue counters of a disk: requests, bytes, kicks and interrupts sent and suppressed, batch "
@@ -126,7 +159,7 @@ public final class NotifyCommands {
             filtered.putAll(f.stats(disk));
         }
         if (json) {
-            String j = NotifyText.statsJson(disk, queues, exported);
+            String j = NotifyText.statsJson(disk, queues, exported, this::why);
             if (filtered.isEmpty() || !j.endsWith("}")) {
                 return j;
             }
@@ -135,13 +168,13 @@ public final class NotifyCommands {
                     .append('"').append(k).append("\":").append(v));
             return j.substring(0, j.length() - 1) + extra + "}}";
         }
-        String text = NotifyText.stats(disk, queues);
+        String text = NotifyText.stats(disk, queues, this::why);
         if (!filtered.isEmpty()) {
             StringBuilder extra = new StringBuilder("\nfilters:");
             filtered.forEach((k, v) -> extra.append(' ').append(k).append('=').append(v));
             text = text + extra;
         }
-        return exported.isEmpty() ? text : text + "\nvhost-user export\n" + NotifyText.stats(disk, exported);
+        return exported.isEmpty() ? text : text + "\nvhost-user export\n" + NotifyText.stats(disk, exported, this::why);
     }
 
     private NotificationControl control() {

@@ -99,7 +99,7 @@ public final class SeedsHtml {
     /**
      * Horizontal bars, one per value, scaled to the largest magnitude; negative values grow left of the axis.
      */
-    static String bars(List<String> labels, List<Double> values, String format) {
+    public static String bars(List<String> labels, List<Double> values, String format) {
         int rowH = 22;
         int labelW = 260;
         int barW = 420;
