@@ -61,7 +61,7 @@ final class PluginText {
         List<Map<String, Object>> list = new ArrayList<>();
         for (Provided p : ps) {
             Map<String, Object> r = new LinkedHashMap<>();
-            r.put("kind", p.kind().name().toLowerCase(Locale.ROOT).replace('_', '-'));
+            r.put("kind", p.kind().name().toLowerCase(Locale.ROOT));
             r.put("name", p.name());
             list.add(r);
         }

@@ -86,7 +86,7 @@ public final class CompareFormat {
             boolean f1 = true;
             for (Map.Entry<Figure, Double> m : e.getValue().entrySet()) {
                 sb.append(f1 ? "" : ",").append('"').append(m.getKey().key()).append("\":");
-                num(sb, m.getValue());
+                num(sb, m.getValue() * m.getKey().jsonScale);
                 f1 = false;
             }
             sb.append('}');
@@ -102,7 +102,7 @@ public final class CompareFormat {
                     .append(",\"kicks\":").append(s.kicks()).append(",\"cpu_ns\":").append(s.cpuNanos());
             for (Figure f : Figure.values()) {
                 sb.append(",\"").append(f.key()).append("\":");
-                num(sb, f.of.applyAsDouble(s));
+                num(sb, f.of.applyAsDouble(s) * f.jsonScale);
             }
             sb.append(",\"errors\":[");
             for (int k = 0; k < s.errors().size(); k++) {

@@ -19,28 +19,34 @@ public record CompareResult(String disk, String job, ComparePlan plan, List<Samp
 
     /** The figures compared, in table order: name, unit, how a sample gives it, whether lower is better. */
     public enum Figure {
-        IOPS("iops", "IOPS", Sample::iops, false),
-        IRQ_PER_REQ("irq/req", "interrupts per request", Sample::interruptsPerRequest, true),
-        KICK_PER_REQ("kick/req", "kicks per request", Sample::kicksPerRequest, true),
-        P50("p50 us", "median completion latency (us)", Sample::p50Micros, true),
-        P99("p99 us", "99th percentile completion latency (us)", Sample::p99Micros, true),
-        CPU_PER_IO("cpu us/io", "device CPU per I/O (us)", Sample::cpuMicrosPerIo, true);
+        IOPS("iops", "IOPS", Sample::iops, false, "iops", 1),
+        IRQ_PER_REQ("irq/req", "interrupts per request", Sample::interruptsPerRequest, true, "irq_per_req", 1),
+        KICK_PER_REQ("kick/req", "kicks per request", Sample::kicksPerRequest, true, "kick_per_req", 1),
+        P50("p50 us", "median completion latency (us)", Sample::p50Micros, true, "p50_ns", 1000),
+        P99("p99 us", "99th percentile completion latency (us)", Sample::p99Micros, true, "p99_ns", 1000),
+        CPU_PER_IO("cpu us/io", "device CPU per I/O (us)", Sample::cpuMicrosPerIo, true, "cpu_per_io_ns", 1000);
 
         public final String column;
         public final String title;
         public final ToDoubleFunction<Sample> of;
         public final boolean lowerIsBetter;
+        private final String key;
+        /** What the JSON value is the table's times: nanoseconds there, microseconds in the table. */
+        public final double jsonScale;
 
-        Figure(String column, String title, ToDoubleFunction<Sample> of, boolean lowerIsBetter) {
+        Figure(String column, String title, ToDoubleFunction<Sample> of, boolean lowerIsBetter, String key,
+                double jsonScale) {
             this.column = column;
             this.title = title;
             this.of = of;
             this.lowerIsBetter = lowerIsBetter;
+            this.key = key;
+            this.jsonScale = jsonScale;
         }
 
-        /** snake_case name for JSON. */
+        /** snake_case name for JSON (times in nanoseconds, as every --json). */
         public String key() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return key;
         }
     }
 

@@ -67,7 +67,7 @@ class ComparePlanTest {
         assertTrue(html.contains("<svg") && html.contains(">a</text>") && html.contains(">b</text>"), html);
         String json = CompareFormat.json(result);
         assertTrue(json.contains("\"medians\":{\"a\":{\"iops\":200.0000,"), json);
-        assertTrue(json.contains("\"cpu_per_io\":null"), json);
+        assertTrue(json.contains("\"cpu_per_io_ns\":null"), json);
     }
 
     @Test
