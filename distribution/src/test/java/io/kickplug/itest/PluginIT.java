@@ -148,6 +148,11 @@ class PluginIT {
             assertTrue(plugins.contains(PluginJar.SYMBOLIC_NAME), plugins + log());
             Await.await(() -> c.tryAsk("kp:stats --json d0").contains("\"strategy\": \"" + name + "\""),
                     Duration.ofSeconds(10), "the disk uses " + name + " after the restart");
+            // An update of the shell bundle (the plugin commands' own) leaves the plugin installed and in use.
+            ok(c, "felix:update io.kickplug.shell");
+            Await.await(() -> c.tryAsk("kp:plugins").contains(PluginJar.SYMBOLIC_NAME), Duration.ofSeconds(10),
+                    "kp:plugins after the shell's update");
+            assertTrue(ok(c, "kp:stats --json d0").contains("\"strategy\": \"" + name + "\""));
             ok(c, "kp:uninstall " + PluginJar.SYMBOLIC_NAME);
         }
         stopGracefully();

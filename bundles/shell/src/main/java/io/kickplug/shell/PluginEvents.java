@@ -4,7 +4,7 @@ import java.util.StringJoiner;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.BundleEvent;
-import org.osgi.framework.BundleListener;
+import org.osgi.framework.SynchronousBundleListener;
 import org.osgi.framework.InvalidSyntaxException;
 import org.osgi.framework.ServiceEvent;
 import org.osgi.framework.ServiceListener;
@@ -16,9 +16,11 @@ import org.osgi.service.component.annotations.Deactivate;
 /**
  * Watches the framework for plugin services that come and go, and their bundles, into {@link Departures}: the
  * commands' source for why a configured strategy (or filter) is not bound. Immediate, so it watches from the start.
+ * Both listeners are synchronous (service events always are; the bundle listener is a synchronous one), so the
+ * reason is there when {@code kp:uninstall}'s uninstall returns.
  */
 @Component(service = PluginEvents.class, immediate = true)
-public final class PluginEvents implements ServiceListener, BundleListener {
+public final class PluginEvents implements ServiceListener, SynchronousBundleListener {
 
     private final Departures departures = new Departures();
     private BundleContext context;

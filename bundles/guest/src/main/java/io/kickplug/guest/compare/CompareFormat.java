@@ -154,7 +154,7 @@ public final class CompareFormat {
             }
             h.append("<h2>").append(SeedsHtml.esc(f.title)).append(f.lowerIsBetter ? " (lower is better)"
                     : " (higher is better)").append("</h2>\n");
-            h.append(SeedsHtml.bars(labels, values, "%.2f"));
+            h.append(SeedsHtml.bars(labels, values, f == Figure.IOPS ? "%.0f" : "%.2f"));
         }
         List<String> errors = r.errors();
         if (!errors.isEmpty()) {
