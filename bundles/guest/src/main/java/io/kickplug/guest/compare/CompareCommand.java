@@ -58,14 +58,14 @@ public final class CompareCommand {
         this.notifications = notifications;
     }
 
-    @Descriptor("compare notification strategies on one disk with one fio job: kp:compare DISK [--strategies "
-            + "immediate,bh,defer-call] [--job 'rw=randread bs=4k iodepth=32'] [--rounds N] [--json FILE] "
-            + "[--html FILE]")
+    @Descriptor("compare notification strategies (and polling settings) on one disk with one fio job: kp:compare "
+            + "DISK [--strategies immediate,bh,defer-call] [--poll off,on] [--job 'rw=randread bs=4k iodepth=32'] "
+            + "[--rounds N] [--json FILE] [--html FILE]")
     public String compare(@Descriptor("DISK [options]") String... args) {
         CompareOptions o = CompareOptions.parse(Arrays.asList(args));
         FioInvocation invocation = Fio.parse(o.jobArgs());
         List<String> strategies = o.strategies().isEmpty() ? notifications.strategies() : o.strategies();
-        ComparePlan plan = new ComparePlan(strategies, o.rounds());
+        List<Setting> settings = Setting.of(strategies, o.polls());
         if (!running.compareAndSet(false, true)) {
             throw new IllegalStateException("another kp:compare is running");
         }
@@ -74,7 +74,18 @@ public final class CompareCommand {
             CompareResult result;
             try (GuestMachine machine = engine.boot(port, RingSelector.of(virtqueues, packed),
                     engine.defaults(o.disk()))) {
-                result = CompareRun.run(o.disk(), o.job(), plan, notifications,
+                CompareRun.Polling polling = new CompareRun.Polling() {
+                    @Override
+                    public io.kickplug.api.poll.PollStatus status() {
+                        return disks.pollStatus(o.disk());
+                    }
+
+                    @Override
+                    public io.kickplug.api.poll.PollStatus set(boolean enabled, io.kickplug.api.poll.PollParams p) {
+                        return disks.setPolling(o.disk(), enabled, p);
+                    }
+                };
+                result = CompareRun.run(o.disk(), o.job(), settings, o.rounds(), notifications, polling,
                         () -> FioRunner.run(machine, o.disk(), invocation.jobs(), () -> cpu(o.disk())), line -> {
                         });
             }

@@ -10,16 +10,17 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * {@code kp:compare DISK [--strategies LIST] [--job JOB] [--rounds N] [--json FILE] [--html FILE]}.
+ * {@code kp:compare DISK [--strategies LIST] [--poll LIST] [--job JOB] [--rounds N] [--json FILE] [--html FILE]}.
  *
  * @param disk the disk
  * @param strategies the strategies to compare, in run order within a round; empty: every bound one
+ * @param polls the polling settings each strategy runs with; empty: the disk's polling as it is
  * @param job the fio job as given ("rw=randread bs=4k iodepth=32", fio's option names without the dashes)
  * @param jobArgs the job as kp:fio's arguments, with kp:compare's defaults for what the job leaves out
  * @param rounds rounds (each runs every strategy once)
  */
-public record CompareOptions(String disk, List<String> strategies, String job, List<String> jobArgs, int rounds,
-        Path json, Path html) {
+public record CompareOptions(String disk, List<String> strategies, List<Setting.Poll> polls, String job,
+        List<String> jobArgs, int rounds, Path json, Path html) {
 
     public static final int DEFAULT_ROUNDS = 3;
     static final int MAX_ROUNDS = 25;
@@ -32,7 +33,8 @@ public record CompareOptions(String disk, List<String> strategies, String job, L
     static final List<String> JOB_DEFAULTS = List.of("ioengine=libaio", "runtime=2", "time_based=1");
 
     public static final OptionTable TABLE = new OptionTable("DISK [options]",
-            "run one fio job (kp:fio's syntax) against several notification strategies on the same disk, in "
+            "run one fio job (kp:fio's syntax) against several notification strategies (and polling settings) on the "
+                    + "same disk, in "
                     + "interleaved rounds (A B C A B C ...), and print the medians over the rounds side by side: IOPS, "
                     + "interrupts and kicks per request, completion latency p50/p99, device CPU per I/O; the disk "
                     + "goes back to its own strategies after",
@@ -40,6 +42,9 @@ public record CompareOptions(String disk, List<String> strategies, String job, L
                     OptionTable.Option.valued("--strategies", "LIST", "every bound strategy",
                             "the strategies to compare, comma-separated (see kp:strategies), run in this order in "
                                     + "every round"),
+                    OptionTable.Option.valued("--poll", "LIST", "the disk's polling, unchanged",
+                            "also compare device-side polling, comma-separated: off, on (the disk's poll-max-ns) or a "
+                                    + "poll-max-ns in ns; each strategy runs with each (bh/off, bh/poll:100000, ...)"),
                     OptionTable.Option.valued("--job", "JOB", DEFAULT_JOB,
                             "the fio job: KEY=VALUE pairs separated by spaces (kp:fio's options without the dashes),"
                                     + " or a job file; ioengine=libaio, runtime=2 and time_based=1 unless it sets "
@@ -52,12 +57,13 @@ public record CompareOptions(String disk, List<String> strategies, String job, L
 
     public CompareOptions {
         strategies = List.copyOf(strategies);
+        polls = List.copyOf(polls);
         jobArgs = List.copyOf(jobArgs);
     }
 
     /** @throws IllegalArgumentException naming the bad argument */
     public static CompareOptions parse(List<String> args) {
-        OptionArgs.Parsed parsed = OptionArgs.parse(args, "DISK, --strategies, --job, --rounds, --json or --html",
+        OptionArgs.Parsed parsed = OptionArgs.parse(args, "DISK, --strategies, --poll, --job, --rounds, --json or --html",
                 Set.of());
         if (parsed.operands().size() != 1 || parsed.operands().get(0) == null || parsed.operands().get(0).isBlank()) {
             throw new IllegalArgumentException(parsed.operands().isEmpty() ? "kp:compare needs a disk: kp:compare DISK "
@@ -65,6 +71,7 @@ public record CompareOptions(String disk, List<String> strategies, String job, L
                     : "one disk only, not " + String.join(" ", parsed.operands()));
         }
         List<String> strategies = List.of();
+        List<Setting.Poll> polls = List.of();
         String job = DEFAULT_JOB;
         int rounds = DEFAULT_ROUNDS;
         Path json = null;
@@ -79,6 +86,16 @@ public record CompareOptions(String disk, List<String> strategies, String job, L
                     }
                     if (strategies.stream().distinct().count() != strategies.size()) {
                         throw new IllegalArgumentException("--strategies names one twice: " + value);
+                    }
+                }
+                case "--poll" -> {
+                    polls = Arrays.stream(value.split(",")).map(String::trim).filter(p -> !p.isEmpty())
+                            .map(Setting.Poll::parse).toList();
+                    if (polls.isEmpty()) {
+                        throw new IllegalArgumentException("--poll needs at least one of off, on or a poll-max-ns");
+                    }
+                    if (polls.stream().distinct().count() != polls.size()) {
+                        throw new IllegalArgumentException("--poll names one twice: " + value);
                     }
                 }
                 case "--job" -> {
@@ -100,10 +117,11 @@ public record CompareOptions(String disk, List<String> strategies, String job, L
                 case "--json" -> json = Path.of(nonEmpty("--json", value));
                 case "--html" -> html = Path.of(nonEmpty("--html", value));
                 default -> throw new IllegalArgumentException("unknown option " + o.getKey() + " (kp:compare takes "
-                        + "--strategies, --job, --rounds, --json and --html)");
+                        + "--strategies, --poll, --job, --rounds, --json and --html)");
             }
         }
-        return new CompareOptions(parsed.operands().get(0).trim(), strategies, job, jobArgs(job), rounds, json, html);
+        return new CompareOptions(parsed.operands().get(0).trim(), strategies, polls, job, jobArgs(job), rounds, json,
+                html);
     }
 
     private static String nonEmpty(String option, String value) {

@@ -2,6 +2,10 @@ package io.kickplug.guest.compare;
 
 import io.kickplug.api.notify.NotificationControl;
 import io.kickplug.api.notify.QueueCounters;
+import io.kickplug.api.poll.PollParams;
+import io.kickplug.api.poll.PollStatus;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import io.kickplug.guest.fio.DirectionStats;
 import io.kickplug.guest.fio.FioReport;
 import io.kickplug.guest.fio.JobResult;
@@ -34,19 +38,50 @@ public final class CompareRun {
      */
     public static CompareResult run(String disk, String jobText, ComparePlan plan, NotificationControl control,
             Supplier<FioReport> job, java.util.function.Consumer<String> log) {
+        List<Setting> settings = Setting.of(plan.candidates(), List.of());
+        return run(disk, jobText, settings, plan.rounds(), control, null, job, log);
+    }
+
+    /** The disk's device-side polling, as the comparison sets it ({@code DiskManager}'s, for one disk). */
+    public interface Polling {
+        PollStatus status();
+
+        PollStatus set(boolean enabled, PollParams params);
+    }
+
+    /**
+     * Runs every setting {@code rounds} times, interleaved.
+     *
+     * @param polling the disk's polling, needed when a setting sets it ({@code null} otherwise)
+     */
+    public static CompareResult run(String disk, String jobText, List<Setting> settings, int rounds,
+            NotificationControl control, Polling polling, Supplier<FioReport> job,
+            java.util.function.Consumer<String> log) {
+        Map<String, Setting> byLabel = new LinkedHashMap<>();
+        settings.forEach(s -> byLabel.put(s.label(), s));
+        ComparePlan plan = new ComparePlan(List.copyOf(byLabel.keySet()), rounds);
         List<String> bound = control.strategies();
-        for (String c : plan.candidates()) {
-            if (!bound.contains(c)) {
-                throw new IllegalArgumentException("strategy '" + c + "' is not bound (bound: " + String.join(", ", bound)
-                        + "; kp:install PATH installs a plugin)");
+        for (Setting s : settings) {
+            if (!bound.contains(s.strategy())) {
+                throw new IllegalArgumentException("strategy '" + s.strategy() + "' is not bound (bound: "
+                        + String.join(", ", bound) + "; kp:install PATH installs a plugin)");
             }
+        }
+        boolean setsPolling = settings.stream().anyMatch(s -> s.poll() != null);
+        if (setsPolling && polling == null) {
+            throw new IllegalArgumentException("this comparison cannot set polling");
         }
         String started = ZonedDateTime.now().withNano(0).toString();
         List<QueueCounters> before = control.counters(disk);
+        PollStatus pollBefore = setsPolling ? polling.status() : null;
         List<Sample> samples = new ArrayList<>();
         try {
             for (ComparePlan.Step step : plan.steps()) {
-                use(control, disk, step.candidate());
+                Setting setting = byLabel.get(step.candidate());
+                if (setting.poll() != null) {
+                    poll(polling, pollBefore, setting.poll());
+                }
+                use(control, disk, setting.strategy());
                 long[] t0 = Sample.totals(control.counters(disk));
                 FioReport report = job.get();
                 long[] t1 = Sample.totals(control.counters(disk));
@@ -59,8 +94,21 @@ public final class CompareRun {
             }
         } finally {
             restore(control, disk, before);
+            if (pollBefore != null) {
+                polling.set(pollBefore.requested(), pollBefore.params());
+            }
         }
         return new CompareResult(disk, jobText, plan, samples, started);
+    }
+
+    /** Sets the disk's polling; polling on needs a bound poll policy. */
+    static void poll(Polling polling, PollStatus before, Setting.Poll poll) {
+        PollParams params = poll.maxNs() < 0 ? before.params() : before.params().withMaxNs(poll.maxNs());
+        PollStatus now = polling.set(poll.enabled(), params);
+        if (poll.enabled() && !now.active()) {
+            throw new IllegalStateException("polling is not active on disk '" + now.disk() + "': no poll policy is "
+                    + "bound (bundle io.kickplug.poll)");
+        }
     }
 
     /** Switches every queue of {@code disk} to {@code strategy} and waits until each uses it. */

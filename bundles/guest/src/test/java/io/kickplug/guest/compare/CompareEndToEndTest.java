@@ -99,6 +99,41 @@ class CompareEndToEndTest {
     }
 
     @Test
+    void pollingSettingsRunWithEachStrategyAndTheDisksOwnPollingComesBack() {
+        disks.setPollPolicy(new io.kickplug.poll.AdaptivePollPolicy());
+        attach("d2", 1);
+        CompareOptions o = CompareOptions.parse(List.of("d2", "--strategies", "immediate", "--poll", "off,65536",
+                "--job", "rw=randread bs=4k iodepth=8 runtime=100ms", "--rounds", "1"));
+        List<Setting> settings = Setting.of(o.strategies(), o.polls());
+        List<Boolean> seen = new ArrayList<>();
+        CompareRun.Polling polling = new CompareRun.Polling() {
+            @Override
+            public io.kickplug.api.poll.PollStatus status() {
+                return disks.pollStatus("d2");
+            }
+
+            @Override
+            public io.kickplug.api.poll.PollStatus set(boolean enabled, io.kickplug.api.poll.PollParams p) {
+                io.kickplug.api.poll.PollStatus s = disks.setPolling("d2", enabled, p);
+                seen.add(s.active());
+                return s;
+            }
+        };
+        CompareResult r;
+        try (GuestMachine machine = engine.boot(disks.port("d2"), virtqueues, engine.defaults("d2"))) {
+            r = CompareRun.run("d2", o.job(), settings, o.rounds(), disks, polling,
+                    () -> FioRunner.run(machine, "d2", Fio.parse(o.jobArgs()).jobs()), line -> {
+                    });
+        }
+        assertEquals(List.of("immediate/off", "immediate/poll:65536"),
+                r.samples().stream().map(Sample::candidate).toList());
+        // Off, on, then the disk's own (off) again.
+        assertEquals(List.of(false, true, false), seen);
+        assertEquals(io.kickplug.api.poll.PollParams.DEFAULT_MAX_NS, disks.pollStatus("d2").params().maxNs());
+        assertTrue(r.samples().stream().allMatch(s -> s.ios() > 0 && s.errors().isEmpty()), r.samples().toString());
+    }
+
+    @Test
     void aStrategyThatGoesAwayUnderVerifyIOFallsBackToImmediateAndLosesNothing() throws Exception {
         EndOfBatch plugin = new EndOfBatch();
         notifiers.add("end-of-batch", plugin, 0, 7);

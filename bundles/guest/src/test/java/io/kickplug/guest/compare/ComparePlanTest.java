@@ -88,6 +88,17 @@ class ComparePlanTest {
     }
 
     @Test
+    void pollSettingsMultiplyTheStrategies() {
+        CompareOptions o = CompareOptions.parse(List.of("d0", "--strategies", "bh,defer-call", "--poll", "off,on,100000"));
+        assertEquals(List.of("bh/off", "bh/poll", "bh/poll:100000", "defer-call/off", "defer-call/poll",
+                "defer-call/poll:100000"), Setting.of(o.strategies(), o.polls()).stream().map(Setting::label).toList());
+        assertEquals(List.of("bh"), Setting.of(List.of("bh"), List.of()).stream().map(Setting::label).toList());
+        assertThrows(IllegalArgumentException.class, () -> CompareOptions.parse(List.of("d0", "--poll", "sometimes")));
+        assertThrows(IllegalArgumentException.class, () -> CompareOptions.parse(List.of("d0", "--poll", "0")));
+        assertThrows(IllegalArgumentException.class, () -> CompareOptions.parse(List.of("d0", "--poll", "on,on")));
+    }
+
+    @Test
     void optionsRefuseWhatTheyCannotRun() {
         assertThrows(IllegalArgumentException.class, () -> CompareOptions.parse(List.of()));
         assertThrows(IllegalArgumentException.class, () -> CompareOptions.parse(List.of("d0", "d1")));
@@ -96,7 +107,7 @@ class ComparePlanTest {
         assertThrows(IllegalArgumentException.class, () -> CompareOptions.parse(List.of("d0", "--strategies", "bh,bh")));
         assertThrows(IllegalArgumentException.class, () -> CompareOptions.parse(List.of("d0", "--job", "rw=read x")));
         String unknown = assertThrows(IllegalArgumentException.class,
-                () -> CompareOptions.parse(List.of("d0", "--poll", "on"))).getMessage();
-        assertTrue(unknown.contains("--poll"), unknown);
+                () -> CompareOptions.parse(List.of("d0", "--queue", "1"))).getMessage();
+        assertTrue(unknown.contains("--queue"), unknown);
     }
 }
