@@ -334,8 +334,10 @@ final class Launcher {
         if (state != null) {
             try {
                 for (Bundle b : context.getBundles()) {
-                    if (b.getBundleId() != 0 && !locations.contains(b.getLocation())
-                            && !b.getLocation().startsWith(Plugins.LOCATION_PREFIX)) {
+                    // A kept plugin (--state DIR) stays: Plugins.startKept below starts it, or removes it when its
+                    // jar is gone. In a daemon's default folder, a cache, plugins last one run, as its disks do.
+                    boolean keptPlugin = state.keepsConfig() && b.getLocation().startsWith(Plugins.LOCATION_PREFIX);
+                    if (b.getBundleId() != 0 && !locations.contains(b.getLocation()) && !keptPlugin) {
                         b.uninstall(); // installed by hand into the cache: not part of the distribution
                     }
                 }
