@@ -348,7 +348,10 @@ final class Launcher {
         if (state != null) {
             try {
                 for (Bundle b : context.getBundles()) {
-                    if (b.getBundleId() != 0 && !locations.contains(b.getLocation())) {
+                    // A kept plugin (--state DIR) stays: Plugins.startKept below starts it, or removes it when its
+                    // jar is gone. In a daemon's default folder, a cache, plugins last one run, as its disks do.
+                    boolean keptPlugin = state.keepsConfig() && b.getLocation().startsWith(Plugins.LOCATION_PREFIX);
+                    if (b.getBundleId() != 0 && !locations.contains(b.getLocation()) && !keptPlugin) {
                         b.uninstall(); // installed by hand into the cache: not part of the distribution
                     }
                 }
@@ -396,6 +399,10 @@ final class Launcher {
             phase("started " + entry.getKey().symbolicName());
         }
         phase("bundles started");
+        if (state != null && state.keepsConfig()) {
+            Plugins.startKept(context, state.plugins(), err);
+            phase("plugins started");
+        }
         List<String> missing = Readiness.await(context, expected, STARTUP_TIMEOUT);
         phase("commands ready");
         if (!missing.isEmpty()) {
@@ -544,6 +551,10 @@ final class Launcher {
             // The disks and exports: kept in a state folder named by --state (a restart serves them again, with
             // their settings); in a daemon's default folder (a cache) emptied at start and exit.
             config.putIfAbsent("felix.cm.dir", state.config().toString());
+            if (state.keepsConfig()) {
+                // kp:install keeps plugin jars here; installed and started again below at every start.
+                config.putIfAbsent(Plugins.DIR_PROPERTY, state.plugins().toString());
+            }
         } else {
             try {
                 if (options.cache() != null) {

@@ -143,6 +143,14 @@ final class StateDir {
     }
 
     /** Whether the configurations (disks, exports) are kept between starts. */
+    /**
+     * The plugin jars that {@code kp:install} keeps ({@code DIR/plugins}, one {@code <symbolic name>.jar} each), in a
+     * state folder that keeps its configurations; installed and started again at every start.
+     */
+    Path plugins() {
+        return dir.resolve("plugins");
+    }
+
     boolean keepsConfig() {
         return keepConfig;
     }

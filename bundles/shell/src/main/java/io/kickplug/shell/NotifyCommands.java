@@ -63,6 +63,14 @@ public final class NotifyCommands {
             policyOption = ReferencePolicyOption.GREEDY)
     private volatile List<io.kickplug.api.transport.ExportStatus> exportStatus = List.of();
 
+    /** Why a configured strategy is not bound (its bundle stopped, uninstalled, ...); optional. */
+    @Reference(name = "pluginEvents", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile PluginEvents events;
+
+    /** The bundles that provide the strategies, for kp:strategies; null outside a framework. */
+    private volatile Plugins plugins;
+
     public NotifyCommands() {
     }
 
@@ -81,6 +89,30 @@ public final class NotifyCommands {
             } catch (RuntimeException goingAway) {
                 // its bundle stops
             }
+        }
+        return out;
+    }
+
+    @org.osgi.service.component.annotations.Activate
+    void activate(org.osgi.framework.BundleContext context) {
+        plugins = new Plugins(context);
+    }
+
+    /** Why {@code strategy} is not bound, when known. */
+    private String why(String strategy) {
+        PluginEvents e = events;
+        return e == null ? null : e.departures().whyText(PluginKind.STRATEGY, strategy);
+    }
+
+    /** Strategy name to the bundle providing it ("bundle version [id]"), or null outside a framework. */
+    private Map<String, String> providers() {
+        Plugins p = plugins;
+        if (p == null) {
+            return null;
+        }
+        Map<String, String> out = new java.util.TreeMap<>();
+        for (Provided s : p.all(PluginKind.STRATEGY)) {
+            out.putIfAbsent(s.name(), s.bundleText() + (s.plugin() ? " plugin" : ""));
         }
         return out;
     }
@@ -114,7 +146,7 @@ public final class NotifyCommands {
                     "the disk manager to take up the strategy '" + name + "'");
         }
         List<QueueCounters> switched = c.setStrategy(disk, strategy, q);
-        return json ? JsonShapes.switched(switched) : NotifyText.switched(switched);
+        return json ? JsonShapes.switched(switched) : NotifyText.switched(switched, this::why);
     }
 
     @Descriptor("list the bound completion-notification strategies and which disks and queues use them")
@@ -133,7 +165,8 @@ public final class NotifyCommands {
                 }
             }
         }
-        return json ? JsonShapes.strategies(c.strategies(), queues) : NotifyText.strategies(c.strategies(), queues);
+        return json ? JsonShapes.strategies(c.strategies(), queues)
+                : NotifyText.strategies(c.strategies(), queues, providers());
     }
 
     @Descriptor("per-queue counters of a disk: requests, bytes, kicks and interrupts sent and suppressed, batch "
@@ -151,7 +184,7 @@ public final class NotifyCommands {
         }
         List<io.kickplug.api.transport.ExportStatus.DirtyLog> logs = dirtyLogs(disk);
         if (json) {
-            String j = NotifyText.statsJson(disk, queues, exported);
+            String j = NotifyText.statsJson(disk, queues, exported, this::why);
             if (!logs.isEmpty() && j.endsWith("}")) {
                 j = j.substring(0, j.length() - 1) + ", " + NotifyText.dirtyLogJson(logs) + "}";
             }
@@ -163,13 +196,13 @@ public final class NotifyCommands {
                     .append('"').append(k).append("\":").append(v));
             return j.substring(0, j.length() - 1) + extra + "}}";
         }
-        String text = NotifyText.stats(disk, queues);
+        String text = NotifyText.stats(disk, queues, this::why);
         if (!filtered.isEmpty()) {
             StringBuilder extra = new StringBuilder("\nfilters:");
             filtered.forEach((k, v) -> extra.append(' ').append(k).append('=').append(v));
             text = text + extra;
         }
-        text = exported.isEmpty() ? text : text + "\nvhost-user export\n" + NotifyText.stats(disk, exported);
+        text = exported.isEmpty() ? text : text + "\nvhost-user export\n" + NotifyText.stats(disk, exported, this::why);
         return logs.isEmpty() ? text : text + "\n" + NotifyText.dirtyLog(logs);
     }
 

@@ -20,6 +20,14 @@ public final class NotifyText {
 
     /** One line per queue after {@code kp:notify}: strategy in use, and why when it is not the configured one. */
     public static String switched(List<QueueCounters> queues) {
+        return switched(queues, name -> null);
+    }
+
+    /**
+     * As {@link #switched(List)}; {@code why} tells why a configured strategy is not bound (its bundle stopped,
+     * uninstalled, ...), or {@code null} when it does not know.
+     */
+    public static String switched(List<QueueCounters> queues, java.util.function.Function<String, String> why) {
         StringBuilder sb = new StringBuilder();
         for (QueueCounters c : queues) {
             if (sb.length() > 0) {
@@ -27,7 +35,9 @@ public final class NotifyText {
             }
             sb.append(c.disk()).append(" queue ").append(c.queue()).append(": ").append(c.strategy());
             if (!c.strategy().equals(c.configured())) {
-                sb.append(" (configured '").append(c.configured()).append("' is not bound; using ")
+                String reason = why.apply(c.configured());
+                sb.append(" (configured '").append(c.configured()).append("' is not bound")
+                        .append(reason == null ? "" : ": " + reason).append("; using ")
                         .append(CompletionNotifier.IMMEDIATE).append(" until it is)");
             }
         }
@@ -39,6 +49,14 @@ public final class NotifyText {
      * ("d1:0,1") or are configured to and wait for it.
      */
     public static String strategies(List<String> bound, List<QueueCounters> queues) {
+        return strategies(bound, queues, null);
+    }
+
+    /**
+     * As {@link #strategies(List, List)}, with a column naming the bundle that provides each strategy
+     * ({@code providers}: name to "bundle version [id]"), when {@code providers} is not {@code null}.
+     */
+    public static String strategies(List<String> bound, List<QueueCounters> queues, Map<String, String> providers) {
         Map<String, List<String>> using = new TreeMap<>();
         Map<String, List<String>> waiting = new TreeMap<>();
         bound.forEach(s -> using.put(s, new ArrayList<>()));
@@ -59,8 +77,17 @@ public final class NotifyText {
         for (String s : using.keySet()) {
             width = Math.max(width, s.length());
         }
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-" + width + "s  %-8s  %s", "strategy",
-                "bound", "queues (disk:queue,...)"));
+        int bundleWidth = "bundle".length();
+        if (providers != null) {
+            for (String s : using.keySet()) {
+                bundleWidth = Math.max(bundleWidth, provider(providers, s).length());
+            }
+        }
+        String format = providers == null ? "%-" + width + "s  %-8s  %s%s"
+                : "%-" + width + "s  %-8s  %-" + bundleWidth + "s  %s";
+        StringBuilder sb = new StringBuilder(providers == null
+                ? String.format(Locale.ROOT, format, "strategy", "bound", "", "queues (disk:queue,...)")
+                : String.format(Locale.ROOT, format, "strategy", "bound", "bundle", "queues (disk:queue,...)"));
         for (Map.Entry<String, List<String>> e : using.entrySet()) {
             String s = e.getKey();
             String state = s.equals(CompletionNotifier.IMMEDIATE) ? "built-in" : bound.contains(s) ? "yes" : "no";
@@ -69,9 +96,15 @@ public final class NotifyText {
             if (w != null) {
                 text = (e.getValue().isEmpty() ? "" : text + "; ") + "configured, waiting: " + String.join(" ", w);
             }
-            sb.append('\n').append(String.format(Locale.ROOT, "%-" + width + "s  %-8s  %s", s, state, text));
+            sb.append('\n').append(providers == null ? String.format(Locale.ROOT, format, s, state, "", text)
+                    : String.format(Locale.ROOT, format, s, state, provider(providers, s), text));
         }
         return sb.toString();
+    }
+
+    private static String provider(Map<String, String> providers, String strategy) {
+        return strategy.equals(CompletionNotifier.IMMEDIATE) ? "io.kickplug.blk"
+                : providers.getOrDefault(strategy, "-");
     }
 
     private static List<String> describe(Map<String, List<Integer>> disks) {
@@ -86,6 +119,12 @@ public final class NotifyText {
      * irqs used-buffer notifications sent, irqs-supp decisions the driver's suppression turned into none.
      */
     public static String stats(String disk, List<QueueCounters> queues) {
+        return stats(disk, queues, name -> null);
+    }
+
+    /** As {@link #stats(String, List)}; {@code why} tells why a configured strategy is not bound, when known. */
+    public static String stats(String disk, List<QueueCounters> queues,
+            java.util.function.Function<String, String> why) {
         List<String[]> rows = new ArrayList<>();
         rows.add(STATS_COLUMNS);
         for (QueueCounters c : queues) {
@@ -121,7 +160,10 @@ public final class NotifyText {
                 sb.append(' ').append(QueueCounters.BATCH_BUCKETS.get(i)).append('=').append(h.get(i));
             }
             if (!c.strategy().equals(c.configured())) {
-                sb.append("  (configured ").append(c.configured()).append(", not bound)");
+                String reason = why.apply(c.configured());
+                sb.append("  (configured ").append(c.configured()).append(", not bound")
+                        .append(reason == null ? "" : ": " + reason).append("; using ")
+                        .append(CompletionNotifier.IMMEDIATE).append(')');
             }
         }
         return sb.toString();
@@ -137,24 +179,38 @@ public final class NotifyText {
      * {@code "vhost_user_export": [...]} (queues in the same form) when {@code exported} is not empty.
      */
     public static String statsJson(String disk, List<QueueCounters> queues, List<QueueCounters> exported) {
+        return statsJson(disk, queues, exported, name -> null);
+    }
+
+    /**
+     * As {@link #statsJson(String, List, List)}; a queue whose configured strategy is not bound has
+     * {@code "not_bound_why"} when {@code why} knows (its bundle stopped, uninstalled, ...).
+     */
+    public static String statsJson(String disk, List<QueueCounters> queues, List<QueueCounters> exported,
+            java.util.function.Function<String, String> why) {
         StringBuilder sb = new StringBuilder("{\"disk\": ").append(JsonOut.write(disk)).append(", \"queues\": [");
-        queuesJson(sb, queues);
+        queuesJson(sb, queues, why);
         sb.append(']');
         if (!exported.isEmpty()) {
             sb.append(", \"vhost_user_export\": [");
-            queuesJson(sb, exported);
+            queuesJson(sb, exported, why);
             sb.append(']');
         }
         return sb.append('}').toString();
     }
 
-    private static void queuesJson(StringBuilder sb, List<QueueCounters> queues) {
+    private static void queuesJson(StringBuilder sb, List<QueueCounters> queues,
+            java.util.function.Function<String, String> why) {
         for (int i = 0; i < queues.size(); i++) {
             QueueCounters c = queues.get(i);
             sb.append(i == 0 ? "" : ", ").append('{');
             sb.append("\"queue\": ").append(c.queue());
             sb.append(", \"strategy\": ").append(JsonOut.write(c.strategy()));
             sb.append(", \"configured\": ").append(JsonOut.write(c.configured()));
+            String reason = c.strategy().equals(c.configured()) ? null : why.apply(c.configured());
+            if (reason != null) {
+                sb.append(", \"not_bound_why\": ").append(JsonOut.write(reason));
+            }
             field(sb, "requests", c.requests());
             field(sb, "bytes", c.bytes());
             field(sb, "avail_notifications", c.availNotifications());

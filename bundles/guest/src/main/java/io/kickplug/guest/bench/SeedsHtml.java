@@ -115,7 +115,7 @@ public final class SeedsHtml {
     /**
      * Horizontal bars, one per value, scaled to the largest magnitude; negative values grow left of the axis.
      */
-    static String bars(List<String> labels, List<Double> values, String format) {
+    public static String bars(List<String> labels, List<Double> values, String format) {
         return bars(labels, values, format, java.util.Collections.nCopies(values.size(), null));
     }
 
