@@ -251,8 +251,9 @@ public final class QmpMonitors implements AutoCloseable {
                     negotiated = true;
                 }
             }
-            send(Json.write(reply.response()));
+            // qemu-storage-daemon emits a command's events while it runs: they come before its answer.
             broadcast(reply.events());
+            send(Json.write(reply.response()));
             if (reply.quit()) {
                 quit.run();
             }

@@ -1,6 +1,7 @@
 package io.kickplug.qmp.ds;
 
 import java.io.IOException;
+import java.util.Arrays;
 import org.apache.felix.service.command.Descriptor;
 import org.apache.felix.service.command.Parameter;
 import org.osgi.service.component.annotations.Activate;
@@ -32,7 +33,9 @@ public final class QmpMonitorCommand {
     public String _main(
             @Descriptor("stop the monitor on PATH: its clients are disconnected, the socket removed")
             @Parameter(names = "--stop", presentValue = "true", absentValue = "false") boolean stop,
-            @Descriptor("PATH: the Unix socket") String... path) throws IOException {
+            @Descriptor("PATH: the Unix socket") String... operands) throws IOException {
+        // Gogo hands a _main method the function's name first.
+        String[] path = operands.length == 0 ? operands : Arrays.copyOfRange(operands, 1, operands.length);
         if (path.length == 0 && !stop) {
             return qmp.listMonitors();
         }
