@@ -29,6 +29,7 @@ final class ReferencePages {
         g.put("Notification and polling", List.of("notify", "strategies", "stats", "poll"));
         g.put("vhost-user", List.of("vhost", "vhost-list", "vhost-stop"));
         g.put("NBD export", List.of("nbd-server", "nbd-export", "nbd-export-stop", "nbd-list"));
+        g.put("QMP", List.of("qmp", "qmp-monitor"));
         g.put("Benchmarks", List.of("bench"));
         return g;
     }

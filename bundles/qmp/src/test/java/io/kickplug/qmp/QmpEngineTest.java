@@ -279,6 +279,11 @@ class QmpEngineTest {
                 + "\"writable\":\"on\",\"num-queues\":\"2\",\"logical-block-size\":\"0.5K\"}}");
         assertTrue(e.response().containsKey("return"), () -> Json.write(e.response()));
         assertEquals(Map.of("socket", "/tmp/k.sock", "queues", "2"), f.vhost.options.get(0));
+        // the command line's --nbd-server: flat addr, strings
+        QmpEngine.Reply n = keyval("{\"execute\":\"nbd-server-start\",\"arguments\":{\"addr\":{\"type\":\"inet\","
+                + "\"host\":\"127.0.0.1\",\"port\":\"10809\",\"ipv4\":\"on\"},\"max-connections\":\"4\"}}");
+        assertTrue(n.response().containsKey("return"), () -> Json.write(n.response()));
+        assertEquals("tcp:127.0.0.1:10809", f.nbdAddress);
         assertEquals("Parameter 'num-queues' expects integer", error(keyval("{\"execute\":\"block-export-add\","
                 + "\"arguments\":{\"type\":\"vhost-user-blk\",\"id\":\"e1\",\"node-name\":\"n0\",\"addr\":{\"type\":"
                 + "\"unix\",\"path\":\"/tmp/k.sock\"},\"num-queues\":\"two\"}}"), "GenericError"));
