@@ -30,6 +30,7 @@ final class ReferencePages {
         g.put("vhost-user", List.of("vhost", "vhost-list", "vhost-stop"));
         g.put("NBD export", List.of("nbd-server", "nbd-export", "nbd-export-stop", "nbd-list"));
         g.put("Plugins", List.of("install", "uninstall", "plugins", "backends", "filters", "compare"));
+        g.put("QMP", List.of("qmp", "qmp-monitor"));
         g.put("Benchmarks", List.of("bench"));
         return g;
     }
