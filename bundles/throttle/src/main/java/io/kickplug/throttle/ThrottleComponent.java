@@ -4,6 +4,7 @@ import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BackendFilter;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.command.OptionTable;
+import io.kickplug.api.control.ThrottleControl;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -24,11 +25,11 @@ import org.osgi.service.component.annotations.ReferencePolicy;
  * the filter out of the running disks' filter chains (retiring the wrappers: waiting requests go on at once) and
  * puts it back in when the bundle returns; the disks are not reset.
  */
-@Component(service = {BackendFilter.class, ThrottleComponent.class}, property = {
+@Component(service = {BackendFilter.class, ThrottleComponent.class, ThrottleControl.class}, property = {
     BackendFilter.PROPERTY_NAME + "=throttle",
     "osgi.command.scope=kp",
     "osgi.command.function=throttle"})
-public final class ThrottleComponent implements BackendFilter {
+public final class ThrottleComponent implements BackendFilter, ThrottleControl {
 
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "kickplug-throttle");
@@ -73,6 +74,12 @@ public final class ThrottleComponent implements BackendFilter {
             @Descriptor("[options]: --group G, --clear, and limits such as --iops N or --bps-read-max N, each "
                     + "also --NAME=VALUE") String... args) {
         return throttles.configure(disk, Arrays.asList(args));
+    }
+
+    /** QMP's throttle nodes and throttle-group objects: the group and its limits, the others cleared. */
+    @Override
+    public void configure(String disk, String group, Map<String, Long> limits) {
+        throttles.configure(disk, Throttles.arguments(group, limits));
     }
 
     @Deactivate

@@ -123,6 +123,13 @@ final class Throttles {
                 + "are saved in the disk's configuration, so they outlive this bundle and the runtime", options);
     }
 
+    /** kp:throttle's arguments that put a disk into {@code group} with exactly {@code limits}. */
+    static List<String> arguments(String group, Map<String, Long> limits) {
+        List<String> args = new ArrayList<>(List.of("--group", group, "--clear"));
+        limits.forEach((k, v) -> args.add("--" + k + "=" + v));
+        return args;
+    }
+
     /** kp:throttle: sets the disk's group and limits; returns the group's limits and the disk's counters. */
     synchronized String configure(String disk, List<String> args) {
         Map<String, String> options = new LinkedHashMap<>();

@@ -233,6 +233,24 @@ public final class VhostCommands {
         return vhost(exports, args, this::remember);
     }
 
+    /** An export made and saved as {@code kp:vhost} makes it, for {@link VhostBlockExports}. */
+    io.kickplug.vhost.server.VhostUserServer.Status exportSaved(String disk, Path socket, int queues) {
+        io.kickplug.vhost.server.VhostUserServer.Status status = exports.export(disk, socket, queues);
+        remember(disk, socket.toString(), queues);
+        return status;
+    }
+
+    /** An export stopped and its configuration deleted, as {@code kp:vhost-stop} does, for {@link VhostBlockExports}. */
+    void stopSaved(String disk) {
+        exports.stop(disk);
+        forget(disk);
+    }
+
+    /** The exports now, for {@link VhostBlockExports}. */
+    List<io.kickplug.vhost.server.VhostUserServer.Status> statuses() {
+        return exports.list();
+    }
+
     /** {@code kp:vhost-stop}: stops the export and deletes its configuration. */
     String stop(List<String> args) {
         String out = stop(exports, args);
