@@ -681,7 +681,8 @@ final class Launcher {
                 try {
                     Object result = session.execute(statement);
                     phase("ran: " + statement);
-                    if (result != null) {
+                    // A qemu-storage-daemon option prints nothing on success, as in QSD.
+                    if (result != null && !labels.containsKey(statement)) {
                         out.println(session.format(result));
                     }
                 } catch (Exception e) {

@@ -236,7 +236,14 @@ public final class VhostCommands {
     /** An export made and saved as {@code kp:vhost} makes it, for {@link VhostBlockExports}. */
     io.kickplug.vhost.server.VhostUserServer.Status exportSaved(String disk, Path socket, int queues) {
         io.kickplug.vhost.server.VhostUserServer.Status status = exports.export(disk, socket, queues);
-        remember(disk, socket.toString(), queues);
+        remember(disk, socket.toString(), queues, -1);
+        return status;
+    }
+
+    /** An export on inherited descriptor {@code fd}, made and saved as {@code kp:vhost --fd} makes it. */
+    io.kickplug.vhost.server.VhostUserServer.Status exportSavedInherited(String disk, int fd, int queues) {
+        io.kickplug.vhost.server.VhostUserServer.Status status = exports.exportInherited(disk, fd, queues);
+        remember(disk, "fd:" + fd, queues, fd);
         return status;
     }
 
