@@ -150,13 +150,35 @@ class QsdCommandLineIT {
     private void frontEndWritesAndReads(Path socket, byte pattern) throws Exception {
         Path memory = Files.isDirectory(Path.of("/dev/shm")) ? Path.of("/dev/shm", work.getFileName() + "-ram")
                 : work.resolve("ram");
-        try (FrontendClient client = new FrontendClient(socket, memory, FrontendClient.MEMORY_BYTES,
-                new VirtqueueFactoryComponent(), new GuestMemoryFactoryComponent())) {
-            client.negotiate(0);
-            FrontendClient.Queue q = client.startQueue(1, 0, false);
-            client.writeReadVerify(q, 8, pattern, true);
-        } finally {
-            Files.deleteIfExists(memory);
+        // One front-end at a time (QSD and Kickplug alike): right after a front-end left, the daemon may still be
+        // ending its session and refuse the next one, which then tries again.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            FrontendClient client;
+            try {
+                client = new FrontendClient(socket, memory, FrontendClient.MEMORY_BYTES,
+                        new VirtqueueFactoryComponent(), new GuestMemoryFactoryComponent());
+            } catch (IOException refused) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw refused;
+                }
+                continue;
+            }
+            try (client) {
+                try {
+                    client.negotiate(0);
+                } catch (IOException refused) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw refused;
+                    }
+                    continue;
+                }
+                FrontendClient.Queue q = client.startQueue(1, 0, false);
+                client.writeReadVerify(q, 8, pattern, true);
+                return;
+            } finally {
+                Files.deleteIfExists(memory);
+            }
         }
     }
 
@@ -188,9 +210,7 @@ class QsdCommandLineIT {
             assertFalse(Files.exists(socket), which + " removed its socket");
             assertFalse(Files.exists(pidfile), which + " removed its pid file");
             assertImageHolds(pattern);
-            if (which.equals("kickplugd")) {
-                assertEquals("", Files.readString(d.err()), "nothing on stderr");
-            }
+            assertFalse(Files.readString(d.err()).contains("error"), d.log());
         }
     }
 

@@ -32,7 +32,9 @@ public final class QmpMonitorCommand {
     public String _main(
             @Descriptor("stop the monitor on PATH: its clients are disconnected, the socket removed")
             @Parameter(names = "--stop", presentValue = "true", absentValue = "false") boolean stop,
-            @Descriptor("PATH: the Unix socket") String... path) throws IOException {
+            @Descriptor("PATH: the Unix socket") String... operands) throws IOException {
+        // Gogo passes a _main method the function's name first, then the operands.
+        String[] path = operands.length > 0 ? java.util.Arrays.copyOfRange(operands, 1, operands.length) : operands;
         if (path.length == 0 && !stop) {
             return qmp.listMonitors();
         }
