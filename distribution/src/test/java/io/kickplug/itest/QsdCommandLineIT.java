@@ -297,7 +297,13 @@ class QsdCommandLineIT {
                 List.of("--blockdev", "driver=file,node-name=d0,bad key=1"),
                 List.of("--blockdev", blockdev(), "--export", export(good).replace("node-name=d0", "node-name=nope")),
                 List.of("--blockdev", blockdev(), "--export", export(good) + ",colour=red"),
-                List.of("--chardev", "socket,path=" + work.resolve("m.sock") + ",server=on,wait=off"));
+                List.of("--chardev", "socket,path=" + work.resolve("m.sock") + ",server=on,wait=off"),
+                // A monitor and an export made before the failing option are gone with the daemon.
+                List.of("--chardev", "socket,id=m0,path=" + work.resolve("m.sock") + ",server=on,wait=off",
+                        "--monitor", "m0", "--blockdev", blockdev(), "--export", export(good),
+                        "--blockdev", "driver=no-such-driver,node-name=d1"),
+                // --daemonize: the command started prints the daemon's error line and ends with its status.
+                List.of("--daemonize", "--blockdev", "driver=no-such-driver,node-name=d0"));
         for (List<String> bad : cases) {
             List<String> args = new ArrayList<>(bad);
             args.addAll(List.of("--pidfile", pidfile.toString()));
@@ -319,6 +325,7 @@ class QsdCommandLineIT {
             }
             assertFalse(Files.exists(pidfile), bad + ": no pid file");
             assertFalse(Files.exists(socket), bad + ": no socket left");
+            assertFalse(Files.exists(work.resolve("m.sock")), bad + ": no monitor socket left");
         }
     }
 }
