@@ -262,6 +262,26 @@ class QsdCommandLineIT {
         }
     }
 
+    @Test
+    void anNbdServerAndExportFromTheCommandLine() throws Exception {
+        for (String which : List.of("kickplugd", "qsd")) {
+            Path socket = work.resolve(which + "-nbd.sock");
+            Path pidfile = work.resolve(which + ".pid");
+            String[] args = {"--blockdev", blockdev(), "--nbd-server", "addr.type=unix,addr.path=" + socket,
+                "--export", "type=nbd,id=n0,node-name=d0,name=disk0,writable=on", "--pidfile", pidfile.toString()};
+            Daemon d = start(which, which.equals("qsd") ? qsd(args) : kickplugd(args));
+            await(() -> Files.exists(pidfile), "the pid file", d);
+            Process info = new ProcessBuilder("qemu-img", "info", "--output=json",
+                    "nbd+unix:///disk0?socket=" + socket).redirectErrorStream(true).start();
+            String out = new String(info.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(info.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(0, info.exitValue(), which + ": " + out + "\n" + d.log());
+            assertTrue(out.replace(" ", "").contains("\"virtual-size\":" + (16L << 20)), which + ": " + out);
+            assertEquals(0, terminate(d), which + " ends with status 0 on SIGTERM\n" + d.log());
+            assertFalse(Files.exists(socket), which + " removed its NBD socket");
+        }
+    }
+
     /** The greeting and one reply per command (events skipped), each one line of JSON. */
     private static List<String> qmpConversation(Path socket, String... commands) throws IOException {
         List<String> replies = new ArrayList<>();

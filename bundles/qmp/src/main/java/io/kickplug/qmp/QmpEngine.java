@@ -39,7 +39,7 @@ public final class QmpEngine {
     /** The QEMU version whose qemu-storage-daemon this engine answers as (query-version). */
     public static final int[] QEMU_VERSION = {7, 2, 0};
 
-    /** One answered command: the response object and the events it caused (to send after the response). */
+    /** One answered command: the response object and the events it caused (a monitor sends them first). */
     public record Reply(Map<String, Object> response, List<Map<String, Object>> events, boolean quit) {
     }
 
@@ -67,6 +67,8 @@ public final class QmpEngine {
     private final List<Map<String, Object>> events = new ArrayList<>();
     private int implicitNodes;
     private boolean quit;
+    /** Whether the command being executed came in keyval form (for the arguments a command checks itself). */
+    private boolean keyval;
 
     public QmpEngine(QmpServices services, QmpServices.Store store, String packageVersion) {
         this.services = services;
@@ -123,6 +125,7 @@ public final class QmpEngine {
     public synchronized Reply execute(Object request, boolean keyval) {
         events.clear();
         quit = false;
+        this.keyval = keyval;
         Object id = request instanceof Map<?, ?> m ? m.get("id") : null;
         Map<String, Object> response = new LinkedHashMap<>();
         try {
@@ -517,7 +520,9 @@ public final class QmpEngine {
     private List<Object> namedNodes() {
         List<Object> out = new ArrayList<>();
         DiskManager dm = services.disks();
-        for (Node n : nodes.values()) {
+        List<Node> newestFirst = new ArrayList<>(nodes.values());
+        java.util.Collections.reverse(newestFirst); // as qemu-storage-daemon lists them
+        for (Node n : newestFirst) {
             DiskInfo info = null;
             try {
                 info = dm == null ? null : dm.info(n.disk());
@@ -540,6 +545,7 @@ public final class QmpEngine {
             image.put("virtual-size", info == null ? 0L : info.sizeBytes());
             image.put("filename", file);
             image.put("format", n.driver());
+            image.put("dirty-flag", false);
             m.put("image", image);
             Map<String, Object> cache = new LinkedHashMap<>();
             cache.put("no-flush", false);
@@ -775,7 +781,7 @@ public final class QmpEngine {
             throw QmpError.generic("object '" + id + "' not found");
         }
         if (nodes.values().stream().anyMatch(n -> id.equals(n.throttleGroup()))) {
-            throw QmpError.generic("object '" + id + "' can't be deleted");
+            throw QmpError.generic("object '" + id + "' is in use, can not be deleted");
         }
         objects.remove(id);
         save();
@@ -793,12 +799,12 @@ public final class QmpEngine {
         Map<String, Object> addr;
         if (raw instanceof Map<?, ?> m && m.containsKey("data")) {
             Map<String, Object> legacy = (Map<String, Object>) Schema.check(QapiTypes.SOCKET_ADDRESS_LEGACY, raw,
-                    "addr", false);
+                    "addr", keyval);
             addr = new LinkedHashMap<>((Map<String, Object>) legacy.get("data"));
             addr.put("type", legacy.get("type"));
         } else {
             // The command line's flat form (--nbd-server addr.type=unix,addr.path=...), accepted here too.
-            addr = (Map<String, Object>) Schema.check(QapiTypes.SOCKET_ADDRESS, raw, "addr", false);
+            addr = (Map<String, Object>) Schema.check(QapiTypes.SOCKET_ADDRESS, raw, "addr", keyval);
         }
         NbdServerControl server = services.nbdServer();
         if (server == null) {

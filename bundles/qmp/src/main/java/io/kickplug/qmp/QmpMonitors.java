@@ -1,12 +1,12 @@
 package io.kickplug.qmp;
 
-import java.io.BufferedReader;
+import java.io.InputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
+import java.io.Reader;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
-import java.nio.channels.Channels;
+import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -159,9 +159,11 @@ public final class QmpMonitors implements AutoCloseable {
             } catch (IOException e) {
                 // closing
             }
+            List<Session> all;
             synchronized (mine) {
-                mine.forEach(Session::close);
+                all = new ArrayList<>(mine);
             }
+            all.forEach(Session::close);
             try {
                 Files.deleteIfExists(path);
             } catch (IOException e) {
@@ -173,18 +175,49 @@ public final class QmpMonitors implements AutoCloseable {
     private final class Session {
         final Monitor monitor;
         final SocketChannel channel;
-        final OutputStream out;
         volatile boolean negotiated;
 
         Session(Monitor monitor, SocketChannel channel) {
             this.monitor = monitor;
             this.channel = channel;
-            this.out = Channels.newOutputStream(channel);
         }
 
         void run() {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(Channels.newInputStream(channel),
-                    StandardCharsets.UTF_8))) {
+            // Reads straight from the channel too (see send), decoding UTF-8 across reads.
+            try (Reader in = new InputStreamReader(new InputStream() {
+                private final ByteBuffer buf = ByteBuffer.allocate(8192).flip();
+
+                @Override
+                public int read() throws IOException {
+                    if (!buf.hasRemaining()) {
+                        buf.clear();
+                        int n = channel.read(buf);
+                        buf.flip();
+                        if (n < 0) {
+                            return -1;
+                        }
+                    }
+                    return buf.get() & 0xff;
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    if (len == 0) {
+                        return 0;
+                    }
+                    if (!buf.hasRemaining()) {
+                        buf.clear();
+                        int n = channel.read(buf);
+                        buf.flip();
+                        if (n < 0) {
+                            return -1;
+                        }
+                    }
+                    int k = Math.min(len, buf.remaining());
+                    buf.get(b, off, k);
+                    return k;
+                }
+            }, StandardCharsets.UTF_8)) {
                 send(Json.write(greeting));
                 JsonSplitter splitter = new JsonSplitter(this::handle);
                 int c;
@@ -218,8 +251,9 @@ public final class QmpMonitors implements AutoCloseable {
                     negotiated = true;
                 }
             }
-            send(Json.write(reply.response()));
+            // qemu-storage-daemon emits a command's events while it runs: they come before its answer.
             broadcast(reply.events());
+            send(Json.write(reply.response()));
             if (reply.quit()) {
                 quit.run();
             }
@@ -236,11 +270,14 @@ public final class QmpMonitors implements AutoCloseable {
         }
 
         void send(String line) {
-            byte[] bytes = (line + "\r\n").getBytes(StandardCharsets.UTF_8);
+            // Straight to the channel: Channels.newOutputStream would wait for the channel's blocking lock, which
+            // the session's reader holds while it waits for input, so an event to an idle client would hang.
+            ByteBuffer bytes = ByteBuffer.wrap((line + "\r\n").getBytes(StandardCharsets.UTF_8));
             synchronized (this) {
                 try {
-                    out.write(bytes);
-                    out.flush();
+                    while (bytes.hasRemaining()) {
+                        channel.write(bytes);
+                    }
                 } catch (IOException e) {
                     close(); // gone: the command's effect stays, its answer is lost
                 }

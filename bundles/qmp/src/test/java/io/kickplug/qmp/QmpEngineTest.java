@@ -190,7 +190,7 @@ class QmpEngineTest {
         ok("{\"execute\":\"blockdev-add\",\"arguments\":{\"driver\":\"throttle\",\"node-name\":\"t0\","
                 + "\"throttle-group\":\"g0\",\"file\":\"n0\"}}");
         assertEquals(List.of("n0 g0 {bps-read=1048576, iops-total=1000}"), f.throttled);
-        assertEquals("object 'g0' can't be deleted",
+        assertEquals("object 'g0' is in use, can not be deleted",
                 generic("{\"execute\":\"object-del\",\"arguments\":{\"id\":\"g0\"}}"));
         ok("{\"execute\":\"blockdev-del\",\"arguments\":{\"node-name\":\"t0\"}}");
         assertEquals("n0 n0 {}", f.throttled.get(1), "deleting the throttle node lifts the limits");
@@ -313,7 +313,7 @@ class QmpEngineTest {
                 Json.write(ok("{\"execute\":\"query-block-exports\"}")));
         @SuppressWarnings("unchecked")
         List<Map<String, Object>> nodes = (List<Map<String, Object>>) ok("{\"execute\":\"query-named-block-nodes\"}");
-        assertEquals(List.of("n0", "r0"), nodes.stream().map(n -> n.get("node-name")).toList());
+        assertEquals(List.of("r0", "n0"), nodes.stream().map(n -> n.get("node-name")).toList());
         assertEquals("attempt to add duplicate property 'g0' to object (type 'container')", generic("{\"execute\":"
                 + "\"object-add\",\"arguments\":{\"qom-type\":\"throttle-group\",\"id\":\"g0\"}}"));
         ok("{\"execute\":\"block-export-del\",\"arguments\":{\"id\":\"e0\"}}");

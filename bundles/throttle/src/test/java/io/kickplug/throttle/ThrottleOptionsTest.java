@@ -28,6 +28,20 @@ class ThrottleOptionsTest {
         timer.shutdownNow();
     }
 
+    /** ThrottleControl (QMP's throttle nodes): the disk joins the group, whose limits become exactly those given. */
+    @Test
+    void controlPutsTheDiskIntoTheGroupWithExactlyTheseLimits() {
+        throttles.configure("d0", List.of("--iops-read", "50"));
+        throttles.configure("d0", Throttles.arguments("g0", Map.of("iops-total", 1000L, "bps-write-max", 0L)));
+        String text = throttles.describe("d0");
+        assertTrue(text.contains("throttle group g0, limits iops-total=1000"), text);
+        assertTrue(!text.contains("iops-read"), "the other limits are cleared: " + text);
+        throttles.configure("d0", Throttles.arguments("d0", Map.of()));
+        assertTrue(throttles.describe("d0").contains("throttle group d0, limits none"), throttles.describe("d0"));
+        assertThrows(IllegalArgumentException.class,
+                () -> throttles.configure("d0", Throttles.arguments("g0", Map.of("iops-size", 4096L))));
+    }
+
     @Test
     void everyLimitNameAndAliasSetsItsBucket() {
         for (OptionTable.Option o : ThrottleLimits.OPTIONS) {

@@ -1,6 +1,7 @@
 package io.kickplug.qmp.ds;
 
 import java.io.IOException;
+import java.util.Arrays;
 import org.apache.felix.service.command.Descriptor;
 import org.apache.felix.service.command.Parameter;
 import org.osgi.service.component.annotations.Activate;
@@ -33,8 +34,8 @@ public final class QmpMonitorCommand {
             @Descriptor("stop the monitor on PATH: its clients are disconnected, the socket removed")
             @Parameter(names = "--stop", presentValue = "true", absentValue = "false") boolean stop,
             @Descriptor("PATH: the Unix socket") String... operands) throws IOException {
-        // Gogo passes a _main method the function's name first, then the operands.
-        String[] path = operands.length > 0 ? java.util.Arrays.copyOfRange(operands, 1, operands.length) : operands;
+        // Gogo hands a _main method the function's name first.
+        String[] path = operands.length == 0 ? operands : Arrays.copyOfRange(operands, 1, operands.length);
         if (path.length == 0 && !stop) {
             return qmp.listMonitors();
         }
