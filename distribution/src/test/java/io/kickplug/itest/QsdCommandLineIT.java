@@ -278,7 +278,10 @@ class QsdCommandLineIT {
             assertEquals(0, info.exitValue(), which + ": " + out + "\n" + d.log());
             assertTrue(out.replace(" ", "").contains("\"virtual-size\":" + (16L << 20)), which + ": " + out);
             assertEquals(0, terminate(d), which + " ends with status 0 on SIGTERM\n" + d.log());
-            assertFalse(Files.exists(socket), which + " removed its NBD socket");
+            if (which.equals("kickplugd")) {
+                // (QSD 7.2 leaves its NBD server's socket file behind.)
+                assertFalse(Files.exists(socket), which + " removed its NBD socket");
+            }
         }
     }
 
