@@ -92,6 +92,67 @@ public final class Json {
         return found;
     }
 
+    /** A JSON number as written, kept as text so that writing it back changes nothing. */
+    public record Number(String text) {
+    }
+
+    /**
+     * {@code text} as a tree: objects as ordered {@code Map<String, Object>} (the last of duplicate names wins),
+     * arrays as {@code List<Object>}, strings, {@link Number}s, {@link Boolean}s and {@code null}.
+     *
+     * @throws IllegalArgumentException when {@code text} is not one JSON value
+     */
+    public static Object parse(String text) {
+        Parser p = new Parser(text);
+        p.skipSpace();
+        Object value = p.tree(0);
+        p.skipSpace();
+        if (p.pos != text.length()) {
+            throw p.error("text after the value");
+        }
+        return value;
+    }
+
+    /** {@code tree} (as {@link #parse} gives it; other leaves as strings) as JSON text. */
+    public static String write(Object tree) {
+        StringBuilder out = new StringBuilder();
+        write(out, tree);
+        return out.toString();
+    }
+
+    private static void write(StringBuilder out, Object value) {
+        if (value == null) {
+            out.append("null");
+        } else if (value instanceof java.util.Map<?, ?> map) {
+            out.append('{');
+            boolean first = true;
+            for (java.util.Map.Entry<?, ?> e : map.entrySet()) {
+                if (!first) {
+                    out.append(',');
+                }
+                first = false;
+                out.append(quote(String.valueOf(e.getKey()))).append(':');
+                write(out, e.getValue());
+            }
+            out.append('}');
+        } else if (value instanceof java.util.List<?> list) {
+            out.append('[');
+            for (int i = 0; i < list.size(); i++) {
+                if (i > 0) {
+                    out.append(',');
+                }
+                write(out, list.get(i));
+            }
+            out.append(']');
+        } else if (value instanceof Boolean) {
+            out.append(value);
+        } else if (value instanceof Number n) {
+            out.append(n.text());
+        } else {
+            out.append(quote(String.valueOf(value)));
+        }
+    }
+
     /** The value of a JSON string literal (the raw text of a string member). */
     public static String unquote(String literal) {
         Parser p = new Parser(literal);
@@ -231,6 +292,83 @@ public final class Json {
                         pos--;
                         throw error("bad escape");
                     }
+                }
+            }
+        }
+
+        Object tree(int depth) {
+            if (depth > MAX_DEPTH) {
+                throw error("nested deeper than " + MAX_DEPTH);
+            }
+            char c = peek();
+            switch (c) {
+                case '{' -> {
+                    java.util.Map<String, Object> map = new java.util.LinkedHashMap<>();
+                    pos++;
+                    skipSpace();
+                    if (peek() == '}') {
+                        pos++;
+                        return map;
+                    }
+                    while (true) {
+                        skipSpace();
+                        String key = string();
+                        skipSpace();
+                        expect(':');
+                        skipSpace();
+                        map.put(key, tree(depth + 1));
+                        skipSpace();
+                        char n = next();
+                        if (n == '}') {
+                            return map;
+                        }
+                        if (n != ',') {
+                            pos--;
+                            throw error("expected ',' or '}'");
+                        }
+                    }
+                }
+                case '[' -> {
+                    java.util.List<Object> list = new java.util.ArrayList<>();
+                    pos++;
+                    skipSpace();
+                    if (peek() == ']') {
+                        pos++;
+                        return list;
+                    }
+                    while (true) {
+                        skipSpace();
+                        list.add(tree(depth + 1));
+                        skipSpace();
+                        char n = next();
+                        if (n == ']') {
+                            return list;
+                        }
+                        if (n != ',') {
+                            pos--;
+                            throw error("expected ',' or ']'");
+                        }
+                    }
+                }
+                case '"' -> {
+                    return string();
+                }
+                case 't' -> {
+                    literal("true");
+                    return Boolean.TRUE;
+                }
+                case 'f' -> {
+                    literal("false");
+                    return Boolean.FALSE;
+                }
+                case 'n' -> {
+                    literal("null");
+                    return null;
+                }
+                default -> {
+                    int start = pos;
+                    number();
+                    return new Number(text.substring(start, pos));
                 }
             }
         }

@@ -70,6 +70,8 @@ final class Launcher {
     private ShellStart shellStart;
     private ControlServer control;
     private final List<Map.Entry<BundleSet.Jar, Bundle>> later = new ArrayList<>();
+    /** The qemu-storage-daemon option each statement made from one comes from (see {@link Qsd}). */
+    private final Map<String, String> labels = new HashMap<>();
     /** Opened when {@link #startLater} is done (at once when nothing waits): control-socket sessions wait for it. */
     private final java.util.concurrent.CountDownLatch laterStarted = new java.util.concurrent.CountDownLatch(1);
     private Path pidfile;
@@ -93,7 +95,7 @@ final class Launcher {
     /** Runs to the end and returns the exit status; the framework is stopped and a temporary cache deleted. */
     int run() {
         try {
-            List<String> statements = loadStatements(options);
+            List<String> statements = loadStatements(options, labels);
             boot(statements);
             if (options.interactive()) {
                 framework.waitForStop(0);
@@ -240,9 +242,28 @@ final class Launcher {
     }
 
     static List<String> loadStatements(Options options) throws StartupException {
+        return loadStatements(options, new HashMap<>());
+    }
+
+    /**
+     * The statements to run, in command-line order; {@code labels} receives, for each statement made from a
+     * qemu-storage-daemon option ({@link Qsd}), that option as written (its failure names it).
+     */
+    static List<String> loadStatements(Options options, Map<String, String> labels) throws StartupException {
         List<String> statements = new ArrayList<>();
+        Qsd qsd = new Qsd();
         for (Options.Source source : options.sources()) {
-            if (source instanceof Options.Source.Command c) {
+            if (source instanceof Options.Source.QsdOption q) {
+                try {
+                    Qsd.Statement statement = qsd.translate(q.option(), q.value());
+                    if (statement != null) {
+                        statements.add(statement.text());
+                        labels.put(statement.text(), statement.label());
+                    }
+                } catch (Qsd.QsdException e) {
+                    throw new StartupException(e.getMessage(), e);
+                }
+            } else if (source instanceof Options.Source.Command c) {
                 statements.addAll(Statements.split(c.text()));
             } else if (source instanceof Options.Source.Script s) {
                 try {
@@ -685,11 +706,13 @@ final class Launcher {
                 try {
                     Object result = session.execute(statement);
                     phase("ran: " + statement);
-                    if (result != null) {
+                    // A qemu-storage-daemon option prints nothing on success, as in QSD.
+                    if (result != null && !labels.containsKey(statement)) {
                         out.println(session.format(result));
                     }
                 } catch (Exception e) {
-                    fail(Errors.message(e), e);
+                    String label = labels.get(statement);
+                    fail(label == null ? Errors.message(e) : label + ": " + Errors.message(e), e);
                     return false;
                 }
             }

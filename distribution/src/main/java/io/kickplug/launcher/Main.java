@@ -25,12 +25,21 @@ public final class Main {
         try {
             options = Options.parse(args);
         } catch (Options.UsageException e) {
-            exit(err, e.getMessage(), 2);
+            exit(err, e.getMessage(), Options.usageStatus(args));
             return;
         }
         if (options.help()) {
             out.println(Options.USAGE);
             System.exit(0);
+            return;
+        }
+        if (options.version()) {
+            out.println("kickplug version " + version());
+            System.exit(0);
+            return;
+        }
+        if (options.daemonize() && !Daemonize.isDaemon()) {
+            System.exit(Daemonize.start(args, out, err));
             return;
         }
         LogLines.configure(options);
@@ -70,6 +79,12 @@ public final class Main {
         int status = launcher.run();
         state.exiting = true;
         System.exit(status);
+    }
+
+    /** The distribution's version (the launcher jar's Implementation-Version), or "unknown". */
+    static String version() {
+        String v = Main.class.getPackage().getImplementationVersion();
+        return v != null ? v : "unknown";
     }
 
     /** Ends a start that cannot go on: one line "error: MESSAGE" on stderr and exit status {@code status}. */

@@ -20,9 +20,13 @@ import java.util.List;
  * @param state a state folder kept for the next start ({@link StateDir}: the disks' and exports' configurations and
  *     a persistent bundle cache), or {@code null}: a daemon's default bundle cache (configurations not kept), a
  *     temporary cache otherwise ({@link #NO_STATE}: a temporary cache for a daemon too)
+ * @param daemonize qemu-storage-daemon's {@code --daemonize}: the process started returns once a detached daemon
+ *     is ready ({@link Daemonize})
+ * @param version print the version and exit
  */
 public record Options(List<Source> sources, boolean daemon, Path cache, boolean verbose, boolean help,
-        Path control, Path connect, int waitSeconds, Path pidfile, String logLevel, Path state) {
+        Path control, Path connect, int waitSeconds, Path pidfile, String logLevel, Path state, boolean daemonize,
+        boolean version) {
 
     /** {@code --state none}: no persistent bundle cache, not even a daemon's default one. */
     public static final Path NO_STATE = Path.of("none");
@@ -32,7 +36,7 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
 
     /** Without the options of the service mode (tests and older callers). */
     public Options(List<Source> sources, boolean daemon, Path cache, boolean verbose, boolean help) {
-        this(sources, daemon, cache, verbose, help, null, null, 0, null, null, null);
+        this(sources, daemon, cache, verbose, help, null, null, 0, null, null, null, false, false);
     }
 
     public static final String USAGE = String.join(System.lineSeparator(),
@@ -56,7 +60,21 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
             "                    change); a daemon without it has a bundle cache only, in",
             "                    $XDG_STATE_HOME/kickplug/...; 'none' turns that off",
             "  --verbose         print stack traces with errors",
-            "  --help            print this text",
+            "  -h, --help        print this text",
+            "  -V, --version     print the version",
+            "",
+            "qemu-storage-daemon's options (each implies --daemon; run in the order given, among -c/-f; each value",
+            "is QEMU's KEY=VALUE,... syntax or a JSON object; see docs/service.md):",
+            "  --blockdev [driver=]DRIVER,node-name=N,...     a block node (QMP blockdev-add)",
+            "  --object [qom-type=]TYPE,id=ID,...            an object: iothread, throttle-group (QMP object-add)",
+            "  --export [type=]vhost-user-blk,id=ID,node-name=N,addr.type=unix,addr.path=P[,writable=on]",
+            "           [,num-queues=N][,logical-block-size=N]  (addr.type=fd,addr.str=FD: an inherited socket)",
+            "  --export [type=]nbd,id=ID,node-name=N[,name=NAME][,writable=on]   (QMP block-export-add)",
+            "  --nbd-server addr.type=unix,addr.path=P | addr.type=inet,addr.host=H,addr.port=N",
+            "  --chardev socket,id=ID,path=P,server=on,wait=off   a Unix socket for --monitor",
+            "  --monitor [chardev=]ID                        a QMP monitor on that socket",
+            "  --pidfile PATH                                as above (written once ready)",
+            "  --daemonize                                   return once the daemon (detached) is ready",
             "",
             "Each statement's result is printed. The first failing statement prints one line",
             "'error: <cause>' to stderr and the exit status is 1; otherwise it is 0.");
@@ -77,6 +95,10 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
 
         /** The built-in demo script. */
         record Demo() implements Source {
+        }
+
+        /** A qemu-storage-daemon option with its value ({@link Qsd}), e.g. {@code --blockdev driver=file,...}. */
+        record QsdOption(String option, String value) implements Source {
         }
     }
 
@@ -106,8 +128,22 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
         Path state = null;
         String logLevel = null;
         int waitSeconds = 0;
+        boolean daemonize = false;
+        boolean version = false;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
+            int eq = arg.indexOf('=');
+            if (arg.startsWith("--") && eq > 0 && Qsd.VALUED.contains(arg.substring(0, eq))) {
+                // getopt_long's --option=value
+                sources.add(new Source.QsdOption(arg.substring(0, eq), arg.substring(eq + 1)));
+                daemon = true;
+                continue;
+            }
+            if (Qsd.VALUED.contains(arg)) {
+                sources.add(new Source.QsdOption(arg, value(args, ++i, arg)));
+                daemon = true;
+                continue;
+            }
             switch (arg) {
                 case "-c", "--command" -> sources.add(new Source.Command(value(args, ++i, arg)));
                 case "-f", "--file" -> sources.add(new Source.Script(Path.of(value(args, ++i, arg))));
@@ -149,6 +185,13 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
                 }
                 case "-v", "--verbose" -> verbose = true;
                 case "-h", "--help" -> help = true;
+                case "-V", "--version" -> version = true;
+                case "--daemonize" -> {
+                    daemonize = true;
+                    daemon = true;
+                }
+                case "-T", "--trace" -> throw new UsageException(arg + " (QEMU's trace events) is not supported; "
+                        + "use --log-level debug");
                 default -> throw new UsageException("unknown argument '" + arg + "' (try --help)");
             }
         }
@@ -166,7 +209,20 @@ public record Options(List<Source> sources, boolean daemon, Path cache, boolean 
             throw new UsageException("--cache and --state exclude each other");
         }
         return new Options(sources, daemon, cache, verbose, help, control, connect, waitSeconds, pidfile, logLevel,
-                state);
+                state, daemonize, version);
+    }
+
+    /**
+     * The exit status of a command line that cannot be parsed: 1 for a daemon's (as qemu-storage-daemon's), 2
+     * otherwise.
+     */
+    public static int usageStatus(String... args) {
+        for (String a : args) {
+            if (a.equals("--daemon") || Qsd.isQsdOption(a)) {
+                return 1;
+            }
+        }
+        return 2;
     }
 
     private static <T> T once(T current, T value, String option) throws UsageException {

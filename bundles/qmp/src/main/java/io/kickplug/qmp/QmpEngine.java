@@ -615,11 +615,15 @@ public final class QmpEngine {
         Map<String, String> options = new LinkedHashMap<>();
         if (type.equals("vhost-user-blk")) {
             Map<String, Object> addr = (Map<String, Object>) a.get("addr");
-            if (!"unix".equals(addr.get("type"))) {
-                throw QmpError.generic("Kickplug's vhost-user-blk export over QMP takes addr.type unix, not "
+            if ("fd".equals(addr.get("type"))) {
+                // A listening Unix socket the daemon inherited (QEMU's test harness, systemd's socket activation).
+                options.put("fd", (String) addr.get("str"));
+            } else if ("unix".equals(addr.get("type"))) {
+                options.put("socket", (String) addr.get("path"));
+            } else {
+                throw QmpError.generic("Kickplug's vhost-user-blk export takes addr.type unix or fd, not "
                         + addr.get("type"));
             }
-            options.put("socket", (String) addr.get("path"));
             Object lbs = a.get("logical-block-size");
             if (lbs != null && (Long) lbs != 512) {
                 throw QmpError.generic("Kickplug's vhost-user-blk export has a logical block size of 512, not " + lbs);

@@ -14,7 +14,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /**
  * The vhost-user exports as ConfigAdmin factory configurations ({@value #FACTORY_PID}: {@code disk},
- * {@code socket}, {@code queues}), so that an export outlives the bundles serving it: when the disk manager,
+ * {@code socket}, {@code queues}, and {@code fd} for an inherited socket), so that an export outlives the bundles serving it: when the disk manager,
  * the virtqueue factory or this bundle goes, the exports end (front-ends disconnected, sockets removed); when
  * they return, the exports are made again on the same sockets and QEMU (with {@code reconnect=}) comes back,
  * resubmitting through its inflight area. Created with location {@code "?"} for every version of the bundle.
@@ -37,8 +37,12 @@ final class ExportConfigs {
         String disk();
 
         @AttributeDefinition(description = "Unix socket the export listens on, for the front-end (QEMU's "
-                + "vhost-user-blk-pci chardev)")
+                + "vhost-user-blk-pci chardev); fd:N for an inherited socket")
         String socket();
+
+        @AttributeDefinition(description = "Descriptor of a listening Unix socket the process inherited (QEMU's "
+                + "addr.type=fd; systemd's socket activation), served instead of a socket file; -1: none", min = "-1")
+        int fd() default -1;
 
         @AttributeDefinition(description = "Virtqueues the front-end may use", min = "1",
                 max = "" + DiskSpec.MAX_QUEUES)
@@ -46,19 +50,22 @@ final class ExportConfigs {
     }
 
     /** One saved export. */
-    record Saved(String disk, String socket, int queues) {
+    record Saved(String disk, String socket, int queues, int fd) {
     }
 
     private ExportConfigs() {
     }
 
-    static void save(ConfigurationAdmin admin, String disk, String socket, int queues) throws IOException {
+    static void save(ConfigurationAdmin admin, String disk, String socket, int queues, int fd) throws IOException {
         delete(admin, disk);
         Configuration c = admin.getFactoryConfiguration(FACTORY_PID, disk, "?");
         Hashtable<String, Object> props = new Hashtable<>();
         props.put("disk", disk);
         props.put("socket", socket);
         props.put("queues", queues);
+        if (fd >= 0) {
+            props.put("fd", fd);
+        }
         c.update(props);
     }
 
@@ -84,7 +91,13 @@ final class ExportConfigs {
             } catch (NumberFormatException e) {
                 queues = 1;
             }
-            out.add(new Saved(String.valueOf(p.get("disk")), String.valueOf(p.get("socket")), queues));
+            int fd;
+            try {
+                fd = p.get("fd") == null ? -1 : Integer.parseInt(String.valueOf(p.get("fd")));
+            } catch (NumberFormatException e) {
+                fd = -1;
+            }
+            out.add(new Saved(String.valueOf(p.get("disk")), String.valueOf(p.get("socket")), queues, fd));
         }
         return out;
     }

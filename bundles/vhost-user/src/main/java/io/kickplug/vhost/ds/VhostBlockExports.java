@@ -5,6 +5,7 @@ import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.control.BlockExports;
+import io.kickplug.vhost.server.InheritedSocket;
 import io.kickplug.vhost.server.VhostUserServer;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -35,17 +36,19 @@ public final class VhostBlockExports implements BlockExports {
     @Override
     public Export add(String disk, boolean writable, Map<String, String> options) {
         String socket = null;
+        String fd = null;
         int queues = 1;
         for (Map.Entry<String, String> o : options.entrySet()) {
             switch (o.getKey()) {
                 case "socket" -> socket = o.getValue();
+                case "fd" -> fd = o.getValue();
                 case "queues" -> queues = queues(o.getValue());
                 default -> throw new IllegalArgumentException("unknown vhost-user-blk export option '" + o.getKey()
-                        + "' (socket, queues)");
+                        + "' (socket, fd, queues)");
             }
         }
-        if (socket == null || socket.isEmpty()) {
-            throw new IllegalArgumentException("a vhost-user-blk export needs a socket");
+        if ((socket == null || socket.isEmpty()) == (fd == null || fd.isEmpty())) {
+            throw new IllegalArgumentException("a vhost-user-blk export needs a socket or an inherited descriptor");
         }
         DiskInfo info = disks.info(disk);
         // The device's read-only bit (VIRTIO_BLK_F_RO, VIRTIO 1.2 section 5.2.3) is the disk's: an export cannot
@@ -56,6 +59,10 @@ public final class VhostBlockExports implements BlockExports {
         if (!writable && !info.readOnly()) {
             throw new DiskException("disk '" + disk + "' is writable: a vhost-user-blk export of it is writable "
                     + "(export it writable, or make the disk read-only)");
+        }
+        if (fd != null && !fd.isEmpty()) {
+            return export(commands.exportSavedInherited(disk,
+                    InheritedSocket.resolve(fd, System.getenv(), ProcessHandle.current().pid()), queues), writable);
         }
         return export(commands.exportSaved(disk, Path.of(socket), queues), writable);
     }

@@ -7,6 +7,7 @@ import io.kickplug.api.memory.GuestMemoryFactory;
 import io.kickplug.api.transport.ExportStatus;
 import io.kickplug.api.virtio.RingSelector;
 import io.kickplug.api.virtio.VirtqueueFactory;
+import io.kickplug.vhost.server.InheritedSocket;
 import io.kickplug.vhost.server.StatusTable;
 import io.kickplug.vhost.server.VhostExports;
 import java.io.IOException;
@@ -62,7 +63,7 @@ public final class VhostCommands {
     public static final String CALL = "kickplug.vhost.call";
     /** The {@code @Descriptor} of the commands' {@code --json} flag. */
     static final String JSON = "JSON instead of text (shape in docs/reference/json.md)";
-    static final String USAGE = "usage: kp:vhost <disk> --socket PATH [--queues N] [--json]";
+    static final String USAGE = "usage: kp:vhost <disk> --socket PATH|--fd N [--queues N] [--json]";
 
     private static final System.Logger LOG = System.getLogger(VhostCommands.class.getName());
     /** How long a saved export waits for its disk to be attached again. */
@@ -150,7 +151,11 @@ public final class VhostCommands {
                 }
                 it.remove();
                 try {
-                    exports.export(s.disk(), Path.of(s.socket()), s.queues());
+                    if (s.fd() >= 0) {
+                        exports.exportInherited(s.disk(), s.fd(), s.queues());
+                    } else {
+                        exports.export(s.disk(), Path.of(s.socket()), s.queues());
+                    }
                     LOG.log(System.Logger.Level.INFO, "vhost-user export of " + s.disk() + " on " + s.socket()
                             + " made again");
                 } catch (RuntimeException e) {
@@ -181,13 +186,13 @@ public final class VhostCommands {
         }
     }
 
-    private void remember(String disk, String socket, int queues) {
+    private void remember(String disk, String socket, int queues, int fd) {
         ConfigurationAdmin admin = configAdmin;
         if (admin == null) {
             return;
         }
         try {
-            ExportConfigs.save(admin, disk, socket, queues);
+            ExportConfigs.save(admin, disk, socket, queues, fd);
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "vhost-user export of " + disk + " not saved: " + e);
         }
@@ -212,8 +217,11 @@ public final class VhostCommands {
     @Descriptor("export a disk over vhost-user on a Unix socket, for a front-end such as QEMU's "
             + "vhost-user-blk-pci; the export is saved and made again after a bundle update")
     public String vhost(
-            @Descriptor("the Unix socket to listen on (required)")
+            @Descriptor("the Unix socket to listen on (this or --fd is required)")
             @Parameter(names = "--socket", absentValue = "") String socket,
+            @Descriptor("serve a listening Unix socket this process inherited instead: its descriptor number, or "
+                    + "its name in systemd's LISTEN_FDNAMES")
+            @Parameter(names = "--fd", absentValue = "") String fd,
             @Descriptor("virtqueues the front-end may use (default 1)")
             @Parameter(names = "--queues", absentValue = "1") String queues,
             @Descriptor(JSON)
@@ -222,6 +230,9 @@ public final class VhostCommands {
         List<String> args = new ArrayList<>(Arrays.asList(disk));
         if (!socket.isEmpty()) {
             args.addAll(List.of("--socket", socket));
+        }
+        if (!fd.isEmpty()) {
+            args.addAll(List.of("--fd", fd));
         }
         if (!queues.equals("1")) {
             args.addAll(List.of("--queues", queues));
@@ -235,7 +246,14 @@ public final class VhostCommands {
     /** An export made and saved as {@code kp:vhost} makes it, for {@link VhostBlockExports}. */
     io.kickplug.vhost.server.VhostUserServer.Status exportSaved(String disk, Path socket, int queues) {
         io.kickplug.vhost.server.VhostUserServer.Status status = exports.export(disk, socket, queues);
-        remember(disk, socket.toString(), queues);
+        remember(disk, socket.toString(), queues, -1);
+        return status;
+    }
+
+    /** An export on inherited descriptor {@code fd}, made and saved as {@code kp:vhost --fd} makes it. */
+    io.kickplug.vhost.server.VhostUserServer.Status exportSavedInherited(String disk, int fd, int queues) {
+        io.kickplug.vhost.server.VhostUserServer.Status status = exports.exportInherited(disk, fd, queues);
+        remember(disk, "fd:" + fd, queues, fd);
         return status;
     }
 
@@ -299,23 +317,26 @@ public final class VhostCommands {
 
     /** Something told about each export made (its configuration is saved). */
     interface Saver {
-        void saved(String disk, String socket, int queues);
+        /** {@code fd}: the inherited descriptor served, or -1. */
+        void saved(String disk, String socket, int queues, int fd);
     }
 
-    /** {@code kp:vhost <disk> --socket PATH [--queues N] [--json]}. */
+    /** {@code kp:vhost <disk> --socket PATH|--fd N [--queues N] [--json]}. */
     static String vhost(VhostExports exports, List<String> args) {
-        return vhost(exports, args, (d, s, q) -> { });
+        return vhost(exports, args, (d, s, q, f) -> { });
     }
 
     static String vhost(VhostExports exports, List<String> args, Saver saver) {
         OptionArgs.Parsed parsed = OptionArgs.parse(args, USAGE, Set.of("--json"));
         String socket = null;
+        String fd = null;
         int queues = 1;
         boolean json = false;
         for (Map.Entry<String, String> option : parsed.options().entrySet()) {
             String value = option.getValue();
             switch (option.getKey()) {
                 case "--socket" -> socket = value;
+                case "--fd" -> fd = value;
                 case "--json" -> json = Boolean.parseBoolean(value);
                 case "--queues" -> {
                     try {
@@ -330,12 +351,19 @@ public final class VhostCommands {
         if (parsed.operands().size() > 1) {
             throw new IllegalArgumentException("one disk per export; " + USAGE);
         }
-        if (parsed.operands().isEmpty() || socket == null) {
-            throw new IllegalArgumentException(USAGE);
+        if (parsed.operands().isEmpty() || (socket == null) == (fd == null)) {
+            throw new IllegalArgumentException(socket != null && fd != null
+                    ? "--socket and --fd exclude each other; " + USAGE : USAGE);
         }
         String disk = parsed.operands().get(0);
-        exports.export(disk, Path.of(socket), queues);
-        saver.saved(disk, socket, queues);
+        if (fd != null) {
+            int number = InheritedSocket.resolve(fd, System.getenv(), ProcessHandle.current().pid());
+            exports.exportInherited(disk, number, queues);
+            saver.saved(disk, "fd:" + number, queues, number);
+        } else {
+            exports.export(disk, Path.of(socket), queues);
+            saver.saved(disk, socket, queues, -1);
+        }
         List<io.kickplug.vhost.server.VhostUserServer.Status> status = exports.list().stream()
                 .filter(s -> s.name().equals(disk)).toList();
         return json ? StatusTable.json(status) : StatusTable.format(status);

@@ -44,18 +44,42 @@ public final class VhostExports implements AutoCloseable {
      *     bad queue count or a socket that cannot be created (one line saying why)
      */
     public synchronized VhostUserServer.Status export(String disk, Path socket, int numQueues) {
+        return export(disk, socket.toAbsolutePath().normalize(), -1, numQueues);
+    }
+
+    /**
+     * Exports disk {@code disk} on the listening Unix socket this process inherited as descriptor {@code fd}
+     * ({@link VhostUserServer#inherited}); as {@link #export(String, Path, int)} otherwise.
+     */
+    public synchronized VhostUserServer.Status exportInherited(String disk, int fd, int numQueues) {
+        if (fd < 0) {
+            throw new DiskException("descriptor " + fd + " is not a descriptor");
+        }
+        return export(disk, Path.of("fd:" + fd), fd, numQueues);
+    }
+
+    private VhostUserServer.Status export(String disk, Path socket, int fd, int numQueues) {
         Export existing = exports.get(disk);
         if (existing != null) {
-            if (existing.server().socketPath().normalize().equals(socket.toAbsolutePath().normalize())
+            if (existing.server().inheritedFd() == fd && existing.server().socketPath().normalize().equals(socket)
                     && existing.device().queueCount() == numQueues) {
                 return existing.server().status();
             }
             throw new DiskException("disk '" + disk + "' is already exported on " + existing.server().socketPath()
                     + " with " + existing.device().queueCount() + " queues");
         }
+        if (fd >= 0) {
+            for (Map.Entry<String, Export> e : exports.entrySet()) {
+                if (e.getValue().server().inheritedFd() == fd) {
+                    throw new DiskException("descriptor " + fd + " serves the export of '" + e.getKey() + "' already");
+                }
+            }
+        }
         VirtioDevice device = disks.exportDevice(disk, numQueues);
         try {
-            VhostUserServer server = new VhostUserServer(disk, socket, device, queueFactory, memoryFactory);
+            VhostUserServer server = fd >= 0
+                    ? VhostUserServer.inherited(disk, fd, device, queueFactory, memoryFactory)
+                    : new VhostUserServer(disk, socket, device, queueFactory, memoryFactory);
             exports.put(disk, new Export(server, device));
             return server.status();
         } catch (IOException | RuntimeException e) {

@@ -43,7 +43,10 @@ public final class VhostUserServer implements Closeable {
     }
 
     private final String name;
+    /** The socket file, or for an inherited socket {@code fd:N} (no file of ours). */
     private final Path socketPath;
+    /** The inherited descriptor served, or -1 for a socket file made here. */
+    private final int inheritedFd;
     private final VirtioDevice device;
     private final VirtqueueFactory queueFactory;
     private final GuestMemoryFactory memoryFactory;
@@ -64,20 +67,49 @@ public final class VhostUserServer implements Closeable {
      */
     public VhostUserServer(String name, Path socketPath, VirtioDevice device, VirtqueueFactory queueFactory,
             GuestMemoryFactory memoryFactory) throws IOException {
+        this(name, socketPath.toAbsolutePath(), -1, device, queueFactory, memoryFactory);
+    }
+
+    /**
+     * Serves the listening Unix socket this process inherited as descriptor {@code fd} (QEMU's
+     * {@code addr.type=fd}; systemd's socket activation), through a duplicate of it. The socket file, if any, is
+     * not ours and stays; so does the socket itself when the export closes (no shutdown: the export may be made
+     * again on {@code fd}, after a bundle update), see {@link #close}.
+     *
+     * @throws IOException when {@code fd} is not a listening Unix socket
+     */
+    public static VhostUserServer inherited(String name, int fd, VirtioDevice device, VirtqueueFactory queueFactory,
+            GuestMemoryFactory memoryFactory) throws IOException {
+        return new VhostUserServer(name, Path.of("fd:" + fd), fd, device, queueFactory, memoryFactory);
+    }
+
+    private VhostUserServer(String name, Path socketPath, int fd, VirtioDevice device, VirtqueueFactory queueFactory,
+            GuestMemoryFactory memoryFactory) throws IOException {
         this.name = name;
-        this.socketPath = socketPath.toAbsolutePath();
+        this.socketPath = socketPath;
+        this.inheritedFd = fd;
         this.device = device;
         this.queueFactory = queueFactory;
         this.memoryFactory = memoryFactory;
-        SocketPaths.clearStale(this.socketPath);
-        this.server = SocketPaths.bind(this.socketPath);
-        this.fileKey = Files.readAttributes(this.socketPath, java.nio.file.attribute.BasicFileAttributes.class,
-                LinkOption.NOFOLLOW_LINKS).fileKey();
+        if (fd >= 0) {
+            this.server = InheritedSocket.listener(fd);
+            this.fileKey = null;
+        } else {
+            SocketPaths.clearStale(this.socketPath);
+            this.server = SocketPaths.bind(this.socketPath);
+            this.fileKey = Files.readAttributes(this.socketPath, java.nio.file.attribute.BasicFileAttributes.class,
+                    LinkOption.NOFOLLOW_LINKS).fileKey();
+        }
         this.acceptThread = new Thread(this::acceptLoop, "kickplug-vhost-" + name + "-accept");
         this.acceptThread.setDaemon(true);
         this.acceptThread.start();
         LOG.log(Level.INFO, "vhost-user " + name + ": listening on " + this.socketPath + " (" + device.queueCount()
                 + " queues)");
+    }
+
+    /** The inherited descriptor this export serves, or -1 for a socket file it made. */
+    public int inheritedFd() {
+        return inheritedFd;
     }
 
     public String name() {
@@ -233,10 +265,14 @@ public final class VhostUserServer implements Closeable {
             closed = true;
             s = session;
         }
-        try {
-            server.close();
-        } catch (IOException e) {
-            LOG.log(Level.DEBUG, "vhost-user " + name + ": closing the listening socket: " + e.getMessage());
+        if (inheritedFd >= 0) {
+            InheritedSocket.close(server, acceptThread, name);
+        } else {
+            try {
+                server.close();
+            } catch (IOException e) {
+                LOG.log(Level.DEBUG, "vhost-user " + name + ": closing the listening socket: " + e.getMessage());
+            }
         }
         if (s != null) {
             // Shut the input down rather than close the socket: the session thread then reads end of file,
@@ -254,6 +290,10 @@ public final class VhostUserServer implements Closeable {
             }
         }
         join(acceptThread);
+        if (inheritedFd >= 0) {
+            LOG.log(Level.INFO, "vhost-user " + name + ": stopped listening on inherited descriptor " + inheritedFd);
+            return;
+        }
         try {
             Object key = Files.readAttributes(socketPath, java.nio.file.attribute.BasicFileAttributes.class,
                     LinkOption.NOFOLLOW_LINKS).fileKey();

@@ -23,6 +23,11 @@ class VhostCommandsTest {
         assertEquals(VhostCommands.USAGE, vhostError("d0"));
         assertEquals(VhostCommands.USAGE, vhostError("--socket", "/tmp/x.sock"));
         assertEquals(VhostCommands.USAGE, vhostError("--json", "--socket=/tmp/x.sock"));
+        assertEquals(VhostCommands.USAGE, vhostError("--fd", "3"));
+        assertEquals("--socket and --fd exclude each other; " + VhostCommands.USAGE,
+                vhostError("d0", "--socket", "/s", "--fd", "3"));
+        assertEquals("'x' is not a descriptor number (and no LISTEN_FDNAMES of systemd's socket activation for this "
+                + "process names it)", vhostError("d0", "--fd", "x"));
     }
 
     @Test
