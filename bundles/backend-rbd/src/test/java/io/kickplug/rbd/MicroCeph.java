@@ -19,9 +19,18 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  */
 public final class MicroCeph implements ParameterResolver, ExtensionContext.Store.CloseableResource, AutoCloseable {
 
-    /** The repository's scripts directory, from the module directory the tests run in. */
-    static final Path SCRIPT = Path.of(System.getProperty("kickplug.scripts", "../../scripts"))
-            .resolve("micro-ceph.sh").toAbsolutePath().normalize();
+    /** scripts/micro-ceph.sh of the repository the tests run in (found upwards from the working directory). */
+    static final Path SCRIPT = script();
+
+    private static Path script() {
+        for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
+            Path s = d.resolve("scripts").resolve("micro-ceph.sh");
+            if (Files.isRegularFile(s)) {
+                return s;
+            }
+        }
+        throw new IllegalStateException("no scripts/micro-ceph.sh above " + Path.of("").toAbsolutePath());
+    }
 
     private final Path dir;
     private final Path conf;
