@@ -56,7 +56,13 @@ final class RbdBackend implements AsyncBlockBackend {
     private final Librbd.CompletionCallback callback = this::completed;
 
     /** One operation in librbd: what completes it and the native memory it needs until then. */
-    private record Op(BackendIo io, String what, Memory bounce, Memory iov) {
+    private record Op(BackendIo io, Memory bounce, Memory iov) {
+
+        /** "write of 4096 bytes at 0", for the error (built only on failure: nothing per request). */
+        String what() {
+            String op = io.op().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+            return io.op() == BackendIo.Op.FLUSH ? op : op + " of " + io.length() + " bytes at " + io.offset();
+        }
     }
 
     private RbdBackend(RbdImage name, RbdCluster.Registry registry, RbdCluster cluster, Pointer ioctx, Pointer image,
@@ -160,22 +166,18 @@ final class RbdBackend implements AsyncBlockBackend {
             return;
         }
         Pointer c = ref.getValue();
-        Op op;
         try {
-            op = start(io, id, c);
+            start(io, id, c);
         } catch (RuntimeException e) {
-            inFlight.remove(id);
-            Librbd.rbd_aio_release(c);
+            if (inFlight.remove(id) != null) {
+                Librbd.rbd_aio_release(c);
+            }
             io.complete(new IOException("rbd " + name.displayName() + ": " + e, e));
-            return;
-        }
-        if (op == null) {
-            return; // failed at submission; completed
         }
     }
 
-    /** Registers and starts the operation; null when librbd refused it at once (then completed here). */
-    private Op start(BackendIo io, long id, Pointer c) {
+    /** Registers and starts the operation; when librbd refuses it at once, completes it here. */
+    private void start(BackendIo io, long id, Pointer c) {
         ByteBuffer[] buffers = io.buffers() == null ? NO_BUFFERS : io.buffers();
         long offset = io.offset();
         Op op;
@@ -214,7 +216,7 @@ final class RbdBackend implements AsyncBlockBackend {
                         }
                     }
                 }
-                op = new Op(io, (write ? "write of " : "read of ") + length + " bytes at " + offset, bounce, iov);
+                op = new Op(io, bounce, iov);
                 inFlight.put(id, op);
                 if (iov != null) {
                     r = write ? Librbd.rbd_aio_writev(image, address, count, offset, c)
@@ -225,17 +227,17 @@ final class RbdBackend implements AsyncBlockBackend {
                 }
             }
             case FLUSH -> {
-                op = new Op(io, "flush", null, null);
+                op = new Op(io, null, null);
                 inFlight.put(id, op);
                 r = Librbd.rbd_aio_flush(image, c);
             }
             case DISCARD -> {
-                op = new Op(io, "discard of " + io.length() + " bytes at " + offset, null, null);
+                op = new Op(io, null, null);
                 inFlight.put(id, op);
                 r = Librbd.rbd_aio_discard(image, offset, io.length(), c);
             }
             case WRITE_ZEROES -> {
-                op = new Op(io, "write-zeroes of " + io.length() + " bytes at " + offset, null, null);
+                op = new Op(io, null, null);
                 inFlight.put(id, op);
                 r = Librbd.WriteZeroes.rbd_aio_write_zeroes(image, offset, io.length(), c,
                         io.mayUnmap() ? 0 : Librbd.WriteZeroes.THICK_PROVISION, 0);
@@ -246,9 +248,17 @@ final class RbdBackend implements AsyncBlockBackend {
             inFlight.remove(id);
             Librbd.rbd_aio_release(c);
             io.complete(failure(op.what(), r));
-            return null;
+            drained();
         }
-        return op;
+    }
+
+    /** After an operation left {@link #inFlight}: wakes a close waiting for the last one. */
+    private void drained() {
+        if (closed && inFlight.isEmpty()) {
+            synchronized (inFlight) {
+                inFlight.notifyAll();
+            }
+        }
     }
 
     /** librbd's completion callback, on a librbd thread. */
@@ -259,6 +269,14 @@ final class RbdBackend implements AsyncBlockBackend {
         if (op == null) {
             return;
         }
+        try {
+            finish(op, ret);
+        } finally {
+            drained();
+        }
+    }
+
+    private void finish(Op op, long ret) {
         if (ret < 0) {
             op.io().complete(failure(op.what(), ret));
             return;
@@ -311,14 +329,20 @@ final class RbdBackend implements AsyncBlockBackend {
         closed = true;
         long deadline = System.nanoTime() + CLOSE_WAIT_MS * 1_000_000;
         // rbd_close waits for librbd's own operations too; this waits for the callbacks that complete ours.
-        while (!inFlight.isEmpty() && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
+        synchronized (inFlight) {
+            long left;
+            while (!inFlight.isEmpty() && (left = deadline - System.nanoTime()) > 0) {
+                try {
+                    inFlight.wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
             }
+        }
+        if (!inFlight.isEmpty()) {
+            LOG.log(Level.WARNING, "rbd " + name.displayName() + ": closing with " + inFlight.size()
+                    + " operations still in librbd after " + CLOSE_WAIT_MS + " ms");
         }
         int r = Librbd.rbd_close(image);
         Librbd.Rados.rados_ioctx_destroy(ioctx);
