@@ -7,6 +7,8 @@
 #   qemu-img, qemu-io (qemu-utils),         the NBD export's tests run real NBD clients against it
 #   nbdcopy, nbdinfo (libnbd-bin)
 #   qemu-system-x86_64, fio, busybox-static the real-guest tests boot a Linux guest with fio in its initramfs
+#   ceph-mon, ceph-osd, ceph-mgr,          the RBD backend's tests start a one-node Ceph cluster
+#   ceph-common (rbd), librbd1              (scripts/micro-ceph.sh) and reach it through librbd
 #
 # As root, what is missing is installed with apt-get. Otherwise the script prints one line naming the packages
 # and exits 2. `-Dkickplug.prerequisites.skip=true` (or -DskipTests) leaves the check out.
@@ -35,6 +37,11 @@ need qemu-system-x86 'command -v qemu-system-x86_64'
 need fio 'command -v fio'
 # The guest's initramfs needs a static busybox (ldd fails on a static binary).
 need busybox-static 'test -x /bin/busybox' '! ldd /bin/busybox'
+need ceph-mon 'command -v ceph-mon'
+need ceph-osd 'command -v ceph-osd'
+need ceph-mgr 'command -v ceph-mgr'
+need ceph-common 'command -v rbd' 'command -v ceph'
+need librbd1 'ldconfig -p | grep -q "librbd\.so\.1 "'
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -65,7 +65,10 @@ import org.newsclub.net.unix.KickplugPoll;
  *
  * Backends: {@code null} (Kickplug {@code --backend null}, read-zeroes off by default; QSD {@code null-co} with
  * {@code read-zeroes=off}) and {@code file} (a raw 256 MiB file written before measuring, so in the page cache;
- * QSD's {@code file} driver with {@code aio=threads}, its default).
+ * QSD's {@code file} driver with {@code aio=threads}, its default) and {@code rbd} (an existing Ceph RBD image,
+ * {@code --rbd-image POOL/IMAGE} of the cluster {@code --rbd-conf CEPH_CONF}: Kickplug's {@code --backend rbd},
+ * QSD's {@code rbd} driver from qemu-block-extra; write the image first, e.g. with {@code rbd bench --io-type write},
+ * since librbd answers reads of objects never written without asking an OSD).
  */
 public final class VhostBench {
 
@@ -158,6 +161,8 @@ public final class VhostBench {
         // thread does with kp:poll); empty: QSD's default, the export on the main loop, which does not poll.
         o.put("qsd-iothread-poll-max-ns", "");
         o.put("json", ""); // a file for the results as JSON (VhostJson); empty: none
+        o.put("rbd-conf", ""); // backend rbd: the cluster's ceph.conf
+        o.put("rbd-image", ""); // backend rbd: POOL/IMAGE, an image both servers open (4k reads need no lock)
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 >= args.length || !o.containsKey(args[i].substring(2))) {
                 System.err.println("usage: VhostBench [--name value]... with names " + o.keySet());
@@ -347,8 +352,12 @@ public final class VhostBench {
     private Server startKickplug(String launcher, String name, String backend, Path image) throws Exception {
         Path socket = dir.resolve(launcher + "-" + backend + ".sock");
         Path script = dir.resolve("serve-" + launcher + "-" + backend + ".gosh");
-        String attach = backend.equals("null") ? "kp:attach --backend null d0 1G"
-                : "kp:attach --backend file --file " + image + " d0";
+        String attach = switch (backend) {
+            case "null" -> "kp:attach --backend null d0 1G";
+            case "rbd" -> "kp:attach --backend rbd --pool " + rbdPool() + " --image " + rbdImage() + " --conf "
+                    + opts.get("rbd-conf") + " d0";
+            default -> "kp:attach --backend file --file " + image + " d0";
+        };
         StringBuilder extra = new StringBuilder();
         for (String c : opts.get("kp-commands").split(";")) {
             if (!c.isBlank()) {
@@ -386,9 +395,12 @@ public final class VhostBench {
 
     private Server startQsd(String backend, Path image) throws Exception {
         Path socket = dir.resolve("qsd-" + backend + ".sock");
-        String blockdev = backend.equals("null")
-                ? "driver=null-co,node-name=n0,size=" + DISK_BYTES + ",read-zeroes=off"
-                : "driver=file,node-name=n0,filename=" + image + ",aio=threads,cache.direct=off";
+        String blockdev = switch (backend) {
+            case "null" -> "driver=null-co,node-name=n0,size=" + DISK_BYTES + ",read-zeroes=off";
+            case "rbd" -> "driver=rbd,node-name=n0,pool=" + rbdPool() + ",image=" + rbdImage() + ",conf="
+                    + opts.get("rbd-conf");
+            default -> "driver=file,node-name=n0,filename=" + image + ",aio=threads,cache.direct=off";
+        };
         List<String> cmd = pinned();
         cmd.addAll(List.of(opts.get("qsd"), "--blockdev", blockdev));
         String export = "type=vhost-user-blk,id=e0,node-name=n0,writable=on,num-queues=1,addr.type=unix,addr.path="
@@ -401,6 +413,19 @@ public final class VhostBench {
         cmd.addAll(List.of("--export", export));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("qsd-" + backend + ".log").toFile()).start();
         return awaitSocket(new Server("qsd", p, socket));
+    }
+
+    private String rbdPool() {
+        String spec = opts.get("rbd-image");
+        if (opts.get("rbd-conf").isBlank() || !spec.contains("/")) {
+            throw new IllegalArgumentException("backend rbd needs --rbd-conf CEPH_CONF and --rbd-image POOL/IMAGE");
+        }
+        return spec.substring(0, spec.indexOf('/'));
+    }
+
+    private String rbdImage() {
+        rbdPool();
+        return opts.get("rbd-image").substring(opts.get("rbd-image").indexOf('/') + 1);
     }
 
     /** The start of a server's command line: {@code taskset -c CPUS} when --server-cpus names CPUs. */

@@ -3,6 +3,7 @@ package io.kickplug.blk.manager;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.RbdImage;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.poll.PollParams;
 import io.kickplug.api.transport.TransportKind;
@@ -28,7 +29,8 @@ import java.util.function.Function;
  * exceptions, "1=bh,3=defer-call"), {@code poll} (false: device-side polling of the queues),
  * {@code poll.max.ns} (32768, QEMU's poll-max-ns), {@code poll.grow} and {@code poll.shrink} (0: QEMU's
  * defaults); for the null backend only, QEMU null-co's {@code read.zeroes} (false) and {@code latency.ns} (0, at
- * most one second). The settings a user changes while the disk runs are written back by the disk manager
+ * most one second); for the rbd backend, QEMU rbd's {@code pool}, {@code namespace}, {@code image},
+ * {@code snapshot}, {@code conf} and {@code user}, and {@code keyring}. The settings a user changes while the disk runs are written back by the disk manager
  * ({@link DiskSettings}).
  */
 public final class DiskConfig {
@@ -69,7 +71,15 @@ public final class DiskConfig {
             }
             file = uri; // the backend's path is its URI
         }
-        if (!backend.equals("file") && !usesUri(backend) && file != null) {
+        String rbd = rbdPath(props, name, backend);
+        if (rbd != null) {
+            if (file != null) {
+                throw new DiskException("disk '" + name + "': property 'file' is only for the file backend, not '"
+                        + backend + "'");
+            }
+            file = rbd; // the backend's path is QEMU's rbd filename
+        }
+        if (!backend.equals("file") && !usesUri(backend) && rbd == null && file != null) {
             throw new DiskException("disk '" + name + "': property 'file' is only for the file backend, not '"
                     + backend + "'");
         }
@@ -99,8 +109,56 @@ public final class DiskConfig {
                 availEvent);
     }
 
+    /** The rbd backend's properties, as QEMU's rbd driver names them (and keyring). */
+    static final List<String> RBD_PROPERTIES = List.of("pool", "namespace", "image", "snapshot", "conf", "user",
+            "keyring");
+
+    /**
+     * The rbd backend's image from its properties ({@link #RBD_PROPERTIES}), as the backend's path; null for another
+     * backend (which must have none of them).
+     */
+    private static String rbdPath(Map<String, ?> props, String name, String backend) {
+        String[] v = new String[RBD_PROPERTIES.size()];
+        String given = null;
+        for (int i = 0; i < v.length; i++) {
+            v[i] = string(props, RBD_PROPERTIES.get(i), null);
+            if (v[i] != null && v[i].isBlank()) {
+                v[i] = null;
+            }
+            if (v[i] != null && given == null) {
+                given = RBD_PROPERTIES.get(i);
+            }
+        }
+        if (!RbdImage.KIND.equals(backend)) {
+            if (given != null) {
+                throw new DiskException("disk '" + name + "': property '" + given + "' is only for the rbd backend, not '"
+                        + backend + "'");
+            }
+            return null;
+        }
+        try {
+            return new RbdImage(v[0], v[1], v[2], v[3], v[4], v[5], v[6]).toPath();
+        } catch (IllegalArgumentException e) {
+            throw new DiskException("disk '" + name + "': " + e.getMessage() + " (properties 'pool' and 'image')");
+        }
+    }
+
+    /** The rbd properties of an rbd disk's backend path ({@link RbdImage#toPath()}); the absent ones left out. */
+    static Map<String, String> rbdProperties(String path) {
+        RbdImage i = RbdImage.parse(path);
+        Map<String, String> p = new java.util.LinkedHashMap<>();
+        String[] v = {i.pool(), i.namespace(), i.image(), i.snapshot(), i.conf(), i.user(), i.keyring()};
+        for (int k = 0; k < v.length; k++) {
+            if (v[k] != null) {
+                p.put(RBD_PROPERTIES.get(k), v[k]);
+            }
+        }
+        return p;
+    }
+
     /** The properties of a disk configuration that the block-device bundle reads (the metatype's attributes). */
     static final java.util.Set<String> PROPERTIES = java.util.Set.of("name", "backend", "file", "uri", "size",
+            "pool", "namespace", "image", "snapshot", "conf", "user", "keyring",
             "readonly", "direct", "read.zeroes", "latency.ns", "queues", "queue.size", "iothreads", "mapping",
             "transport", "ring", "avail.event", "serial", "tracked.lock", "workers", NOTIFY_STRATEGY, "notify.queues",
             "poll", "poll.max.ns", "poll.grow", "poll.shrink");
@@ -128,9 +186,9 @@ public final class DiskConfig {
         return "nbd".equals(kind);
     }
 
-    /** Whether a backend kind takes its size from its storage when the size is 0: file, nbd. */
+    /** Whether a backend kind takes its size from its storage when the size is 0: file, nbd, rbd. */
     public static boolean sizedByBackend(String kind) {
-        return "file".equals(kind) || usesUri(kind);
+        return "file".equals(kind) || usesUri(kind) || RbdImage.KIND.equals(kind);
     }
 
     /** Device-side polling from a disk configuration. */

@@ -48,7 +48,9 @@ public final class DiskConfigComponent {
             @org.osgi.service.metatype.annotations.Option(label = "raw image file", value = "file"),
             @org.osgi.service.metatype.annotations.Option(label = "memory", value = "memory"),
             @org.osgi.service.metatype.annotations.Option(label = "null (no storage; QEMU null-co)", value = "null"),
-            @org.osgi.service.metatype.annotations.Option(label = "NBD client (the backend-nbd bundle)", value = "nbd")})
+            @org.osgi.service.metatype.annotations.Option(label = "NBD client (the backend-nbd bundle)", value = "nbd"),
+            @org.osgi.service.metatype.annotations.Option(label = "Ceph RBD image (the backend-rbd bundle)",
+                    value = "rbd")})
         String backend() default "memory";
 
         @AttributeDefinition(required = false, description = "Image file of the file backend")
@@ -57,6 +59,32 @@ public final class DiskConfigComponent {
         @AttributeDefinition(required = false, description = "nbd backend: nbd://host[:port]/export or "
                 + "nbd+unix:///export?socket=PATH (no TLS)")
         String uri() default "";
+
+        @AttributeDefinition(required = false, description = "rbd backend: the pool of the image (QEMU rbd's pool)")
+        String pool() default "";
+
+        @AttributeDefinition(required = false, description = "rbd backend: the RADOS namespace in the pool; empty "
+                + "for the default one")
+        String namespace() default "";
+
+        @AttributeDefinition(required = false, description = "rbd backend: the image")
+        String image() default "";
+
+        @AttributeDefinition(required = false, description = "rbd backend: a snapshot of the image, served "
+                + "read-only; empty for the image itself")
+        String snapshot() default "";
+
+        @AttributeDefinition(required = false, description = "rbd backend: the Ceph configuration file; empty for "
+                + "librados's default ($CEPH_CONF, /etc/ceph/ceph.conf)")
+        String conf() default "";
+
+        @AttributeDefinition(required = false, description = "rbd backend: the Ceph client id without 'client.' "
+                + "(QEMU rbd's user); empty for admin")
+        String user() default "";
+
+        @AttributeDefinition(required = false, description = "rbd backend: the keyring file; empty for the "
+                + "configuration's")
+        String keyring() default "";
 
         @AttributeDefinition(required = false,
                 description = "Size in bytes with an optional K, M, G or T suffix (file: empty for the file's size); "

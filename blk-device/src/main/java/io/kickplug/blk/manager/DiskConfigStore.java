@@ -1,6 +1,7 @@
 package io.kickplug.blk.manager;
 
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.RbdImage;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Dictionary;
@@ -31,7 +32,9 @@ final class DiskConfigStore {
         Map<String, Object> p = new LinkedHashMap<>();
         p.put("name", spec.name());
         p.put("backend", spec.backend().kind());
-        if (spec.backend().path() != null) {
+        if (spec.backend().path() != null && RbdImage.KIND.equals(spec.backend().kind())) {
+            p.putAll(DiskConfig.rbdProperties(spec.backend().path())); // the image, as the rbd properties
+        } else if (spec.backend().path() != null) {
             // A network backend's path is its URI (nbd).
             p.put(DiskConfig.usesUri(spec.backend().kind()) ? "uri" : "file", spec.backend().path());
         }

@@ -3,6 +3,7 @@ package io.kickplug.shell;
 import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.RbdImage;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.AvailEventMode;
@@ -47,8 +48,10 @@ public final class AttachArgs {
         // Gogo reads an unquoted `null` as the null literal, so "--backend null" arrives as null; an absent
         // option arrives as its default "memory".
         String kind = o.backend() == null ? "null" : o.backend().trim().toLowerCase(Locale.ROOT);
-        if (!kind.equals("memory") && !kind.equals("null") && !kind.equals("file") && !kind.equals("nbd")) {
-            throw new IllegalArgumentException("unknown backend '" + o.backend() + "' (expected file, memory, null or nbd)");
+        if (!kind.equals("memory") && !kind.equals("null") && !kind.equals("file") && !kind.equals("nbd")
+                && !kind.equals(RbdImage.KIND)) {
+            throw new IllegalArgumentException("unknown backend '" + o.backend()
+                    + "' (expected file, memory, null, nbd or rbd)");
         }
         String file = o.file() == null || o.file().isBlank() ? null : o.file().trim();
         if (kind.equals("file") && file == null) {
@@ -58,7 +61,7 @@ public final class AttachArgs {
             throw new IllegalArgumentException("--file is only for --backend file");
         }
         boolean noSize = size == null || size.isBlank();
-        if (noSize && !kind.equals("file") && !kind.equals("nbd")) {
+        if (noSize && !kind.equals("file") && !kind.equals("nbd") && !kind.equals(RbdImage.KIND)) {
             throw new IllegalArgumentException("a " + kind + " disk needs a SIZE");
         }
         long bytes = noSize ? 0 : Sizes.parse(size);
@@ -114,6 +117,45 @@ public final class AttachArgs {
         return spec.withBackend(new BackendSpec(b.kind(), uri.trim(), b.sizeBytes(), b.readOnly(), b.direct()));
     }
 
+    /** The rbd backend's options of {@code kp:attach}, as QEMU's rbd driver names them ({@code --id} is its user). */
+    public record Rbd(String pool, String namespace, String image, String snapshot, String conf, String id,
+            String keyring) {
+
+        boolean any() {
+            for (String v : new String[] {pool, namespace, image, snapshot, conf, id, keyring}) {
+                if (v != null && !v.isBlank()) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /**
+     * Adds the rbd backend's image ({@code --pool}, {@code --image}, ...; kept as the backend's path in QEMU's rbd
+     * filename syntax) to a spec. A snapshot makes the disk read-only.
+     *
+     * @throws IllegalArgumentException for an rbd disk without pool or image, or rbd options on another backend
+     */
+    public static DiskSpec withRbd(DiskSpec spec, Rbd o) {
+        BackendSpec b = spec.backend();
+        if (!RbdImage.KIND.equals(b.kind())) {
+            if (o.any()) {
+                throw new IllegalArgumentException("--pool, --image, --snapshot, --namespace, --conf, --id and "
+                        + "--keyring are only for --backend rbd");
+            }
+            return spec;
+        }
+        RbdImage image;
+        try {
+            image = new RbdImage(o.pool(), o.namespace(), o.image(), o.snapshot(), o.conf(), o.id(), o.keyring());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage() + " (--pool P --image I)");
+        }
+        return spec.withBackend(new BackendSpec(b.kind(), image.toPath(), b.sizeBytes(),
+                b.readOnly() || image.snapshot() != null, b.direct()));
+    }
+
     /** Applies {@code --ring split|packed} (the virtqueue format the device offers) to a spec. */
     public static DiskSpec withRing(DiskSpec spec, String ring) {
         try {
@@ -163,7 +205,7 @@ public final class AttachArgs {
                 + plural(d.numQueues(), "queue") + " of " + d.queueSize() + ", "
                 + plural(d.ioThreads(), "I/O thread")
                 + (d.mapping().isEmpty() || d.ioThreads() == 1 ? "" : " (" + formatMapping(d.mapping()) + ")")
-                + (d.path() == null ? "" : ", file " + d.path())
+                + (d.path() == null ? "" : (RbdImage.KIND.equals(d.backend()) ? ", image " : ", file ") + d.path())
                 + (d.trackedLock() == TrackedLockKind.MUTEX ? "" : ", " + d.trackedLock().label() + " tracked lock")
                 + (d.ring() == RingFormat.SPLIT ? "" : ", " + d.ring().id() + " ring");
     }

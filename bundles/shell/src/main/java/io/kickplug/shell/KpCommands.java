@@ -58,12 +58,26 @@ public final class KpCommands {
     @Descriptor("attach a disk: a virtio-blk device with a file, memory or null backend behind an in-process "
             + "transport")
     public String attach(
-            @Descriptor("backend: file, memory (default), null or nbd")
+            @Descriptor("backend: file, memory (default), null, nbd or rbd")
             @Parameter(names = "--backend", absentValue = "memory") String backend,
             @Descriptor("image file of the file backend")
             @Parameter(names = "--file", absentValue = "") String file,
             @Descriptor("nbd backend: nbd://host[:port]/export or nbd+unix:///export?socket=PATH")
             @Parameter(names = "--uri", absentValue = "") String uri,
+            @Descriptor("rbd backend: the pool of the image (QEMU rbd's pool)")
+            @Parameter(names = "--pool", absentValue = "") String pool,
+            @Descriptor("rbd backend: the image")
+            @Parameter(names = "--image", absentValue = "") String image,
+            @Descriptor("rbd backend: a snapshot of the image, served read-only")
+            @Parameter(names = "--snapshot", absentValue = "") String snapshot,
+            @Descriptor("rbd backend: the RADOS namespace in the pool (default: none)")
+            @Parameter(names = "--namespace", absentValue = "") String namespace,
+            @Descriptor("rbd backend: the Ceph configuration file (default: $CEPH_CONF, /etc/ceph/ceph.conf)")
+            @Parameter(names = "--conf", absentValue = "") String conf,
+            @Descriptor("rbd backend: the Ceph client id without 'client.' (QEMU rbd's user; default admin)")
+            @Parameter(names = "--id", absentValue = "") String id,
+            @Descriptor("rbd backend: the keyring file (default: the configuration's)")
+            @Parameter(names = "--keyring", absentValue = "") String keyring,
             @Descriptor("refuse writes (VIRTIO_BLK_F_RO)")
             @Parameter(names = "--readonly", presentValue = "true", absentValue = "false") boolean readOnly,
             @Descriptor("bypass the host page cache (O_DIRECT) where the backend can")
@@ -96,7 +110,7 @@ public final class KpCommands {
             @Descriptor(JsonShapes.DESCRIPTOR)
             @Parameter(names = "--json", presentValue = "true", absentValue = "false") boolean json,
             @Descriptor("NAME [SIZE]: the disk name (letters, digits, '-', '_', '.') and its size in bytes with an "
-                    + "optional K, M, G or T suffix, e.g. 64M (a file disk without SIZE has its image's size, an nbd disk its export's)")
+                    + "optional K, M, G or T suffix, e.g. 64M (a file disk without SIZE has its image's size, an nbd disk its export's, an rbd disk its image's)")
             String... nameAndSize) {
         if (nameAndSize.length < 1 || nameAndSize.length > 2) {
             throw new IllegalArgumentException("usage: kp:attach [options] NAME [SIZE]");
@@ -107,6 +121,7 @@ public final class KpCommands {
                 ioThreads, mapping, transport, trackedLock, serial, workers);
         DiskSpec spec = AttachArgs.withNullOptions(AttachArgs.spec(name, size, options), readZeroes, latencyNs);
         spec = AttachArgs.withAvailEvent(AttachArgs.withRing(AttachArgs.withUri(spec, uri), ring), availEvent);
+        spec = AttachArgs.withRbd(spec, new AttachArgs.Rbd(pool, namespace, image, snapshot, conf, id, keyring));
         DiskInfo attached = manager().attach(spec);
         return json ? JsonShapes.oneDisk(attached) : AttachArgs.describe(attached);
     }

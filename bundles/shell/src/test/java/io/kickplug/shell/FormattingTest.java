@@ -86,7 +86,7 @@ class FormattingTest {
         "abc | 1 | 1 | mmio | memory | invalid size 'abc': expected bytes with an optional K, M, G or T suffix",
         "1M  | x | 1 | mmio | memory | invalid --queues 'x': expected a positive integer",
         "1M  | 1 | 0 | mmio | memory | invalid --iothreads '0': expected a positive integer",
-        "1M  | 1 | 1 | mmio | disk   | unknown backend 'disk' (expected file, memory, null or nbd)",
+        "1M  | 1 | 1 | mmio | disk   | unknown backend 'disk' (expected file, memory, null, nbd or rbd)",
         "1M  | 1 | 1 | mmio | file   | the file backend needs --file PATH",
         "1M  | 1 | 1 | usb  | memory | unknown transport 'usb' (expected mmio, pci or vhost-user)",
     })

@@ -125,6 +125,25 @@ class KpCommandsGogoTest {
     }
 
     @Test
+    void attachAnRbdImageWithQemusOptionNames() throws Exception {
+        shell.run("kp:attach --backend rbd --pool vms --namespace tenant1 --image disk1 --conf /etc/ceph/c.conf "
+                + "--id kp --keyring /etc/ceph/kp.keyring r1");
+        DiskSpec spec = specs.get("r1");
+        assertEquals("rbd", spec.backend().kind());
+        assertEquals(0, spec.backend().sizeBytes(), "the image's size");
+        assertEquals(new io.kickplug.api.blk.RbdImage("vms", "tenant1", "disk1", null, "/etc/ceph/c.conf", "kp",
+                "/etc/ceph/kp.keyring"), io.kickplug.api.blk.RbdImage.parse(spec.backend().path()));
+        shell.run("kp:attach --backend rbd --pool rbd --image disk1 --snapshot s1 r2");
+        assertTrue(specs.get("r2").backend().readOnly(), "a snapshot is served read-only");
+        Exception missing = assertThrows(IllegalArgumentException.class,
+                () -> shell.run("kp:attach --backend rbd --pool rbd r3"));
+        assertEquals("an rbd disk needs an image (--pool P --image I)", missing.getMessage());
+        Exception other = assertThrows(IllegalArgumentException.class,
+                () -> shell.run("kp:attach --pool rbd m1 1M"));
+        assertTrue(other.getMessage().contains("only for --backend rbd"), other.getMessage());
+    }
+
+    @Test
     void attachOnPci() throws Exception {
         assertEquals("attached p1: 64 MiB memory disk on pci, 4 queues of 256, 1 I/O thread",
                 shell.run("kp:attach --transport pci --queues 4 p1 64M"));
@@ -268,7 +287,7 @@ class KpCommandsGogoTest {
                 shell.refusal("kp:attach --mapping \"0,1;x\" m1 1M"));
         assertEquals("invalid --workers '0': expected a positive integer",
                 shell.refusal("kp:attach --workers 0 m1 1M"));
-        assertEquals("unknown backend 'disk' (expected file, memory, null or nbd)",
+        assertEquals("unknown backend 'disk' (expected file, memory, null, nbd or rbd)",
                 shell.refusal("kp:attach --backend disk m1 1M"));
         assertEquals("invalid --latency-ns '-1': expected nanoseconds in 0..1000000000",
                 shell.refusal("kp:attach --backend null --latency-ns -1 n1 1M"));
