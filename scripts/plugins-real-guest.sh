@@ -7,7 +7,8 @@
 #
 # A daemon with a control socket attaches d0 (memory, 2 queues) and exports it over vhost-user. Over the control
 # socket: kp:install of both example jars, kp:notify d0 coalesce. The guest (realguest.sh's step mode) runs
-#   verify1  fio randwrite with crc32c verify at QD32 (coalesce:config d0 iops_threshold=1000): must pass;
+#   verify0  fio randwrite with crc32c verify at QD32 under immediate: must pass;
+#   verify1  (kp:notify d0 coalesce) fio randwrite with crc32c verify at QD32 (coalesce:config d0 iops_threshold=1000): must pass;
 #            kp:stats d0 then shows coalesce's requests per interrupt;
 #   errors   after `error:config d0 error=EIO error-pwrite-rate=1%`: fio randwrite with continue_on_error=write
 #            must count about 1% of its writes as failed, with EIO (errno 5);
@@ -76,11 +77,10 @@ kp() {
 
 kp "kp:install $root/$coalesce"
 kp "kp:install $root/$error"
-kp "kp:notify d0 coalesce"
 # A TCG guest does a few thousand IOPS, below SPDK's 60,000 default: a lower threshold makes coalesce delay.
 kp "coalesce:config d0 iops_threshold=${KP_IOPS_THRESHOLD:-1000}"
 
-for f in verify1 verify2; do
+for f in verify0 verify1 verify2; do
     cat >"$out/$f.fio" <<'JOB'
 [global]
 filename=/dev/vda
@@ -107,11 +107,11 @@ size=64M
 rw=randwrite
 continue_on_error=write
 JOB
-printf 'verify1\nerrors\nverify2\n' >"$out/steps"
+printf 'verify0\nverify1\nerrors\nverify2\n' >"$out/steps"
 
 mkfifo "$out/console.in"
 bash "$harness" run "$cache" "$sock" "$out/verify1.fio" --queues 2 --event-idx off \
-    --rg-file "$out/steps" --rg-file "$out/verify1.fio" --rg-file "$out/errors.fio" --rg-file "$out/verify2.fio" \
+    --rg-file "$out/steps" --rg-file "$out/verify0.fio" --rg-file "$out/verify1.fio" --rg-file "$out/errors.fio" --rg-file "$out/verify2.fio" \
     <"$out/console.in" >"$out/console.log" 2>&1 &
 qemu=$!          # the harness execs QEMU
 exec 3>"$out/console.in"
@@ -136,20 +136,49 @@ step_result() {
         | awk -F';' '{ printf "fio job %s: error=%s\n", $3, $5 }'
 }
 
-await '^RG-STEP-READY verify1' "$boot_timeout" >/dev/null
-log "guest up: step verify1 (coalesce)"
+# The export's requests and interrupts so far, summed over the queues of kp:stats' vhost-user table (requests in
+# column 3, irqs in column 7), and the strategy of its queue 0: sets req, irq and strategy.
+export_counts() {
+    kp -q "kp:stats d0"
+    read -r req irq strategy <<<"$(awk '/^vhost-user export$/ { on = 1 }
+        on && /^ +[0-9]+ / { r += $3; i += $7; if ($1 == 0) s = $2 } END { print r + 0, i + 0, s }' "$out/last.out")"
+}
+# STEP: the step's requests and interrupts on the export (since the last export_counts) and their ratio.
+per_request() {
+    local r0=$req i0=$irq
+    export_counts
+    awk -v s="$1" -v st="$strategy" -v r=$(( req - r0 )) -v i=$(( irq - i0 )) \
+        'BEGIN { printf "%s (%s): %d requests, %d interrupts, %.3f interrupts per request\n", s, st, r, i, r ? i / r : 0 }'
+}
+
+await '^RG-STEP-READY verify0' "$boot_timeout" >/dev/null
+log "guest up: step verify0 (immediate)"
+export_counts
+echo go >&3
+await '^RG-STEP-EXIT verify0=' "$step_timeout" >/dev/null
+step_result verify0
+console | grep -q '^RG-STEP-EXIT verify0=0$' || fail "fio verify failed under immediate"
+per_request verify0
+
+await '^RG-STEP-READY verify1' "$step_timeout" >/dev/null
+kp "kp:notify d0 coalesce"
+log "step verify1 (coalesce)"
+export_counts
 echo go >&3
 await '^RG-STEP-EXIT verify1=' "$step_timeout" >/dev/null
 step_result verify1
 console | grep -q '^RG-STEP-EXIT verify1=0$' || fail "fio verify failed under coalesce"
+per_request verify1
 kp "kp:stats d0"
 
 await '^RG-STEP-READY errors' "$step_timeout" >/dev/null
 kp "error:config d0 'error=EIO' 'error-pwrite-rate=1%'"      # Gogo needs the quotes around a %
 log "step errors (1% write errors, EIO)"
+export_counts
 echo go >&3
 await '^RG-STEP-EXIT errors=' "$step_timeout" >/dev/null
 step_result errors
+per_request errors
 # With continue_on_error fio runs the whole job and exits 0; its terse line ends with total_err;first_error.
 errs=$(console | grep -E '^RG-STEP-OUT errors 3;' | awk -F';' '{ print $(NF-1), $NF, $5 }')
 read -r total_err first_error error <<<"$errs"
@@ -158,13 +187,18 @@ echo "fio errors: total_err=${total_err:-?} first_error=${first_error:-?} (16,38
 # 1% of 16,384 writes: 164 expected, sigma 12.7; 82..330 is more than 6 sigma on either side.
 [ "${total_err:-0}" -ge 82 ] && [ "${total_err:-0}" -le 330 ] || fail "fio counted ${total_err:-0} write errors, not about 1%"
 kp "kp:stats d0"
+injected=$(grep -oE 'injected_pwrite=[0-9]+' "$out/last.out" | head -1 | cut -d= -f2)
+[ "${injected:-x}" = "$total_err" ] || fail "the filter injected ${injected:-?} write errors, fio saw $total_err"
+echo "every injected error reached fio once: injected_pwrite=$injected total_err=$total_err"
 
 await '^RG-STEP-READY verify2' "$step_timeout" >/dev/null
 kp "error:config d0 clear"
 log "step verify2 (filter cleared)"
+export_counts
 echo go >&3
 await '^RG-STEP-EXIT verify2=' "$step_timeout" >/dev/null
 step_result verify2
+per_request verify2
 console | grep -q '^RG-STEP-EXIT verify2=0$' || fail "fio verify failed after the filter was cleared"
 
 await '^RG-DONE' "$step_timeout" >/dev/null
