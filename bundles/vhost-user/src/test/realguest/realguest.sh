@@ -16,6 +16,8 @@
 #                    [--qmp PATH]       (QMP on that Unix socket, for migrate and query-migrate)
 #                    [--incoming URI]   (the destination of a live migration: -incoming URI, e.g. unix:PATH; the
 #                                        guest's serial console continues on this QEMU's stdio)
+#                    [--rg-file PATH]   (one more file in the guest's /rg, repeatable: /rg/steps and its NAME.fio
+#                                        jobs select /init's step mode, one job per RG-STEP-READY and line on stdin)
 #       appends JOBFILE as /rg/job.fio and execs QEMU (so killing the process kills QEMU). The guest prints
 #       RG-* lines on the serial console (stdout): RG-FIO-EXIT=<status>, RG-SUM=<md5 of the first M MiB of
 #       /dev/vda>, RG-KERNEL-ERROR: <line> for every virtio or I/O error in its kernel log, RG-DONE.
@@ -102,7 +104,7 @@ run() {
     cache=$(cd "$1" && pwd)
     shift 3
     local queues=1 eventidx=on pollq=0 summb=32 passes=1 waitresize=0 reconnect="" qsize=256 packed=off smp=2
-    local mem=1G extra=()
+    local mem=1G extra=() rgfiles=()
     while [ $# -gt 0 ]; do
         case $1 in
             --queues) queues=$2; shift 2 ;;
@@ -120,6 +122,7 @@ run() {
                              -device vhost-user-blk-pci,chardev=c1,num-queues=1,queue-size="$qsize",packed=on); shift 2 ;;
             --qmp) extra+=(-qmp "unix:$2,server=on,wait=off"); shift 2 ;;
             --incoming) extra+=(-incoming "$2"); shift 2 ;;
+            --rg-file) rgfiles+=("$2"); shift 2 ;;
             *) die "unknown option $1" ;;
         esac
     done
@@ -129,6 +132,7 @@ run() {
     work=$(mktemp -d "$cache/run.XXXXXX")
     mkdir -p "$work/rg"
     cp "$job" "$work/rg/job.fio"
+    [ ${#rgfiles[@]} = 0 ] || cp "${rgfiles[@]}" "$work/rg/"
     (cd "$work" && find rg | busybox cpio -o -H newc -R 0:0 >"$work/job.cpio" 2>/dev/null)
     # The kernel only sees an appended archive that starts on a 4-byte boundary.
     cp "$cache/base.cpio" "$work/initrd"
