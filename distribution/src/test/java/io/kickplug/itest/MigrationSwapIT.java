@@ -99,7 +99,8 @@ class MigrationSwapIT {
             awaitTrue(() -> d.logHas("listening on " + d.socket), STEP_SECONDS, "daemon " + d.name + " listens", d);
         }
         Path qmpPath = work.resolve("qmp0.sock");
-        OutputProcess source = RealGuestOutput.boot("migswap-src", guestCommand(a, qmpPath, null)).guest();
+        OutputProcess source = RealGuestOutput.boot("migswap-src", guestCommand(a, qmpPath, null),
+                java.util.Map.of("RG_MONITOR", monitor(0).toString())).guest();
         qemus.add(source);
         assertTrue(source.awaitLine("RG-FIO-BEGIN", STEP_SECONDS), () -> "fio did not start:\n" + source.text());
         awaitWrites(a);
@@ -117,7 +118,7 @@ class MigrationSwapIT {
                 Path destQmpPath = work.resolve("qmp" + i + ".sock");
                 int destConnects = there.count("front-end connected");
                 OutputProcess dest = OutputProcess.start("migswap-dst" + i, guestCommand(there, destQmpPath,
-                        "unix:" + migration));
+                        "unix:" + migration), java.util.Map.of("RG_MONITOR", monitor(i).toString()));
                 qemus.add(dest);
                 Daemon to = there;
                 awaitTrue(() -> Files.exists(destQmpPath) && Files.exists(migration)
@@ -321,7 +322,67 @@ class MigrationSwapIT {
 
     private void awaitTrue(BooleanSupplier condition, long seconds, String what, Daemon d) {
         if (!waitFor(condition, seconds, d)) {
-            fail("timed out after " + seconds + " s waiting until " + what + "\n" + report(null));
+            fail("timed out after " + seconds + " s waiting until " + what + "\n" + report(null) + stalledState());
+        }
+    }
+
+    private Path monitor(int qemu) {
+        return work.resolve("mon" + qemu + ".sock");
+    }
+
+    /** QEMU's view of each virtqueue and vhost queue of every QEMU still running (its monitor); never throws. */
+    private String stalledState() {
+        StringBuilder b = new StringBuilder("--- state at the timeout\n");
+        for (int q = 0; q < qemus.size(); q++) {
+            if (!qemus.get(q).process.isAlive()) {
+                continue;
+            }
+            try {
+                String list = monitorCommand(monitor(q), "info virtio");
+                b.append("QEMU ").append(q).append('\n').append(list);
+                Matcher m = Pattern.compile("(/machine/\\S+)").matcher(list);
+                if (m.find()) {
+                    for (int vq = 0; vq < 2; vq++) {
+                        b.append(monitorCommand(monitor(q), "info virtio-queue-status " + m.group(1) + " " + vq));
+                        b.append(monitorCommand(monitor(q), "info virtio-vhost-queue-status " + m.group(1) + " " + vq));
+                    }
+                }
+            } catch (Exception e) {
+                b.append("(QEMU ").append(q).append(" monitor: ").append(e).append(")\n");
+            }
+        }
+        return b.toString();
+    }
+
+    /** One command on QEMU's human monitor; its output up to the next prompt (10 s at most). */
+    private static String monitorCommand(Path monitor, String command) throws Exception {
+        try (SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(monitor))) {
+            ch.configureBlocking(false);
+            StringBuilder out = new StringBuilder();
+            readToPrompt(ch, out);
+            out.setLength(0);
+            ch.write(ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.US_ASCII)));
+            readToPrompt(ch, out);
+            String text = out.toString().replace("\r", "");
+            text = text.substring(text.indexOf('\n') + 1).replace("(qemu) ", "");
+            return "(qemu) " + command + "\n" + text;
+        }
+    }
+
+    private static void readToPrompt(SocketChannel ch, StringBuilder out) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(8192);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (out.indexOf("(qemu) ") < 0 && System.nanoTime() < deadline) {
+            buf.clear();
+            int n = ch.read(buf);
+            if (n < 0) {
+                return;
+            }
+            if (n == 0) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+                continue;
+            }
+            out.append(new String(buf.array(), 0, n, StandardCharsets.UTF_8));
         }
     }
 
