@@ -128,6 +128,10 @@ class DirtyLogTest {
         // Logging off: the device runs the plain views again and marks nothing.
         client.setLogging(false);
         assertFalse(connection().logging());
+        // The logging device marks a page after it stored to it, so the mark of the last used.idx above can land
+        // after the take above saw that entry; the restart that turned logging off has stopped that device, so
+        // whatever it marked is in the log now: clear it, and check only what the plain device does.
+        client.takeDirtyPages();
         client.writeReadVerify(qs[0], 0, (byte) 0x6a, true);
         client.writeReadVerify(qs[1], 8, (byte) 0x6b, true);
         assertEquals(new TreeSet<Long>(), client.takeDirtyPages(), "nothing marked with LOG_ALL off");
