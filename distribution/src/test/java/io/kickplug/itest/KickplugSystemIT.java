@@ -42,7 +42,7 @@ public class KickplugSystemIT extends DistributionExam {
             "io.kickplug.virtqueue.packed",
             "io.kickplug.virtio.transport", "io.kickplug.blk", "io.kickplug.poll", "io.kickplug.guest",
             "io.kickplug.shell", "io.kickplug.batching", "io.kickplug.vhost", "io.kickplug.backend.nbd",
-            "io.kickplug.throttle", "io.kickplug.export.nbd", "io.kickplug.qmp");
+            "io.kickplug.throttle", "io.kickplug.export.nbd", "io.kickplug.qmp", "io.kickplug.backend.rbd");
     /** One command of each command-providing bundle: shell, guest (io), vhost-user (vhost), NBD export. */
     private static final Set<String> KP_FUNCTIONS = Set.of("attach", "detach", "disks", "io", "vhost", "nbd-server");
     private static final long WAIT_MILLIS = TimeUnit.SECONDS.toMillis(10);
