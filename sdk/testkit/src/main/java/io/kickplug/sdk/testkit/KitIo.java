@@ -1,6 +1,6 @@
 package io.kickplug.sdk.testkit;
 
-import io.kickplug.api.blk.BackendIo;
+import io.kickplug.api.blk.FixedBackendIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
@@ -13,73 +13,34 @@ import java.util.concurrent.atomic.AtomicInteger;
  * One operation submitted straight to an {@link io.kickplug.api.blk.AsyncBlockBackend}, as the device submits it,
  * that records its completions: a second {@link #complete} is a broken {@link Rule#COMPLETED_EXACTLY_ONCE}.
  */
-public final class KitIo implements BackendIo {
+public final class KitIo extends FixedBackendIo {
 
-    private final Op op;
-    private final long offset;
-    private final long length;
-    private final ByteBuffer[] buffers;
-    private final boolean fua;
     private final AtomicInteger completions = new AtomicInteger();
     private final CompletableFuture<IOException> done = new CompletableFuture<>();
     private volatile ContractViolation duplicate;
 
-    private KitIo(Op op, long offset, long length, ByteBuffer[] buffers, boolean fua) {
-        this.op = op;
-        this.offset = offset;
-        this.length = length;
-        this.buffers = buffers;
-        this.fua = fua;
+    private KitIo(Op op, long offset, long length, ByteBuffer[] buffers) {
+        super(op, offset, length, buffers, false, false);
     }
 
     public static KitIo read(long offset, int length) {
-        return new KitIo(Op.READ, offset, length, new ByteBuffer[] {ByteBuffer.allocateDirect(length)}, false);
+        return new KitIo(Op.READ, offset, length, new ByteBuffer[] {ByteBuffer.allocateDirect(length)});
     }
 
     public static KitIo write(long offset, byte[] data) {
-        return new KitIo(Op.WRITE, offset, data.length, new ByteBuffer[] {ByteBuffer.wrap(data)}, false);
+        return new KitIo(Op.WRITE, offset, data.length, new ByteBuffer[] {ByteBuffer.wrap(data)});
     }
 
     public static KitIo flush() {
-        return new KitIo(Op.FLUSH, 0, 0, new ByteBuffer[0], false);
+        return new KitIo(Op.FLUSH, 0, 0, new ByteBuffer[0]);
     }
 
     public static KitIo writeZeroes(long offset, long length) {
-        return new KitIo(Op.WRITE_ZEROES, offset, length, new ByteBuffer[0], false);
+        return new KitIo(Op.WRITE_ZEROES, offset, length, new ByteBuffer[0]);
     }
 
     public static KitIo discard(long offset, long length) {
-        return new KitIo(Op.DISCARD, offset, length, new ByteBuffer[0], false);
-    }
-
-    @Override
-    public Op op() {
-        return op;
-    }
-
-    @Override
-    public long offset() {
-        return offset;
-    }
-
-    @Override
-    public long length() {
-        return length;
-    }
-
-    @Override
-    public ByteBuffer[] buffers() {
-        return buffers;
-    }
-
-    @Override
-    public boolean fua() {
-        return fua;
-    }
-
-    @Override
-    public boolean mayUnmap() {
-        return false;
+        return new KitIo(Op.DISCARD, offset, length, new ByteBuffer[0]);
     }
 
     @Override
@@ -126,7 +87,7 @@ public final class KitIo implements BackendIo {
 
     /** READ: the bytes read. */
     public byte[] data() {
-        ByteBuffer b = buffers[0].duplicate().flip();
+        ByteBuffer b = buffers()[0].duplicate().flip();
         byte[] out = new byte[b.remaining()];
         b.get(out);
         return out;
@@ -134,6 +95,6 @@ public final class KitIo implements BackendIo {
 
     @Override
     public String toString() {
-        return op + " " + length + " bytes at " + offset;
+        return op() + " " + length() + " bytes at " + offset();
     }
 }
