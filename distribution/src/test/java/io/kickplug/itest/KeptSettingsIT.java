@@ -3,11 +3,10 @@ package io.kickplug.itest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import static io.kickplug.itest.StateDaemon.ok;
+
 import io.kickplug.launcher.ControlClient;
-import io.kickplug.virtio.testkit.Await;
-import java.io.File;
 import java.io.IOException;
-import java.lang.ProcessBuilder.Redirect;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,29 +30,22 @@ import org.junit.jupiter.api.Test;
  */
 class KeptSettingsIT {
 
-    private static final Path JAR = Path.of(System.getProperty("kickplug.jar", "target/kickplug.jar")).toAbsolutePath();
-    private static final long START_SECONDS = 120;
     /** How long the settings may take to show after an update (each bundle's services return asynchronously). */
     private static final Duration SETTLE = Duration.ofSeconds(30);
     private static final String API = "io.kickplug.api";
 
     private Path work;
-    private Process daemon;
-    private int starts;
+    private StateDaemon daemon;
     /** What was not back yet at the first look after an update or the restart (settled later). */
     private final List<String> lagging = new ArrayList<>();
 
     @AfterEach
     void stopDaemon() throws Exception {
         try {
-            if (daemon != null && daemon.isAlive()) {
-                daemon.destroy();
-                daemon.waitFor(60, TimeUnit.SECONDS);
+            if (daemon != null) {
+                daemon.close();
             }
         } finally {
-            if (daemon != null) {
-                daemon.destroyForcibly();
-            }
             if (work != null) {
                 RealGuestHarness.deleteTree(work);
             }
@@ -64,11 +56,12 @@ class KeptSettingsIT {
     void everySettingSurvivesTheUpdateOfEachBundleAndARestartWithTheStateFolder() throws Exception {
         long begin = System.nanoTime();
         work = Files.createTempDirectory(Path.of("/tmp"), "kp-ks"); // short: sun_path holds 107 bytes
+        daemon = new StateDaemon(work);
         Path control = work.resolve("ctl.sock");
         Path exportSocket = work.resolve("d0.sock");
         String attach = "kp:attach --queues 2 --iothreads 2 --mapping \"1;0\" --avail-event pop --transport pci "
                 + "--serial KS-1 --workers 3 d0 64M";
-        startDaemon(control);
+        daemon.start(control);
         String expected;
         try (ControlClient c = new ControlClient(control)) {
             ok(c, attach);
@@ -108,9 +101,9 @@ class KeptSettingsIT {
         long swapsMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - swapsStart);
 
         // A restart with the same state folder: the disk, its export and every setting come back.
-        stopGracefully();
+        daemon.stopGracefully();
         long restart = System.nanoTime();
-        startDaemon(control);
+        daemon.start(control);
         long restored = awaitObserved(control, expected, "after a restart with --state");
         long restartMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restart);
         try (ControlClient c = new ControlClient(control)) {
@@ -151,7 +144,7 @@ class KeptSettingsIT {
                 seen = tryObserve(c);
             }
         }
-        assertEquals(expected, seen, when + "\n--- daemon log:\n" + log());
+        assertEquals(expected, seen, when + "\n--- daemon log:\n" + daemon.log());
         return System.nanoTime() - start;
     }
 
@@ -206,54 +199,5 @@ class KeptSettingsIT {
             out.add(m.group(1));
         }
         return out;
-    }
-
-    /** Asks {@code statement}; fails unless it succeeded; returns the answer's result. */
-    private static String ok(ControlClient c, String statement) throws IOException {
-        String answer = c.ask(statement);
-        if (answer == null || !answer.startsWith("{\"ok\":true")) {
-            throw new AssertionError(statement + ": " + answer);
-        }
-        return answer;
-    }
-
-    private void startDaemon(Path control) throws IOException {
-        int n = starts++;
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        if (Runtime.version().feature() >= 23) {
-            command.add("--sun-misc-unsafe-memory-access=allow"); // build-facts, Java 25
-        }
-        command.add("-Djava.io.tmpdir=" + work);
-        command.addAll(List.of("-jar", JAR.toString(), "--daemon", "--control", control.toString(), "--state",
-                work.resolve("state").toString(), "--log-level", "info"));
-        daemon = new ProcessBuilder(command).directory(work.toFile())
-                .redirectInput(Redirect.from(new File("/dev/null")))
-                .redirectOutput(work.resolve("daemon" + n + ".out").toFile())
-                .redirectError(work.resolve("daemon" + n + ".err").toFile()).start();
-        Process started = daemon;
-        Await.await(() -> Files.exists(control) || !started.isAlive(), Duration.ofSeconds(START_SECONDS),
-                "the daemon's control socket " + control);
-        assertTrue(daemon.isAlive(), this::log);
-    }
-
-    /** SIGTERM, as systemd stops it: exports stopped, disks quiesced, configurations kept in the state folder. */
-    private void stopGracefully() throws InterruptedException {
-        daemon.destroy();
-        assertTrue(daemon.waitFor(60, TimeUnit.SECONDS), "the daemon stops on SIGTERM");
-        assertEquals(0, daemon.exitValue(), this::log);
-    }
-
-    private String log() {
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < starts; i++) {
-            try {
-                sb.append("--- daemon ").append(i).append('\n')
-                        .append(Files.readString(work.resolve("daemon" + i + ".err")));
-            } catch (IOException e) {
-                sb.append(e).append('\n');
-            }
-        }
-        return sb.toString();
     }
 }

@@ -4,12 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import static io.kickplug.itest.StateDaemon.ok;
+
 import io.kickplug.launcher.ControlClient;
 import io.kickplug.itest.plugin.EndOfBatchStrategy;
 import io.kickplug.virtio.testkit.Await;
-import java.io.File;
 import java.io.IOException;
-import java.lang.ProcessBuilder.Redirect;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,8 +32,6 @@ import org.junit.jupiter.api.Test;
  */
 class PluginIT {
 
-    private static final Path JAR = Path.of(System.getProperty("kickplug.jar", "target/kickplug.jar")).toAbsolutePath();
-    private static final long START_SECONDS = 120;
     /** Two jobs of 1024 4k writes each, then their verify reads; throttled so that the pass lasts seconds. */
     private static final String FIO = "kp:fio d0 --rw=randwrite --bs=4k --size=4m --ioengine=libaio --iodepth=32 "
             + "--verify=crc32c --name=a --offset=0 --name=b --offset=8m --output-format=json";
@@ -41,20 +39,15 @@ class PluginIT {
     private static final Pattern REQUESTS = Pattern.compile("\"requests\": (\\d+)");
 
     private Path work;
-    private Process daemon;
-    private int starts;
+    private StateDaemon daemon;
 
     @AfterEach
     void stopDaemon() throws Exception {
         try {
-            if (daemon != null && daemon.isAlive()) {
-                daemon.destroy();
-                daemon.waitFor(60, TimeUnit.SECONDS);
+            if (daemon != null) {
+                daemon.close();
             }
         } finally {
-            if (daemon != null) {
-                daemon.destroyForcibly();
-            }
             if (work != null) {
                 RealGuestHarness.deleteTree(work);
             }
@@ -64,10 +57,11 @@ class PluginIT {
     @Test
     void aPluginStrategyIsInstalledUsedUnderVerifyIOComparedUninstalledAndKeptAcrossARestart() throws Exception {
         work = Files.createTempDirectory(Path.of("/tmp"), "kp-pl"); // short: sun_path holds 107 bytes
+        daemon = new StateDaemon(work);
         Path control = work.resolve("ctl.sock");
         Path plugin = PluginJar.build(work.resolve("end-of-batch.jar"), "1.0.0");
         String name = EndOfBatchStrategy.NAME;
-        startDaemon(control);
+        daemon.start(control);
         try (ControlClient c = new ControlClient(control)) {
             ok(c, "kp:attach --queues 2 d0 16M");
             String installed = ok(c, "kp:install " + plugin);
@@ -139,13 +133,13 @@ class PluginIT {
             String after = ok(c, "kp:stats --json d0");
             assertTrue(after.contains("\"configured\": \"" + name + "\""), "kp:compare put the disk's own back");
         }
-        stopGracefully();
+        daemon.stopGracefully();
 
         // A restart with the same state folder: the plugin is installed and started again, the disk uses it.
-        startDaemon(control);
+        daemon.start(control);
         try (ControlClient c = new ControlClient(control)) {
             String plugins = ok(c, "kp:plugins");
-            assertTrue(plugins.contains(PluginJar.SYMBOLIC_NAME), plugins + log());
+            assertTrue(plugins.contains(PluginJar.SYMBOLIC_NAME), plugins + daemon.log());
             Await.await(() -> c.tryAsk("kp:stats --json d0").contains("\"strategy\": \"" + name + "\""),
                     Duration.ofSeconds(10), "the disk uses " + name + " after the restart");
             // An update of the shell bundle (the plugin commands' own) leaves the plugin installed and in use.
@@ -155,8 +149,8 @@ class PluginIT {
             assertTrue(ok(c, "kp:stats --json d0").contains("\"strategy\": \"" + name + "\""));
             ok(c, "kp:uninstall " + PluginJar.SYMBOLIC_NAME);
         }
-        stopGracefully();
-        startDaemon(control);
+        daemon.stopGracefully();
+        daemon.start(control);
         try (ControlClient c = new ControlClient(control)) {
             assertTrue(ok(c, "kp:plugins").contains("no plugins installed"), "uninstalled for good");
         }
@@ -179,53 +173,5 @@ class PluginIT {
                 throw new AssertionError(e);
             }
         }, Duration.ofSeconds(60), n + " requests on d0");
-    }
-
-    /** Asks {@code statement}; fails unless it succeeded; returns the answer. */
-    private static String ok(ControlClient c, String statement) throws IOException {
-        String answer = c.ask(statement);
-        if (answer == null || !answer.startsWith("{\"ok\":true")) {
-            throw new AssertionError(statement + ": " + answer);
-        }
-        return answer;
-    }
-
-    private void startDaemon(Path control) throws IOException {
-        int n = starts++;
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        if (Runtime.version().feature() >= 23) {
-            command.add("--sun-misc-unsafe-memory-access=allow"); // build-facts, Java 25
-        }
-        command.add("-Djava.io.tmpdir=" + work);
-        command.addAll(List.of("-jar", JAR.toString(), "--daemon", "--control", control.toString(), "--state",
-                work.resolve("state").toString(), "--log-level", "info"));
-        daemon = new ProcessBuilder(command).directory(work.toFile())
-                .redirectInput(Redirect.from(new File("/dev/null")))
-                .redirectOutput(work.resolve("daemon" + n + ".out").toFile())
-                .redirectError(work.resolve("daemon" + n + ".err").toFile()).start();
-        Process started = daemon;
-        Await.await(() -> Files.exists(control) || !started.isAlive(), Duration.ofSeconds(START_SECONDS),
-                "the daemon's control socket " + control);
-        assertTrue(daemon.isAlive(), this::log);
-    }
-
-    private void stopGracefully() throws InterruptedException {
-        daemon.destroy();
-        assertTrue(daemon.waitFor(60, TimeUnit.SECONDS), "the daemon stops on SIGTERM");
-        assertEquals(0, daemon.exitValue(), this::log);
-    }
-
-    private String log() {
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < starts; i++) {
-            try {
-                sb.append("--- daemon ").append(i).append('\n')
-                        .append(Files.readString(work.resolve("daemon" + i + ".err")));
-            } catch (IOException e) {
-                sb.append(e).append('\n');
-            }
-        }
-        return sb.toString();
     }
 }
