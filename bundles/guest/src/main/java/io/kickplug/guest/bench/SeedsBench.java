@@ -1,6 +1,5 @@
 package io.kickplug.guest.bench;
 
-import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
@@ -8,40 +7,30 @@ import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.lockstat.LockStats;
 import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.api.notify.NotificationControl;
-import io.kickplug.api.notify.QueueCounters;
 import io.kickplug.api.transport.TransportKind;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.guest.engine.GuestEngine;
-import io.kickplug.guest.engine.GuestMachine;
 import io.kickplug.guest.engine.MachineConfig;
 import io.kickplug.guest.engine.SynchronousNotify;
-import io.kickplug.guest.engine.CpuPinning;
 import io.kickplug.guest.engine.VirtualTime;
 import io.kickplug.api.iothread.IoThreadFactory;
 import io.kickplug.api.virtio.AvailEventMode;
 import io.kickplug.api.virtio.VirtioFeatures;
-import io.kickplug.guest.fio.FioReport;
-import io.kickplug.guest.fio.FioRunner;
 import io.kickplug.guest.fio.JobFileParser;
-import io.kickplug.guest.fio.JobResult;
 import io.kickplug.guest.fio.JobSpec;
 import io.kickplug.guest.fio.TextFiles;
 import java.nio.file.Path;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
-import java.util.function.LongSupplier;
 import static io.kickplug.guest.bench.SeedJobs.figures;
 import static io.kickplug.guest.bench.SeedJobs.hipriFigures;
 import static io.kickplug.guest.bench.SeedJobs.jobFile;
@@ -102,11 +91,9 @@ public final class SeedsBench {
         }
     }
 
-    private final DiskManager disks;
-    private final VirtqueueFactory virtqueues;
-    private final GuestEngine engine;
-    private final LockStats lockStats;
     private final NotificationControl notifications;
+    /** Runs each point: attach, boot, fio, detach. */
+    private final SeedPointRunner runner;
     /** Points measured per run (warm-ups not counted): 000 8, 001 2, 002 6, 003 2, 004 3. */
     static final int TOTAL_POINTS = 21;
 
@@ -147,16 +134,14 @@ public final class SeedsBench {
     /** With the runtime's I/O thread factory: seed 000 also runs ioeventfd off in real threads. */
     public SeedsBench withIoThreads(IoThreadFactory factory) {
         this.ioThreads = factory;
+        runner.ioThreads(factory);
         return this;
     }
 
     public SeedsBench(DiskManager disks, VirtqueueFactory virtqueues, GuestEngine engine, LockStats lockStats,
             NotificationControl notifications) {
-        this.disks = Objects.requireNonNull(disks, "disks");
-        this.virtqueues = Objects.requireNonNull(virtqueues, "virtqueues");
-        this.engine = Objects.requireNonNull(engine, "engine");
-        this.lockStats = Objects.requireNonNull(lockStats, "lockStats");
-        this.notifications = Objects.requireNonNull(notifications, "notifications");
+        this.runner = new SeedPointRunner(disks, virtqueues, engine, lockStats, notifications);
+        this.notifications = notifications;
     }
 
     /** Runs the five seeds, writes the JSON file. */
@@ -608,60 +593,15 @@ public final class SeedsBench {
     }
 
     /**
-     * Attaches {@code spec} (with virtual-time I/O threads when {@code how} says so), lets {@code setup} configure
-     * it, boots a machine, runs the jobs and detaches the disk. The lock statistics are reset before the run; the
-     * device's counters are taken after the boot and after the run.
+     * One point with {@code how}: the seed's progress line around a {@link SeedPointRunner} run, whose virtual-time
+     * tie-break seed is the clock's plus the round less one.
      */
     private SeedPoint point(DiskSpec spec, MachineConfig config, List<JobSpec> jobs, Consumer<String> setup,
             SeedClock how, String seed, String label) {
         progress.begin(seed, label, jobs.get(0).runtimeNanos());
-        // Pinned: every other thread leaves the actors' CPU for the point, and the actors' clock is the wall clock.
-        CpuPinning.Reservation core = how.virtual() && how.pinCpus() != null ? CpuPinning.reserve(how.pinCpus()) : null;
-        long tieBreak = how.seed() + roundNumber - 1;
-        VirtualTime time = !how.virtual() ? null : core != null ? VirtualTime.pinned(tieBreak, how.charging(),
-                VirtualTime.Costs.DEFAULTS, how.ioeventfd(), how.pinCpus())
-                : new VirtualTime(tieBreak, how.charging(), VirtualTime.Costs.DEFAULTS, how.ioeventfd());
-        if (time == null && !how.ioeventfd() && ioThreads != null) {
-            disks.attach(spec, new SynchronousNotify(ioThreads)); // ioeventfd off in real threads
-        } else if (time == null) {
-            disks.attach(spec);
-        } else {
-            disks.attach(spec, time);
-            time.deviceWork(deviceWork(spec.name()));
-        }
         try {
-            setup.accept(spec.name());
-            FioReport report;
-            List<QueueCounters> before;
-            List<QueueCounters> after;
-            List<LockStatRow> locks;
-            long features;
-            try (GuestMachine machine = time == null ? engine.boot(disks.port(spec.name()), virtqueues, config)
-                    : engine.boot(disks.port(spec.name()), virtqueues, config, time)) {
-                features = machine.features();
-                lockStats.reset();
-                before = notifications.counters(spec.name());
-                report = FioRunner.run(machine, spec.name(), jobs);
-                after = notifications.counters(spec.name());
-                // Before the machine closes: in virtual time the close lets every thread run freely.
-                locks = lockStats.rows().stream().filter(r -> r.name().startsWith(spec.name() + " ")).toList();
-            }
-            if (report.failed()) {
-                throw new IllegalStateException("benchmark run on " + spec.name() + " failed: "
-                        + String.join("; ", report.errorLines()));
-            }
-            JobResult all = JobResult.merge(report.jobs());
-            long ios = all.read().ios() + all.write().ios();
-            double iops = all.runtimeNanos() == 0 ? 0 : ios * 1e9 / all.runtimeNanos();
-            QueueDeltas d = QueueDeltas.between(before, after);
-            return new SeedPoint(all, iops, d.requests(), d.interruptsSent(), d.interruptsSuppressed(), d.strategies(),
-                    locks, d.kicks(), features, time == null ? 0 : time.longSlices(),
-                    time == null ? 0 : time.longSliceNanos());
+            return runner.run(spec, config, jobs, setup, how, how.seed() + roundNumber - 1);
         } finally {
-            disks.detach(spec.name());
-            if (core != null) {
-                core.close();
-            }
             progress.end();
         }
     }
@@ -673,37 +613,11 @@ public final class SeedsBench {
                 n -> { }, SeedPlan.Step.WARM_UP + variant);
     }
 
-    /** The engine's defaults with the vCPUs given, the default latencies and outside-lock kicks. */
     private MachineConfig machine(String name, int vcpus) {
-        return engine.defaults(name).withVcpus(vcpus).withLatencies(MachineConfig.DEFAULT_EXIT_LATENCY_NS,
-                MachineConfig.DEFAULT_INJECT_LATENCY_NS).withKickPolicy(MachineConfig.DEFAULT_KICK_POLICY)
-                .withPollQueues(0);
+        return runner.machine(name, vcpus);
     }
 
     private String freeName(String seed) {
-        Set<String> taken = new HashSet<>();
-        disks.list().forEach(d -> taken.add(d.name()));
-        String name = DISK_PREFIX + seed;
-        for (int i = 2; taken.contains(name); i++) {
-            name = DISK_PREFIX + seed + "-" + i;
-        }
-        return name;
-    }
-
-    /**
-     * The disk's completed requests, for the model's device cost. The disk's virtual I/O threads may run one
-     * more iteration after the point detached it (they run freely after the time shuts down): from then on
-     * the last count stands, rather than the thread dying on "no disk named".
-     */
-    private LongSupplier deviceWork(String disk) {
-        AtomicLong last = new AtomicLong(); // read by several I/O threads once the time has shut down
-        return () -> {
-            try {
-                last.set(notifications.counters(disk).stream().mapToLong(QueueCounters::requests).sum());
-            } catch (DiskException gone) {
-                // detached: no more work
-            }
-            return last.get();
-        };
+        return runner.freeName(seed);
     }
 }

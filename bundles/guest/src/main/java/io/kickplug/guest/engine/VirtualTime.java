@@ -11,8 +11,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 
@@ -107,22 +105,16 @@ public final class VirtualTime implements IoThreadFactory {
     private final Costs costs;
     private final boolean ioeventfd;
     private final SplittableRandom random;
-    /** The running thread's CPU clock in ns; the host's thread CPU clock except in tests. */
-    private final LongSupplier cpuClock;
-    /** What one reading of {@link #cpuClock} costs, taken off every measured charge. */
-    private final long cpuReadCostNs;
+    /** What the actors' work costs: measured CPU time or the model's device work. */
+    private final ActorCharges charges;
     private final List<Actor> actors = new ArrayList<>();
     private final Map<Object, List<Actor>> lockWaiters = new HashMap<>();
     private volatile Actor running;
     private volatile boolean shutdown;
     private long switches;
     private final List<VirtualIoThread> ioThreads = new ArrayList<>();
-    /** The host CPUs every actor thread is pinned to while it is an actor ({@link CpuPinning}), or null. */
-    private volatile String pinCpus;
-    /** Actors whose thread took the pin. */
-    private final AtomicInteger pinned = new AtomicInteger();
-    /** Requests the device completed so far (used-ring entries), for the model's device cost; set at boot. */
-    private volatile LongSupplier deviceWork = () -> 0;
+    /** The host CPUs every actor thread is pinned to while it is an actor ({@link CpuPinning}). */
+    private final ActorPinning pinning = new ActorPinning();
 
     /**
      * @param seed breaks ties between actors due at the same virtual time
@@ -153,11 +145,7 @@ public final class VirtualTime implements IoThreadFactory {
      */
     VirtualTime(long seed, Charging charging, Costs costs, boolean ioeventfd, LongSupplier cpuClock,
             long cpuReadCostNs) {
-        if (cpuReadCostNs < 0) {
-            throw new IllegalArgumentException("cpuReadCostNs must not be negative: " + cpuReadCostNs);
-        }
-        this.cpuClock = Objects.requireNonNull(cpuClock, "cpuClock");
-        this.cpuReadCostNs = cpuReadCostNs;
+        this.charges = new ActorCharges(charging, costs, cpuClock, cpuReadCostNs);
         this.seed = seed;
         this.charging = Objects.requireNonNull(charging, "charging");
         this.costs = Objects.requireNonNull(costs, "costs");
@@ -197,12 +185,12 @@ public final class VirtualTime implements IoThreadFactory {
 
     /** Where the device's completed-request count comes from (the model's per-request device cost). */
     public void deviceWork(LongSupplier work) {
-        this.deviceWork = Objects.requireNonNull(work, "work");
+        charges.deviceWork(work);
     }
 
     /** The device's completed requests so far when the model charges them ({@link Charging#MODEL}), else 0. */
     long deviceWork() {
-        return charging == Charging.MODEL ? deviceWork.getAsLong() : 0;
+        return charges.deviceWork();
     }
 
     /**
@@ -212,15 +200,12 @@ public final class VirtualTime implements IoThreadFactory {
      * @throws IllegalArgumentException when the list does not parse
      */
     void pinActors(String cpuList) {
-        if (cpuList != null) {
-            CpuPinning.parseList(cpuList);
-        }
-        this.pinCpus = cpuList;
+        pinning.pinTo(cpuList);
     }
 
     /** How many actor threads took the pin so far (taskset can be missing or refused). */
     public int pinnedActors() {
-        return pinned.get();
+        return pinning.pinned();
     }
 
     @Override
@@ -360,8 +345,7 @@ public final class VirtualTime implements IoThreadFactory {
 
         @Override
         public long spinNanos(int iterations) {
-            long each = charging == Charging.MEASURED ? HostCosts.spinIterationNs() : costs.spinIterationNs();
-            return iterations * each;
+            return charges.spinNanos(iterations);
         }
 
         @Override
@@ -412,14 +396,7 @@ public final class VirtualTime implements IoThreadFactory {
     /** Binds {@code a} to the current thread and waits for its first turn. */
     void enter(Actor a) {
         a.thread = Thread.currentThread();
-        String pin = pinCpus;
-        if (pin != null) {
-            String before = CpuPinning.currentThreadAllowedList();
-            if (before != null && CpuPinning.pinCurrentThread(pin)) {
-                a.unpinTo = before;
-                pinned.incrementAndGet();
-            }
-        }
+        a.unpinTo = pinning.pinCurrentThread();
         CURRENT.set(a);
         LockWaits.install(a);
         VirtualWaits.install(a);
@@ -443,10 +420,8 @@ public final class VirtualTime implements IoThreadFactory {
             }
         }
         if (Thread.currentThread() == a.thread) {
-            if (a.unpinTo != null) {
-                CpuPinning.pinCurrentThread(a.unpinTo); // the thread may live on (an I/O thread after detach)
-                a.unpinTo = null;
-            }
+            ActorPinning.unpinCurrentThread(a.unpinTo);
+            a.unpinTo = null;
             CURRENT.remove();
             LockWaits.install(null);
             VirtualWaits.install(null);
@@ -577,13 +552,7 @@ public final class VirtualTime implements IoThreadFactory {
      * goes out, the device's work that preceded it is on its clock, as it would be with measured charging.
      */
     void chargeDeviceWork(Actor a, long extraNanos) {
-        long done = 0;
-        if (charging == Charging.MODEL) {
-            long work = deviceWork.getAsLong();
-            done = Math.max(0, work - a.workMark);
-            a.workMark = work;
-        }
-        long nanos = done * costs.deviceRequestNs() + extraNanos;
+        long nanos = charges.deviceNanos(a, extraNanos);
         if (nanos > 0) {
             advance(a, nanos);
         }
@@ -621,16 +590,7 @@ public final class VirtualTime implements IoThreadFactory {
     }
 
     private void chargeCpu(Actor a) {
-        if (charging == Charging.MEASURED) {
-            long c = cpuClock.getAsLong();
-            long slice = Math.max(0, c - a.cpuMark - cpuReadCostNs);
-            if (slice > LONG_SLICE_NS) {
-                longSlices.incrementAndGet();
-                longSliceNanos.addAndGet(slice);
-            }
-            a.clock += slice;
-            a.cpuMark = c;
-        }
+        charges.chargeCpu(a);
     }
 
     /**
@@ -640,18 +600,15 @@ public final class VirtualTime implements IoThreadFactory {
      * JVM pause.
      */
     public static final long LONG_SLICE_NS = 100_000;
-    private final AtomicLong longSlices = new AtomicLong();
-
-    private final AtomicLong longSliceNanos = new AtomicLong();
 
     /** Measured slices longer than {@link #LONG_SLICE_NS} charged so far. */
     public long longSlices() {
-        return longSlices.get();
+        return charges.longSlices();
     }
 
     /** What those slices charged in all, ns. */
     public long longSliceNanos() {
-        return longSliceNanos.get();
+        return charges.longSliceNanos();
     }
 
     /** {@code a} gives up the baton until {@code wakeAt}, and gets it back when it is the earliest. */
@@ -715,8 +672,6 @@ public final class VirtualTime implements IoThreadFactory {
         while (running != a && !shutdown) {
             LockSupport.park(this);
         }
-        if (charging == Charging.MEASURED) {
-            a.cpuMark = cpuClock.getAsLong();
-        }
+        charges.markCpu(a);
     }
 }

@@ -1,0 +1,100 @@
+package io.kickplug.guest.engine;
+
+import io.kickplug.guest.engine.VirtualTime.Actor;
+import io.kickplug.guest.engine.VirtualTime.Charging;
+import io.kickplug.guest.engine.VirtualTime.Costs;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+/**
+ * What the work an actor of a {@link VirtualTime} did costs on its clock, apart from the scheduling: with
+ * {@link Charging#MEASURED} the host CPU time of the code it ran since its last scheduling point (the thread's CPU
+ * clock, less the cost of reading it, with a count of the slices too long to be the code's own); with
+ * {@link Charging#MODEL} the model's per-request device cost of the requests the device completed since the
+ * actor's last device charge, and the model's spin iteration. The marks these charges start from live on the actor.
+ */
+final class ActorCharges {
+
+    private final Charging charging;
+    private final Costs costs;
+    /** The running thread's CPU clock in ns; the host's thread CPU clock except in tests. */
+    private final LongSupplier cpuClock;
+    /** What one reading of {@link #cpuClock} costs, taken off every measured charge. */
+    private final long cpuReadCostNs;
+    private final AtomicLong longSlices = new AtomicLong();
+    private final AtomicLong longSliceNanos = new AtomicLong();
+    /** Requests the device completed so far (used-ring entries), for the model's device cost; set at boot. */
+    private volatile LongSupplier deviceWork = () -> 0;
+
+    ActorCharges(Charging charging, Costs costs, LongSupplier cpuClock, long cpuReadCostNs) {
+        if (cpuReadCostNs < 0) {
+            throw new IllegalArgumentException("cpuReadCostNs must not be negative: " + cpuReadCostNs);
+        }
+        this.cpuClock = Objects.requireNonNull(cpuClock, "cpuClock");
+        this.cpuReadCostNs = cpuReadCostNs;
+        this.charging = Objects.requireNonNull(charging, "charging");
+        this.costs = Objects.requireNonNull(costs, "costs");
+    }
+
+    /** Measured charging: folds the CPU time {@code a} spent since its mark, less this reading's cost, into its clock. */
+    void chargeCpu(Actor a) {
+        if (charging == Charging.MEASURED) {
+            long c = cpuClock.getAsLong();
+            long slice = Math.max(0, c - a.cpuMark - cpuReadCostNs);
+            if (slice > VirtualTime.LONG_SLICE_NS) {
+                longSlices.incrementAndGet();
+                longSliceNanos.addAndGet(slice);
+            }
+            a.clock += slice;
+            a.cpuMark = c;
+        }
+    }
+
+    /** Measured charging: {@code a} starts a turn, its CPU time counts from now. */
+    void markCpu(Actor a) {
+        if (charging == Charging.MEASURED) {
+            a.cpuMark = cpuClock.getAsLong();
+        }
+    }
+
+    /** Measured slices longer than {@link VirtualTime#LONG_SLICE_NS} charged so far. */
+    long longSlices() {
+        return longSlices.get();
+    }
+
+    /** What those slices charged in all, ns. */
+    long longSliceNanos() {
+        return longSliceNanos.get();
+    }
+
+    /** Where the device's completed-request count comes from. */
+    void deviceWork(LongSupplier work) {
+        this.deviceWork = Objects.requireNonNull(work, "work");
+    }
+
+    /** The device's completed requests so far when the model charges them ({@link Charging#MODEL}), else 0. */
+    long deviceWork() {
+        return charging == Charging.MODEL ? deviceWork.getAsLong() : 0;
+    }
+
+    /**
+     * The model's device cost of the requests completed since {@code a}'s work mark ({@link Charging#MODEL} only;
+     * measured charging measures it), which moves the mark, plus {@code extraNanos}.
+     */
+    long deviceNanos(Actor a, long extraNanos) {
+        long done = 0;
+        if (charging == Charging.MODEL) {
+            long work = deviceWork.getAsLong();
+            done = Math.max(0, work - a.workMark);
+            a.workMark = work;
+        }
+        return done * costs.deviceRequestNs() + extraNanos;
+    }
+
+    /** What {@code iterations} turns of a lock's spin loop cost: measured on the host, or the model's. */
+    long spinNanos(int iterations) {
+        long each = charging == Charging.MEASURED ? HostCosts.spinIterationNs() : costs.spinIterationNs();
+        return iterations * each;
+    }
+}
