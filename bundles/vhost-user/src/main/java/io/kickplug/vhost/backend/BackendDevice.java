@@ -7,7 +7,6 @@ import io.kickplug.api.virtio.DeviceQueue;
 import io.kickplug.api.virtio.DeviceSignals;
 import io.kickplug.api.virtio.GuestFaultException;
 import io.kickplug.api.virtio.KickDescriptors;
-import io.kickplug.api.virtio.QueueLayout;
 import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.virtio.VirtioFeatures;
@@ -19,7 +18,6 @@ import java.io.FileDescriptor;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -27,8 +25,9 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The device side of one vhost-user connection: it owns the memory table, the vrings, the inflight area, the
- * call and error eventfds and the device's activation, and is the device's {@link DeviceSignals}.
+ * The device side of one vhost-user connection: it owns the vrings, the call and error eventfds and the device's
+ * activation, and is the device's {@link DeviceSignals}. The memory table is in {@link SessionMemory}; the queue
+ * views of a start, and the inflight area they recover from, in {@link RingViews}.
  * {@link MessageHandler} parses and checks the front-end's messages and calls in here; what needs this state to
  * be checked (a ring address outside the memory table, a region that is not there) is refused here.
  *
@@ -63,16 +62,14 @@ final class BackendDevice implements DeviceSignals, Closeable {
     private final String name;
     private final VirtioDevice device;
     private final VirtqueueFactory queueFactory;
-    private final GuestMemoryFactory memoryFactory;
     private final KickRegistration kicks;
     private final RingDebugLog debug;
     private final RingEventFds eventFds;
     private final Vring[] rings;
-    private final MemoryTable memoryTable = new MemoryTable();
-    private GuestMemory memory;
-    /** The inflight-tracking area from SET_INFLIGHT_FD, or {@code null}. */
-    private InflightRegion inflight;
-    private final AtomicLong resubmitted = new AtomicLong();
+    /** The memory table and the memory built over it. */
+    private final SessionMemory sessionMemory;
+    /** Builds the rings' views at a start and keeps the inflight area. */
+    private final RingViews ringViews;
     /** The dirty-page log of live migration (SET_LOG_BASE); marks go to it while {@link #logging}. */
     private final DirtyLog dirtyLog;
     /**
@@ -83,9 +80,6 @@ final class BackendDevice implements DeviceSignals, Closeable {
 
     private volatile long ackedFeatures;
     private boolean featuresSet;
-    /** Region count and bytes, for {@link #status} from other threads. */
-    private volatile int memoryRegions;
-    private volatile long memoryBytes;
     /** True while the device is activated; its queues are those with a non-null view. */
     private boolean running;
     /** Queues the kick poller may forward, replaced as a whole. */
@@ -104,7 +98,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         this.name = name;
         this.device = device;
         this.queueFactory = queueFactory;
-        this.memoryFactory = memoryFactory;
+        this.sessionMemory = new SessionMemory(name, memoryFactory);
         this.rings = new Vring[device.queueCount()];
         for (int i = 0; i < rings.length; i++) {
             rings[i] = new Vring(i);
@@ -113,6 +107,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         this.debug = new RingDebugLog(name);
         this.dirtyLog = new DirtyLog(name);
         this.eventFds = new RingEventFds(rings, debug);
+        this.ringViews = new RingViews(name, queueFactory, sessionMemory.table(), debug, dirtyLog);
         this.kicks = new KickRegistration(name, device, this::kicked);
     }
 
@@ -197,66 +192,31 @@ final class BackendDevice implements DeviceSignals, Closeable {
     // Memory.
 
     List<MemoryTable.Region> regions() {
-        return memoryTable.regions();
+        return sessionMemory.table().regions();
     }
 
     /** SET_MEM_TABLE: maps the checked regions (not mapped yet, one descriptor each) and replaces the table. */
     void replaceMemory(List<MemoryTable.Region> desc, FileDescriptor[] fds) throws Refused {
-        List<MemoryTable.Region> fresh = new ArrayList<>();
-        try {
-            for (int i = 0; i < desc.size(); i++) {
-                fresh.add(MemoryTable.map(fds[i], desc.get(i)));
-                fds[i] = null;
-            }
-        } catch (IOException e) {
-            Fds.closeAll(fds);
-            MappingRelease.release(name, true, fresh, null); // never used: nothing can touch them
-            throw new Refused("cannot map region " + fresh.size() + ": " + e.getMessage(), e);
-        }
+        List<MemoryTable.Region> fresh = sessionMemory.mapAll(desc, fds);
         stopDevice();
-        List<MemoryTable.Region> replaced = memoryTable.clear();
-        fresh.forEach(memoryTable::add);
-        rebuildMemory();
-        MappingRelease.release(name, resetsClean, replaced, null);
-        LOG.log(Level.INFO, "vhost-user " + name + ": memory table of " + desc.size() + " regions, "
-                + memoryTable.totalBytes() + " bytes");
+        sessionMemory.replace(fresh, resetsClean);
         reconcile();
     }
 
     /** ADD_MEM_REG with a checked region (not mapped yet). */
     void addRegion(FileDescriptor fd, MemoryTable.Region checked) throws Refused {
-        MemoryTable.Region r;
-        try {
-            r = MemoryTable.map(fd, checked);
-        } catch (IOException e) {
-            throw new Refused("cannot map the region: " + e.getMessage(), e);
-        }
+        MemoryTable.Region r = SessionMemory.map(fd, checked);
         stopDevice();
-        memoryTable.add(r);
-        rebuildMemory();
-        LOG.log(Level.INFO, "vhost-user " + name + ": added memory region " + r);
+        sessionMemory.add(r);
         reconcile();
     }
 
     /** REM_MEM_REG: refused when no region has that identity. */
     void removeRegion(long gpa, long size, long uva) throws Refused {
-        boolean known = memoryTable.regions().stream().anyMatch(r -> r.sameIdentity(gpa, size, uva));
-        if (!known) {
-            throw new Refused(String.format("no region at guest address 0x%x, size 0x%x, user address 0x%x", gpa,
-                    size, uva));
-        }
+        sessionMemory.checkKnown(gpa, size, uva);
         stopDevice();
-        MemoryTable.Region removed = memoryTable.remove(gpa, size, uva);
-        rebuildMemory();
-        MappingRelease.release(name, resetsClean, List.of(removed), null);
-        LOG.log(Level.INFO, String.format("vhost-user %s: removed memory region at guest address 0x%x", name, gpa));
+        sessionMemory.remove(gpa, size, uva, resetsClean);
         reconcile();
-    }
-
-    private void rebuildMemory() {
-        memory = memoryTable.build(memoryFactory);
-        memoryRegions = memoryTable.count();
-        memoryBytes = memoryTable.totalBytes();
     }
 
     // Rings (the index is checked by the caller).
@@ -297,10 +257,10 @@ final class BackendDevice implements DeviceSignals, Closeable {
             r.logGuestAddr = logGuestAddr;
             return;
         }
-        if (memoryTable.count() == 0) {
+        if (sessionMemory.table().count() == 0) {
             throw new Refused("queue " + r.index + " addresses given before any memory region");
         }
-        RingParts.check(memoryTable, packed(), r, r.num > 0 ? r.num : device.maxQueueSize(), desc, avail, used);
+        RingParts.check(sessionMemory.table(), packed(), r, r.num > 0 ? r.num : device.maxQueueSize(), desc, avail, used);
         stopIfRunning(r);
         r.descUser = desc;
         r.availUser = avail;
@@ -338,7 +298,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
 
     /** SET_VRING_CALL; a null {@code fd} is NOFD: the driver polls this queue ({@link RingEventFds#setCall}). */
     void setCall(int index, FileDescriptor fd) {
-        eventFds.setCall(index, fd, memory);
+        eventFds.setCall(index, fd, sessionMemory.memory());
     }
 
     /** SET_VRING_ERR; a null {@code fd} is NOFD. */
@@ -389,8 +349,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
     /** SET_INFLIGHT_FD with the area already mapped. */
     void setInflight(InflightRegion region) {
         stopDevice();
-        InflightRegion previous = inflight;
-        inflight = region;
+        InflightRegion previous = ringViews.replaceInflight(region);
         MappingRelease.release(name, resetsClean, null, previous);
         reconcile();
     }
@@ -423,7 +382,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
             return;
         }
         runningQueues = new boolean[rings.length];
-        int[] usedBefore = debug.enabled() ? RingDebugLog.publishedUsed(rings, memory) : null;
+        int[] usedBefore = debug.enabled() ? RingDebugLog.publishedUsed(rings, sessionMemory.memory()) : null;
         boolean clean;
         try {
             device.reset();
@@ -441,15 +400,8 @@ final class BackendDevice implements DeviceSignals, Closeable {
                 if (clean) {
                     notifyCompletedByStop(r);
                 }
-                debug.stopped(r, usedBefore == null ? -1 : usedBefore[r.index], memory);
-                r.nextAvail = r.view.nextAvail();
-                r.nextUsed = r.view.nextUsed();
-                DeviceQueue inner = r.view instanceof LoggedQueue lq ? lq.wrapped() : r.view;
-                if (inner instanceof InflightQueue iq && iq.resubmitPending() > 0) {
-                    // Stopped before the previous back-end's requests were all taken: the next start
-                    // recovers them from the area again.
-                    r.nextUsed = -1;
-                }
+                debug.stopped(r, usedBefore == null ? -1 : usedBefore[r.index], sessionMemory.memory());
+                RingViews.saveStopped(r);
                 r.view = null;
             }
         }
@@ -482,7 +434,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
     }
 
     private boolean ready(Vring r) {
-        return r.configured() && r.started && r.enabled && memory != null;
+        return r.configured() && r.started && r.enabled && sessionMemory.memory() != null;
     }
 
     /** Makes the running set equal the ready set: stops and restarts the device when they differ. */
@@ -519,32 +471,13 @@ final class BackendDevice implements DeviceSignals, Closeable {
             LOG.log(Level.WARNING, "vhost-user " + name + ": VHOST_F_LOG_ALL acked but no SET_LOG_BASE yet: the"
                     + " device does not log until one arrives");
         }
+        GuestMemory memory = sessionMemory.memory();
         GuestMemory runOn = logNow ? new LoggedMemory(memory, dirtyLog) : memory;
         if (!featuresSet) {
             LOG.log(Level.INFO, "vhost-user " + name + ": rings started before SET_FEATURES; using no features");
         }
         List<DeviceQueue> views = new ArrayList<>(Collections.nCopies(rings.length, (DeviceQueue) null));
-        boolean[] runningNow = new boolean[rings.length];
-        for (Vring r : rings) {
-            if (!want[r.index]) {
-                continue;
-            }
-            try {
-                r.view = createView(r, features, runOn);
-                if (logNow) {
-                    r.view = new LoggedQueue(r.view, dirtyLog, (LoggedMemory) runOn);
-                }
-                r.kicksSinceStart.set(0);
-                r.callsSinceStart.set(0);
-                debug.started(r, features, memory);
-                views.set(r.index, r.view);
-                runningNow[r.index] = true;
-            } catch (Refused | GuestFaultException e) {
-                LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " not started: "
-                        + e.getMessage());
-                RingEventFds.signalError(r);
-            }
-        }
+        boolean[] runningNow = ringViews.start(rings, want, features, packed(), memory, runOn, logNow, views);
         if (Arrays.equals(runningNow, new boolean[rings.length])) {
             return;
         }
@@ -579,68 +512,6 @@ final class BackendDevice implements DeviceSignals, Closeable {
         debug.running(runningNow);
     }
 
-    private DeviceQueue createView(Vring r, long features, GuestMemory memory) throws Refused {
-        QueueLayout layout = RingParts.locate(memoryTable, packed(), r);
-        long used = layout.usedRing();
-        if (r.log && memory instanceof LoggedMemory && r.logGuestAddr != used) {
-            LOG.log(Level.WARNING, String.format("vhost-user %s: queue %d's log_guest_addr 0x%x is not its used"
-                    + " ring's guest address 0x%x: used-ring writes are marked at the latter", name, r.index,
-                    r.logGuestAddr, used));
-        }
-        r.availGpa = layout.availRing();
-        r.usedGpa = used;
-        int nextUsed = r.nextUsed;
-        if ((features & VirtioFeatures.RING_PACKED) != 0) {
-            // The packed ring keeps no index in memory: both positions come from SET_VRING_BASE (or the last
-            // stop), or from the inflight area's packed region, which also resubmits what an earlier back-end
-            // left in flight (PackedInflightQueue).
-            int usedPos = nextUsed >= 0 ? nextUsed : r.nextAvail;
-            ByteBuffer area = inflightArea(r, true);
-            if (area != null) {
-                return PackedInflightQueue.start(name, r.index, area, memory, layout, features, r.nextAvail, usedPos,
-                        queueFactory, resubmitted);
-            }
-            return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail, usedPos);
-        }
-        ByteBuffer area = inflightArea(r, false);
-        if (area != null) {
-            return InflightQueue.start(name, r.index, area, memory, layout, features, r.nextAvail, queueFactory,
-                    resubmitted);
-        }
-        if (nextUsed < 0) {
-            // After SET_VRING_BASE the used index is whatever the ring holds (libvhost-user reads it too).
-            nextUsed = memory.readU16(used + 2) & 0xffff;
-            if (nextUsed != r.nextAvail) {
-                LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " starts with used index "
-                        + nextUsed + " but available index " + r.nextAvail + ": " + ((r.nextAvail - nextUsed) & 0xffff)
-                        + " requests of an earlier backend were lost (no inflight tracking)");
-            }
-        }
-        return queueFactory.createDeviceQueue(memory, r.index, layout, features, r.nextAvail, nextUsed);
-    }
-
-    /**
-     * Queue {@code r}'s part of the inflight area, or {@code null} without one in its ring format's layout (warned
-     * when the area has the other layout: it was made before the features changed). Refuses a queue too large.
-     */
-    private ByteBuffer inflightArea(Vring r, boolean packed) throws Refused {
-        InflightRegion area = inflight;
-        if (area == null || r.index >= area.queueCount()) {
-            return null;
-        }
-        if (area.packed() != packed) {
-            LOG.log(Level.WARNING, "vhost-user " + name + ": queue " + r.index + " is " + (packed ? "packed" : "split")
-                    + " but the inflight area has the " + (packed ? "split" : "packed") + " layout (made before the"
-                    + " features changed); no inflight tracking");
-            return null;
-        }
-        if (r.num > area.queueSize()) {
-            throw new Refused("queue " + r.index + " size " + r.num + " exceeds the inflight area's "
-                    + area.queueSize());
-        }
-        return area.queue(r.index);
-    }
-
     /**
      * RESET_OWNER / RESET_DEVICE: stop the device, forget every ring and the inflight area (the front-end sends
      * it again with the next start) and unmap this back-end's mapping of it. RESET_OWNER ends the session
@@ -660,8 +531,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
         if (endOfSession) {
             releaseMemory();
         } else {
-            InflightRegion area = inflight;
-            inflight = null;
+            InflightRegion area = ringViews.replaceInflight(null);
             MappingRelease.release(name, resetsClean && !running, null, area);
         }
         needsReset = false;
@@ -670,10 +540,8 @@ final class BackendDevice implements DeviceSignals, Closeable {
 
     /** After the device stopped: drops and unmaps every memory region and the inflight area's mapping. */
     private void releaseMemory() {
-        InflightRegion area = inflight;
-        inflight = null;
-        List<MemoryTable.Region> regions = memoryTable.clear();
-        rebuildMemory();
+        InflightRegion area = ringViews.replaceInflight(null);
+        List<MemoryTable.Region> regions = sessionMemory.clear();
         MappingRelease.release(name, resetsClean && !running, regions, area);
     }
 
@@ -782,7 +650,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
                 nofd.append(nofd.length() == 0 ? "" : ",").append(i);
             }
         }
-        return new SessionStatus(owner, ackedFeatures, protocolFeatures, memoryRegions, memoryBytes,
+        return new SessionStatus(owner, ackedFeatures, protocolFeatures, sessionMemory.regionCount(), sessionMemory.totalBytes(),
                 runningCount, nofd.toString(), messages, refusals, kicks.kicksSeen(), eventFds.interrupts(),
                 activations.get(), needsReset, lastRefusal, logging, dirtyLog.pagesMarked());
     }
