@@ -1,16 +1,13 @@
 package io.kickplug.blk.manager;
 
-import io.kickplug.api.blk.AsyncBlockBackend;
 import io.kickplug.api.blk.BackendFactory;
 import io.kickplug.api.blk.BackendFilter;
-import io.kickplug.api.blk.BackendSpec;
 import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
-import io.kickplug.api.blk.VirtioBlk;
 import io.kickplug.api.lockstat.LockStatRow;
 import io.kickplug.api.lockstat.LockStatSource;
 import io.kickplug.api.iothread.IoThread;
@@ -30,23 +27,18 @@ import io.kickplug.api.virtio.RingFormat;
 import io.kickplug.api.virtio.VirtioDevice;
 import io.kickplug.api.blk.DiskPort;
 import io.kickplug.blk.device.BlkDeviceSpec;
-import io.kickplug.blk.device.DevicePort;
 import io.kickplug.blk.device.QueueMapping;
 import io.kickplug.blk.device.VirtioBlkDevice;
 import io.kickplug.blk.notify.NotifierRegistry;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeSet;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -58,10 +50,9 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
 
     private static final Logger LOG = System.getLogger(DiskRegistry.class.getName());
 
-    private final TransportFactory transports;
     private final IoThreadFactory ioThreadFactory;
-    private final GuestMemoryFactory memoryFactory;
-    private final Supplier<? extends Collection<BackendFactory>> backendFactories;
+    /** Opens and closes the parts each disk is made of. */
+    private final DiskParts parts;
     private final NotifierRegistry notifiers;
     private final Map<String, AttachedDisk> disks = new LinkedHashMap<>();
     /** The bound poll policy, or {@code null}. */
@@ -73,20 +64,13 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
     private SharedMemory shared;
     /** True while {@link #close} quiesces: the disks' shared memory is kept for their return. */
     private boolean quiescing;
-    /** Devices handed out by {@link #exportDevice}, per disk; reset before the disk's backend closes. */
-    private final Map<String, List<Export>> exports = new LinkedHashMap<>();
+    /** Devices handed out by {@link #exportDevice} and ports by {@link #openPort}, per disk. */
+    private final DiskExports exports;
     /**
      * The strategy set for each queue of each attached disk ({@link #setStrategy}), its exports' queues included:
      * what a device made later (an export, the disk after {@link #setRing}) starts with.
      */
     private final Map<String, QueueStrategies> strategies = new LinkedHashMap<>();
-
-    /** Ports handed out by {@link #openPort}, per disk; closed (detached) before anything else of the disk. */
-    private final Map<String, List<DevicePort>> ports = new LinkedHashMap<>();
-
-    /** An exported device and its strategy-change listener. */
-    private record Export(VirtioBlkDevice device, NotifierRegistry.Listener listener) {
-    }
 
     /**
      * @param backendFactories the backend factories available at the moment of the call
@@ -104,27 +88,10 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             GuestMemoryFactory memoryFactory, Supplier<? extends Collection<BackendFactory>> backendFactories,
             NotifierRegistry notifiers) {
         this.notifiers = Objects.requireNonNull(notifiers, "notifiers");
-        this.transports = Objects.requireNonNull(transports, "transports");
+        Objects.requireNonNull(transports, "transports");
         this.ioThreadFactory = Objects.requireNonNull(ioThreadFactory, "ioThreadFactory");
-        this.memoryFactory = Objects.requireNonNull(memoryFactory, "memoryFactory");
-        this.backendFactories = Objects.requireNonNull(backendFactories, "backendFactories");
-    }
-
-    /** One attached disk and everything it owns. */
-    private record AttachedDisk(DiskSpec spec, BlockBackend backend, VirtioBlkDevice device, List<IoThread> threads,
-            TransportInstance transport, NotifierRegistry.Listener listener, MemoryLease memoryLease) {
-
-        DiskInfo info() {
-            return new DiskInfo(spec.name(), backend.size(), backend.kind(), device.readOnly(), transport.kind(),
-                    spec.numQueues(), spec.queueSize(), spec.ioThreads(), transport.deviceStatus(),
-                    device.stats().requestsCompleted(), device.stats().requestsInFlight(), spec.backend().path(),
-                    device.mapping().asLists(), device.trackedRequests().kind(), device.ring());
-        }
-
-        /** This disk with {@code next} as the spec it is attached again from (after a live change). */
-        AttachedDisk withSpec(DiskSpec next) {
-            return new AttachedDisk(next, backend, device, threads, transport, listener, memoryLease);
-        }
+        this.parts = new DiskParts(transports, memoryFactory, backendFactories);
+        this.exports = new DiskExports(notifiers, this);
     }
 
     /**
@@ -158,21 +125,22 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         TransportInstance transport = null;
         MemoryLease memoryLease = null;
         try {
-            DiskSpec opened = withSharedBytes(spec);
-            backend = bindings.adopt(name, open(factory, opened), factory, opened.backend());
+            DiskSpec opened = DiskParts.withSharedBytes(spec, shared);
+            backend = bindings.adopt(name, DiskParts.open(factory, opened), factory, opened.backend());
             for (int i = 0; i < spec.ioThreads(); i++) {
                 threads.add(ioThreads.start("kickplug-blk-" + name + "-io" + i));
             }
             device = new VirtioBlkDevice(BlkDeviceSpec.of(name, backend, spec.backend().readOnly(), spec.numQueues(),
-                    spec.queueSize(), serial(spec), threads).withMapping(mapping).withTrackedLock(spec.trackedLock())
+                    spec.queueSize(), DiskParts.serial(spec), threads).withMapping(mapping)
+                    .withTrackedLock(spec.trackedLock())
                     .withWorkers(spec.workers()).withNotifiers(notifiers).withFilter(bindings.chainFor(name)));
             device.setRing(spec.ring());
             device.setAvailEvent(spec.availEvent());
             device.setPollPolicy(pollPolicy);
-            GuestMemory memory = allocate(spec);
+            GuestMemory memory = parts.allocate(spec, shared);
             // The registry's lease: the guest memory stays mapped while the disk is attached (issue 18).
             memoryLease = memory.lease();
-            transport = createTransport(spec, device, memory);
+            transport = parts.createTransport(spec, device, memory);
             NotifierRegistry.Listener listener = device::strategiesChanged;
             AttachedDisk disk = new AttachedDisk(spec, backend, device, List.copyOf(threads), transport, listener,
                     memoryLease);
@@ -184,7 +152,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             return disk.info();
         } catch (RuntimeException | Error e) {
             List<Throwable> cleanup = new ArrayList<>();
-            release(transport, device, threads, backend, cleanup);
+            DiskParts.release(transport, device, threads, backend, cleanup);
             bindings.forget(name);
             if (memoryLease != null && cleanup.isEmpty()) {
                 memoryLease.close();
@@ -212,29 +180,9 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         notifiers.removeListener(disk.listener());
         bindings.failHeld(name); // a reset would wait in vain for requests held while the backend is away
         List<Throwable> failures = new ArrayList<>();
-        // Ports first, while the device still serves the guest requests their requests may wait for.
-        List<DevicePort> open = ports.remove(name);
-        for (DevicePort port : open == null ? List.<DevicePort>of() : List.copyOf(open)) {
-            try {
-                port.detach();
-            } catch (RuntimeException e) {
-                failures.add(e);
-            }
-        }
-        for (Export exported : exports.getOrDefault(name, List.of())) {
-            notifiers.removeListener(exported.listener());
-            try {
-                // Its transport may still be attached (a vhost-user export being stopped): the reset stops the
-                // queues, the close ends the export's own worker pool, before the backend closes below.
-                exported.device().reset();
-                exported.device().close();
-            } catch (RuntimeException e) {
-                failures.add(e);
-            }
-        }
-        exports.remove(name);
+        exports.closeAll(name, failures); // ports, then exported devices
         // Closing the transport resets the device, which waits for in-flight requests (section 2.4).
-        release(disk.transport(), disk.device(), disk.threads(), disk.backend(), failures);
+        DiskParts.release(disk.transport(), disk.device(), disk.threads(), disk.backend(), failures);
         bindings.forget(name);
         // The device and its I/O threads are out of the guest memory now: the registry's lease ends, and the
         // mapping goes at once unless a simulated guest still holds its own lease (then when its machine closes).
@@ -337,36 +285,9 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
 
     private DiskInfo resizeNow(String name, long newSizeBytes) {
         AttachedDisk disk = find(name);
-        if (newSizeBytes <= 0 || newSizeBytes % VirtioBlk.SECTOR_SIZE != 0) {
-            throw new DiskException("new size " + newSizeBytes + " of disk '" + name
-                    + "' is not a positive multiple of 512 bytes");
-        }
-        if (disk.device().readOnly()) {
-            throw new DiskException("disk '" + name + "' is read-only and cannot be resized");
-        }
-        BlockBackend backend = disk.backend();
-        long oldSize = backend.size();
-        if (newSizeBytes != oldSize) {
-            try {
-                backend.resize(newSizeBytes);
-            } catch (UnsupportedOperationException e) {
-                throw new DiskException("the " + backend.kind() + " backend of disk '" + name + "' cannot resize");
-            } catch (IOException | RuntimeException e) {
-                throw new DiskException("cannot resize disk '" + name + "' to " + newSizeBytes + " bytes: "
-                        + e.getMessage(), e);
-            }
-            disk.device().capacityChanged();
-            // Exported devices (vhost-user) read the same backend: their front-ends are told too.
-            for (Export exported : exports.getOrDefault(name, List.of())) {
-                exported.device().capacityChanged();
-            }
-            // A re-attach (kp:ring) opens the backend at its new size; one sized by its storage stays so.
-            BackendSpec b = disk.spec().backend();
-            if (b.sizeBytes() != 0) {
-                disks.put(name, disk.withSpec(disk.spec().withBackend(new BackendSpec(b.kind(), b.path(), newSizeBytes,
-                        b.readOnly(), b.direct(), b.readZeroes(), b.latencyNs()))));
-            }
-            LOG.log(Level.INFO, "resized disk " + name + " from " + oldSize + " to " + newSizeBytes + " bytes");
+        AttachedDisk resized = DiskResize.resize(disk, newSizeBytes, exports.devices(name));
+        if (resized != disk) {
+            disks.put(name, resized);
         }
         return disk.info();
     }
@@ -386,9 +307,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
     private PollStatus switchPolling(String name, boolean enabled, PollParams params) {
         PollStatus status = find(name).device().setPolling(enabled, params);
         // Exported devices (vhost-user) poll with the disk's settings too.
-        for (Export exported : exports.getOrDefault(name, List.of())) {
-            exported.device().setPolling(enabled, status.params());
-        }
+        exports.devices(name).forEach(d -> d.setPolling(enabled, status.params()));
         LOG.log(Level.INFO, "disk " + name + ": polling " + (enabled ? "on" : "off") + ", poll-max-ns "
                 + status.params().maxNs() + (enabled && !status.active() ? " (no poll policy bound yet)" : ""));
         return status;
@@ -408,11 +327,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         for (AttachedDisk disk : disks.values()) {
             disk.device().setPollPolicy(policy);
         }
-        for (List<Export> list : exports.values()) {
-            for (Export exported : list) {
-                exported.device().setPollPolicy(policy);
-            }
-        }
+        exports.allDevices().forEach(d -> d.setPollPolicy(policy));
     }
 
     /**
@@ -509,7 +424,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
     }
 
     private synchronized List<VirtioBlkDevice> exportedDevices(String name) {
-        return exports.getOrDefault(name, List.of()).stream().map(Export::device).toList();
+        return exports.devices(name);
     }
 
     /** The per-queue counters of a disk's exported devices, in export order. */
@@ -546,9 +461,9 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             String name = disk.spec().name();
             TrackedLockRows.add(rows, disk.device().trackedRequests(), name);
             // Each exported device's own tracked-requests lock ("d1 export0 tracked-mutex").
-            List<Export> exported = exports.getOrDefault(name, List.of());
+            List<VirtioBlkDevice> exported = exports.devices(name);
             for (int i = 0; i < exported.size(); i++) {
-                TrackedLockRows.add(rows, exported.get(i).device().trackedRequests(), name + " export" + i);
+                TrackedLockRows.add(rows, exported.get(i).trackedRequests(), name + " export" + i);
             }
         }
         return rows;
@@ -559,8 +474,8 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
     public synchronized void resetLockStats() {
         for (AttachedDisk disk : disks.values()) {
             TrackedLockRows.reset(disk.device().trackedRequests());
-            for (Export e : exports.getOrDefault(disk.spec().name(), List.of())) {
-                TrackedLockRows.reset(e.device().trackedRequests());
+            for (VirtioBlkDevice e : exports.devices(disk.spec().name())) {
+                TrackedLockRows.reset(e.trackedRequests());
             }
         }
     }
@@ -611,7 +526,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         // Same backend, I/O threads (round-robin), tracked lock, workers and notification strategies as the disk.
         DiskSpec spec = disk.spec();
         VirtioBlkDevice device = new VirtioBlkDevice(BlkDeviceSpec.of(name, disk.backend(), spec.backend().readOnly(),
-                numQueues, spec.queueSize(), serial(spec), disk.threads())
+                numQueues, spec.queueSize(), DiskParts.serial(spec), disk.threads())
                 .withMapping(QueueMapping.of(List.of(), numQueues, disk.threads().size()))
                 .withTrackedLock(disk.device().trackedRequests().kind()).withWorkers(spec.workers()).withNotifiers(notifiers)
                 .withFilter(bindings.chainFor(name)));
@@ -622,9 +537,7 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         PollStatus polling = disk.device().pollStatus();
         device.setPollPolicy(pollPolicy);
         device.setPolling(polling.requested(), polling.params());
-        NotifierRegistry.Listener listener = device::strategiesChanged;
-        notifiers.addListener(listener);
-        exports.computeIfAbsent(name, n -> new ArrayList<>()).add(new Export(device, listener));
+        exports.addDevice(name, device);
         return device;
     }
 
@@ -636,40 +549,15 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
     public synchronized DiskPort openPort(String name, Runnable detached) {
         AttachedDisk disk = find(name);
         java.util.Objects.requireNonNull(detached, "detached");
-        DevicePort port = disk.device().openPort(detached, this::portClosed);
-        ports.computeIfAbsent(name, n -> new ArrayList<>()).add(port);
+        DiskPort port = exports.openPort(name, disk.device(), detached);
         LOG.log(Level.INFO, "disk " + name + ": port opened");
         return port;
-    }
-
-    private synchronized void portClosed(DevicePort port) {
-        List<DevicePort> list = ports.get(port.disk());
-        if (list != null) {
-            list.remove(port);
-            if (list.isEmpty()) {
-                ports.remove(port.disk());
-            }
-        }
     }
 
     /** Forgets an exported device (its transport reset it) and ends its worker pool. */
     @Override
     public synchronized void releaseExport(String name, VirtioDevice device) {
-        List<Export> list = exports.get(name);
-        if (list == null) {
-            return;
-        }
-        list.removeIf(e -> {
-            if (e.device() == device) {
-                notifiers.removeListener(e.listener());
-                e.device().close();
-                return true;
-            }
-            return false;
-        });
-        if (list.isEmpty()) {
-            exports.remove(name);
-        }
+        exports.releaseDevice(name, device);
     }
 
     /** The device of a disk, for diagnostics and tests. */
@@ -696,21 +584,6 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         } finally {
             quiescing = false;
         }
-    }
-
-    /** A memory disk's backend spec pointing at its shared-memory file, when there is shared memory. */
-    private BackendSpec sharedBytes(DiskSpec spec) {
-        BackendSpec b = spec.backend();
-        if (shared == null || !"memory".equals(b.kind()) || b.path() != null) {
-            return b;
-        }
-        return new BackendSpec(b.kind(), shared.diskFile(spec.name()).toString(), b.sizeBytes(), b.readOnly(),
-                b.direct(), b.readZeroes(), b.latencyNs());
-    }
-
-    private DiskSpec withSharedBytes(DiskSpec spec) {
-        BackendSpec b = sharedBytes(spec);
-        return b == spec.backend() ? spec : spec.withBackend(b);
     }
 
     private AttachedDisk find(String name) {
@@ -754,101 +627,6 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
         if (disks.containsKey(spec.name())) {
             throw new DiskException("a disk named '" + spec.name() + "' is already attached");
         }
-        return factoryFor(spec.backend().kind());
-    }
-
-    private BackendFactory factoryFor(String kind) {
-        Collection<BackendFactory> available = backendFactories.get();
-        TreeSet<String> kinds = new TreeSet<>();
-        if (available != null) {
-            for (BackendFactory factory : available) {
-                if (factory.kind().equals(kind)) {
-                    return factory;
-                }
-                kinds.add(factory.kind());
-            }
-        }
-        throw new DiskException("unknown backend kind '" + kind + "' (available: "
-                + (kinds.isEmpty() ? "none" : String.join(", ", kinds)) + ")");
-    }
-
-    private static BlockBackend open(BackendFactory factory, DiskSpec spec) {
-        BlockBackend backend;
-        try {
-            backend = factory.open(spec.backend());
-        } catch (DiskException e) {
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            throw new DiskException("cannot open the " + spec.backend().kind() + " backend of disk '" + spec.name()
-                    + "': " + e.getMessage(), e);
-        }
-        long size = backend.size();
-        if (size <= 0 || size % VirtioBlk.SECTOR_SIZE != 0) {
-            try {
-                backend.close();
-            } catch (IOException | RuntimeException e) {
-                LOG.log(Level.WARNING, "closing a refused backend failed", e);
-            }
-            throw new DiskException("the " + backend.kind() + " backend of disk '" + spec.name() + "' has size " + size
-                    + ", not a positive multiple of 512 bytes");
-        }
-        return backend;
-    }
-
-    private GuestMemory allocate(DiskSpec spec) {
-        try {
-            if (shared != null) {
-                return shared.mapGuestMemory(spec.name(), spec.guestMemoryBytes(), memoryFactory);
-            }
-            return memoryFactory.allocate(spec.guestMemoryBytes());
-        } catch (IOException e) {
-            throw new DiskException("cannot map the shared guest memory of disk '" + spec.name() + "': "
-                    + e.getMessage(), e);
-        } catch (RuntimeException | OutOfMemoryError e) {
-            throw new DiskException("cannot allocate " + spec.guestMemoryBytes() + " bytes of guest memory for disk '"
-                    + spec.name() + "': " + e.getMessage(), e);
-        }
-    }
-
-    private TransportInstance createTransport(DiskSpec spec, VirtioBlkDevice device, GuestMemory memory) {
-        try {
-            return transports.create(spec.transport(), device, memory);
-        } catch (RuntimeException e) {
-            throw new DiskException("cannot put disk '" + spec.name() + "' behind transport "
-                    + spec.transport().label() + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** The GET_ID answer: the spec's serial, or the first 20 characters of the (ASCII) name. */
-    private static byte[] serial(DiskSpec spec) {
-        String serial = spec.serial() != null ? spec.serial()
-                : spec.name().substring(0, Math.min(spec.name().length(), VirtioBlk.ID_BYTES));
-        return serial.getBytes(StandardCharsets.UTF_8);
-    }
-
-    /**
-     * Closes what exists, in order transport (its reset waits for in-flight requests), device (its worker
-     * pool), I/O threads, backend; collects failures.
-     */
-    private static void release(TransportInstance transport, VirtioBlkDevice device, List<IoThread> threads,
-            BlockBackend backend, List<Throwable> failures) {
-        closeCollecting(transport, failures);
-        closeCollecting(device == null ? null : device::close, failures);
-        for (IoThread thread : threads) {
-            closeCollecting(thread, failures);
-        }
-        closeCollecting(backend, failures);
-    }
-
-    /** Closes {@code resource} unless it is null; a failure is added to {@code failures}. */
-    private static void closeCollecting(AutoCloseable resource, List<Throwable> failures) {
-        if (resource == null) {
-            return;
-        }
-        try {
-            resource.close();
-        } catch (Exception e) {
-            failures.add(e);
-        }
+        return parts.factoryFor(spec.backend().kind());
     }
 }
