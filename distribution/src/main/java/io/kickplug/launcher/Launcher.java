@@ -4,12 +4,7 @@ import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,7 +15,6 @@ import org.apache.felix.framework.FrameworkFactory;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.BundleException;
-import org.osgi.framework.Constants;
 import org.osgi.framework.launch.Framework;
 
 /**
@@ -53,8 +47,6 @@ final class Launcher {
             "addcommand context ${.context}",
             "addcommand system (((${.context} bundles) 0) loadclass java.lang.System)",
             "e = { $exception printStackTrace }");
-    /** System properties with these prefixes are passed on as framework properties. */
-    private static final List<String> PASSED_PREFIXES = List.of("felix.", "org.osgi.", "gosh.", "ds.");
 
     private final Options options;
     private final Path felixHome;
@@ -75,13 +67,9 @@ final class Launcher {
     /** Opened when {@link #startLater} is done (at once when nothing waits): control-socket sessions wait for it. */
     private final java.util.concurrent.CountDownLatch laterStarted = new java.util.concurrent.CountDownLatch(1);
     private Path pidfile;
-    private Path cacheDir;
-    private boolean temporaryCache;
-    /** The persistent bundle cache, or {@code null} (a temporary cache or {@code --cache}). */
-    private StateDir state;
+    /** The bundle cache and configurations: a state folder, {@code --cache DIR} or a temporary cache. */
+    private final FrameworkStorage storage;
     private boolean shutDown;
-    /** A daemon with a state folder sweeps stale temporary files after it is ready ({@link #startLater}). */
-    private boolean sweepLater;
     /** Set when shutdown begins; failures after it are the shutdown's doing (SIGTERM), not the user's. */
     private volatile boolean stopping;
 
@@ -90,12 +78,13 @@ final class Launcher {
         this.felixHome = felixHome;
         this.out = out;
         this.err = err;
+        this.storage = new FrameworkStorage(options, felixHome, err);
     }
 
     /** Runs to the end and returns the exit status; the framework is stopped and a temporary cache deleted. */
     int run() {
         try {
-            List<String> statements = loadStatements(options, labels);
+            List<String> statements = StatementSources.load(options, labels);
             boot(statements);
             if (options.interactive()) {
                 framework.waitForStop(0);
@@ -161,17 +150,7 @@ final class Launcher {
                     Thread.currentThread().interrupt();
                 }
             }
-            if (temporaryCache && cacheDir != null) {
-                deleteTree(cacheDir);
-            }
-            if (state != null) {
-                try {
-                    state.resetConfig();
-                } catch (IOException e) {
-                    err.println("warning: could not delete " + state.config() + ": " + Errors.message(e));
-                }
-                state.close();
-            }
+            storage.close();
         }
     }
 
@@ -241,53 +220,6 @@ final class Launcher {
         }
     }
 
-    static List<String> loadStatements(Options options) throws StartupException {
-        return loadStatements(options, new HashMap<>());
-    }
-
-    /**
-     * The statements to run, in command-line order; {@code labels} receives, for each statement made from a
-     * qemu-storage-daemon option ({@link Qsd}), that option as written (its failure names it).
-     */
-    static List<String> loadStatements(Options options, Map<String, String> labels) throws StartupException {
-        List<String> statements = new ArrayList<>();
-        Qsd qsd = new Qsd();
-        for (Options.Source source : options.sources()) {
-            if (source instanceof Options.Source.QsdOption q) {
-                try {
-                    Qsd.Statement statement = qsd.translate(q.option(), q.value());
-                    if (statement != null) {
-                        statements.add(statement.text());
-                        labels.put(statement.text(), statement.label());
-                    }
-                } catch (Qsd.QsdException e) {
-                    throw new StartupException(e.getMessage(), e);
-                }
-            } else if (source instanceof Options.Source.Command c) {
-                statements.addAll(Statements.split(c.text()));
-            } else if (source instanceof Options.Source.Script s) {
-                try {
-                    statements.addAll(Statements.script(Files.readAllLines(s.file(), StandardCharsets.UTF_8)));
-                } catch (NoSuchFileException e) {
-                    throw new StartupException("no such script: " + s.file(), e);
-                } catch (IOException | UncheckedIOException e) {
-                    throw new StartupException("cannot read script " + s.file() + ": " + Errors.message(e), e);
-                }
-            } else if (source instanceof Options.Source.Demo) {
-                try (InputStream in = Launcher.class.getResourceAsStream(DEMO)) {
-                    if (in == null) {
-                        throw new StartupException("the demo script is missing from the launcher jar", null);
-                    }
-                    String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-                    statements.addAll(Statements.script(text.lines().toList()));
-                } catch (IOException e) {
-                    throw new StartupException("cannot read the demo script: " + Errors.message(e), e);
-                }
-            }
-        }
-        return statements;
-    }
-
     private void boot(List<String> statements) throws StartupException, InterruptedException {
         boolean lazy = options.daemon() && !Boolean.getBoolean("kickplug.daemon.eager");
         java.util.Set<String> words = LazyStart.words(statements);
@@ -298,7 +230,8 @@ final class Launcher {
         } catch (IOException e) {
             throw new StartupException("cannot read the bundle set: " + Errors.message(e), e);
         }
-        Map<String, String> config = frameworkConfig(jars);
+        Map<String, String> config = storage.frameworkConfig(jars);
+        StateDir state = storage.state();
         phase("state opened");
         // From a reusable cache, what the jars say comes from the facts kept with it; otherwise from the jars.
         BundleFacts.Facts facts = state != null && state.reusable()
@@ -490,7 +423,7 @@ final class Launcher {
         } finally {
             laterStarted.countDown();
         }
-        if (sweepLater) {
+        if (storage.sweepLater()) {
             // Housekeeping a daemon does after it is ready: folders and files left by killed processes.
             for (String warning : TempFiles.sweep(Path.of(System.getProperty("java.io.tmpdir")), Path.of("/dev/shm"))) {
                 err.println("warning: " + warning);
@@ -533,154 +466,6 @@ final class Launcher {
             String name = jar != null ? jar.symbolicName() : bundle.getSymbolicName();
             throw new StartupException("cannot start " + name + ": " + Errors.message(e), e);
         }
-    }
-
-    private Map<String, String> frameworkConfig(List<Path> jars) throws StartupException {
-        Map<String, String> config = new HashMap<>();
-        for (String key : System.getProperties().stringPropertyNames()) {
-            if (PASSED_PREFIXES.stream().anyMatch(key::startsWith)) {
-                config.put(key, System.getProperty(key));
-            }
-        }
-        if (options.cache() == null) {
-            state = openState(jars);
-        }
-        if (state != null) {
-            if (options.daemon()) {
-                sweepLater = true; // not on the way to ready
-            } else {
-                for (String warning : TempFiles.sweep(Path.of(System.getProperty("java.io.tmpdir")),
-                        Path.of("/dev/shm"))) {
-                    err.println("warning: " + warning);
-                }
-            }
-            if (System.getProperty(TempFiles.JUNIXSOCKET_TMPDIR) == null) {
-                try {
-                    Files.createDirectories(state.nativeDir());
-                } catch (IOException e) {
-                    throw new StartupException("cannot use the state directory " + state.dir() + ": "
-                            + Errors.message(e), e);
-                }
-                System.setProperty(TempFiles.JUNIXSOCKET_TMPDIR, state.nativeDir().toString());
-            }
-            config.put(Constants.FRAMEWORK_STORAGE, state.felixStorage().toString());
-            if (!state.reusable()) {
-                config.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
-            }
-            // SCR keeps the parsed component descriptions in the cache (keyed by bundle id and install time).
-            config.putIfAbsent("ds.cache.metadata", "true");
-            // The disks and exports: kept in a state folder named by --state (a restart serves them again, with
-            // their settings); in a daemon's default folder (a cache) emptied at start and exit.
-            config.putIfAbsent("felix.cm.dir", state.config().toString());
-            if (state.keepsConfig()) {
-                // kp:install keeps plugin jars here; installed and started again below at every start.
-                config.putIfAbsent(Plugins.DIR_PROPERTY, state.plugins().toString());
-            }
-        } else {
-            try {
-                if (options.cache() != null) {
-                    cacheDir = options.cache().toAbsolutePath();
-                    Files.createDirectories(cacheDir);
-                } else {
-                    cacheDir = TempFiles.createCache(err); // also removes what killed launchers left behind
-                    temporaryCache = true;
-                }
-            } catch (IOException e) {
-                throw new StartupException("cannot create the Felix cache directory: " + Errors.message(e), e);
-            }
-            // The bundle cache in DIR/felix (for a temporary cache, beside the lock and pid files of TempFiles).
-            config.put(Constants.FRAMEWORK_STORAGE, TempFiles.felixStorage(cacheDir));
-            // The launcher installs the bundle set itself on every run, so old cache contents must not linger.
-            config.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
-            // ... but ConfigAdmin's configurations (every attached disk is one) live beside the bundle cache, so
-            // that a runtime started again with the same --cache DIR attaches the same disks.
-            config.putIfAbsent("felix.cm.dir", cacheDir.resolve("config").toString());
-        }
-        if (options.daemon()) {
-            // Resolving 18 bundles gains nothing from a pool, whose threads would idle for the daemon's life.
-            config.putIfAbsent("felix.resolver.parallelism", "1");
-        }
-        if (!options.interactive()) {
-            // No console: gosh neither reads stdin nor stops the framework at end of input.
-            config.put("gosh.args", "--nointeractive");
-        }
-        return config;
-    }
-
-    /**
-     * The persistent bundle cache: {@code --state DIR}, or for a daemon without {@code --state} the default one
-     * ({@link #defaultState}), which falls back to a temporary cache when it cannot be made or another daemon uses it.
-     */
-    private StateDir openState(List<Path> bundleJars) throws StartupException {
-        Path dir = options.state();
-        boolean explicit = dir != null;
-        if (Options.NO_STATE.equals(dir) || (!explicit && !options.daemon())) {
-            return null;
-        }
-        if (!explicit) {
-            dir = defaultState(felixHome, System.getenv());
-            if (dir == null) {
-                return null;
-            }
-        }
-        List<Path> jars = new ArrayList<>(bundleJars);
-        jars.addAll(runtimeJars());
-        try {
-            StateDir opened = StateDir.open(dir, jars, explicit);
-            if (opened == null) {
-                if (explicit) {
-                    throw new StartupException("the state directory " + dir + " is in use by another process", null);
-                }
-                Path busy = dir;
-                LOG.fine(() -> "the bundle cache " + busy + " is in use by another process: a temporary one instead");
-            }
-            return opened;
-        } catch (IOException e) {
-            if (explicit) {
-                throw new StartupException("cannot use the state directory " + dir + ": " + Errors.message(e), e);
-            }
-            Path failed = dir;
-            LOG.fine(() -> "cannot use the bundle cache " + failed + " (" + Errors.message(e) + "): a temporary one instead");
-            return null;
-        }
-    }
-
-    /**
-     * A daemon's default bundle cache: {@code $XDG_STATE_HOME/kickplug/felix-HASH} (else
-     * {@code $HOME/.local/state/...}), HASH of the distribution's folder, so that two installed distributions do not
-     * throw each other's cache away; {@code null} without either variable.
-     */
-    static Path defaultState(Path felixHome, Map<String, String> env) {
-        String xdg = env.get("XDG_STATE_HOME");
-        Path base;
-        if (xdg != null && xdg.startsWith("/")) {
-            base = Path.of(xdg);
-        } else if (env.get("HOME") != null && env.get("HOME").startsWith("/")) {
-            base = Path.of(env.get("HOME"), ".local", "state");
-        } else {
-            return null;
-        }
-        String home = felixHome.toAbsolutePath().normalize().toString();
-        return base.resolve("kickplug").resolve("felix-" + Integer.toHexString(home.hashCode()));
-    }
-
-    /** The framework jar and the launcher's own jar (or classes folder), which the cache depends on too. */
-    private static List<Path> runtimeJars() {
-        List<Path> jars = new ArrayList<>();
-        for (Class<?> c : List.of(FrameworkFactory.class, Launcher.class)) {
-            java.security.CodeSource source = c.getProtectionDomain().getCodeSource();
-            if (source != null && source.getLocation() != null) {
-                try {
-                    Path p = Path.of(source.getLocation().toURI());
-                    if (Files.isRegularFile(p)) {
-                        jars.add(p);
-                    }
-                } catch (java.net.URISyntaxException | IllegalArgumentException e) {
-                    // not a file: nothing to compare
-                }
-            }
-        }
-        return jars;
     }
 
     /** Runs the statements in one session; false after the first failure (already reported). */
@@ -730,17 +515,6 @@ final class Launcher {
             failure.printStackTrace(err);
         }
         err.flush();
-    }
-
-    private void deleteTree(Path root) {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try {
-            FileTree.delete(root);
-        } catch (IOException | UncheckedIOException e) {
-            err.println("warning: could not delete " + root + ": " + Errors.message(e));
-        }
     }
 
     /** A startup failure whose message is already the line to print. */

@@ -47,7 +47,7 @@ public final class Main {
             // Client mode: no Felix at all, so a readiness check or a one-off command starts fast.
             java.util.List<String> statements;
             try {
-                statements = Launcher.loadStatements(options);
+                statements = StatementSources.load(options);
             } catch (Launcher.StartupException e) {
                 exit(err, e.getMessage(), 1);
                 return;

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 class QsdTest {
 
     private static List<String> statements(String... args) throws Exception {
-        return Launcher.loadStatements(Options.parse(args));
+        return StatementSources.load(Options.parse(args));
     }
 
     private static String error(String... args) {
@@ -88,7 +88,7 @@ class QsdTest {
         assertEquals("kp:disks", s.get(0));
         assertEquals("echo after", s.get(2));
         Map<String, String> labels = new HashMap<>();
-        Launcher.loadStatements(Options.parse("--blockdev", "null-co,node-name=n"), labels);
+        StatementSources.load(Options.parse("--blockdev", "null-co,node-name=n"), labels);
         assertEquals(List.of("--blockdev null-co,node-name=n"), new ArrayList<>(labels.values()));
     }
 

@@ -173,16 +173,16 @@ class StateDirTest {
     @Test
     void defaultStateFollowsXdgThenHome() {
         Path felix = Path.of("/opt/kickplug/felix");
-        Path xdg = Launcher.defaultState(felix, Map.of("XDG_STATE_HOME", "/x/state", "HOME", "/home/u"));
-        Path home = Launcher.defaultState(felix, Map.of("HOME", "/home/u"));
+        Path xdg = FrameworkStorage.defaultState(felix, Map.of("XDG_STATE_HOME", "/x/state", "HOME", "/home/u"));
+        Path home = FrameworkStorage.defaultState(felix, Map.of("HOME", "/home/u"));
         assertEquals(Path.of("/x/state/kickplug"), xdg.getParent());
         assertEquals(Path.of("/home/u/.local/state/kickplug"), home.getParent());
         assertEquals(xdg.getFileName(), home.getFileName(), "named after the distribution's folder");
         assertFalse(xdg.getFileName().equals(
-                Launcher.defaultState(Path.of("/srv/kp/felix"), Map.of("HOME", "/h")).getFileName()),
+                FrameworkStorage.defaultState(Path.of("/srv/kp/felix"), Map.of("HOME", "/h")).getFileName()),
                 "two distributions, two caches");
-        assertEquals(home, Launcher.defaultState(felix, Map.of("XDG_STATE_HOME", "relative", "HOME", "/home/u")),
+        assertEquals(home, FrameworkStorage.defaultState(felix, Map.of("XDG_STATE_HOME", "relative", "HOME", "/home/u")),
                 "a relative XDG_STATE_HOME is ignored, as the XDG specification says");
-        assertNull(Launcher.defaultState(felix, Map.of()));
+        assertNull(FrameworkStorage.defaultState(felix, Map.of()));
     }
 }
