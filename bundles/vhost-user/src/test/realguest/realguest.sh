@@ -66,6 +66,8 @@ prepare() {
         local kver
         kver=$(ls "$cache/deb/root/lib/modules" | head -1)
         cp "$cache/deb/root/boot/vmlinuz-$kver" "$cache/vmlinuz"
+        # The kernel's symbols, for reading a stalled guest's instruction pointers (QEMU's monitor) with nokaslr.
+        cp "$cache/deb/root/boot/System.map-$kver" "$cache/System.map" 2>/dev/null || true
         mkdir -p "$cache/modules"
         for m in virtio/virtio_ring virtio/virtio virtio/virtio_pci_modern_dev virtio/virtio_pci_legacy_dev \
                  virtio/virtio_pci block/virtio_blk; do
@@ -158,6 +160,9 @@ run() {
     # loop) then fails and it panics with "IO-APIC + timer doesn't work!" (seen here in 1 of 4 boots with both
     # cores busy). no_timer_check skips that check: QEMU's timer is known to work.
     local timing="no_timer_check"
+    # RG_APPEND: more kernel parameters (a test that reads a stalled guest's registers passes nokaslr, so that the
+    # addresses match CACHE/System.map).
+    [ -z "${RG_APPEND:-}" ] || timing="$timing $RG_APPEND"
     echo "RG: booting (queues=$queues event_idx=$eventidx poll_queues=$pollq queue_size=$qsize packed=$packed smp=$smp ${accel[*]})"
     # This run's initrd copy is removed by a later run (after 10 minutes).
     exec qemu-system-x86_64 -nodefaults -no-user-config -machine q35 "${accel[@]}" -smp "$smp" -m "$mem" \

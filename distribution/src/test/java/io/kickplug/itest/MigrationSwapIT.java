@@ -68,6 +68,8 @@ class MigrationSwapIT {
     private Path image;
     private final List<Daemon> daemons = new ArrayList<>();
     private final List<OutputProcess> qemus = new ArrayList<>();
+    /** QEMU's view of a stalled guest ({@link #stalledState}), kept with the logs; null without a timeout. */
+    private String stall;
 
     @BeforeEach
     void prepare() throws Exception {
@@ -100,7 +102,7 @@ class MigrationSwapIT {
         }
         Path qmpPath = work.resolve("qmp0.sock");
         OutputProcess source = RealGuestOutput.boot("migswap-src", guestCommand(a, qmpPath, null),
-                java.util.Map.of("RG_MONITOR", monitor(0).toString())).guest();
+                guestEnv(0)).guest();
         qemus.add(source);
         assertTrue(source.awaitLine("RG-FIO-BEGIN", STEP_SECONDS), () -> "fio did not start:\n" + source.text());
         awaitWrites(a);
@@ -118,7 +120,7 @@ class MigrationSwapIT {
                 Path destQmpPath = work.resolve("qmp" + i + ".sock");
                 int destConnects = there.count("front-end connected");
                 OutputProcess dest = OutputProcess.start("migswap-dst" + i, guestCommand(there, destQmpPath,
-                        "unix:" + migration), java.util.Map.of("RG_MONITOR", monitor(i).toString()));
+                        "unix:" + migration), guestEnv(i));
                 qemus.add(dest);
                 Daemon to = there;
                 awaitTrue(() -> Files.exists(destQmpPath) && Files.exists(migration)
@@ -234,6 +236,9 @@ class MigrationSwapIT {
             for (int i = 0; i < qemus.size(); i++) {
                 Files.writeString(dir.resolve("qemu" + i + ".log"), qemus.get(i).text());
             }
+            if (stall != null) {
+                Files.writeString(dir.resolve("stall.txt"), stall);
+            }
         } catch (IOException | RuntimeException e) {
             System.err.println("MigrationSwapIT: logs not kept: " + e);
         }
@@ -322,12 +327,24 @@ class MigrationSwapIT {
 
     private void awaitTrue(BooleanSupplier condition, long seconds, String what, Daemon d) {
         if (!waitFor(condition, seconds, d)) {
-            fail("timed out after " + seconds + " s waiting until " + what + "\n" + report(null) + stalledState());
+            stall = stalledState();
+            fail("timed out after " + seconds + " s waiting until " + what + "\n" + report(null) + stall);
         }
     }
 
     private Path monitor(int qemu) {
         return work.resolve("mon" + qemu + ".sock");
+    }
+
+    /**
+     * The harness's environment for QEMU {@code qemu}: its monitor socket, and nokaslr (see {@link #cpuState}) plus
+     * the kernel parameters of {@code kickplug.migration.swap.append} (e.g. {@code ignore_loglevel}: every kernel
+     * message on the console, warnings with their stacks included).
+     */
+    private java.util.Map<String, String> guestEnv(int qemu) {
+        String more = System.getProperty("kickplug.migration.swap.append", "").trim();
+        return java.util.Map.of("RG_MONITOR", monitor(qemu).toString(), "RG_APPEND",
+                "nokaslr" + (more.isEmpty() ? "" : " " + more));
     }
 
     /** QEMU's view of each virtqueue and vhost queue of every QEMU still running (its monitor); never throws. */
@@ -347,6 +364,7 @@ class MigrationSwapIT {
                         b.append(monitorCommand(monitor(q), "info virtio-vhost-queue-status " + m.group(1) + " " + vq));
                     }
                 }
+                b.append(cpuState(monitor(q)));
             } catch (Exception e) {
                 b.append("(QEMU ").append(q).append(" monitor: ").append(e).append(")\n");
             }
@@ -354,18 +372,60 @@ class MigrationSwapIT {
         return b.toString();
     }
 
-    /** One command on QEMU's human monitor; its output up to the next prompt (10 s at most). */
-    private static String monitorCommand(Path monitor, String command) throws Exception {
+    /**
+     * Where each vCPU is: its instruction pointer and flags three times 300 ms apart (a vCPU that spins shows the
+     * same function each time; {@code HLT=1} is an idle one), then its registers, the instructions at its
+     * instruction pointer and the top of its stack, with every kernel text address named from the harness's
+     * System.map (the guests boot with nokaslr). A soft lockup report names only the task; this names the function
+     * and its callers. Never throws.
+     */
+    private String cpuState(Path monitor) {
+        StringBuilder b = new StringBuilder();
+        try {
+            List<String> cpus = new ArrayList<>();
+            Matcher c = Pattern.compile("CPU #(\\d+)").matcher(monitorCommand(monitor, "info cpus"));
+            while (c.find()) {
+                cpus.add(c.group(1));
+            }
+            for (int i = 0; i < 3; i++) {
+                for (String cpu : cpus) {
+                    // One connection: "cpu N" selects the vCPU the next commands read.
+                    b.append("sample ").append(i).append(", CPU ").append(cpu).append(": ")
+                            .append(monitorCommand(monitor, "cpu " + cpu, "info registers").lines()
+                                    .filter(l -> l.startsWith("RIP") || l.startsWith("EFL"))
+                                    .collect(Collectors.joining(" | "))).append('\n');
+                }
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(300)); // spacing of samples, not a wait
+            }
+            for (String cpu : cpus) {
+                String regs = monitorCommand(monitor, "cpu " + cpu, "info registers", "x/8i $pc", "x/96gx $sp");
+                b.append(regs.lines().filter(l -> !l.startsWith("ES ") && !l.startsWith("CS ")
+                        && !l.startsWith("SS ") && !l.startsWith("DS ") && !l.startsWith("FS ")
+                        && !l.startsWith("GS ") && !l.startsWith("FPR") && !l.startsWith("XMM")
+                        && !l.startsWith("YMM")).collect(Collectors.joining("\n", "", "\n")));
+            }
+        } catch (Exception e) {
+            b.append("(monitor: ").append(e).append(")\n");
+        }
+        return KernelSymbols.annotate(b.toString(), harness.cache().resolve("System.map"));
+    }
+
+    /** Commands on QEMU's human monitor, in one connection; each one's output up to the next prompt (10 s at most). */
+    private static String monitorCommand(Path monitor, String... commands) throws Exception {
         try (SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(monitor))) {
             ch.configureBlocking(false);
+            StringBuilder all = new StringBuilder();
             StringBuilder out = new StringBuilder();
             readToPrompt(ch, out);
-            out.setLength(0);
-            ch.write(ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.US_ASCII)));
-            readToPrompt(ch, out);
-            String text = out.toString().replace("\r", "");
-            text = text.substring(text.indexOf('\n') + 1).replace("(qemu) ", "");
-            return "(qemu) " + command + "\n" + text;
+            for (String command : commands) {
+                out.setLength(0);
+                ch.write(ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.US_ASCII)));
+                readToPrompt(ch, out);
+                String text = out.toString().replace("\r", "");
+                text = text.substring(text.indexOf('\n') + 1).replace("(qemu) ", "");
+                all.append("(qemu) ").append(command).append('\n').append(text);
+            }
+            return all.toString();
         }
     }
 

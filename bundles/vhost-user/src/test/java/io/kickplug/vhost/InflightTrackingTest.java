@@ -209,6 +209,87 @@ class InflightTrackingTest extends ExportedDiskFixture {
         assertEquals(3, area.getShort(14), "used_idx follows the used ring");
     }
 
+    /**
+     * GET_VRING_BASE is the stop point of a live migration (vhost-user.rst "Migration"): its reply becomes the
+     * destination's last_avail_idx, and mainline QEMU does not migrate the inflight area, so the destination's
+     * back-end starts on a fresh one. Requests the recovery put back and the device has not taken again yet are
+     * counted in that index (the available ring continues after them) but were never completed: the destination
+     * would never see them and the guest would wait for them for ever. So the stop lets the device take and
+     * complete them first. Ordered deterministically: the disk's only I/O thread is held busy from before the
+     * queue restarts until GET_VRING_BASE is waiting on the session thread.
+     */
+    @Test
+    void getVringBaseCompletesTheRequestsARestartedBackEndHadStillToResubmit() throws Exception {
+        client.negotiate(wanted());
+        ByteBuffer area = getInflight(2);
+        setInflight(2);
+        Queue q = client.startQueue(0, 0, false);
+        client.writeReadVerify(q, 8, (byte) 0x11, true);
+        assertEquals(2, client.stopQueue(0));
+        // Three writes a back-end took and died with (recorded in the area as in the test above).
+        byte[][] patterns = {fill((byte) 0xb1), fill((byte) 0xb2), fill((byte) 0xb3)};
+        for (int k = 0; k < 3; k++) {
+            client.memory.write(client.dataAddress(2 + k), patterns[k], 0, 4096);
+            client.submit(q, 2 + k, VirtioBlk.T_OUT, 64 + 8 * k, 4096);
+            int head = availEntry(0, 2 + k);
+            area.putLong(descOffset(head) + 8, 10 + k);
+            area.put(descOffset(head), (byte) 1);
+        }
+        client.disconnect();
+        assertTrue(disk.server.awaitNoFrontend(10, TimeUnit.SECONDS));
+        client.reconnect(disk.server.socketPath());
+        client.negotiate(wanted());
+        setInflight(2);
+
+        java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        disk.ioThread(0).execute(() -> {
+            busy.countDown();
+            try {
+                release.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertTrue(busy.await(10, TimeUnit.SECONDS), "the I/O thread is held");
+        java.util.concurrent.atomic.AtomicInteger base = new java.util.concurrent.atomic.AtomicInteger(-1);
+        java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread stopping;
+        try {
+            client.restartQueue(0, 2, false); // recovers the three heads; the I/O thread cannot take them yet
+            stopping = new Thread(() -> {
+                try {
+                    base.set(client.stopQueue(0));
+                } catch (Throwable t) {
+                    failed.set(t);
+                }
+            }, "test-get-vring-base");
+            stopping.start();
+            // Inside GET_VRING_BASE: waiting for the recovered requests to be taken, or (without that wait) in the
+            // device reset's wait for the I/O thread.
+            io.kickplug.virtio.testkit.Await.await(() -> io.kickplug.vhost.testsupport.SessionThreads.waitsIn(
+                    "kickplug-vhost-inf-session2", java.util.Set.of("BackendDevice.awaitResubmitted",
+                    "VirtioBlkDevice$Active.stop")), java.time.Duration.ofSeconds(10),
+                    "the session thread to wait inside GET_VRING_BASE");
+        } finally {
+            release.countDown();
+        }
+        stopping.join(20_000);
+        assertTrue(!stopping.isAlive() && failed.get() == null, "GET_VRING_BASE answered: " + failed.get());
+        assertEquals(5, base.get(), "two used before the restart, three taken by the dead back-end");
+        assertEquals(5, usedIdx(0), "the three put back were completed before GET_VRING_BASE answered: a migration's"
+                + " destination starts at index 5 and would never see them otherwise");
+        for (int k = 0; k < 3; k++) {
+            assertEquals(VirtioBlk.S_OK, client.status(2 + k));
+            ByteBuffer stored = ByteBuffer.allocate(4096);
+            disk.backend.read((64 + 8 * k) * 512L, new ByteBuffer[] {stored});
+            assertArrayEquals(patterns[k], stored.array(), "write " + k + " reached the disk");
+        }
+        for (int i = 0; i < FrontendClient.QUEUE_SIZE; i++) {
+            assertEquals(0, area.get(descOffset(i)), "descriptor " + i + " no longer in flight");
+        }
+    }
+
     @Test
     void malformedInflightMessagesAreRefused() throws Exception {
         // Before SET_PROTOCOL_FEATURES: INFLIGHT_SHMFD is not negotiated.

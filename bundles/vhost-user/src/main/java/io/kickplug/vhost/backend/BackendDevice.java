@@ -321,12 +321,14 @@ final class BackendDevice implements DeviceSignals, Closeable {
      * for the destination to resubmit: mainline QEMU does not migrate the inflight area, so a destination's
      * back-end would never see them, and the destination's QEMU makes a fresh area for its own back-end. Completing
      * them is what loses no write across a live migration, and the inflight area stays consistent (nothing in
-     * flight) for a front-end that keeps it. A reset that gives up after its timeout (a backend request that hangs)
-     * is logged as an error: that request may still write after the reply.
+     * flight) for a front-end that keeps it. So are the requests a restart recovered from the inflight area and
+     * the device has not taken again yet ({@link #awaitResubmitted}). A reset that gives up after its timeout (a
+     * backend request that hangs) is logged as an error: that request may still write after the reply.
      */
     int stopRing(int index) {
         Vring r = rings[index];
         if (r.view != null) {
+            awaitResubmitted();
             stopDevice();
         }
         r.started = false;
@@ -342,6 +344,37 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
         reconcile();
         return base;
+    }
+
+    /** How long a GET_VRING_BASE stop waits for the device to take the requests the inflight recovery put back. */
+    private static final long RESUBMIT_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+
+    /**
+     * Before a GET_VRING_BASE stop: lets the device take again the requests a restart recovered from the inflight
+     * area and has not handed out yet, so that the reset that follows completes them. The stop's index counts
+     * them as taken (the available ring continues after them), and a live migration's destination starts there on
+     * a fresh inflight area (QEMU does not migrate it): requests still waiting to be resubmitted would be lost, and
+     * the guest would wait for them for ever. Each such queue is notified (its drain takes the recovered entries
+     * first), then this (the message thread) waits, bounded, until none is left.
+     */
+    private void awaitResubmitted() {
+        long deadline = System.nanoTime() + RESUBMIT_WAIT_NANOS;
+        for (Vring r : rings) {
+            ForwardingInflightQueue q = RingViews.inflightView(r);
+            if (q == null || q.resubmitPending() == 0) {
+                continue;
+            }
+            device.queueNotify(r.index);
+            while (q.resubmitPending() > 0 && !needsReset && System.nanoTime() - deadline < 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(1));
+            }
+            if (q.resubmitPending() > 0) {
+                LOG.log(Level.ERROR, "vhost-user " + name + ": queue " + r.index + " stopped (GET_VRING_BASE) with "
+                        + q.resubmitPending() + " requests of an earlier back-end not resubmitted yet"
+                        + (needsReset ? " (the device needs a reset)" : "") + ": a live migration's destination"
+                        + " would not see them");
+            }
+        }
     }
 
     // Inflight I/O tracking.

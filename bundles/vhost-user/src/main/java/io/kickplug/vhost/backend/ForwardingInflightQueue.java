@@ -1,5 +1,6 @@
 package io.kickplug.vhost.backend;
 
+import io.kickplug.api.virtio.AvailEventMode;
 import io.kickplug.api.virtio.DeviceQueue;
 import java.util.ArrayDeque;
 
@@ -13,12 +14,30 @@ abstract class ForwardingInflightQueue implements DeviceQueue {
 
     /** The ring this queue records in the inflight area. */
     final DeviceQueue queue;
-    /** Heads (split) or buffer IDs (packed) the recovery hands out again first, oldest first. */
+    /** Heads (split) or head entries (packed) the recovery hands out again first, oldest first; through {@link #nextResubmit}. */
     final ArrayDeque<Integer> resubmit;
+    /** {@code resubmit.size()}, readable from the message thread while the queue runs ({@link #resubmitPending}). */
+    private volatile int resubmitLeft;
 
     ForwardingInflightQueue(DeviceQueue queue, ArrayDeque<Integer> resubmit) {
         this.queue = queue;
         this.resubmit = resubmit;
+        this.resubmitLeft = resubmit.size();
+    }
+
+    /** Adds an entry to hand out again (the packed recovery's, before the queue starts). */
+    void addResubmit(int entry) {
+        resubmit.add(entry);
+        resubmitLeft = resubmit.size();
+    }
+
+    /** Takes the next entry to hand out again, or {@code null}; the queue's I/O thread. */
+    Integer nextResubmit() {
+        Integer e = resubmit.poll();
+        if (e != null) {
+            resubmitLeft = resubmit.size();
+        }
+        return e;
     }
 
     /** One element as a batch of one: recorded, then published with its used index (see {@link #publishUsed}). */
@@ -49,6 +68,16 @@ abstract class ForwardingInflightQueue implements DeviceQueue {
         queue.disableNotification();
     }
 
+    /**
+     * Passed on: the ring publishes avail_event (section 2.7.10) as the device configured it. Without this the
+     * interface's default ignored the mode, and a queue tracked in the inflight area kept
+     * {@link AvailEventMode#ENABLE} whatever the device asked.
+     */
+    @Override
+    public void setAvailEventMode(AvailEventMode mode) {
+        queue.setAvailEventMode(mode);
+    }
+
     @Override
     public int nextAvail() {
         return queue.nextAvail();
@@ -64,8 +93,11 @@ abstract class ForwardingInflightQueue implements DeviceQueue {
         return queue.isBroken();
     }
 
-    /** Entries the recovery put back and not yet taken again. */
+    /**
+     * Entries the recovery put back and the device has not taken again yet; any thread (the message thread reads
+     * it while the queue runs, before a GET_VRING_BASE stop).
+     */
     int resubmitPending() {
-        return resubmit.size();
+        return resubmitLeft;
     }
 }

@@ -145,7 +145,7 @@ final class InflightQueue extends ForwardingInflightQueue {
 
     @Override
     public DescriptorChain pop() {
-        Integer again = resubmit.poll();
+        Integer again = nextResubmit();
         if (again != null) {
             // Its counter and inflight flag are still in the area from the previous back-end.
             return queue.popHead(again);

@@ -89,7 +89,7 @@ final class PackedInflightQueue extends ForwardingInflightQueue {
         Arrays.fill(entryOf, -1);
         this.pending = new int[size];
         for (int e : recovery.resubmit()) {
-            resubmit.add(e);
+            addResubmit(e);
         }
         this.counter = recovery.nextCounter();
     }
@@ -333,7 +333,7 @@ final class PackedInflightQueue extends ForwardingInflightQueue {
         }
         int id = chain.head();
         int n = distance(before, queue.nextAvail(), size);
-        Integer again = resubmit.poll();
+        Integer again = nextResubmit();
         if (again != null) {
             // Put back by the recovery: still recorded under its entry, with its first counter.
             if (area.num(again) != n || area.id(area.last(again)) != id) {

@@ -80,6 +80,12 @@ final class RingViews {
         return runningNow;
     }
 
+    /** The inflight-tracking queue inside {@code r}'s running view (under the dirty log's), or {@code null}. */
+    static ForwardingInflightQueue inflightView(Vring r) {
+        DeviceQueue inner = r.view instanceof LoggedQueue lq ? lq.wrapped() : r.view;
+        return inner instanceof ForwardingInflightQueue q ? q : null;
+    }
+
     /** After the device reset: saves the stopped view's positions in {@code r} for the next start. */
     static void saveStopped(Vring r) {
         r.nextAvail = r.view.nextAvail();

@@ -50,6 +50,11 @@ public final class ExportedDisk implements AutoCloseable {
         return new ExportedDisk(name, new MemoryBackend(bytes, false), numQueues, ioThreads, dir.resolve("vhost.sock"));
     }
 
+    /** The disk's I/O thread {@code i} (a test may hold it busy to order its steps). */
+    public IoThread ioThread(int i) {
+        return threads.get(i);
+    }
+
     /** A front-end connected to this disk's socket, its guest memory in {@code memoryFile}. */
     public FrontendClient connect(Path memoryFile) throws IOException {
         return new FrontendClient(server.socketPath(), memoryFile);
