@@ -9,6 +9,7 @@
 #   qemu-system-x86_64, fio, busybox-static the real-guest tests boot a Linux guest with fio in its initramfs
 #   ceph-mon, ceph-osd, ceph-mgr,          the RBD backend's tests start a one-node Ceph cluster
 #   ceph-common (rbd), librbd1              (scripts/micro-ceph.sh) and reach it through librbd
+#   qemu-block-extra                        qemu-storage-daemon's rbd driver, beside kickplugd's (QsdCommandLineIT)
 #
 # As root, what is missing is installed with apt-get. Otherwise the script prints one line naming the packages
 # and exits 2. `-Dkickplug.prerequisites.skip=true` (or -DskipTests) leaves the check out.
@@ -42,6 +43,7 @@ need ceph-osd 'command -v ceph-osd'
 need ceph-mgr 'command -v ceph-mgr'
 need ceph-common 'command -v rbd' 'command -v ceph'
 need librbd1 'ldconfig -p | grep -q "librbd\.so\.1 "'
+need qemu-block-extra 'ls /usr/lib/*/qemu/block-rbd.so'
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 

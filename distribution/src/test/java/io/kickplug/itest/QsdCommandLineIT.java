@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kickplug.rbd.MicroCeph;
 import io.kickplug.vhost.frontend.FrontendClient;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * {@code kickplugd} given qemu-storage-daemon's command line, beside qemu-storage-daemon 7.2 given the same one: the
@@ -38,8 +40,10 @@ import org.junit.jupiter.api.Test;
  * same with {@code addr.type=fd,addr.str=N} on a listening socket the parent made (python3 binds it and execs the
  * daemon with it inherited); SIGTERM ends it with status 0, its socket and pid file gone; {@code --daemonize}
  * returns once ready; a QMP monitor from {@code --chardev}/{@code --monitor} takes {@code quit}; bad input gives one
- * line and status 1 with nothing left, where QSD fails too.
+ * line and status 1 with nothing left, where QSD fails too. An RBD image of the test cluster ({@link MicroCeph}) is
+ * served from {@code --blockdev driver=rbd,...} the same way.
  */
+@ExtendWith(MicroCeph.class)
 class QsdCommandLineIT {
 
     private static final Path JAR = Path.of(System.getProperty("kickplug.jar", "target/kickplug.jar")).toAbsolutePath();
@@ -285,6 +289,69 @@ class QsdCommandLineIT {
         }
     }
 
+    /**
+     * An RBD image of the test cluster from the command line ({@code --blockdev driver=rbd,...}, QEMU's
+     * BlockdevOptionsRbd), exported over vhost-user with a QMP monitor: a front-end's write and read-back through the
+     * socket land in the image ({@code rbd export}); query-named-block-nodes shows the node; {@code block_resize}
+     * grows the image itself. Kickplug alone: an {@code rbd resize} by another client reaches the node's disk. QSD
+     * (with Debian's qemu-block-extra, its rbd driver) takes the same command line.
+     */
+    @Test
+    void anRbdImageFromTheCommandLine(MicroCeph ceph) throws Exception {
+        for (String which : List.of("kickplugd", "qsd")) {
+            if (which.equals("qsd") && !qsdHasRbd()) {
+                continue; // QSD's rbd driver is a module of Debian's qemu-block-extra
+            }
+            String image = which + "-" + ProcessHandle.current().pid();
+            ceph.rbd("create", "--size", "16M", "rbd/" + image);
+            Path socket = work.resolve(which + "-rbd.sock");
+            Path qmp = work.resolve(which + "-rbd-qmp.sock");
+            Path pidfile = work.resolve(which + ".pid");
+            String[] args = {"--chardev", "socket,id=m0,path=" + qmp + ",server=on,wait=off", "--monitor", "chardev=m0",
+                "--blockdev", "driver=rbd,node-name=d0,pool=rbd,image=" + image + ",conf=" + ceph.conf() + ",user=admin",
+                "--export", export("addr.type=unix,addr.path=" + socket), "--pidfile", pidfile.toString()};
+            Daemon d = start(which, which.equals("qsd") ? qsd(args) : kickplugd(args));
+            await(() -> Files.exists(pidfile), "the pid file", d);
+            byte pattern = (byte) (which.equals("qsd") ? 0x4b : 0x6d);
+            frontEndWritesAndReads(socket, pattern);
+            String nodes = qmpConversation(qmp, "{\"execute\":\"qmp_capabilities\"}",
+                    "{\"execute\":\"query-named-block-nodes\"}").get(2).replace(" ", "");
+            assertTrue(nodes.contains("\"drv\":\"rbd\"") && nodes.contains("\"virtual-size\":" + (16L << 20)),
+                    which + ": " + nodes);
+            List<String> resized = qmpConversation(qmp, "{\"execute\":\"qmp_capabilities\"}",
+                    "{\"execute\":\"block_resize\",\"arguments\":{\"node-name\":\"d0\",\"size\":33554432}}");
+            assertTrue(resized.get(2).contains("\"return\""), which + ": " + resized);
+            assertTrue(ceph.rbd("info", "rbd/" + image).contains("size 32 MiB"), which + ": the image grew");
+            if (which.equals("kickplugd")) {
+                // Another client grows the image: the node's disk takes the size (librbd's update watch).
+                ceph.rbd("resize", "--size", "48M", "rbd/" + image);
+                await(() -> {
+                    try {
+                        return qmpConversation(qmp, "{\"execute\":\"qmp_capabilities\"}",
+                                "{\"execute\":\"query-named-block-nodes\"}").get(2).replace(" ", "")
+                                .contains("\"virtual-size\":" + (48L << 20));
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }, "the node taking the size rbd resize gave the image", d);
+            }
+            assertEquals(0, terminate(d), which + " ends with status 0 on SIGTERM\n" + d.log());
+            byte[] exported = ceph.rbdBytes("export", "rbd/" + image, "-");
+            for (int i = 8 * 512; i < 9 * 512; i++) {
+                assertEquals(pattern, exported[i], which + ": the write reached the image");
+            }
+            assertFalse(Files.exists(socket), which + " removed its socket");
+        }
+    }
+
+    /** Whether QEMU's rbd block module is installed (/usr/lib/MULTIARCH/qemu/block-rbd.so, qemu-block-extra). */
+    private static boolean qsdHasRbd() throws IOException {
+        try (var dirs = Files.list(Path.of("/usr/lib"))) {
+            return Files.isExecutable(Path.of(QSD))
+                    && dirs.anyMatch(d -> Files.exists(d.resolve("qemu").resolve("block-rbd.so")));
+        }
+    }
+
     /** The greeting and one reply per command (events skipped), each one line of JSON. */
     private static List<String> qmpConversation(Path socket, String... commands) throws IOException {
         List<String> replies = new ArrayList<>();
@@ -318,6 +385,7 @@ class QsdCommandLineIT {
                 List.of("--blockdev", "driver=file,node-name=d0,filename=" + work.resolve("disk.img") + ",colour=red"),
                 List.of("--blockdev", "{\"driver\": \"file\", \"node-name\": "),
                 List.of("--blockdev", "driver=file,node-name=d0,bad key=1"),
+                List.of("--blockdev", "driver=rbd,node-name=d0,pool=rbd"),
                 List.of("--blockdev", blockdev(), "--export", export(good).replace("node-name=d0", "node-name=nope")),
                 List.of("--blockdev", blockdev(), "--export", export(good) + ",colour=red"),
                 List.of("--chardev", "socket,path=" + work.resolve("m.sock") + ",server=on,wait=off"),

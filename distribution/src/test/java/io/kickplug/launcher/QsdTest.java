@@ -35,6 +35,18 @@ class QsdTest {
     }
 
     @Test
+    void anRbdNodeWithAListOfMonitors() throws Exception {
+        // QEMU's BlockdevOptionsRbd on the command line: strings for the QMP bundle to type, a list from indexes.
+        assertEquals(List.of("kp:qmp --keyval '{\"execute\":\"blockdev-add\",\"arguments\":{\"driver\":\"rbd\","
+                + "\"node-name\":\"n0\",\"pool\":\"rbd\",\"image\":\"img\",\"conf\":\"/etc/ceph/ceph.conf\","
+                + "\"user\":\"admin\",\"snapshot\":\"s\",\"read-only\":\"on\",\"server\":[{\"host\":\"10.0.0.1\","
+                + "\"port\":\"3300\"},{\"host\":\"::1\",\"port\":\"6789\"}]}}'"),
+                statements("--blockdev", "driver=rbd,node-name=n0,pool=rbd,image=img,conf=/etc/ceph/ceph.conf,"
+                        + "user=admin,snapshot=s,read-only=on,server.0.host=10.0.0.1,server.0.port=3300,"
+                        + "server.1.host=::1,server.1.port=6789"));
+    }
+
+    @Test
     void impliedKeysAndTheEqualsForm() throws Exception {
         assertEquals(List.of(
                 "kp:qmp --keyval '{\"execute\":\"object-add\",\"arguments\":{\"qom-type\":\"iothread\",\"id\":\"io0\","

@@ -2,6 +2,7 @@ package io.kickplug.api.blk;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.function.LongConsumer;
 import org.osgi.annotation.versioning.ConsumerType;
 
 /**
@@ -57,6 +58,19 @@ public interface BlockBackend extends AutoCloseable {
     /** Changes the size (a multiple of 512). */
     default void resize(long newSize) throws IOException {
         throw new UnsupportedOperationException("resize is not supported by the " + kind() + " backend");
+    }
+
+    /**
+     * Asks to be told when the storage changes size by itself, not through {@link #resize}: another client resized
+     * a shared image (Ceph RBD). The backend calls {@code listener} with the new size, from a thread of its own that
+     * holds none of its locks, and keeps answering {@link #size()} with the old one until the disk resizes it to the
+     * new size through {@link #resize}, which then takes note without changing the storage. The disk tells the guest
+     * as it does for any resize. {@code null} stops the calls. The default does nothing: the storage of the
+     * product's other backends changes size only through {@link #resize}.
+     *
+     * @since 1.9
+     */
+    default void watchSize(LongConsumer listener) {
     }
 
     /** Releases the storage (memory, file handle). Idempotent. */

@@ -1,6 +1,7 @@
 package io.kickplug.api.blk;
 
 import java.io.IOException;
+import java.util.function.LongConsumer;
 import org.osgi.annotation.versioning.ConsumerType;
 
 /**
@@ -47,6 +48,11 @@ public abstract class DelegatingAsyncBackend implements AsyncBlockBackend {
     @Override
     public void resize(long newSize) throws IOException {
         backend.resize(newSize);
+    }
+
+    @Override
+    public void watchSize(LongConsumer listener) {
+        backend.watchSize(listener);
     }
 
     /** The backend this one serves. */

@@ -147,6 +147,8 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
             notifiers.addListener(listener);
             disks.put(name, disk);
             strategies.put(name, QueueStrategies.IMMEDIATE);
+            BlockBackend watched = backend;
+            backend.watchSize(newSize -> storageResized(name, watched, newSize));
             LOG.log(Level.INFO, "attached disk " + name + " (" + backend.kind() + ", " + backend.size() + " bytes, "
                     + spec.transport().label() + ")");
             return disk.info();
@@ -285,11 +287,36 @@ public class DiskRegistry implements DiskManager, NotificationControl, LockStatS
 
     private DiskInfo resizeNow(String name, long newSizeBytes) {
         AttachedDisk disk = find(name);
-        AttachedDisk resized = DiskResize.resize(disk, newSizeBytes, exports.devices(name));
+        AttachedDisk resized = DiskResize.resize(disk, newSizeBytes, exports.devices(name), false);
         if (resized != disk) {
             disks.put(name, resized);
         }
         return disk.info();
+    }
+
+    /**
+     * The storage under {@code backend}, the backend of disk {@code name}, changed size by itself
+     * ({@link BlockBackend#watchSize}: another client resized a shared RBD image): the disk takes the new size as
+     * {@link #resize} does (a smaller one too), read-only or not, and the guest is told (VIRTIO 1.2 section 5.2.6.2).
+     * Nothing when the disk is gone or has another backend by now. A size the disk cannot take is logged.
+     */
+    private void storageResized(String name, BlockBackend backend, long newSize) {
+        synchronized (this) {
+            AttachedDisk disk = disks.get(name);
+            if (disk == null || disk.backend() != backend) {
+                return;
+            }
+            try {
+                AttachedDisk resized = DiskResize.resize(disk, newSize, exports.devices(name), true);
+                if (resized != disk) {
+                    disks.put(name, resized);
+                }
+                settingsChanged(name);
+            } catch (DiskException e) {
+                LOG.log(Level.WARNING, "disk " + name + ": its storage now has " + newSize + " bytes, but the disk "
+                        + "cannot take that size: " + e.getMessage());
+            }
+        }
     }
 
     /**

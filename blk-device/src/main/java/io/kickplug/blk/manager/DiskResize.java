@@ -28,18 +28,21 @@ final class DiskResize {
      * Resizes {@code disk} to {@code newSizeBytes} (nothing when it has that size already).
      *
      * @param exported the devices exported from the disk (vhost-user), told of the new capacity too
+     * @param storageChanged the storage has the new size already (another client resized it): a read-only disk
+     *        takes it too, and the backend only takes note
      * @return the disk as it is attached again after the resize: {@code disk} itself, or with its spec's backend
      *         size changed when the spec names a size
      * @throws DiskException for a size that is not a positive multiple of 512 bytes, a read-only disk or a
      *         backend that cannot resize
      */
-    static AttachedDisk resize(AttachedDisk disk, long newSizeBytes, List<VirtioBlkDevice> exported) {
+    static AttachedDisk resize(AttachedDisk disk, long newSizeBytes, List<VirtioBlkDevice> exported,
+            boolean storageChanged) {
         String name = disk.spec().name();
         if (newSizeBytes <= 0 || newSizeBytes % VirtioBlk.SECTOR_SIZE != 0) {
             throw new DiskException("new size " + newSizeBytes + " of disk '" + name
                     + "' is not a positive multiple of 512 bytes");
         }
-        if (disk.device().readOnly()) {
+        if (disk.device().readOnly() && !storageChanged) {
             throw new DiskException("disk '" + name + "' is read-only and cannot be resized");
         }
         BlockBackend backend = disk.backend();
@@ -65,7 +68,8 @@ final class DiskResize {
             resized = disk.withSpec(disk.spec().withBackend(new BackendSpec(b.kind(), b.path(), newSizeBytes,
                     b.readOnly(), b.direct(), b.readZeroes(), b.latencyNs())));
         }
-        LOG.log(Level.INFO, "resized disk " + name + " from " + oldSize + " to " + newSizeBytes + " bytes");
+        LOG.log(Level.INFO, "resized disk " + name + " from " + oldSize + " to " + newSizeBytes + " bytes"
+                + (storageChanged ? " (its storage was resized by another client)" : ""));
         return resized;
     }
 }

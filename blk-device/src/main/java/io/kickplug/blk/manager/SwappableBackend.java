@@ -10,6 +10,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
 
 /**
  * A disk's asynchronous backend from another bundle (NBD), as the disk's devices see it: one object for the
@@ -45,6 +46,8 @@ final class SwappableBackend implements AsyncBlockBackend {
     private final ArrayDeque<BackendIo> held = new ArrayDeque<>();
     /** Reused completion counters (a submission allocates nothing once the pool has warmed up). Under lock. */
     private final ArrayDeque<Counted> free = new ArrayDeque<>();
+    /** Told when the storage changes size by itself ({@link #watchSize}); handed to each backend that comes. */
+    private volatile LongConsumer sizeListener;
 
     SwappableBackend(String disk, AsyncBlockBackend backend) {
         this.disk = disk;
@@ -188,6 +191,7 @@ final class SwappableBackend implements AsyncBlockBackend {
             closeQuietly(backend, "a refused backend");
             return false;
         }
+        backend.watchSize(sizeListener);
         for (Counted c : out) {
             backend.submit(c);
         }
@@ -283,6 +287,19 @@ final class SwappableBackend implements AsyncBlockBackend {
         }
         b.resize(newSize);
         size = b.size();
+    }
+
+    /** Watches the backend now and every backend that takes over after a suspension. */
+    @Override
+    public void watchSize(LongConsumer listener) {
+        AsyncBlockBackend b;
+        synchronized (lock) {
+            sizeListener = listener;
+            b = current;
+        }
+        if (b != null) {
+            b.watchSize(listener);
+        }
     }
 
     /** A request as the backend sees it: its completion is counted, then the counter is reused. */

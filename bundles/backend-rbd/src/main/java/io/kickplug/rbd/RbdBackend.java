@@ -14,7 +14,12 @@ import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
 
 /**
  * A disk on a Ceph RBD image, through librbd's asynchronous C API: every operation is an {@code rbd_aio_*} call
@@ -30,6 +35,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li><b>Errors.</b> A negative return (at submission or in the completion) fails the operation with an
  * {@link IOException} naming the image, the call and the errno; the device answers VIRTIO_BLK_S_IOERR and logs
  * it. librbd itself waits for OSDs that restart, so they cost time, not errors.</li>
+ * <li><b>Resizes.</b> {@link #resize} is {@code rbd_resize}. librbd's update watch ({@link #watchSize}) finds a
+ * resize by another client ({@code rbd resize}); the disk then takes the new size as {@code kp:resize} would, and
+ * the guest is told.</li>
  * <li><b>Sharing.</b> The cluster connection comes from the factory's {@link RbdCluster.Registry}; librbd's
  * exclusive lock (on by default for new images) passes between clients that write, so two daemons can serve the
  * image in turn.</li>
@@ -49,7 +57,22 @@ final class RbdBackend implements AsyncBlockBackend {
     private final Pointer image;
     private final boolean readOnly;
     private volatile long size;
+    /** The image's size as librbd last answered it (the watch re-reads it); {@link #size} follows by resize. */
+    private volatile long imageSize;
     private volatile boolean closed;
+    /** Held around librbd calls of the watch's thread and around the close, so none runs on a closed image. */
+    private final Object imageLock = new Object();
+    /** The disk's listener ({@link #watchSize}), or null. */
+    private volatile LongConsumer sizeListener;
+    /** Whether librbd's update watch is registered, and its handle. Under imageLock. */
+    private boolean watching;
+    private long watchHandle;
+    /** Re-reads the size after librbd's update callback, off librbd's thread; made by the first watch. */
+    private volatile ExecutorService watchThread;
+    /** An update callback came and its size check has not started yet (coalesces bursts of header updates). */
+    private final AtomicBoolean checkPending = new AtomicBoolean();
+    /** Held for as long as librbd may call it. */
+    private final Librbd.UpdateCallback updateCallback = arg -> updated();
     private final AtomicLong ids = new AtomicLong();
     private final ConcurrentHashMap<Long, Op> inFlight = new ConcurrentHashMap<>();
     /** Held for as long as librbd may call it. */
@@ -74,8 +97,11 @@ final class RbdBackend implements AsyncBlockBackend {
         this.image = image;
         this.readOnly = readOnly;
         this.size = size;
+        this.imageSize = size;
         // librbd's callback threads stay attached to the JVM (a daemon thread each), instead of attaching per call.
         Native.setCallbackThreadInitializer(callback, new CallbackThreadInitializer(true, false, "kickplug-rbd-cb"));
+        Native.setCallbackThreadInitializer(updateCallback, new CallbackThreadInitializer(true, false,
+                "kickplug-rbd-update"));
     }
 
     /**
@@ -311,14 +337,98 @@ final class RbdBackend implements AsyncBlockBackend {
         return Pointer.nativeValue(Native.getDirectBufferPointer(b)) + b.position();
     }
 
+    /**
+     * Resizes the image ({@code rbd_resize}); to the size the watch found the image at already (another client
+     * resized it, {@link #watchSize}), only takes note, also when read-only.
+     */
     @Override
     public void resize(long newSize) throws IOException {
+        if (newSize == imageSize) {
+            size = newSize;
+            return;
+        }
         if (readOnly) {
             throw new IOException("rbd image " + name.displayName() + " is open read-only");
         }
         RbdCluster.check(Librbd.rbd_resize(image, newSize), "resizing rbd image " + name.displayName() + " to "
                 + newSize + " bytes");
+        imageSize = newSize;
         size = newSize;
+    }
+
+    /**
+     * Watches the image's header (librbd's {@code rbd_update_watch}): after each update (another client's
+     * {@code rbd resize} among them) a thread of this backend re-reads the size ({@code rbd_get_size}) and, when it
+     * differs from the disk's, tells {@code listener}. A snapshot never changes size and is not watched. The first
+     * check runs at once, so a resize between the open and this call is not missed.
+     */
+    @Override
+    public void watchSize(LongConsumer listener) {
+        sizeListener = listener;
+        if (listener == null || name.snapshot() != null) {
+            return;
+        }
+        synchronized (imageLock) {
+            if (closed || watchThread != null) {
+                return;
+            }
+            watchThread = Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "kickplug-rbd-watch-" + name.image());
+                t.setDaemon(true);
+                return t;
+            });
+            LongByReference handle = new LongByReference();
+            int r = Librbd.rbd_update_watch(image, handle, updateCallback, null);
+            if (r < 0) {
+                LOG.log(Level.WARNING, "rbd " + name.displayName() + ": rbd_update_watch failed: errno "
+                        + Errno.describe(r) + "; a resize by another client reaches the guest only by kp:resize");
+            } else {
+                watching = true;
+                watchHandle = handle.getValue();
+            }
+        }
+        updated();
+    }
+
+    /** librbd's update callback (on a librbd thread; it must not block): the size check runs on the watch thread. */
+    private void updated() {
+        ExecutorService t = watchThread;
+        if (t == null || !checkPending.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            t.execute(this::checkSize);
+        } catch (RejectedExecutionException e) {
+            checkPending.set(false); // closed meanwhile
+        }
+    }
+
+    private void checkSize() {
+        checkPending.set(false);
+        long now;
+        synchronized (imageLock) {
+            if (closed) {
+                return;
+            }
+            LongByReference bytes = new LongByReference();
+            int r = Librbd.rbd_get_size(image, bytes);
+            if (r < 0) {
+                LOG.log(Level.WARNING, "rbd " + name.displayName() + ": rbd_get_size after an update failed: errno "
+                        + Errno.describe(r));
+                return;
+            }
+            now = bytes.getValue();
+        }
+        LongConsumer listener = sizeListener;
+        if (now != imageSize) {
+            LOG.log(Level.INFO, "rbd " + name.displayName() + ": the image was resized from " + imageSize + " to "
+                    + now + " bytes");
+            imageSize = now;
+        }
+        if (listener != null && now != size) {
+            // Not under imageLock: the disk's resize comes back to this backend (resize) from this thread.
+            listener.accept(now);
+        }
     }
 
     @Override
@@ -344,7 +454,22 @@ final class RbdBackend implements AsyncBlockBackend {
             LOG.log(Level.WARNING, "rbd " + name.displayName() + ": closing with " + inFlight.size()
                     + " operations still in librbd after " + CLOSE_WAIT_MS + " ms");
         }
-        int r = Librbd.rbd_close(image);
+        int r;
+        synchronized (imageLock) {
+            // rbd_update_unwatch waits for a callback in progress, which never blocks (updated()).
+            if (watching) {
+                int u = Librbd.rbd_update_unwatch(image, watchHandle);
+                if (u < 0) {
+                    LOG.log(Level.WARNING, "rbd " + name.displayName() + ": rbd_update_unwatch failed: errno "
+                            + Errno.describe(u));
+                }
+                watching = false;
+            }
+            if (watchThread != null) {
+                watchThread.shutdown(); // not awaited: its check may be waiting for the disk, which is closing this
+            }
+            r = Librbd.rbd_close(image);
+        }
         Librbd.Rados.rados_ioctx_destroy(ioctx);
         registry.release(cluster);
         if (r < 0) {

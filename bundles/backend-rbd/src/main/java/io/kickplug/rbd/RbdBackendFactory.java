@@ -42,7 +42,8 @@ public final class RbdBackendFactory implements BackendFactory {
         }
         RbdBackend backend;
         try {
-            backend = RbdBackend.open(image, spec.readOnly(), clusters);
+            // Connecting (loading libceph-common, the first cluster handle) needs a large stack: BigStack.
+            backend = BigStack.run("open", () -> RbdBackend.open(image, spec.readOnly(), clusters));
         } catch (IOException e) {
             throw new DiskException(e.getMessage());
         }

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * The single-node Ceph cluster of the module's tests ({@code scripts/micro-ceph.sh}: one monitor, one manager, one
- * memstore OSD, no authentication, pool "rbd"), started once per test JVM on first use and stopped, by its daemons'
- * process ids, when the JUnit run ends. A test class takes it with {@code @ExtendWith(MicroCeph.class)} and a
+ * memstore OSD that keeps its objects across a restart, no authentication, pool "rbd"), started once per test JVM on
+ * first use and stopped, by its daemons' process ids, when the JUnit run ends. A test class takes it with {@code @ExtendWith(MicroCeph.class)} and a
  * {@code MicroCeph} parameter.
  */
 public final class MicroCeph implements ParameterResolver, ExtensionContext.Store.CloseableResource, AutoCloseable {
@@ -91,6 +91,22 @@ public final class MicroCeph implements ParameterResolver, ExtensionContext.Stor
         try (var files = Files.walk(dir)) {
             files.sorted((a, b) -> b.compareTo(a)).forEach(f -> f.toFile().delete());
         }
+    }
+
+    /**
+     * Restarts the OSD ({@code micro-ceph.sh restart-osd}: SIGTERM by its pid, a clean stop that keeps memstore's
+     * objects, a new ceph-osd, until the OSD map has it up again).
+     *
+     * @return the script's line with the stop and start times
+     */
+    public String restartOsd() throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(SCRIPT.toString(), "restart-osd", dir.toString()).redirectErrorStream(true)
+                .start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        if (!p.waitFor(240, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IOException("micro-ceph.sh restart-osd failed: " + out);
+        }
+        return out;
     }
 
     /** The cluster's ceph.conf. */

@@ -5,6 +5,7 @@ import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskInfo;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
+import io.kickplug.api.blk.RbdImage;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.control.ThrottleControl;
 import io.kickplug.api.notify.NotificationControl;
@@ -20,8 +21,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The block node graph: blockdev-add and blockdev-del, query-named-block-nodes and block_resize. A file, null-co or
- * nbd node makes a Kickplug disk; a raw or throttle node over it names the same disk.
+ * The block node graph: blockdev-add and blockdev-del, query-named-block-nodes and block_resize. A file, null-co,
+ * nbd or rbd node makes a Kickplug disk; a raw or throttle node over it names the same disk.
  */
 final class BlockGraph {
 
@@ -183,7 +184,7 @@ final class BlockGraph {
         return node;
     }
 
-    /** A node that makes a disk: file, host_device, null-co, null-aio, nbd. */
+    /** A node that makes a disk: file, host_device, null-co, null-aio, nbd, rbd. */
     private Node leaf(Map<String, Object> a, String name, String diskName, boolean readOnly, boolean direct,
             List<Runnable> undo) {
         DiskManager dm = state.disks();
@@ -218,6 +219,13 @@ final class BlockGraph {
                 filename = nbdUri(a);
                 backend = new BackendSpec("nbd", filename, 0, readOnly, false);
             }
+            case "rbd" -> {
+                RbdImage image = rbdImage(a, readOnly);
+                readOnly = readOnly || image.snapshot() != null;
+                filename = image.toPath();
+                // librbd decides how it caches (QEMU's cache.direct only turns rbd_cache off): direct stays false.
+                backend = new BackendSpec(RbdImage.KIND, filename, 0, readOnly, false);
+            }
             default -> throw QmpError.generic("Kickplug does not support driver '" + driver + "'");
         }
         DiskSpec spec = new DiskSpec(diskName, backend, TransportKind.MMIO, 1, DiskSpec.DEFAULT_QUEUE_SIZE, 1, null,
@@ -230,6 +238,34 @@ final class BlockGraph {
         }
         return new Node(name, driver, info.name(), null, true, info.readOnly(), direct, filename, null,
                 name.startsWith("#"));
+    }
+
+    /**
+     * BlockdevOptionsRbd as Kickplug's {@link RbdImage}: pool, namespace, image, snapshot, conf and user (QEMU's
+     * block/rbd.c qemu_rbd_open). A snapshot is read-only: without {@code read-only} or {@code auto-read-only} QEMU
+     * refuses it (bdrv_apply_auto_read_only), and so does Kickplug. What the image cannot carry is refused by name.
+     */
+    private static RbdImage rbdImage(Map<String, Object> a, boolean readOnly) {
+        List<String> unsupported = new ArrayList<>();
+        for (String key : List.of("encrypt", "key-secret", "auth-client-required", "server")) {
+            if (a.get(key) != null) {
+                unsupported.add(key);
+            }
+        }
+        if (!unsupported.isEmpty()) {
+            throw QmpError.generic("Kickplug's rbd node does not support " + String.join(", ", unsupported)
+                    + " (librbd's encryption, secrets, auth and monitor addresses: give the monitors, auth and keyring"
+                    + " in the conf file)");
+        }
+        if (a.get("snapshot") != null && !readOnly && !Boolean.TRUE.equals(a.get("auto-read-only"))) {
+            throw QmpError.generic("rbd snapshots are read-only");
+        }
+        try {
+            return new RbdImage((String) a.get("pool"), (String) a.get("namespace"), (String) a.get("image"),
+                    (String) a.get("snapshot"), (String) a.get("conf"), (String) a.get("user"), null);
+        } catch (IllegalArgumentException e) {
+            throw QmpError.generic(e.getMessage());
+        }
     }
 
     @SuppressWarnings("unchecked")

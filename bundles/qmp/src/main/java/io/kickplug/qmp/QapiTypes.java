@@ -74,6 +74,21 @@ final class QapiTypes {
             "inet", Struct.of(req("data", INET)), "unix", Struct.of(req("data", UNIX)),
             "vsock", Struct.of(req("data", VSOCK)), "fd", Struct.of(req("data", Struct.of(req("str", Scalar.STR))))));
 
+    /** InetSocketAddressBase (sockets.json): a host and a port, both strings. */
+    static final Struct INET_BASE = Struct.of(req("host", Scalar.STR), req("port", Scalar.STR));
+
+    /** RbdEncryptionOptions (block-core.json): LUKS or LUKS2 with the passphrase in a secret object. */
+    static final Union RBD_ENCRYPTION_OPTIONS = new Union(Struct.of(req("format", Enum.of("luks", "luks2"))),
+            "format", Map.of("luks", Struct.of(req("key-secret", Scalar.STR)),
+                    "luks2", Struct.of(req("key-secret", Scalar.STR))));
+
+    /** BlockdevOptionsRbd (block-core.json), QEMU 7.2's members in its order. */
+    static final Struct BLOCKDEV_OPTIONS_RBD = Struct.of(req("pool", Scalar.STR), opt("namespace", Scalar.STR),
+            req("image", Scalar.STR), opt("conf", Scalar.STR), opt("snapshot", Scalar.STR),
+            opt("encrypt", RBD_ENCRYPTION_OPTIONS), opt("user", Scalar.STR),
+            opt("auth-client-required", new ListOf(Enum.of("cephx", "none"))), opt("key-secret", Scalar.STR),
+            opt("server", new ListOf(INET_BASE)));
+
     static final Union BLOCKDEV_OPTIONS = blockdevOptions();
 
     private static Union blockdevOptions() {
@@ -96,6 +111,7 @@ final class QapiTypes {
         variants.put("nbd", Struct.of(req("server", SOCKET_ADDRESS), opt("export", Scalar.STR),
                 opt("tls-creds", Scalar.STR), opt("tls-hostname", Scalar.STR), opt("x-dirty-bitmap", Scalar.STR),
                 opt("reconnect-delay", Scalar.UINT32), opt("open-timeout", Scalar.UINT32)));
+        variants.put("rbd", BLOCKDEV_OPTIONS_RBD);
         return u;
     }
 

@@ -1,25 +1,49 @@
 package io.kickplug.qmp;
 
+import io.kickplug.api.blk.BackendFactory;
+import io.kickplug.api.blk.BackendSpec;
+import io.kickplug.api.blk.BlockBackend;
 import io.kickplug.api.blk.DiskException;
+import io.kickplug.api.blk.RbdImage;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.control.BlockExports;
 import io.kickplug.api.control.NbdServerControl;
 import io.kickplug.api.control.ThrottleControl;
 import io.kickplug.api.notify.NotificationControl;
+import io.kickplug.blk.backend.MemoryBackendFactory;
 import io.kickplug.blk.manager.DiskRegistry;
 import io.kickplug.blk.testkit.InProcessHost;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A real disk manager (memory, null and file disks) behind the engine, and recording exports, NBD server and
+ * A real disk manager (memory, null and file disks, and rbd disks that are memory disks of 8 MiB) behind the engine, and recording exports, NBD server and
  * throttle control in place of the other bundles' (those bundles test their side of the services).
  */
 final class Fixture implements QmpServices, AutoCloseable {
 
-    final DiskRegistry disks = InProcessHost.registry();
+    /** The specs the rbd factory was asked to open (a memory disk of 8 MiB stands in for each image). */
+    final List<BackendSpec> rbdOpened = new ArrayList<>();
+    final DiskRegistry disks = InProcessHost.registry(() -> {
+        List<BackendFactory> all = new ArrayList<>(InProcessHost.backends());
+        all.add(new BackendFactory() {
+            @Override
+            public String kind() {
+                return RbdImage.KIND;
+            }
+
+            @Override
+            public BlockBackend open(BackendSpec spec) throws IOException {
+                RbdImage.parse(spec.path()); // the path the rbd bundle takes
+                rbdOpened.add(spec);
+                return new MemoryBackendFactory().open(new BackendSpec("memory", null, 8L << 20, spec.readOnly()));
+            }
+        });
+        return all;
+    });
     final Recorded vhost = new Recorded("vhost-user-blk");
     final Recorded nbd = new Recorded("nbd");
     final List<String> throttled = new ArrayList<>();

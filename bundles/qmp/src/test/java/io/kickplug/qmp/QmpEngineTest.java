@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kickplug.api.blk.RbdImage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -141,6 +142,62 @@ class QmpEngineTest {
         assertTrue(f.disks.list().isEmpty());
         assertEquals("Failed to find node with node-name='n0'",
                 generic("{\"execute\":\"blockdev-del\",\"arguments\":{\"node-name\":\"n0\"}}"));
+    }
+
+    @Test
+    void rbdNodeTakesQemusNamesAndChecks() {
+        // BlockdevOptionsRbd (QEMU 7.2 qapi/block-core.json): pool and image required, the others optional.
+        assertEquals("Parameter 'image' is missing", generic("{\"execute\":\"blockdev-add\",\"arguments\":"
+                + "{\"driver\":\"rbd\",\"node-name\":\"r0\",\"pool\":\"rbd\"}}"));
+        assertEquals("Parameter 'auth-client-required.0' does not accept value 'krb'", error(keyval(
+                "{\"execute\":\"blockdev-add\",\"arguments\":{\"driver\":\"rbd\",\"node-name\":\"r0\","
+                        + "\"pool\":\"rbd\",\"image\":\"i\",\"auth-client-required\":[\"krb\"]}}"),
+                "GenericError"));
+        assertEquals("Parameter 'colour' is unexpected", generic("{\"execute\":\"blockdev-add\",\"arguments\":"
+                + "{\"driver\":\"rbd\",\"node-name\":\"r0\",\"pool\":\"rbd\",\"image\":\"i\",\"colour\":1}}"));
+        // What librbd's image name cannot carry is refused by name, nothing made.
+        String refused = generic("{\"execute\":\"blockdev-add\",\"arguments\":{\"driver\":\"rbd\",\"node-name\":"
+                + "\"r0\",\"pool\":\"rbd\",\"image\":\"i\",\"server\":[{\"host\":\"10.0.0.1\",\"port\":\"6789\"}],"
+                + "\"encrypt\":{\"format\":\"luks\",\"key-secret\":\"s\"}}}");
+        assertTrue(refused.startsWith("Kickplug's rbd node does not support encrypt, server "), refused);
+        // A snapshot without read-only: QEMU's bdrv_apply_auto_read_only refuses it unless auto-read-only.
+        assertEquals("rbd snapshots are read-only", generic("{\"execute\":\"blockdev-add\",\"arguments\":"
+                + "{\"driver\":\"rbd\",\"node-name\":\"r0\",\"pool\":\"rbd\",\"image\":\"i\",\"snapshot\":\"s\"}}"));
+        assertTrue(f.rbdOpened.isEmpty());
+        assertTrue(f.disks.list().isEmpty());
+
+        // The command line's form: keyval strings, as kickplugd --blockdev driver=rbd,... passes them.
+        QmpEngine.Reply r = keyval("{\"execute\":\"blockdev-add\",\"arguments\":{\"driver\":\"rbd\","
+                + "\"node-name\":\"r0\",\"pool\":\"rbd\",\"namespace\":\"ns\",\"image\":\"vm:1\","
+                + "\"conf\":\"/etc/ceph/c.conf\",\"user\":\"kp\"}}");
+        assertTrue(r.response().containsKey("return"), () -> Json.write(r.response()));
+        assertEquals(1, f.rbdOpened.size());
+        assertEquals(new RbdImage("rbd", "ns", "vm:1", null, "/etc/ceph/c.conf", "kp", null),
+                RbdImage.parse(f.rbdOpened.get(0).path()));
+        assertEquals("rbd", f.rbdOpened.get(0).kind());
+        assertFalse(f.rbdOpened.get(0).readOnly());
+        ok("{\"execute\":\"blockdev-add\",\"arguments\":{\"driver\":\"rbd\",\"node-name\":\"r1\","
+                + "\"pool\":\"rbd\",\"image\":\"vm1\",\"snapshot\":\"s1\",\"auto-read-only\":true}}");
+        assertTrue(f.rbdOpened.get(1).readOnly(), "a snapshot opens read-only");
+        assertTrue(f.disks.info("r1").readOnly());
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> nodes = (List<Map<String, Object>>) ok("{\"execute\":\"query-named-block-nodes\"}");
+        assertEquals("r1", nodes.get(0).get("node-name"));
+        assertEquals(true, nodes.get(0).get("ro"));
+        assertEquals("r0", nodes.get(1).get("node-name"));
+        assertEquals("rbd", nodes.get(1).get("drv"));
+        assertEquals("rbd:rbd/ns/vm\\:1:conf=/etc/ceph/c.conf:id=kp", nodes.get(1).get("file"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> image = (Map<String, Object>) nodes.get(1).get("image");
+        assertEquals(8L << 20, image.get("virtual-size"));
+        // block_resize reaches the disk (and through it the image and the guest).
+        ok("{\"execute\":\"block_resize\",\"arguments\":{\"node-name\":\"r0\",\"size\":16777216}}");
+        assertEquals(16L << 20, f.disks.info("r0").sizeBytes());
+        assertEquals("Cannot resize a read-only node 'r1'",
+                generic("{\"execute\":\"block_resize\",\"arguments\":{\"node-name\":\"r1\",\"size\":16777216}}"));
+        ok("{\"execute\":\"blockdev-del\",\"arguments\":{\"node-name\":\"r0\"}}");
+        ok("{\"execute\":\"blockdev-del\",\"arguments\":{\"node-name\":\"r1\"}}");
+        assertTrue(f.disks.list().isEmpty());
     }
 
     @Test
