@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.osgi.framework.BundleContext;
 
 /**
@@ -20,9 +21,15 @@ final class GogoStatements implements ControlServer.Statements {
     private final BundleContext context;
     private final List<String> preamble;
     private final CountDownLatch laterStarted;
+    /** Called with each statement before it runs: starts the bundles it needs that a daemon starts on demand. */
+    private final Consumer<String> beforeStatement;
 
     GogoStatements(BundleContext context, List<String> preamble) {
-        this(context, preamble, new CountDownLatch(0));
+        this(context, preamble, new CountDownLatch(0), statement -> { });
+    }
+
+    GogoStatements(BundleContext context, List<String> preamble, CountDownLatch laterStarted) {
+        this(context, preamble, laterStarted, statement -> { });
     }
 
     /**
@@ -32,11 +39,15 @@ final class GogoStatements implements ControlServer.Statements {
      *     bundle's commands without the services of these bundles (kp:io: "the io.kickplug.guest bundle is not
      *     active"). SCR's extender is synchronous: it registers a started bundle's components, and the commands'
      *     dynamic references bind them, within {@code Bundle.start}; once this is open, those services are there.
+     * @param beforeStatement called with each statement before it runs: a daemon starts the console bundles
+     *     ({@link LazyStart#ON_DEMAND}) only when a statement uses one of their functions
      */
-    GogoStatements(BundleContext context, List<String> preamble, CountDownLatch laterStarted) {
+    GogoStatements(BundleContext context, List<String> preamble, CountDownLatch laterStarted,
+            Consumer<String> beforeStatement) {
         this.context = context;
         this.preamble = List.copyOf(preamble);
         this.laterStarted = laterStarted;
+        this.beforeStatement = beforeStatement;
     }
 
     @Override
@@ -57,6 +68,7 @@ final class GogoStatements implements ControlServer.Statements {
             @Override
             public String run(String statement) throws Exception {
                 printed.reset();
+                beforeStatement.accept(statement);
                 Object result = gogo.execute(statement);
                 StringBuilder out = new StringBuilder(printed.toString(StandardCharsets.UTF_8));
                 if (result != null) {

@@ -62,6 +62,11 @@ final class Launcher {
     private ShellStart shellStart;
     private ControlServer control;
     private final List<Map.Entry<BundleSet.Jar, Bundle>> later = new ArrayList<>();
+    /**
+     * A daemon's console bundles ({@link LazyStart#ON_DEMAND}) that no statement needed yet: started when a
+     * control-socket statement uses one of their functions ({@link #startOnDemand}); guarded by itself.
+     */
+    private final List<Bundle> onDemand = new ArrayList<>();
     /** The qemu-storage-daemon option each statement made from one comes from (see {@link Qsd}). */
     private final Map<String, String> labels = new HashMap<>();
     /** Opened when {@link #startLater} is done (at once when nothing waits): control-socket sessions wait for it. */
@@ -166,7 +171,8 @@ final class Launcher {
             if (options.control() != null) {
                 try {
                     ControlServer c = ControlServer.bind(options.control(),
-                            new GogoStatements(framework.getBundleContext(), PREAMBLE, laterStarted),
+                            new GogoStatements(framework.getBundleContext(), PREAMBLE, laterStarted,
+                                    this::startOnDemand),
                             ControlServer.DEFAULT_MAX_CLIENTS);
                     control = c;
                     // A framework that stops by itself (a statement's "stop 0") closes the socket, which ends the
@@ -337,7 +343,11 @@ final class Launcher {
             List<CommandComponents.Command> commands = facts.descriptions()
                     .getOrDefault(jar.path(), CommandComponents.Descriptions.NONE).commands();
             if (waiting.contains(jar.symbolicName())) {
-                later.add(Map.entry(jar, entry.getValue()));
+                if (LazyStart.ON_DEMAND.contains(jar.symbolicName())) {
+                    onDemand.add(entry.getValue());
+                } else {
+                    later.add(Map.entry(jar, entry.getValue()));
+                }
                 continue;
             }
             now.add(entry);
@@ -368,7 +378,11 @@ final class Launcher {
         // The console last: it reads input as soon as it is active.
         for (Bundle bundle : console) {
             if (waiting.contains(bundle.getSymbolicName())) {
-                later.add(Map.entry(new BundleSet.Jar(null, bundle.getSymbolicName(), "", false), bundle));
+                if (LazyStart.ON_DEMAND.contains(bundle.getSymbolicName())) {
+                    onDemand.add(bundle);
+                } else {
+                    later.add(Map.entry(new BundleSet.Jar(null, bundle.getSymbolicName(), "", false), bundle));
+                }
             } else {
                 synchronized (lifecycle) {
                     if (shutDown) {
@@ -449,6 +463,47 @@ final class Launcher {
         }
         if (!later.isEmpty()) {
             phase(later.size() + " bundles started after ready");
+        }
+    }
+
+    /**
+     * Starts, before a control-socket statement runs, the console bundles it needs that have not started yet
+     * (gogo.command before gogo.shell, as at boot). A failure is only logged: the statement then fails as a
+     * statement does whose command is missing.
+     */
+    private void startOnDemand(String statement) {
+        List<Bundle> due = new ArrayList<>();
+        synchronized (onDemand) {
+            if (onDemand.isEmpty()) {
+                return;
+            }
+            java.util.Set<String> needed = LazyStart.neededNow(statement);
+            if (needed.isEmpty()) {
+                return;
+            }
+            for (java.util.Iterator<Bundle> it = onDemand.iterator(); it.hasNext();) {
+                Bundle b = it.next();
+                if (needed.contains(b.getSymbolicName())) {
+                    due.add(b);
+                    it.remove();
+                }
+            }
+            for (Bundle b : due) {
+                // Under the lifecycle lock, as in startLaterBundles: a stop that begins now either waits for
+                // gogo.shell's job or is seen here.
+                synchronized (lifecycle) {
+                    if (stopping) {
+                        return;
+                    }
+                    watchShell(b);
+                }
+                try {
+                    b.start(Bundle.START_TRANSIENT);
+                    phase("started on demand: " + b.getSymbolicName());
+                } catch (BundleException | RuntimeException | Error ex) {
+                    LOG.warning(() -> "cannot start " + b.getSymbolicName() + ": " + Errors.message(ex));
+                }
+            }
         }
     }
 

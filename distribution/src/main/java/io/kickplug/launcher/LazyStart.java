@@ -17,6 +17,9 @@ import java.util.regex.Pattern;
  */
 final class LazyStart {
 
+    static final String GOGO_SHELL_NAME = "org.apache.felix.gogo.shell";
+    static final String GOGO_COMMAND_NAME = "org.apache.felix.gogo.command";
+
     /**
      * The simulated guest (vCPUs, fio runner, benches), the completion-batching strategies (disks use
      * {@code immediate} until they bind, as after any hot swap), the poll policy, the console and the
@@ -47,6 +50,15 @@ final class LazyStart {
             "org.apache.felix.gogo.command", List.of(new CommandComponents.Command("gogo.command", "felix", List.of(
                     "bundlelevel", "frameworklevel", "headers", "help", "install", "lb", "log", "refresh",
                     "resolve", "start", "stop", "uninstall", "update", "which", "inspect", "cd", "ls"))));
+
+    /**
+     * Of {@link #LATER}, what a daemon with a control socket does not start after ready but only when a statement
+     * (of its control socket's clients) uses one of their functions ({@link #neededNow}): the console bundles. They
+     * bring only Gogo's built-ins ({@code echo}, {@code each}, {@code lb}, ...) and their formatting, which no
+     * kp: command and no kept setting needs; gogo.shell's start job would keep its thread ("Gogo shell") for the
+     * daemon's life.
+     */
+    static final Set<String> ON_DEMAND = Set.of(GOGO_SHELL_NAME, GOGO_COMMAND_NAME);
 
     private static final Pattern WORD = Pattern.compile("[A-Za-z_][\\w.-]*(?::[\\w.-]+)?");
 
@@ -123,8 +135,26 @@ final class LazyStart {
         return waiting;
     }
 
-    private static final String GOGO_SHELL = "org.apache.felix.gogo.shell";
-    private static final String GOGO_COMMAND = "org.apache.felix.gogo.command";
+    private static final String GOGO_SHELL = GOGO_SHELL_NAME;
+    private static final String GOGO_COMMAND = GOGO_COMMAND_NAME;
+
+    /**
+     * Of the bundles of {@link #ON_DEMAND}, those that {@code statement} needs: one whose functions it names, and
+     * gogo.shell with gogo.command (its converters format what gogo.command returns).
+     */
+    static Set<String> neededNow(String statement) {
+        Set<String> words = words(List.of(statement));
+        Set<String> out = new HashSet<>();
+        for (String name : ON_DEMAND) {
+            if (uses(CONSOLE_COMMANDS.getOrDefault(name, List.of()), words)) {
+                out.add(name);
+            }
+        }
+        if (out.contains(GOGO_COMMAND)) {
+            out.add(GOGO_SHELL);
+        }
+        return out;
+    }
 
     private static CommandComponents.Descriptions descriptions(Map<String, CommandComponents.Descriptions> bundles,
             String name) {

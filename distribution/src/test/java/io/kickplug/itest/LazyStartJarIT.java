@@ -148,6 +148,76 @@ class LazyStartJarIT {
     }
 
     /**
+     * A daemon with a control socket starts the console bundles (gogo.shell, gogo.command) only when a statement of
+     * a client uses one of their functions: idle, it has no "Gogo shell" thread (gogo.shell's start job, which stays
+     * for the process's life once started) and kp: statements do not start them; {@code echo} and {@code lb} then
+     * work as before. Before, they started right after ready with the other later bundles.
+     */
+    @Test
+    void theConsoleBundlesStartOnlyWhenAControlStatementUsesThem() throws Exception {
+        Path control = tmp.resolve("ctl.sock");
+        Path out = tmp.resolve("daemon.out");
+        Path err = tmp.resolve("daemon.err");
+        Process daemon = start(Redirect.to(out.toFile()), Redirect.to(err.toFile()), "--daemon", "--state",
+                tmp.resolve("state").toString(), "--control", control.toString(), "-c", "kp:attach d0 4M");
+        try {
+            Await.await(() -> Files.exists(control) || !daemon.isAlive(), Duration.ofSeconds(TIMEOUT_SECONDS),
+                    () -> "the control socket " + control);
+            assertTrue(daemon.isAlive(), () -> "the daemon ended before it was ready: " + read(out) + read(err));
+            // A session opens once the later bundles have started: after this, all a daemon starts by itself is up.
+            String listedDisks = client(control, "kp:disks --json; kp:strategies");
+            assertTrue(listedDisks.contains("d0") && listedDisks.contains("defer-call"), listedDisks);
+            assertFalse(threadNames(daemon.pid()).contains("Gogo shell"), () -> "idle: " + threadNames(daemon.pid()));
+
+            String echoed = client(control, "echo on-demand");
+            assertTrue(echoed.contains("on-demand"), echoed);
+            Await.await(() -> threadNames(daemon.pid()).contains("Gogo shell"), Duration.ofSeconds(TIMEOUT_SECONDS),
+                    () -> "gogo.shell started for echo: " + threadNames(daemon.pid()));
+            String listed = client(control, "lb");
+            assertTrue(listed.contains("org.apache.felix.gogo.command") || listed.contains("Apache Felix Gogo Command"),
+                    listed);
+            assertTrue(listed.contains("Active"), listed);
+        } finally {
+            daemon.toHandle().destroy();
+            if (!daemon.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                daemon.destroyForcibly();
+            }
+        }
+        assertEquals(0, daemon.exitValue(), () -> read(out) + read(err));
+        assertFalse(read(err).contains("gosh"), () -> read(err));
+    }
+
+    /** Runs {@code statements} through the control socket with a {@code --connect} client; its stdout. */
+    private String client(Path control, String statements) throws Exception {
+        int n = runs++;
+        Path clientOut = tmp.resolve("client" + n + ".out");
+        Path clientErr = tmp.resolve("client" + n + ".err");
+        Process client = start(Redirect.to(clientOut.toFile()), Redirect.to(clientErr.toFile()),
+                "--connect", control.toString(), "-c", statements);
+        assertTrue(client.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS), "the client did not finish");
+        String answer = read(clientOut);
+        assertEquals(0, client.exitValue(), () -> answer + read(clientErr));
+        return answer;
+    }
+
+    /** The names of a process's threads (Linux: /proc/PID/task/TID/comm, at most 15 characters). */
+    private static List<String> threadNames(long pid) {
+        List<String> names = new ArrayList<>();
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path t : (Iterable<Path>) tasks::iterator) {
+                try {
+                    names.add(Files.readString(t.resolve("comm")).strip());
+                } catch (IOException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (IOException e) {
+            throw new AssertionError("cannot list the threads of " + pid, e);
+        }
+        return names;
+    }
+
+    /**
      * Runs a daemon with {@code args} until it says it is running, then stops it with SIGTERM; a daemon whose
      * statements fail ends by itself first, with their error.
      */

@@ -119,4 +119,18 @@ class LazyStartTest {
         assertTrue(LazyStart.waiting(BUNDLES, LazyStart.words(List.of("kp:attach d0 1G")))
                 .containsAll(Set.of(GOGO_SHELL, GOGO_COMMAND, "org.apache.felix.metatype", "org.apache.felix.log")));
     }
+
+    /** A control-socket statement starts the console bundles a daemon keeps for on demand only when it uses them. */
+    @Test
+    void aStatementNeedsTheConsoleBundlesOnlyWhenItUsesTheirFunctions() {
+        assertEquals(Set.of(), LazyStart.neededNow("kp:attach --backend null d0 1G; kp:vhost d0 --socket /tmp/s"));
+        assertEquals(Set.of(), LazyStart.neededNow("kp:disks --json"));
+        assertEquals(Set.of(GOGO_SHELL), LazyStart.neededNow("echo hello"));
+        assertEquals(Set.of(GOGO_SHELL), LazyStart.neededNow("each [a b] { kp:disks }"));
+        assertEquals(Set.of(GOGO_SHELL, GOGO_COMMAND), LazyStart.neededNow("lb"),
+                "gogo.shell's converters format what gogo.command returns");
+        assertEquals(Set.of(GOGO_SHELL, GOGO_COMMAND), LazyStart.neededNow("felix:update io.kickplug.blk"));
+        assertEquals(Set.of(GOGO_SHELL, GOGO_COMMAND), LazyStart.ON_DEMAND);
+        assertTrue(LazyStart.LATER.containsAll(LazyStart.ON_DEMAND));
+    }
 }
