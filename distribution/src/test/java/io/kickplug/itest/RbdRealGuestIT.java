@@ -49,12 +49,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@code /sys/block/vda/size}: the guest sees the new size and its kernel logs the capacity change, and
  * {@code rbd info} has the new size;</li>
  * <li>daemon B attaches the image and exports it; a second QEMU starts with {@code -incoming} on B's export; the guest
- * starts fio randwrite with crc32c verify on a region of the grown part (its writes capped at
- * {@code kickplug.rbd.guest.rate} IOPS per job, so that they last longer than the migration), the test waits until
- * daemon A serves its writes and migrates it over QMP ({@code migrate}, {@code query-migrate} until
- * {@code completed}); the source QEMU quits, the guest runs on at B, and fio's own verify at the end of the step reads
- * back what it wrote before, during and after the move. librbd's exclusive lock is watched with {@code rbd lock ls}
- * and must have passed to B by the end of the step (only a write takes it: B wrote during the step). Then
+ * runs fio randwrite with crc32c verify on a region of the grown part pass after pass, the test waits until daemon A
+ * serves its writes and migrates it over QMP ({@code migrate}, {@code query-migrate} until {@code completed}); the
+ * source QEMU quits and the guest runs on at B. librbd's exclusive lock is watched with {@code rbd lock ls}: once B
+ * holds it (only a write takes it) and a pass (the one the move interrupted) has ended on B, the guest stops after
+ * one more pass, all of it on B. Every pass must verify what it wrote before, during and after the move. Then
  * {@code verify_only} of every region on B. With {@code kickplug.rbd.guest.migrations=N} (default 1) the guest moves
  * N times, back and forth;</li>
  * <li>the daemon the guest left last detaches the disk, and on the other one the guest runs {@code verify_only} of
@@ -63,8 +62,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * No guest step may fail, the guest kernel may log no I/O or virtio error, and the daemons no librbd error. Each step
  * prints its time and the load average, each migration QEMU's {@code total-time}, {@code downtime} and
  * {@code dirty-sync-count}, the pages the source's dirty log marked ({@code kp:stats --json}: {@code dirty_log}) and
- * who held the lock when. A guest step that does not end within {@value #STEP_SECONDS} s fails the test with each
- * QEMU's {@code info virtio-queue-status} and {@code info virtio-vhost-queue-status} and each daemon's
+ * who held the lock when. A wait that times out ({@value #STEP_SECONDS} s: a guest step, a migration) fails the test
+ * with each QEMU's {@code info virtio-queue-status} and {@code info virtio-vhost-queue-status} and each daemon's
  * {@code kp:stats --json} and {@code kp:vhost-list --json}. The daemons' logs and the QEMUs' consoles are kept in
  * {@code distribution/target/rbd-real-guest/<time>/}.
  */
@@ -76,8 +75,6 @@ class RbdRealGuestIT {
     private static final int SUM_MB = 16;
     private static final long STEP_SECONDS = 180;
     private static final int MIGRATIONS = Integer.getInteger("kickplug.rbd.guest.migrations", 1);
-    /** Write IOPS per fio job while a migration runs: 2048 writes a job last 2048 / rate seconds at least. */
-    private static final int RATE = Integer.getInteger("kickplug.rbd.guest.rate", 300);
     /** The 16 MiB regions (offsets in MiB) the guest writes during migration i: the grown part first. */
     private static final int[] REGION_MB = {64, 80, 16, 32, 48};
 
@@ -90,6 +87,10 @@ class RbdRealGuestIT {
     private final List<Guest> qemus = new ArrayList<>();
     /** The QEMU the guest runs on now. */
     private Guest current;
+    /** The QEMU that must not end while the test waits (null while one quits or the guest powers off). */
+    private volatile Guest running;
+    /** The daemons' log level: info, or debug for every vhost-user message and each ring's start and stop. */
+    private static final String LOG_LEVEL = System.getProperty("kickplug.rbd.guest.log.level", "info");
     private final List<String> report = new ArrayList<>();
     /** The guest's /rg files, the same for every QEMU. */
     private List<Path> files;
@@ -141,6 +142,7 @@ class RbdRealGuestIT {
         files = guestFiles();
         t = System.nanoTime();
         current = boot("qemu-a0", a, null);
+        running = current;
         awaitGuest("RG-STEP-READY write", "the guest boots and reaches its first step");
         note("guest booted on QEMU-A (%s)", since(t), current.out.lines("RG: booting").stream().findFirst()
                 .orElse(""));
@@ -208,6 +210,7 @@ class RbdRealGuestIT {
         note("rbd export (%d MiB) equals the guest's read of the whole disk: md5 %s", 0, exported.length >> 20,
                 allSum);
 
+        running = null;
         awaitGuest("RG-DONE", "the guest finishes");
         current.out.finish(60);
         String text = guestText();
@@ -239,11 +242,11 @@ class RbdRealGuestIT {
         await(() -> from.requests() > requests + 200, "the guest writes through daemon " + from.name);
         long lockBefore = lockOwner();
         Map<String, Object> done;
-        long migStart;
+        long migStart = System.nanoTime();
         long wallMs;
+        LockWatch lock = new LockWatch(migStart, to.client);
         try (QmpClient q = QmpClient.negotiated(current.qmp)) {
             qmp(q, "migrate-set-parameters", "{\"downtime-limit\": 300, \"max-bandwidth\": 1073741824}");
-            migStart = System.nanoTime();
             qmp(q, "migrate", "{\"uri\": \"unix:" + work.resolve("mig" + i + ".sock") + "\"}");
             AtomicReference<Map<String, Object>> last = new AtomicReference<>();
             await(() -> {
@@ -256,13 +259,19 @@ class RbdRealGuestIT {
             }, "migration " + i + " completes");
             wallMs = since(migStart);
             done = last.get();
-            qmp(q, "quit", null);
+            running = null;
+            try {
+                q.command("{\"execute\": \"quit\"}");
+            } catch (IOException e) {
+                // QEMU may close the monitor before its answer: it quits either way (waited for below)
+            }
         }
-        long lockAtCompletion = lockOwner();
+        long lockAtCompletion = lock.owner;
         long markedNow = from.pagesMarked() - marked;
         Guest source = current;
         source.out.finish(60);
         current = dest;
+        running = dest;
         try (QmpClient q = QmpClient.negotiated(dest.qmp)) {
             await(() -> "running".equals(info(qmpUnchecked(q, "query-status", null)).get("status")),
                     "the guest runs on QEMU-" + to.name + i);
@@ -277,27 +286,34 @@ class RbdRealGuestIT {
                 lockAtCompletion);
         assertTrue(markedNow > 0, "daemon " + from.name + " marked pages in the dirty log during the migration");
 
-        // The guest writes on at the destination: its first write takes librbd's exclusive lock from the source.
-        long[] lockMoved = {-1};
+        // The guest writes on at the destination: its first write takes librbd's exclusive lock from the source. Once
+        // B holds it and a pass (the one the migration interrupted) has ended on B, the guest is told to stop after
+        // the pass it runs then, which runs on B from start to end.
+        String pass = "RG-FIO m" + i + " pass=";
         String exit = "RG-STEP-EXIT mig" + i + "=";
-        await(() -> {
-            if (lockMoved[0] < 0 && lockOwner() == to.client) {
-                lockMoved[0] = since(migStart);
-            }
-            return anyHas(exit);
-        }, "step mig" + i + " ends");
+        try {
+            await(() -> lock.owner == to.client && !dest.out.lines(pass).isEmpty() || anyHas(exit), "the guest "
+                    + "writes through daemon " + to.name + " (which takes the exclusive lock) and ends a pass there");
+        } finally {
+            lock.stop();
+        }
+        dest.out.say("stop");
+        await(() -> anyHas(exit), "step mig" + i + " ends");
         long stepMs = since(stepStart);
         String exitLine = exitLine("mig" + i);
-        assertTrue(dest.out.has(exit), () -> "step mig" + i + " ended at the destination (it ran across the "
-                + "migration):\n" + guestText());
         assertTrue(exitLine.endsWith("=0"), () -> "fio randwrite+verify across migration " + i + ": " + exitLine
                 + "\n" + guestText());
-        long lockAfter = lockOwner();
-        assertEquals(to.client, lockAfter, "daemon " + to.name + " took librbd's exclusive lock during step mig" + i
-                + " (only a write takes it: the guest wrote through " + to.name + " after the move)");
-        note("step mig%d (fio randwrite+verify on %d-%d MiB across the migration): exit 0; lock passed to client.%d "
-                + "%s after migrate; %s", stepMs, i, REGION_MB[i - 1], REGION_MB[i - 1] + 16, to.client,
-                lockMoved[0] < 0 ? "(seen only after the step)" : lockMoved[0] + " ms", stepFio("mig" + i));
+        assertTrue(dest.out.has(exit), () -> "step mig" + i + " ended at the destination:\n" + guestText());
+        int passesA = source.out.lines(pass).size();
+        int passesB = dest.out.lines(pass).size();
+        assertTrue(passesB >= 2, () -> "a pass across the migration and one more on " + to.name + ":\n"
+                + guestText());
+        assertEquals(to.client, lockOwner(), "daemon " + to.name + " holds librbd's exclusive lock after step mig" + i);
+        note("step mig%d (fio randwrite+verify passes on %d-%d MiB): every pass exit 0, %d ended on %s and %d on %s; "
+                + "%s", stepMs, i, REGION_MB[i - 1], REGION_MB[i - 1] + 16, passesA, from.name.toUpperCase(),
+                passesB, to.name.toUpperCase(), stepFio("mig" + i));
+        note("migration %d, librbd's exclusive lock (rbd lock ls, ms after migrate; completed at %d ms): %s", 0, i,
+                wallMs, lock.history());
     }
 
     // --- the guest's files and steps
@@ -307,8 +323,8 @@ class RbdRealGuestIT {
         Path dir = Files.createDirectories(work.resolve("rg"));
         List<Path> list = new ArrayList<>();
         List<String> steps = new ArrayList<>(List.of("write", "verify", "sum16", "resize"));
-        list.add(Files.writeString(dir.resolve("w.fio"), job(0, 1, false, 0)));
-        list.add(Files.writeString(dir.resolve("vw.fio"), job(0, 1, true, 0)));
+        list.add(Files.writeString(dir.resolve("w.fio"), job(0, 1, false)));
+        list.add(Files.writeString(dir.resolve("vw.fio"), job(0, 1, true)));
         list.add(Files.writeString(dir.resolve("write.sh"), fioScript(List.of("w"))));
         list.add(Files.writeString(dir.resolve("verify.sh"), fioScript(List.of("vw"))));
         list.add(Files.writeString(dir.resolve("sum16.sh"), sumScript(SUM_MB)));
@@ -323,10 +339,10 @@ class RbdRealGuestIT {
                 "[ \"$(cat /sys/block/vda/size)\" != \"$before\" ]", "")));
         List<String> verifies = new ArrayList<>(List.of("vw"));
         for (int i = 1; i <= MIGRATIONS; i++) {
-            list.add(Files.writeString(dir.resolve("m" + i + ".fio"), job(REGION_MB[i - 1], 1 + i, false, RATE)));
-            list.add(Files.writeString(dir.resolve("vm" + i + ".fio"), job(REGION_MB[i - 1], 1 + i, true, 0)));
+            list.add(Files.writeString(dir.resolve("m" + i + ".fio"), job(REGION_MB[i - 1], 1 + i, false)));
+            list.add(Files.writeString(dir.resolve("vm" + i + ".fio"), job(REGION_MB[i - 1], 1 + i, true)));
             verifies.add("vm" + i);
-            list.add(Files.writeString(dir.resolve("mig" + i + ".sh"), fioScript(List.of("m" + i))));
+            list.add(Files.writeString(dir.resolve("mig" + i + ".sh"), passesScript("m" + i)));
             list.add(Files.writeString(dir.resolve("check" + i + ".sh"), fioScript(verifies)));
             steps.add("mig" + i);
             steps.add("check" + i);
@@ -340,22 +356,43 @@ class RbdRealGuestIT {
     }
 
     /**
-     * Two writers on disjoint 8 MiB halves of the 16 MiB at {@code offsetMb}, 4 KiB random writes with crc32c verify
-     * (fio reads everything back at the end); {@code verifyOnly}: only that read-back, of what the same job wrote
-     * (same seed, same job order: fio seeds each clone from randseed and its thread number). {@code rate}: write
-     * IOPS per job, 0 for no cap.
+     * Two writers (one job section each, so one per queue as the guest's two vCPUs run them) on the two 8 MiB halves
+     * of the 16 MiB at {@code offsetMb}: 16 KiB random writes with crc32c verify, fio reading everything back at the
+     * end. {@code verifyOnly}: only that read-back, of what the same job wrote (the same seed and job order: fio
+     * seeds each job from randseed and its number, so every run of a job writes the same blocks with the same data).
      */
-    private static String job(int offsetMb, int seed, boolean verifyOnly, int rate) {
+    private static String job(int offsetMb, int seed, boolean verifyOnly) {
         List<String> lines = new ArrayList<>(List.of("[global]", "filename=/dev/vda", "direct=1", "ioengine=libaio",
-                "bs=4k", "iodepth=16", "size=8m", "numjobs=2", "offset=" + offsetMb + "m", "offset_increment=8m",
-                "randseed=" + seed, "group_reporting=1", "rw=randwrite", "verify=crc32c", "verify_fatal=1"));
+                "bs=16k", "iodepth=16", "size=8m", "randseed=" + seed, "rw=randwrite", "verify=crc32c",
+                "verify_fatal=1", "group_reporting=1"));
         if (verifyOnly) {
             lines.add("verify_only=1");
-        } else if (rate > 0) {
-            lines.add("rate_iops=," + rate);
         }
-        lines.add("[region" + offsetMb + "]");
+        lines.addAll(List.of("[lo]", "offset=" + offsetMb + "m", "[hi]", "offset=" + (offsetMb + 8) + "m"));
         return String.join("\n", lines) + "\n";
+    }
+
+    /**
+     * The migration step: job {@code job} (write and verify) pass after pass until a line comes on the console
+     * (RG-FIO JOB pass=N exit=S ...); the first pass that fails ends it. Every pass writes the same data, so a
+     * verify_only afterwards checks the last one.
+     */
+    private static String passesScript(String job) {
+        return String.join("\n",
+                "rm -f /tmp/stop",
+                "(read -r line; : >/tmp/stop) </dev/console &",
+                "n=0",
+                "while [ ! -f /tmp/stop ]; do",
+                "    n=$((n + 1))",
+                "    fio --eta=never --output-format=terse --terse-version=3 /rg/" + job + ".fio </dev/null >/tmp/"
+                        + job + ".out 2>&1",
+                "    r=$?",
+                "    grep -v '^3;' /tmp/" + job + ".out | sed \"s/^/RG-FIO-OUT " + job + " /\"",
+                "    echo \"RG-FIO " + job + " pass=$n exit=$r iops=$(grep '^3;' /tmp/" + job
+                        + ".out | cut -d';' -f8,49)\"",
+                "    [ $r = 0 ] || exit $r",
+                "done",
+                "wait", "");
     }
 
     /** A step that runs fio on each of {@code jobs} (/rg/NAME.fio): RG-FIO NAME exit=S READ_IOPS;WRITE_IOPS. */
@@ -374,8 +411,15 @@ class RbdRealGuestIT {
 
     /** A step that prints RG-MD5 MB SUM: the md5 of the disk's first MB MiB as the guest reads them. */
     private static String sumScript(int mb) {
-        return "echo \"RG-MD5 " + mb + " $(dd if=/dev/vda bs=1M count=" + mb
-                + " iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)\"\n";
+        return String.join("\n",
+                "t0=$(cut -d' ' -f1 /proc/uptime)",
+                "sum=$(dd if=/dev/vda bs=1M count=" + mb + " iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)",
+                "t1=$(cut -d' ' -f1 /proc/uptime)",
+                "echo \"RG-MD5 " + mb + " $sum\"",
+                "t2=$(cut -d' ' -f1 /proc/uptime)",
+                "dd if=/dev/vda of=/dev/null bs=1M count=" + mb + " iflag=direct 2>/dev/null",
+                "echo \"RG-FIO md5 of " + mb + " MiB: guest uptime $t0 to $t1 s; dd alone $t2 to $(cut -d' ' -f1 "
+                        + "/proc/uptime) s\"", "");
     }
 
     private void step(String name) throws Exception {
@@ -417,7 +461,7 @@ class RbdRealGuestIT {
 
     // --- QEMUs
 
-    private List<String> guestCommand(Daemon d, Path qmp, String incoming, List<Path> files) {
+    private List<String> guestCommand(Daemon d, Path qmp, String incoming) {
         List<String> c = new ArrayList<>(harness.command("run", harness.cache().toString(), d.vhost.toString(),
                 work.resolve("rg/w.fio").toString(), "--queues", "2", "--smp", "2", "--mem", "512M", "--qmp",
                 qmp.toString()));
@@ -433,7 +477,7 @@ class RbdRealGuestIT {
     private Guest boot(String name, Daemon d, String incoming) throws Exception {
         Path qmp = work.resolve(name + ".qmp");
         Path monitor = work.resolve(name + ".mon");
-        OutputProcess p = RealGuestOutput.boot(name, guestCommand(d, qmp, incoming, files),
+        OutputProcess p = RealGuestOutput.boot(name, guestCommand(d, qmp, incoming),
                 Map.of("RG_MONITOR", monitor.toString())).guest();
         Guest g = new Guest(name, p, qmp, monitor);
         qemus.add(g);
@@ -443,7 +487,7 @@ class RbdRealGuestIT {
     private Guest start(String name, Daemon d, String incoming) throws IOException {
         Path qmp = work.resolve(name + ".qmp");
         Path monitor = work.resolve(name + ".mon");
-        OutputProcess p = OutputProcess.start(name, guestCommand(d, qmp, incoming, files),
+        OutputProcess p = OutputProcess.start(name, guestCommand(d, qmp, incoming),
                 Map.of("RG_MONITOR", monitor.toString()));
         Guest g = new Guest(name, p, qmp, monitor);
         qemus.add(g);
@@ -520,7 +564,7 @@ class RbdRealGuestIT {
         Path log = work.resolve("daemon-" + name + ".log");
         List<String> cmd = LauncherJar.command(jar, work);
         cmd.addAll(List.of("--daemon", "--state", "none", "--control", control.toString(), "--pidfile",
-                pid.toString(), "--log-level", "info"));
+                pid.toString(), "--log-level", LOG_LEVEL));
         Process p = new ProcessBuilder(cmd).directory(work.toFile()).redirectInput(Redirect.from(new File("/dev/null")))
                 .redirectOutput(log.toFile()).redirectErrorStream(true).start();
         Daemon d = new Daemon(name, p, control, pid, work.resolve(name + ".sock"), log);
@@ -582,6 +626,15 @@ class RbdRealGuestIT {
                     fail("daemon " + d.name + " ended (status " + d.process.exitValue() + ") while waiting until "
                             + what + "\n" + daemonLogs());
                 }
+            }
+            Guest g = running;
+            if (g != null && !g.out.process.isAlive()) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(500)); // the rest of its output
+                if (condition.getAsBoolean()) {
+                    return;
+                }
+                fail(g.name + " ended (status " + g.out.process.exitValue() + ") while waiting until " + what
+                        + "\n--- consoles\n" + guestText() + "\n" + stallReport() + "\n" + daemonLogs());
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
         }
@@ -662,6 +715,54 @@ class RbdRealGuestIT {
             Files.writeString(dir.resolve("report.txt"), String.join("\n", report) + "\n");
         } catch (IOException | RuntimeException e) {
             System.err.println("RbdRealGuestIT: logs not kept: " + e);
+        }
+    }
+
+    /**
+     * Who holds the image's exclusive lock, polled with {@code rbd lock ls} on a thread of its own (each poll is one
+     * rbd process: some 100 ms apart at best) until {@code until} holds it or {@link #stop}: each change with its time.
+     */
+    private final class LockWatch {
+        private final long since;
+        private final long until;
+        private final List<String> changes = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final Thread thread;
+        private volatile boolean stopped;
+        private volatile int polls;
+        volatile long owner = -2;
+
+        LockWatch(long since, long until) {
+            this.since = since;
+            this.until = until;
+            thread = new Thread(this::run, "rbd-lock-watch");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private void run() {
+            while (!stopped && owner != until) {
+                long o;
+                try {
+                    o = lockOwner();
+                } catch (AssertionError e) {
+                    changes.add(e.getMessage());
+                    return;
+                }
+                polls++;
+                if (o != owner) {
+                    changes.add((o < 0 ? "none" : "client." + o) + " at " + since(since) + " ms");
+                    owner = o;
+                }
+            }
+        }
+
+        void stop() throws InterruptedException {
+            stopped = true;
+            thread.join(30_000);
+        }
+
+        String history() {
+            return String.join(", ", changes) + " (" + polls + " polls)";
         }
     }
 
