@@ -17,7 +17,8 @@
 #                    [--incoming URI]   (the destination of a live migration: -incoming URI, e.g. unix:PATH; the
 #                                        guest's serial console continues on this QEMU's stdio)
 #                    [--rg-file PATH]   (one more file in the guest's /rg, repeatable: /rg/steps and its NAME.fio
-#                                        jobs select /init's step mode, one job per RG-STEP-READY and line on stdin)
+#                                        jobs select /init's step mode, one job per RG-STEP-READY and line on stdin;
+#                                        a step with a NAME.sh instead runs that shell script)
 #       appends JOBFILE as /rg/job.fio and execs QEMU (so killing the process kills QEMU). The guest prints
 #       RG-* lines on the serial console (stdout): RG-FIO-EXIT=<status>, RG-SUM=<md5 of the first M MiB of
 #       /dev/vda>, RG-KERNEL-ERROR: <line> for every virtio or I/O error in its kernel log, RG-DONE.
