@@ -76,7 +76,7 @@ class SeedsReportTest {
         assertEquals("unknown option --iodepth (expected --quick, --runtime, --json, --html, --clock, --charging, --seed,"
                 + " --only, --rounds or --pin-cpu)", parseError("--iodepth", "4"));
         assertEquals("unexpected argument 'fast' (expected --quick, --runtime S, --json FILE, --html FILE, --clock "
-                + "auto|real|virtual, --charging measured|model, --seed N, --only LIST, --rounds N or --pin-cpu "
+                + "auto|real|virtual, --charging auto|measured|model, --seed N, --only LIST, --rounds N or --pin-cpu "
                 + "auto|off|LIST)", parseError("fast"));
         SeedsOptions o = SeedsOptions.parse(List.of("--clock", "virtual", "--charging=model", "--seed",
                 "7", "--html", "r.html"));
@@ -85,10 +85,19 @@ class SeedsReportTest {
         assertEquals(7, o.seed());
         assertEquals(Path.of("r.html"), o.html());
         assertEquals("auto", SeedsOptions.parse(List.of()).clock());
-        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, SeedsOptions.parse(List.of())
-                .charging());
+        // The default is each seed's own charging: model where the verdict is a modelled cost, measured for 004.
+        SeedsOptions auto = SeedsOptions.parse(List.of());
+        assertNull(auto.charging());
+        assertEquals(auto, SeedsOptions.parse(List.of("--charging", "auto")));
+        for (String seed : List.of("000", "001", "002", "003")) {
+            assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MODEL, auto.chargingOf(seed), seed);
+        }
+        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, auto.chargingOf("004"));
+        SeedsOptions measured = SeedsOptions.parse(List.of("--charging", "measured"));
+        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, measured.chargingOf("000"));
+        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MODEL, o.chargingOf("004"));
         assertEquals("--clock must be auto, real or virtual: 'fast'", parseError("--clock", "fast"));
-        assertEquals("unknown charging 'cpu' (expected measured or model)", parseError("--charging", "cpu"));
+        assertEquals("--charging must be auto, measured or model: 'cpu'", parseError("--charging", "cpu"));
         assertEquals("--seed must be an integer: 'x'", parseError("--seed", "x"));
     }
 
