@@ -96,6 +96,17 @@ class SeedsReportTest {
         SeedsOptions measured = SeedsOptions.parse(List.of("--charging", "measured"));
         assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, measured.chargingOf("000"));
         assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MODEL, o.chargingOf("004"));
+        // The seed's clock: model charging reads no clock, so only 004's measured actors are pinned.
+        SeedClock c003 = SeedClock.of(auto, "003", 0.0, "1", 4);
+        assertTrue(c003.virtual());
+        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MODEL, c003.charging());
+        assertNull(c003.pinCpus());
+        assertTrue(c003.describe().contains("model charging") && c003.describe().contains("--charging auto"),
+                c003.describe());
+        SeedClock c004 = SeedClock.of(auto, "004", 0.0, "1", 8);
+        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, c004.charging());
+        assertEquals("1", c004.pinCpus());
+        assertTrue(SeedClock.of(measured, "003", 0.0, "1", 4).describe().contains("--charging measured"));
         assertEquals("--clock must be auto, real or virtual: 'fast'", parseError("--clock", "fast"));
         assertEquals("--charging must be auto, measured or model: 'cpu'", parseError("--charging", "cpu"));
         assertEquals("--seed must be an integer: 'x'", parseError("--seed", "x"));
