@@ -45,7 +45,7 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     /**
      * {@code --quick}'s runtime per point unless {@code --runtime} is given, shared by its {@link #QUICK_ROUNDS}
      * rounds: with seed 004's points at 60-115 wall seconds per runtime second ({@link SeedCosts}), what fits in
-     * 2 minutes on a 2-core machine.
+     * 2-3 minutes on a 2-core machine.
      */
     public static final long QUICK_RUNTIME_MS = 200;
     public static final long QUICK_RUNTIME_NANOS = QUICK_RUNTIME_MS * 1_000_000L;

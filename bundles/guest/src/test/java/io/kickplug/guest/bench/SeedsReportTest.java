@@ -202,7 +202,9 @@ class SeedsReportTest {
                 "BenchCommand's @Descriptor states the default run's minutes");
         assertEquals(Math.round(SeedCosts.seconds(quick)), SeedCosts.QUICK_RUN_SECONDS,
                 "BenchCommand's @Descriptor states --quick's seconds");
-        assertTrue(SeedCosts.seconds(quick) < 120, "--quick takes under 2 minutes: " + SeedCosts.seconds(quick));
+        // Under 3 minutes: model charging (000-003 by default) costs more wall time per runtime second than
+        // measured charging did (each modelled cost hands the baton over), which kept it under 2.
+        assertTrue(SeedCosts.seconds(quick) < 180, "--quick takes under 3 minutes: " + SeedCosts.seconds(quick));
         String describe = SeedCosts.describe();
         assertEquals("a default run: 59 points and 10 warm-ups, 73 s of runtime, about "
                 + SeedCosts.DEFAULT_RUN_MINUTES + " min; --quick: 18 points and 10 warm-ups, 4 s of runtime, about "
