@@ -32,16 +32,23 @@ record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, bool
     /**
      * Virtual time when asked, or (auto) when the seed's vCPUs outnumber the host's free cores.
      *
+     * @param seedId the seed, whose charging {@link SeedsOptions#chargingOf} says
      * @param pinCpus where virtual time's actors run ({@link SeedsOptions#pinCpus}), or null
      */
-    static SeedClock of(SeedsOptions o, double freeCores, String pinCpus, int vcpus) {
+    static SeedClock of(SeedsOptions o, String seedId, double freeCores, String pinCpus, int vcpus) {
         String free = String.format(Locale.ROOT, "%.1f", freeCores);
-        return switch (o.clock()) {
-            case SeedsOptions.VIRTUAL -> new SeedClock(true, o.charging(), o.seed(), true, "--clock virtual", pinCpus);
-            case SeedsOptions.REAL -> new SeedClock(false, o.charging(), o.seed(), true, "--clock real", pinCpus);
-            default -> new SeedClock(vcpus > freeCores, o.charging(), o.seed(), true, vcpus
+        VirtualTime.Charging c = o.chargingOf(seedId);
+        SeedClock clock = switch (o.clock()) {
+            case SeedsOptions.VIRTUAL -> new SeedClock(true, c, o.seed(), true, "--clock virtual", pinCpus);
+            case SeedsOptions.REAL -> new SeedClock(false, c, o.seed(), true, "--clock real", pinCpus);
+            default -> new SeedClock(vcpus > freeCores, c, o.seed(), true, vcpus
                     + (vcpus > freeCores ? " vCPUs > " : " vCPUs <= ") + free + " free host cores", pinCpus);
         };
+        return clock.virtual() ? clock.withReason(o.chargingReason(seedId)) : clock;
+    }
+
+    SeedClock withReason(String why) {
+        return new SeedClock(virtual, charging, seed, ioeventfd, reason + "; " + why, pinCpus);
     }
 
     String describe() {

@@ -15,7 +15,11 @@ import java.util.stream.Collectors;
  * actors alone on CPU 1), 2026-12-06; each figure is the mean over the rounds of two full default runs (1729 s and
  * 1434 s of wall time) of a configuration's wall seconds per runtime second, after the set-up. Other builds and
  * benchmarks shared the machine (load average 5 to 32 on its 2 cores), and the two runs' figures differ by up to
- * 2.3x per configuration (seed 004 yielding: 89 and 39): they are a shape, not a promise.
+ * 2.3x per configuration (seed 004 yielding: 89 and 39): they are a shape, not a promise. Seeds 000, 002 and 003
+ * run under model charging by default ({@link SeedsOptions#MODEL_CHARGING_SEEDS}), which costs more wall time per
+ * runtime second (each modelled cost hands the baton over): their figures are from one {@code --only N --charging
+ * model --runtime 1} run each on the same machine, 2026-12-06, at load average 10 to 39, the rounds' wall seconds
+ * less the set-up, per runtime second.
  */
 final class SeedCosts {
 
@@ -24,24 +28,24 @@ final class SeedCosts {
 
     /** Wall seconds per second of fio runtime, per seed and configuration (a warm-up costs as its configuration). */
     static final Map<String, Double> WALL_PER_RUNTIME_SECOND = Map.ofEntries(
-            Map.entry("000 under-lock exit 1us ioeventfd off", 6.2),
-            Map.entry("000 outside-lock exit 1us ioeventfd off", 3.8),
-            Map.entry("000 under-lock exit 10us ioeventfd off", 2.9),
-            Map.entry("000 outside-lock exit 10us ioeventfd off", 2.7),
-            Map.entry("000 under-lock exit 50us ioeventfd off", 0.78),
-            Map.entry("000 outside-lock exit 50us ioeventfd off", 0.6),
-            Map.entry("000 under-lock exit 50us ioeventfd on", 1.0),
-            Map.entry("000 outside-lock exit 50us ioeventfd on", 12.2),
+            Map.entry("000 under-lock exit 1us ioeventfd off", 35.4),
+            Map.entry("000 outside-lock exit 1us ioeventfd off", 42.4),
+            Map.entry("000 under-lock exit 10us ioeventfd off", 12.4),
+            Map.entry("000 outside-lock exit 10us ioeventfd off", 27.4),
+            Map.entry("000 under-lock exit 50us ioeventfd off", 10.4),
+            Map.entry("000 outside-lock exit 50us ioeventfd off", 21.4),
+            Map.entry("000 under-lock exit 50us ioeventfd on", 19.4),
+            Map.entry("000 outside-lock exit 50us ioeventfd on", 71.4),
             Map.entry("001 under-lock", 3.9),
             Map.entry("001 outside-lock", 11.2),
-            Map.entry("002 immediate iodepth 64", 18.4),
-            Map.entry("002 bh iodepth 64", 10.8),
-            Map.entry("002 defer-call iodepth 64", 12.9),
-            Map.entry("002 immediate iodepth 1", 28.2),
-            Map.entry("002 bh iodepth 1", 18.6),
-            Map.entry("002 defer-call iodepth 1", 29.7),
-            Map.entry("003 hipri=0", 2.6),
-            Map.entry("003 hipri=1", 2.3),
+            Map.entry("002 immediate iodepth 64", 15.4),
+            Map.entry("002 bh iodepth 64", 40.4),
+            Map.entry("002 defer-call iodepth 64", 44.4),
+            Map.entry("002 immediate iodepth 1", 72.4),
+            Map.entry("002 bh iodepth 1", 50.4),
+            Map.entry("002 defer-call iodepth 1", 68.4),
+            Map.entry("003 hipri=0", 46.4),
+            Map.entry("003 hipri=1", 45.4),
             Map.entry("004 yielding", 64.0),
             Map.entry("004 mutex", 79.0),
             Map.entry("004 sharded", 115.0));
@@ -50,9 +54,9 @@ final class SeedCosts {
      * A default run's expected wall time in minutes ({@link #seconds} of its plan), for {@code BenchCommand}'s
      * {@code @Descriptor}, which takes only a constant; {@code SeedEstimateTest} checks it against the plan.
      */
-    static final int DEFAULT_RUN_MINUTES = 27;
+    static final int DEFAULT_RUN_MINUTES = 53;
     /** A {@code --quick} run's expected wall time in seconds, as {@link #DEFAULT_RUN_MINUTES}. */
-    static final int QUICK_RUN_SECONDS = 84;
+    static final int QUICK_RUN_SECONDS = 142;
 
     /** A configuration not in the table (seed 000 in real threads without ioeventfd off) costs its seed's mean. */
     private static final Map<String, Double> SEED_MEAN = WALL_PER_RUNTIME_SECOND.entrySet().stream()

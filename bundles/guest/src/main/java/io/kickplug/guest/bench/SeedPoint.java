@@ -13,15 +13,28 @@ import java.util.Set;
  * @param longSlices measured slices of virtual time longer than {@link VirtualTime#LONG_SLICE_NS}: the host ran
  *     something else on the actors' CPU, or the JVM paused (0 in real threads and under model charging)
  * @param longSliceNanos what they took on the clock
+ * @param guestCpuNanos measured charging: the guest's code's CPU time (vCPUs outside exits), long slices left out;
+ *     0 in real threads and under model charging
+ * @param deviceCpuNanos measured charging: the device's code's CPU time (I/O threads, exits), the same way
  */
 record SeedPoint(JobResult all, double iops, long requests, long interruptsSent, long interruptsSuppressed,
         Set<String> strategiesUsed, List<LockStatRow> locks, long availNotifications, long features, long longSlices,
-        long longSliceNanos) {
+        long longSliceNanos, long guestCpuNanos, long deviceCpuNanos) {
 
     SeedPoint(JobResult all, double iops, long requests, long interruptsSent, long interruptsSuppressed,
             Set<String> strategiesUsed, List<LockStatRow> locks, long availNotifications, long features) {
         this(all, iops, requests, interruptsSent, interruptsSuppressed, strategiesUsed, locks, availNotifications,
-                features, 0, 0);
+                features, 0, 0, 0, 0);
+    }
+
+    /** Measured charging: the guest's CPU ns per device request (NaN without either). */
+    double guestNanosPerRequest() {
+        return requests == 0 || guestCpuNanos == 0 ? Double.NaN : (double) guestCpuNanos / requests;
+    }
+
+    /** Measured charging: the device's CPU ns per device request (NaN without either). */
+    double deviceNanosPerRequest() {
+        return requests == 0 || deviceCpuNanos == 0 ? Double.NaN : (double) deviceCpuNanos / requests;
     }
 
     double notifiesPerRequest() {

@@ -104,7 +104,8 @@ final class SeedPointRunner {
             QueueDeltas d = QueueDeltas.between(before, after);
             return new SeedPoint(all, iops, d.requests(), d.interruptsSent(), d.interruptsSuppressed(), d.strategies(),
                     locks, d.kicks(), features, time == null ? 0 : time.longSlices(),
-                    time == null ? 0 : time.longSliceNanos());
+                    time == null ? 0 : time.longSliceNanos(), time == null ? 0 : time.guestCpuNanos(),
+                    time == null ? 0 : time.deviceCpuNanos());
         } finally {
             disks.detach(spec.name());
             if (core != null) {

@@ -112,6 +112,11 @@ record SeedRounds(SeedPoint median, double minIops, double maxIops, int count, L
             figures.put("IOPS-rounds-min", minIops);
             figures.put("IOPS-rounds-max", maxIops);
         }
+        if (median.guestCpuNanos() > 0) {
+            // Measured charging: what the median round's code took per request, on the guest and device side.
+            figures.put("guest-cpu-ns/req", median.guestNanosPerRequest());
+            figures.put("device-cpu-ns/req", median.deviceNanosPerRequest());
+        }
         long slices = rounds.stream().mapToLong(SeedPoint::longSlices).sum();
         if (slices > 0) {
             // Virtual time charged on a shared CPU: what the host's scheduler (or a JVM pause) took, over all rounds.

@@ -154,7 +154,7 @@ public final class SeedsBench {
         freeCores = SeedClock.freeCores();
         pinCpus = o.pinCpus();
         // Seed 000's ioeventfd off runs in virtual time, or in real threads with the runtime's I/O threads.
-        progress = new SeedProgress(SeedPlan.of(o, ioeventfdOffRuns(clockFor(KickBench.VCPUS, 1))), System::nanoTime,
+        progress = new SeedProgress(SeedPlan.of(o, ioeventfdOffRuns(clockFor("000", KickBench.VCPUS, 1))), System::nanoTime,
                 progressOut);
         if (o.runs("000")) {
             seeds.add(seed000(o.runtimeNanos()));
@@ -196,7 +196,7 @@ public final class SeedsBench {
      */
     SeedResult seed000(long runtime) {
         int vcpus = KickBench.VCPUS;
-        SeedClock clock = clockFor(vcpus, 1);
+        SeedClock clock = clockFor("000", vcpus, 1);
         List<Long> exits = SeedPlan.exits000(options);
         long last = exits.get(exits.size() - 1);
         // The seed's device is QEMU 2014's virtio-blk: its handler popped with notifications enabled, and
@@ -289,7 +289,7 @@ public final class SeedsBench {
         int vcpus = 4;
         // The seed's host (qemu-kvm-0.12.4, 2010) handled a virtio-blk notify in the vCPU thread: ioeventfd for
         // virtio-blk came to QEMU later (0.14, 2011), so in virtual time the seed runs with ioeventfd off.
-        clock = clockFor(vcpus, 1).withIoeventfd(false);
+        clock = clockFor("001", vcpus, 1).withIoeventfd(false);
         if (clock.virtual() && clock.charging() == VirtualTime.Charging.MEASURED) {
             // The seed's figures are maxima of lock hold and wait times: one JVM event inside a measured critical
             // section (a page fault on fresh heap, a deoptimization) sets them, which a kernel spinlock holder
@@ -360,7 +360,7 @@ public final class SeedsBench {
     SeedResult seed002(long runtime) {
         int vcpus = 8;
         int queues = 8;
-        clock = clockFor(vcpus, 1);
+        clock = clockFor("002", vcpus, 1);
         seedId = "002";
         DiskSpec spec = nullDisk(freeName("002"), queues, 1, TrackedLockKind.MUTEX);
         MachineConfig config = machine(spec.name(), vcpus);
@@ -461,7 +461,7 @@ public final class SeedsBench {
 
     SeedResult seed003(long runtime) {
         int vcpus = 4;
-        clock = clockFor(vcpus, 1);
+        clock = clockFor("003", vcpus, 1);
         seedId = "003";
         DiskSpec spec = nullDisk(freeName("003"), 1, 1, TrackedLockKind.MUTEX);
         MachineConfig config = machine(spec.name(), vcpus).withPollQueues(0);
@@ -510,7 +510,7 @@ public final class SeedsBench {
         int vcpus = 8;
         int queues = 8;
         int ioThreads = 4;
-        clock = clockFor(vcpus, ioThreads);
+        clock = clockFor("004", vcpus, ioThreads);
         seedId = "004";
         List<SeedResult.Point> points = new ArrayList<>();
         Map<TrackedLockKind, Double> iops = new LinkedHashMap<>();
@@ -583,8 +583,8 @@ public final class SeedsBench {
     }
 
     /** Virtual time when asked, or (auto) when the seed's vCPUs and I/O threads outnumber the host's free cores. */
-    SeedClock clockFor(int vcpus, int ioThreads) {
-        return SeedClock.of(options, freeCores, pinCpus, vcpus);
+    SeedClock clockFor(String seed, int vcpus, int ioThreads) {
+        return SeedClock.of(options, seed, freeCores, pinCpus, vcpus);
     }
 
     /** One point with the seed's clock: {@code label} names it in the progress line (a warm-up's starts "warm-up "). */

@@ -24,6 +24,10 @@ final class ActorCharges {
     private final long cpuReadCostNs;
     private final AtomicLong longSlices = new AtomicLong();
     private final AtomicLong longSliceNanos = new AtomicLong();
+    /** Measured charging: what the guest's code (vCPUs outside an exit) took, slices up to the long-slice bound. */
+    private final AtomicLong guestNanos = new AtomicLong();
+    /** Measured charging: what the device's code (I/O threads, a vCPU in an exit) took, the same way. */
+    private final AtomicLong deviceNanos = new AtomicLong();
     /** Requests the device completed so far (used-ring entries), for the model's device cost; set at boot. */
     private volatile LongSupplier deviceWork = () -> 0;
 
@@ -45,6 +49,10 @@ final class ActorCharges {
             if (slice > VirtualTime.LONG_SLICE_NS) {
                 longSlices.incrementAndGet();
                 longSliceNanos.addAndGet(slice);
+            } else if (a.guest && !a.inExit) {
+                guestNanos.addAndGet(slice);
+            } else {
+                deviceNanos.addAndGet(slice);
             }
             a.clock += slice;
             a.cpuMark = c;
@@ -66,6 +74,16 @@ final class ActorCharges {
     /** What those slices charged in all, ns. */
     long longSliceNanos() {
         return longSliceNanos.get();
+    }
+
+    /** Measured charging: the guest's code's CPU time so far, long slices left out (0 under model charging). */
+    long guestNanos() {
+        return guestNanos.get();
+    }
+
+    /** Measured charging: the device's code's CPU time so far, long slices left out (0 under model charging). */
+    long deviceNanos() {
+        return deviceNanos.get();
     }
 
     /** Where the device's completed-request count comes from. */

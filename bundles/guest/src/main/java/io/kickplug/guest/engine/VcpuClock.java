@@ -8,6 +8,8 @@ import java.util.concurrent.locks.LockSupport;
  * clock. The vCPU's loop and its submission and completion paths call these and need not know which it is.
  */
 final class VcpuClock {
+    /** The name of a vCPU's actor starts so ({@code vcpu0}); an I/O thread's does not. */
+    static final String ACTOR_PREFIX = "vcpu";
     /** Under virtual time: the time and the vCPU's actor in it; both null in real time. */
     final VirtualTime time;
     final VirtualTime.Actor actor;
@@ -18,7 +20,7 @@ final class VcpuClock {
     /** Registers the vCPU's actor under virtual time ({@code time} not null). */
     VcpuClock(VirtualTime time, VcpuThread vcpu, MachineConfig config, CostModel cost) {
         this.time = time;
-        this.actor = time == null ? null : time.register("vcpu" + vcpu.id);
+        this.actor = time == null ? null : time.register(ACTOR_PREFIX + vcpu.id);
         this.vcpu = vcpu;
         this.config = config;
         this.cost = cost;

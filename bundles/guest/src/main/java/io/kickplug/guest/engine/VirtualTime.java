@@ -270,6 +270,8 @@ public final class VirtualTime implements IoThreadFactory {
     final class Actor implements LockWaits, VirtualWaits {
         final String name;
         final int index;
+        /** A vCPU (its code outside an exit is the guest's), not an I/O thread (the device's). */
+        final boolean guest;
         volatile Thread thread;
         long clock;
         /** When it may run next; {@link #NEVER} while blocked without a deadline; meaningful while not running. */
@@ -291,6 +293,7 @@ public final class VirtualTime implements IoThreadFactory {
         Actor(String name, int index) {
             this.name = name;
             this.index = index;
+            this.guest = name.startsWith(VcpuClock.ACTOR_PREFIX);
         }
 
         @Override
@@ -609,6 +612,19 @@ public final class VirtualTime implements IoThreadFactory {
     /** What those slices charged in all, ns. */
     public long longSliceNanos() {
         return charges.longSliceNanos();
+    }
+
+    /**
+     * Measured charging: what the guest's code (the vCPUs outside their exits) took so far, ns, the slices longer
+     * than {@link #LONG_SLICE_NS} left out; 0 under model charging.
+     */
+    public long guestCpuNanos() {
+        return charges.guestNanos();
+    }
+
+    /** Measured charging: what the device's code (the I/O threads, a vCPU's exit) took so far, as {@link #guestCpuNanos}. */
+    public long deviceCpuNanos() {
+        return charges.deviceNanos();
     }
 
     /** {@code a} gives up the baton until {@code wakeAt}, and gets it back when it is the earliest. */

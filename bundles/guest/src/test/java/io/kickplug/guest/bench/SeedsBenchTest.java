@@ -105,7 +105,7 @@ class SeedsBenchTest {
         // Seed 000's device is QEMU's: avail_event after every pop (section 2.7.10), on every point.
         assertEquals(8, points.stream().filter(p -> p.contains(", avail-event pop, ")).count(), out);
         assertEquals(5, out.lines().filter(l -> l.startsWith("  clock:     virtual time (model charging, seed 1; "
-                + "--clock virtual)")).count(), out);
+                + "--clock virtual; --charging model)")).count(), out);
         assertTrue(Files.readString(html).contains("<svg "), "the HTML report was written");
         assertTrue(out.contains("  defer-call iodepth 64 "), out);
         assertTrue(out.contains("  hipri=1 "), out);

@@ -60,6 +60,32 @@ class VirtualTimeMeasuredClockTest {
         assertEquals(READINGS * work, advanceOver(READINGS, work, READ_COST_NS));
     }
 
+    /**
+     * What an I/O thread's code took counts as the device's (guest-cpu-ns/req and device-cpu-ns/req in the seeds'
+     * report), and a slice longer than {@link VirtualTime#LONG_SLICE_NS} (another process's time slice on the
+     * pinned CPU) counts in neither, though the clock is charged it.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void anIoThreadsWorkIsTheDevicesAndLongSlicesAreLeftOut() throws Exception {
+        FakeCpuClock cpu = new FakeCpuClock();
+        VirtualTime time = new VirtualTime(3, VirtualTime.Charging.MEASURED, VirtualTime.Costs.DEFAULTS, true, cpu,
+                READ_COST_NS);
+        VirtualTimeRuns.onOneIoThread(time, () -> {
+            VirtualWaits v = VirtualWaits.current();
+            v.now();
+            for (int i = 0; i < 100; i++) {
+                cpu.work(7_000);
+                v.now();
+            }
+            cpu.work(VirtualTime.LONG_SLICE_NS + 1);
+            v.now();
+        });
+        assertEquals(100 * 7_000, time.deviceCpuNanos());
+        assertEquals(0, time.guestCpuNanos());
+        assertEquals(1, time.longSlices());
+    }
+
     /** Runs {@code readings} readings with {@code workNs} of CPU work before each; the virtual clock's advance. */
     private static long advanceOver(int readings, long workNs, long costTakenOffNs) throws Exception {
         FakeCpuClock cpu = new FakeCpuClock();
