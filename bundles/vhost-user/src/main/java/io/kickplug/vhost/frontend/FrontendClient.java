@@ -120,6 +120,12 @@ public class FrontendClient implements AutoCloseable {
                     }
                 } catch (IOException e) {
                     // pipe closed
+                } finally {
+                    try {
+                        pipe.source().close(); // a replaced pipe's read end goes with its reader
+                    } catch (IOException e) {
+                        // closing a read end: nothing to report
+                    }
                 }
             }, "test-call-reader-" + index);
             callReader.setDaemon(true);
@@ -437,7 +443,7 @@ public class FrontendClient implements AutoCloseable {
             check(sendAck(VhostUser.SET_VRING_CALL, Message.u64(index | VhostUser.VRING_NOFD_MASK)), "SET_VRING_CALL");
         } else {
             if (q.callReader != null) {
-                q.call = AFPipe.open();
+                replaceCall(q);
             }
             check(sendAck(VhostUser.SET_VRING_CALL, Message.u64(index), q.call.sink().getFileDescriptor()),
                     "SET_VRING_CALL");
@@ -473,10 +479,20 @@ public class FrontendClient implements AutoCloseable {
         return q;
     }
 
+    /**
+     * A new call pipe for {@code q}. The old pipe's write end is closed here: its reader reads what the back-end
+     * still sends on its own copy and ends (closing the read end) once the back-end drops that copy, instead of
+     * waiting for ever on a pipe this client still held open.
+     */
+    private static void replaceCall(Queue q) throws IOException {
+        q.call.sink().close();
+        q.call = AFPipe.open();
+    }
+
     /** SET_VRING_CALL with queue {@code q}'s own call pipe, whose notifications {@link Queue#received} counts. */
     public void unmask(Queue q) throws IOException {
         if (q.callReader != null) {
-            q.call = AFPipe.open();
+            replaceCall(q);
         }
         check(sendAck(VhostUser.SET_VRING_CALL, Message.u64(q.index), q.call.sink().getFileDescriptor()),
                 "SET_VRING_CALL");

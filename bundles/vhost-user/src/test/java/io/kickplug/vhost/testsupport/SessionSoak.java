@@ -120,7 +120,7 @@ public final class SessionSoak {
         session(-1, Ending.CLEAN_CLOSE, serverIdle);
         // The warm-up's own threads (the client's call readers end when their pipes close) must be gone.
         if (!Footprint.await(() -> sessionThreads() == 0, SETTLE_MILLIS)) {
-            throw new AssertionError("the warm-up session's threads did not end: " + sessionThreads());
+            throw new AssertionError("the warm-up session's threads did not end: " + sessionThreadNames());
         }
         Sample baseline = Sample.of(target);
         Map<String, String> baselineFds = target.fdTargets();
@@ -171,6 +171,12 @@ public final class SessionSoak {
     }
 
     /** Live threads of a session: the back-end's session and kick threads, the client's call readers. */
+    static List<String> sessionThreadNames() {
+        return Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
+                .filter(n -> n.startsWith("test-call-reader-") || n.matches("kickplug-vhost-.*-(session\\d+|kick)"))
+                .sorted().toList();
+    }
+
     static long sessionThreads() {
         return Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
                 .filter(n -> n.startsWith("test-call-reader-") || n.matches("kickplug-vhost-.*-(session\\d+|kick)"))
