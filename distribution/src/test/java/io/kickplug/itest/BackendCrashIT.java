@@ -272,55 +272,8 @@ class BackendCrashIT {
         } catch (Exception e) {
             b.append("(control socket: ").append(e).append(")\n");
         }
-        try {
-            String list = monitorCommand("info virtio");
-            b.append(list);
-            Matcher m = Pattern.compile("(/machine/\\S+)").matcher(list);
-            if (m.find()) {
-                String path = m.group(1);
-                for (int q = 0; q < 2; q++) {
-                    b.append(monitorCommand("info virtio-queue-status " + path + " " + q));
-                    b.append(monitorCommand("info virtio-vhost-queue-status " + path + " " + q));
-                }
-            }
-        } catch (Exception e) {
-            b.append("(QEMU monitor: ").append(e).append(")\n");
-        }
+        b.append(HumanMonitor.virtqueues(monitor, 2));
         return b.toString();
-    }
-
-    /** One command on QEMU's human monitor; returns its output (up to the next prompt, 10 s at most). */
-    private String monitorCommand(String command) throws Exception {
-        try (java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(
-                java.net.UnixDomainSocketAddress.of(monitor))) {
-            ch.configureBlocking(false);
-            StringBuilder out = new StringBuilder();
-            readToPrompt(ch, out);
-            out.setLength(0);
-            ch.write(java.nio.ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.US_ASCII)));
-            readToPrompt(ch, out);
-            // The monitor echoes the command line with terminal escapes first: drop that line and the prompt.
-            String text = out.toString().replace("\r", "");
-            text = text.substring(text.indexOf('\n') + 1).replace("(qemu) ", "");
-            return "(qemu) " + command + "\n" + text;
-        }
-    }
-
-    private static void readToPrompt(java.nio.channels.SocketChannel ch, StringBuilder out) throws IOException {
-        java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(8192);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (out.indexOf("(qemu) ") < 0 && System.nanoTime() < deadline) {
-            buf.clear();
-            int n = ch.read(buf);
-            if (n < 0) {
-                return;
-            }
-            if (n == 0) {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
-                continue;
-            }
-            out.append(new String(buf.array(), 0, n, StandardCharsets.UTF_8));
-        }
     }
 
     /**

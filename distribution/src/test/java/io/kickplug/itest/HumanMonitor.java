@@ -43,21 +43,29 @@ final class HumanMonitor {
         return b.toString();
     }
 
-    /** One command; its output up to the next prompt (10 s at most). */
-    static String command(Path monitor, String command) throws IOException {
+    /**
+     * Commands in one connection (so "cpu N" selects the vCPU the next ones read); each one's output up to the next
+     * prompt (10 s at most).
+     */
+    static String command(Path monitor, String... commands) throws IOException {
         try (SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(monitor))) {
             ch.configureBlocking(false);
+            StringBuilder all = new StringBuilder();
             StringBuilder out = new StringBuilder();
             readToPrompt(ch, out);
-            out.setLength(0);
-            ByteBuffer line = ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.US_ASCII));
-            while (line.hasRemaining()) {
-                ch.write(line);
+            for (String command : commands) {
+                out.setLength(0);
+                ByteBuffer line = ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.US_ASCII));
+                while (line.hasRemaining()) {
+                    ch.write(line);
+                }
+                readToPrompt(ch, out);
+                // The monitor echoes the command line with terminal escapes first: drop that line and the prompt.
+                String text = out.toString().replace("\r", "");
+                text = text.substring(text.indexOf('\n') + 1).replace("(qemu) ", "");
+                all.append("(qemu) ").append(command).append('\n').append(text);
             }
-            readToPrompt(ch, out);
-            String text = out.toString().replace("\r", "");
-            text = text.substring(text.indexOf('\n') + 1).replace("(qemu) ", "");
-            return "(qemu) " + command + "\n" + text;
+            return all.toString();
         }
     }
 

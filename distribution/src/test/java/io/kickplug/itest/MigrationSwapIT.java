@@ -355,15 +355,7 @@ class MigrationSwapIT {
                 continue;
             }
             try {
-                String list = monitorCommand(monitor(q), "info virtio");
-                b.append("QEMU ").append(q).append('\n').append(list);
-                Matcher m = Pattern.compile("(/machine/\\S+)").matcher(list);
-                if (m.find()) {
-                    for (int vq = 0; vq < 2; vq++) {
-                        b.append(monitorCommand(monitor(q), "info virtio-queue-status " + m.group(1) + " " + vq));
-                        b.append(monitorCommand(monitor(q), "info virtio-vhost-queue-status " + m.group(1) + " " + vq));
-                    }
-                }
+                b.append("QEMU ").append(q).append('\n').append(HumanMonitor.virtqueues(monitor(q), 2));
                 b.append(cpuState(monitor(q)));
             } catch (Exception e) {
                 b.append("(QEMU ").append(q).append(" monitor: ").append(e).append(")\n");
@@ -383,7 +375,7 @@ class MigrationSwapIT {
         StringBuilder b = new StringBuilder();
         try {
             List<String> cpus = new ArrayList<>();
-            Matcher c = Pattern.compile("CPU #(\\d+)").matcher(monitorCommand(monitor, "info cpus"));
+            Matcher c = Pattern.compile("CPU #(\\d+)").matcher(HumanMonitor.command(monitor, "info cpus"));
             while (c.find()) {
                 cpus.add(c.group(1));
             }
@@ -391,14 +383,14 @@ class MigrationSwapIT {
                 for (String cpu : cpus) {
                     // One connection: "cpu N" selects the vCPU the next commands read.
                     b.append("sample ").append(i).append(", CPU ").append(cpu).append(": ")
-                            .append(monitorCommand(monitor, "cpu " + cpu, "info registers").lines()
+                            .append(HumanMonitor.command(monitor, "cpu " + cpu, "info registers").lines()
                                     .filter(l -> l.startsWith("RIP") || l.startsWith("EFL"))
                                     .collect(Collectors.joining(" | "))).append('\n');
                 }
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(300)); // spacing of samples, not a wait
             }
             for (String cpu : cpus) {
-                String regs = monitorCommand(monitor, "cpu " + cpu, "info registers", "x/8i $pc", "x/96gx $sp");
+                String regs = HumanMonitor.command(monitor, "cpu " + cpu, "info registers", "x/8i $pc", "x/96gx $sp");
                 b.append(regs.lines().filter(l -> !l.startsWith("ES ") && !l.startsWith("CS ")
                         && !l.startsWith("SS ") && !l.startsWith("DS ") && !l.startsWith("FS ")
                         && !l.startsWith("GS ") && !l.startsWith("FPR") && !l.startsWith("XMM")
@@ -408,42 +400,6 @@ class MigrationSwapIT {
             b.append("(monitor: ").append(e).append(")\n");
         }
         return KernelSymbols.annotate(b.toString(), harness.cache().resolve("System.map"));
-    }
-
-    /** Commands on QEMU's human monitor, in one connection; each one's output up to the next prompt (10 s at most). */
-    private static String monitorCommand(Path monitor, String... commands) throws Exception {
-        try (SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(monitor))) {
-            ch.configureBlocking(false);
-            StringBuilder all = new StringBuilder();
-            StringBuilder out = new StringBuilder();
-            readToPrompt(ch, out);
-            for (String command : commands) {
-                out.setLength(0);
-                ch.write(ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.US_ASCII)));
-                readToPrompt(ch, out);
-                String text = out.toString().replace("\r", "");
-                text = text.substring(text.indexOf('\n') + 1).replace("(qemu) ", "");
-                all.append("(qemu) ").append(command).append('\n').append(text);
-            }
-            return all.toString();
-        }
-    }
-
-    private static void readToPrompt(SocketChannel ch, StringBuilder out) throws IOException {
-        ByteBuffer buf = ByteBuffer.allocate(8192);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (out.indexOf("(qemu) ") < 0 && System.nanoTime() < deadline) {
-            buf.clear();
-            int n = ch.read(buf);
-            if (n < 0) {
-                return;
-            }
-            if (n == 0) {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
-                continue;
-            }
-            out.append(new String(buf.array(), 0, n, StandardCharsets.UTF_8));
-        }
     }
 
     private boolean waitFor(BooleanSupplier condition, long seconds, Daemon d) {
