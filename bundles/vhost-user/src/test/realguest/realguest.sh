@@ -16,6 +16,8 @@
 #                    [--qmp PATH]       (QMP on that Unix socket, for migrate and query-migrate)
 #                    [--incoming URI]   (the destination of a live migration: -incoming URI, e.g. unix:PATH; the
 #                                        guest's serial console continues on this QEMU's stdio)
+#                    [--paused]         (-S: the guest does not run until QMP cont; a live migration's destination
+#                                        whose memory a test compares with the paused source's first)
 #                    [--rg-file PATH]   (one more file in the guest's /rg, repeatable: /rg/steps and its NAME.fio
 #                                        jobs select /init's step mode, one job per RG-STEP-READY and line on stdin;
 #                                        a step with a NAME.sh instead runs that shell script)
@@ -125,6 +127,7 @@ run() {
                              -device vhost-user-blk-pci,chardev=c1,num-queues=1,queue-size="$qsize",packed=on); shift 2 ;;
             --qmp) extra+=(-qmp "unix:$2,server=on,wait=off"); shift 2 ;;
             --incoming) extra+=(-incoming "$2"); shift 2 ;;
+            --paused) extra+=(-S); shift ;;
             --rg-file) rgfiles+=("$2"); shift 2 ;;
             *) die "unknown option $1" ;;
         esac
@@ -145,7 +148,8 @@ run() {
     [ "$pad" = 0 ] || head -c "$pad" /dev/zero >>"$work/initrd"
     cat "$work/job.cpio" >>"$work/initrd"
 
-    local accel=(-accel tcg,thread=multi -cpu Nehalem)
+    # RG_TCG_THREAD=single: single-threaded TCG (one host thread for all vCPUs) instead of one thread per vCPU.
+    local accel=(-accel tcg,thread="${RG_TCG_THREAD:-multi}" -cpu Nehalem)
     if grep -qwE 'vmx|svm' /proc/cpuinfo && [ -w /dev/kvm ]; then
         accel=(-accel kvm -cpu host)
     fi

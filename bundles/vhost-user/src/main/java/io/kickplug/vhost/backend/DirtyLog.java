@@ -12,6 +12,7 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -55,6 +56,14 @@ final class DirtyLog {
             return ((long) WORD.getVolatile(bytes, (int) ((page >>> 6) << 3)) & mask) != 0;
         }
     }
+
+    /**
+     * For tests (system property {@code kickplug.vhost.dirtylog.trace=true}; LiveMigrationIT tells the pages the
+     * device wrote from those only the guest's CPUs wrote): every page each log marked, with the
+     * {@link System#nanoTime()} of its last mark, by log name. Off by default: nothing is recorded.
+     */
+    static final boolean TRACE = Boolean.getBoolean("kickplug.vhost.dirtylog.trace");
+    static final ConcurrentHashMap<String, ConcurrentHashMap<Long, Long>> TRACED = new ConcurrentHashMap<>();
 
     private final String name;
     private volatile Bitmap current;
@@ -122,6 +131,13 @@ final class DirtyLog {
         long last = (gpa + length - 1) >>> PAGE_SHIFT;
         for (long page = first; page <= last; page++) {
             markPage(page);
+        }
+        if (TRACE) {
+            ConcurrentHashMap<Long, Long> m = TRACED.computeIfAbsent(name, k -> new ConcurrentHashMap<>());
+            long now = System.nanoTime();
+            for (long page = first; page <= last; page++) {
+                m.put(page, now);
+            }
         }
     }
 
