@@ -95,9 +95,17 @@ public final class VhostBench {
         this.ram = Files.createTempDirectory(Path.of("/dev/shm"), "kp-vhostbench");
     }
 
-    /** One measured point. */
+    /**
+     * One measured point; {@code regime}: the counters that tell the regime the run settled in, by name
+     * ({@link #regimeFigures}; empty when not measured).
+     */
     record Point(double iops, double cpuUsPerIo, long p50ns, long p99ns, long p999ns, double kicksPerIo,
-            double waitsPerIo) {
+            double waitsPerIo, Map<String, Double> regime) {
+
+        Point(double iops, double cpuUsPerIo, long p50ns, long p99ns, long p999ns, double kicksPerIo,
+                double waitsPerIo) {
+            this(iops, cpuUsPerIo, p50ns, p99ns, p999ns, kicksPerIo, waitsPerIo, Map.of());
+        }
     }
 
     /** A backend server process with its vhost-user socket. */
@@ -605,6 +613,8 @@ public final class VhostBench {
         java.util.Map<String, Long> regime = RegimeProbe.delta(probeStart, s.probe.sample());
         double seconds = (now - measureStart) / 1e9;
         lastRegime = regime(regime, ios, rounds, rechecks, selfEnd[0] - selfStart[0], selfEnd[1] - selfStart[1]);
+        Map<String, Double> figures = regimeFigures(regime, ios, rounds, selfEnd[0] - selfStart[0],
+                selfEnd[1] - selfStart[1]);
         // Let the requests still in flight come back (none is resubmitted after the end).
         long drainDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         int outstanding = q.driver.inFlight();
@@ -623,7 +633,31 @@ public final class VhostBench {
         }
         return new Point(ios / seconds, perIo(ticks * (double) CLOCK_TICK_NS / 1e3, ios),
                 latency.getValueAtPercentile(50), latency.getValueAtPercentile(99),
-                latency.getValueAtPercentile(99.9), perIo(kicks, ios), perIo(waits, ios));
+                latency.getValueAtPercentile(99.9), perIo(kicks, ios), perIo(waits, ios), figures);
+    }
+
+    /** The regime counters of a run for the JSON result, per I/O unless named otherwise. */
+    private static Map<String, Double> regimeFigures(Map<String, Long> d, long ios, long rounds, long feSleeps,
+            long fePreempted) {
+        Map<String, Double> m = new LinkedHashMap<>();
+        m.put("fe_io_per_round", perIo(ios, rounds));
+        m.put("fe_sleeps_per_io", perIo(feSleeps, ios));
+        m.put("fe_preempted_per_io", perIo(fePreempted, ios));
+        m.put("io_thread_cpu_us_per_io", perIo(d.getOrDefault("io.ticks", 0L) * (double) CLOCK_TICK_NS / 1e3, ios));
+        m.put("io_thread_sleeps_per_io", perIo(d.getOrDefault("io.sleeps", 0L), ios));
+        m.put("io_thread_preempted_per_io", perIo(d.getOrDefault("io.preempted", 0L), ios));
+        m.put("jit_ms", d.getOrDefault("jit.ticks", 0L) * 10.0);
+        m.put("vm_ms", d.getOrDefault("vm.ticks", 0L) * 10.0);
+        if (d.containsKey("kp.requests")) {
+            long req = d.get("kp.requests");
+            m.put("device_kicks_per_io", perIo(d.get("kp.avail_notifications"), req));
+            m.put("device_calls_per_io", perIo(d.get("kp.interrupts_sent"), req));
+            m.put("handler_runs_per_io", perIo(d.get("kp.batches"), req));
+            m.put("poll_hits_per_io", perIo(d.get("kp.poll_hits"), req));
+            m.put("poll_misses_per_io", perIo(d.get("kp.poll_misses"), req));
+            m.put("poll_ns_per_io", perIo(d.get("kp.poll_ns"), req));
+        }
+        return m;
     }
 
     /** The regime line of the last {@link #measure}: counters per I/O (see {@link RegimeProbe}). */
