@@ -38,6 +38,11 @@ import org.newsclub.net.unix.KickplugPoll;
  * qemu-storage-daemon is installed, QSD's vhost-user-blk export, in the same run and interleaved point by point.
  * Per point: IOPS, latency percentiles (HdrHistogram, submit to harvest) and the backend process's CPU per I/O
  * (utime + stime from /proc/PID/stat over the measured window); the median of the runs, and Kickplug/QSD ratios.
+ * Under each run's line, the counters that tell the regime it settled in ({@link RegimeProbe}), per I/O: the
+ * front-end's completions per harvest round, re-checks, sleeps and preemptions; the server's I/O thread's CPU,
+ * sleeps (voluntary context switches) and preemptions; the JIT, VM (Serial GC) and other threads' CPU time in the
+ * window; and Kickplug's {@code kp:stats} of the export's queue: kicks received, calls sent, handler runs, poll
+ * hits, misses and time, and the batches by size.
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar io.kickplug.benchmarks.vhost.VhostBench \
@@ -45,7 +50,7 @@ import org.newsclub.net.unix.KickplugPoll;
  *     [--jar distribution/target/kickplug.jar] [--qsd /usr/bin/qemu-storage-daemon] [--runs 3] [--runtime 5]
  *     [--warmup 2] [--depths 1,32,64] [--backends null,file] [--java-opts "-XX:+UseSerialGC"] [--ring split]
  *     [--kp-commands "kp:notify d0 defer-call"] [--server-cpus 1] [--qsd-iothread-poll-max-ns 32768]
- *     [--json FILE]
+ *     [--kickplugd-extra "-XX:+PrintCompilation"] [--json FILE]
  * </pre>
  *
  * {@code --json FILE} also writes the results as JSON ({@link VhostJson}): the command line, git commit, date and
@@ -90,9 +95,17 @@ public final class VhostBench {
         this.ram = Files.createTempDirectory(Path.of("/dev/shm"), "kp-vhostbench");
     }
 
-    /** One measured point. */
+    /**
+     * One measured point; {@code regime}: the counters that tell the regime the run settled in, by name
+     * ({@link #regimeFigures}; empty when not measured).
+     */
     record Point(double iops, double cpuUsPerIo, long p50ns, long p99ns, long p999ns, double kicksPerIo,
-            double waitsPerIo) {
+            double waitsPerIo, Map<String, Double> regime) {
+
+        Point(double iops, double cpuUsPerIo, long p50ns, long p99ns, long p999ns, double kicksPerIo,
+                double waitsPerIo) {
+            this(iops, cpuUsPerIo, p50ns, p99ns, p999ns, kicksPerIo, waitsPerIo, Map.of());
+        }
     }
 
     /** A backend server process with its vhost-user socket. */
@@ -102,6 +115,8 @@ public final class VhostBench {
         final Path socket;
         FrontendClient client;
         FrontendClient.Queue queue;
+        /** Reads the regime counters of this server (threads; Kickplug's kp:stats on its control socket). */
+        RegimeProbe probe;
 
         Server(String name, Process process, Path socket) {
             this.name = name;
@@ -144,6 +159,7 @@ public final class VhostBench {
         o.put("launcher", "kickplugd");
         o.put("kickplugd", "distribution/target/kickplugd");
         o.put("kickplugd-opts", ""); // non-empty: KICKPLUG_JAVA_OPTS, replacing kickplugd's JVM flags
+        o.put("kickplugd-extra", ""); // non-empty: KICKPLUG_JAVA_EXTRA, added to kickplugd's JVM flags
         o.put("jar", "distribution/target/kickplug.jar");
         o.put("qsd", "/usr/bin/qemu-storage-daemon");
         o.put("runs", "3");
@@ -238,6 +254,7 @@ public final class VhostBench {
                                     + " p99 %.1f us, front-end kicks/IO %.4f, waits/IO %.4f%n", r + 1, backend, s.name,
                                     depth, p.iops(), p.cpuUsPerIo(), p.p50ns() / 1e3, p.p99ns() / 1e3, p.kicksPerIo(),
                                     p.waitsPerIo());
+                            System.out.println("    " + lastRegime);
                         }
                     }
                 }
@@ -352,6 +369,7 @@ public final class VhostBench {
     private Server startKickplug(String launcher, String name, String backend, Path image) throws Exception {
         Path socket = dir.resolve(launcher + "-" + backend + ".sock");
         Path script = dir.resolve("serve-" + launcher + "-" + backend + ".gosh");
+        Path control = dir.resolve(launcher + "-" + backend + ".ctl");
         String attach = switch (backend) {
             case "null" -> "kp:attach --backend null d0 1G";
             case "rbd" -> "kp:attach --backend rbd --pool " + rbdPool() + " --image " + rbdImage() + " --conf "
@@ -371,12 +389,15 @@ public final class VhostBench {
         if (launcher.equals("kickplugd")) {
             // The service launcher as operators run it, with this JVM's java; its own bundle cache, fresh.
             cmd.addAll(List.of("sh", opts.get("kickplugd"), "--state", dir.resolve("state-" + backend).toString(),
-                    "-f", script.toString()));
+                    "--control", control.toString(), "-f", script.toString()));
             pb.environment().put("JAVA", java);
             pb.environment().remove("KICKPLUG_JAVA_EXTRA");
             pb.environment().remove("KICKPLUG_JAVA_OPTS");
             if (!opts.get("kickplugd-opts").isBlank()) {
                 pb.environment().put("KICKPLUG_JAVA_OPTS", opts.get("kickplugd-opts"));
+            }
+            if (!opts.get("kickplugd-extra").isBlank()) {
+                pb.environment().put("KICKPLUG_JAVA_EXTRA", opts.get("kickplugd-extra"));
             }
         } else {
             cmd.add(java);
@@ -386,11 +407,26 @@ public final class VhostBench {
                 }
             }
             cmd.addAll(List.of("-jar", opts.get("jar"), "--cache", dir.resolve("cache-" + backend).toString(),
-                    "--daemon", "-f", script.toString()));
+                    "--daemon", "--control", control.toString(), "-f", script.toString()));
         }
         Process p = pb.command(cmd).redirectErrorStream(true)
                 .redirectOutput(dir.resolve(launcher + "-" + backend + ".log").toFile()).start();
-        return awaitSocket(new Server(name, p, socket));
+        Server s = awaitSocket(new Server(name, p, socket));
+        awaitControl(s, control);
+        s.probe = new RegimeProbe(p.pid(), control);
+        return s;
+    }
+
+    /** Waits until the daemon answers on its control socket (the regime probe's kp:stats). */
+    private static void awaitControl(Server s, Path control) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.exists(control)) {
+            if (!s.process.isAlive() || System.nanoTime() > deadline) {
+                s.close();
+                throw new IOException(s.name + " did not create " + control);
+            }
+            Thread.sleep(50);
+        }
     }
 
     private Server startQsd(String backend, Path image) throws Exception {
@@ -412,7 +448,9 @@ public final class VhostBench {
         }
         cmd.addAll(List.of("--export", export));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("qsd-" + backend + ".log").toFile()).start();
-        return awaitSocket(new Server("qsd", p, socket));
+        Server s = awaitSocket(new Server("qsd", p, socket));
+        s.probe = new RegimeProbe(p.pid(), null);
+        return s;
     }
 
     private String rbdPool() {
@@ -502,6 +540,10 @@ public final class VhostBench {
         long ios = 0;
         long kicks = 0; // the front-end's kicks and call waits in the measured window: the mode the run took
         long waits = 0;
+        long rounds = 0; // harvest rounds that found completions, and re-checks after enabling that found some
+        long rechecks = 0;
+        java.util.Map<String, Long> probeStart = null;
+        long[] selfStart = null;
         long ticksStart = 0;
         long now = begin;
         while (true) {
@@ -523,6 +565,9 @@ public final class VhostBench {
                     read(c, q, chains, slot, random.nextLong(sectors / 8) * 8);
                 }
             }
+            if (harvested > 0 && measuring) {
+                rounds++;
+            }
             if (harvested > 0 && q.driver.kickPrepare()) {
                 q.kick();
                 if (measuring) {
@@ -532,6 +577,11 @@ public final class VhostBench {
             now = System.nanoTime();
             if (!measuring && now >= measureStart) {
                 measuring = true;
+                // The regime counters first (one kp:stats on Kickplug's control socket: a millisecond or so with
+                // the front-end paused, alike for every server and build), then the window's clock and CPU.
+                selfStart = RegimeProbe.selfSwitches();
+                probeStart = s.probe.sample();
+                now = System.nanoTime();
                 ticksStart = s.cpuTicks();
                 measureStart = now;
             }
@@ -542,6 +592,9 @@ public final class VhostBench {
                 // Sleep until the device's call notification, re-checking after enabling (Linux's virtqueue_enable_cb).
                 if (!q.driver.enableCallbacks()) {
                     q.driver.disableCallbacks();
+                    if (measuring) {
+                        rechecks++;
+                    }
                     continue;
                 }
                 if (measuring) {
@@ -556,7 +609,12 @@ public final class VhostBench {
             }
         }
         long ticks = s.cpuTicks() - ticksStart;
+        long[] selfEnd = RegimeProbe.selfSwitches();
+        java.util.Map<String, Long> regime = RegimeProbe.delta(probeStart, s.probe.sample());
         double seconds = (now - measureStart) / 1e9;
+        lastRegime = regime(regime, ios, rounds, rechecks, selfEnd[0] - selfStart[0], selfEnd[1] - selfStart[1]);
+        Map<String, Double> figures = regimeFigures(regime, ios, rounds, selfEnd[0] - selfStart[0],
+                selfEnd[1] - selfStart[1]);
         // Let the requests still in flight come back (none is resubmitted after the end).
         long drainDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         int outstanding = q.driver.inFlight();
@@ -575,7 +633,62 @@ public final class VhostBench {
         }
         return new Point(ios / seconds, perIo(ticks * (double) CLOCK_TICK_NS / 1e3, ios),
                 latency.getValueAtPercentile(50), latency.getValueAtPercentile(99),
-                latency.getValueAtPercentile(99.9), perIo(kicks, ios), perIo(waits, ios));
+                latency.getValueAtPercentile(99.9), perIo(kicks, ios), perIo(waits, ios), figures);
+    }
+
+    /** The regime counters of a run for the JSON result, per I/O unless named otherwise. */
+    private static Map<String, Double> regimeFigures(Map<String, Long> d, long ios, long rounds, long feSleeps,
+            long fePreempted) {
+        Map<String, Double> m = new LinkedHashMap<>();
+        m.put("fe_io_per_round", perIo(ios, rounds));
+        m.put("fe_sleeps_per_io", perIo(feSleeps, ios));
+        m.put("fe_preempted_per_io", perIo(fePreempted, ios));
+        m.put("io_thread_cpu_us_per_io", perIo(d.getOrDefault("io.ticks", 0L) * (double) CLOCK_TICK_NS / 1e3, ios));
+        m.put("io_thread_sleeps_per_io", perIo(d.getOrDefault("io.sleeps", 0L), ios));
+        m.put("io_thread_preempted_per_io", perIo(d.getOrDefault("io.preempted", 0L), ios));
+        m.put("jit_ms", d.getOrDefault("jit.ticks", 0L) * 10.0);
+        m.put("vm_ms", d.getOrDefault("vm.ticks", 0L) * 10.0);
+        if (d.containsKey("kp.requests")) {
+            long req = d.get("kp.requests");
+            m.put("device_kicks_per_io", perIo(d.get("kp.avail_notifications"), req));
+            m.put("device_calls_per_io", perIo(d.get("kp.interrupts_sent"), req));
+            m.put("handler_runs_per_io", perIo(d.get("kp.batches"), req));
+            m.put("poll_hits_per_io", perIo(d.get("kp.poll_hits"), req));
+            m.put("poll_misses_per_io", perIo(d.get("kp.poll_misses"), req));
+            m.put("poll_ns_per_io", perIo(d.get("kp.poll_ns"), req));
+        }
+        return m;
+    }
+
+    /** The regime line of the last {@link #measure}: counters per I/O (see {@link RegimeProbe}). */
+    String lastRegime = "";
+
+    private static String regime(java.util.Map<String, Long> d, long ios, long rounds, long rechecks, long feSleeps,
+            long fePreempted) {
+        StringBuilder b = new StringBuilder();
+        b.append(String.format(Locale.ROOT, "fe: IO/round %.1f, rechecks/IO %.4f, sleeps/IO %.4f, preempted/IO %.4f",
+                perIo(ios, rounds), perIo(rechecks, ios), perIo(feSleeps, ios), perIo(fePreempted, ios)));
+        b.append(String.format(Locale.ROOT, "; io thread: CPU/IO %.3f us, sleeps/IO %.4f, preempted/IO %.4f",
+                perIo(d.getOrDefault("io.ticks", 0L) * (double) CLOCK_TICK_NS / 1e3, ios),
+                perIo(d.getOrDefault("io.sleeps", 0L), ios), perIo(d.getOrDefault("io.preempted", 0L), ios)));
+        b.append(String.format(Locale.ROOT, "; jit %d ms, vm %d ms, other %d ms",
+                d.getOrDefault("jit.ticks", 0L) * 10, d.getOrDefault("vm.ticks", 0L) * 10,
+                d.getOrDefault("other.ticks", 0L) * 10));
+        if (d.containsKey("kp.requests")) {
+            long req = d.get("kp.requests");
+            b.append(String.format(Locale.ROOT, "; kp: kicks/IO %.4f, calls/IO %.4f, runs/IO %.4f,"
+                    + " poll hits/IO %.4f, misses/IO %.5f, poll ns/IO %.0f",
+                    perIo(d.get("kp.avail_notifications"), req), perIo(d.get("kp.interrupts_sent"), req),
+                    perIo(d.get("kp.batches"), req), perIo(d.get("kp.poll_hits"), req),
+                    perIo(d.get("kp.poll_misses"), req), perIo(d.get("kp.poll_ns"), req)));
+            b.append(", batches by size");
+            d.forEach((k, v) -> {
+                if (k.startsWith("kp.batch.") && v > 0) {
+                    b.append(' ').append(k.substring(9)).append(':').append(v);
+                }
+            });
+        }
+        return b.toString();
     }
 
     private static double perIo(double total, long ios) {

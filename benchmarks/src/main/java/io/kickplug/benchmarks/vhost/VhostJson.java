@@ -147,6 +147,20 @@ final class VhostJson {
         return "{\"iops\": " + Json.number(p.iops()) + ", \"cpu_us_per_io\": " + Json.number(p.cpuUsPerIo())
                 + ", \"p50_ns\": " + p.p50ns() + ", \"p99_ns\": " + p.p99ns() + ", \"p999_ns\": " + p.p999ns()
                 + ", \"kicks_per_io\": " + Json.number(p.kicksPerIo()) + ", \"waits_per_io\": "
-                + Json.number(p.waitsPerIo()) + "}";
+                + Json.number(p.waitsPerIo()) + regime(p) + "}";
+    }
+
+    /** The run's regime counters ({@code VhostBench.Point#regime}), when measured. */
+    private static String regime(VhostBench.Point p) {
+        if (p.regime().isEmpty()) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder(", \"regime\": {");
+        String sep = "";
+        for (Map.Entry<String, Double> e : p.regime().entrySet()) {
+            b.append(sep).append(Json.quote(e.getKey())).append(": ").append(Json.number(e.getValue()));
+            sep = ", ";
+        }
+        return b.append('}').toString();
     }
 }

@@ -66,6 +66,25 @@ class VhostJsonTest {
         assertTrue(p.get("ratios").get("p999").get("runs").list().size() == 3);
     }
 
+    /** A run's regime counters are written with it, in their order; a run without them has no "regime" member. */
+    @Test
+    void theRegimeCountersOfARunReadBack() {
+        Map<String, Double> regime = new LinkedHashMap<>();
+        regime.put("device_kicks_per_io", 0.0303);
+        regime.put("io_thread_sleeps_per_io", 0.0301);
+        regime.put("poll_hits_per_io", 0.0);
+        VhostBench.Point withRegime = new VhostBench.Point(1000, 0.7, 100, 200, 300, 0.03, 0.04, regime);
+        String text = VhostJson.write(PROVENANCE, Map.of(), "w", null, List.of(new VhostJson.Entry("null", 32,
+                Map.of("kickplug", List.of(withRegime, point(1, 1, 1))))));
+        List<Json.Value> runs = Json.parse(text, "r.json").get("points").list().get(0).get("kickplug").get("runs").list();
+        Json.Value r = runs.get(0).get("regime");
+        assertEquals(0.0303, r.get("device_kicks_per_io").number());
+        assertEquals(0.0301, r.get("io_thread_sleeps_per_io").number());
+        assertEquals(0.0, r.get("poll_hits_per_io").number());
+        assertTrue(text.indexOf("device_kicks_per_io") < text.indexOf("poll_hits_per_io"), text);
+        assertTrue(!runs.get(1).keys().contains("regime"), "a point measured without the counters");
+    }
+
     /** Without qemu-storage-daemon: Kickplug's runs only, ratios null; a ratio over zero is null, not Infinity. */
     @Test
     void withoutQsdTheRatiosAreNullAndAZeroBaselineWritesNull() {
