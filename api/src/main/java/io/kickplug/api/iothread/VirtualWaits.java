@@ -44,6 +44,49 @@ public interface VirtualWaits {
      */
     long wakeUpNanos();
 
+    /**
+     * Charges the modelled cost of one critical section of the tracked-requests list (the list update made with the
+     * lock held, on a list that several I/O threads write, whose cache lines therefore move between their cores) to
+     * the current thread, under model charging only (measured charging measures the code itself, and this does
+     * nothing); called with the lock held, just before the release, so the lock is held for that long in virtual
+     * time. docs/seeds.md, "Virtual time", gives the figure's source.
+     */
+    default void chargeCriticalSection() {
+    }
+
+    /**
+     * Charges the modelled cost of one coroutine switch (QEMU's {@code qemu_coroutine_yield} or the re-entry of a
+     * coroutine) to the current thread, under model charging only: a yielding lock's waiter pays one when it queues
+     * (it yields) and one when its thread resumes it after the hand-off.
+     */
+    default void chargeCoroutineSwitch() {
+    }
+
+    /**
+     * Charges the modelled cost of scheduling a coroutine on another thread's event loop (QEMU's {@code
+     * aio_co_schedule} from {@code aio_co_wake}: an atomic list insert and a bottom half scheduled there) to the
+     * current thread, under model charging only: a yielding lock's release that hands the lock to a waiter pays it.
+     */
+    default void chargeCoroutineSchedule() {
+    }
+
+    /**
+     * Under model charging, how long a contended mutex acquirer's futex wait takes to reach the kernel's check of the
+     * lock word (a system call's entry): a release within that time makes the wait return at once and the acquirer
+     * takes the lock without sleeping (glibc's {@code __lll_lock_wait}, QEMU's QemuMutex); 0 under measured charging.
+     */
+    default long futexWaitNanos() {
+        return 0;
+    }
+
+    /**
+     * Whether the current thread's time is charged by the model (fixed costs, deterministic) rather than measured on
+     * the host: a lock that models a host event the model has no figure for (a holder delayed past a spin) asks it.
+     */
+    default boolean modelCharging() {
+        return false;
+    }
+
     /** The current thread's waits, or {@code null} in real time. */
     static VirtualWaits current() {
         // No thread-local lookup on the hot path of a process that never ran in virtual time (a daemon).

@@ -35,13 +35,21 @@ abstract class TrackedLock {
     private int acquisitions;
     /** Id of the thread that acquired the lock last; written and read by the holder only. */
     private long lastOwner = -1;
+    /**
+     * Whether several I/O threads share this lock's list (a mutex or yielding lock of a disk with more than one I/O
+     * thread; not a sharded lock's per-thread shard): under model charging its critical section then pays the
+     * cross-core cost of the list update ({@link VirtualWaits#chargeCriticalSection()}).
+     */
+    private final boolean shared;
 
-    TrackedLock(LockCounters stats) {
+    TrackedLock(LockCounters stats, boolean shared) {
         this.stats = stats;
+        this.shared = shared;
     }
 
-    static TrackedLock create(TrackedLockKind kind, LockCounters stats) {
-        return kind == TrackedLockKind.YIELDING ? new Yielding(stats) : new Mutex(stats);
+    /** @param shared whether several I/O threads share the lock's list ({@link #shared}) */
+    static TrackedLock create(TrackedLockKind kind, LockCounters stats, boolean shared) {
+        return kind == TrackedLockKind.YIELDING ? new Yielding(stats, shared) : new Mutex(stats, shared);
     }
 
     /** A place in a yielding lock's FIFO queue of waiters. */
@@ -104,6 +112,9 @@ abstract class TrackedLock {
         d.queuedAt = now(v);
         d.spun = false;
         if (!takeOrQueue(d, v)) {
+            if (v != null) {
+                v.chargeCoroutineSwitch(); // the coroutine yields (model charging)
+            }
             return false;
         }
         acquired(v, d.spun ? Math.max(0, now(v) - d.queuedAt) : -1); // a spin that ended in the lock contended
@@ -113,6 +124,9 @@ abstract class TrackedLock {
     /** The caller of a {@link #lockOrQueue} that returned false was granted the lock: it holds it from now on. */
     final void resume(Deferred d) {
         VirtualWaits v = VirtualWaits.current();
+        if (v != null) {
+            v.chargeCoroutineSwitch(); // its thread enters the coroutine again (model charging)
+        }
         acquired(v, Math.max(0, now(v) - d.queuedAt));
     }
 
@@ -145,6 +159,11 @@ abstract class TrackedLock {
     final void unlock() {
         VirtualWaits v = VirtualWaits.current();
         if (v != null) {
+            if (shared) {
+                // Model charging: the list update's cross-core cache-line transfers, with the lock held (a list that
+                // only one I/O thread writes stays in its core's cache).
+                v.chargeCriticalSection();
+            }
             v.point(); // the critical section is charged with the lock held: threads due meanwhile find it held
         }
         long at = acquiredAt;
@@ -193,8 +212,8 @@ abstract class TrackedLock {
     static final class Mutex extends TrackedLock {
         private final ReentrantLock lock = new ReentrantLock();
 
-        Mutex(LockCounters stats) {
-            super(stats);
+        Mutex(LockCounters stats, boolean shared) {
+            super(stats, shared);
         }
 
         @Override
@@ -221,21 +240,43 @@ abstract class TrackedLock {
          * A contended acquirer blocks (a futex wait) until a release wakes it, then tries again; the lock is free
          * from the release on, so a thread due before the woken waiter runs may take it first.
          */
+        /** Who is on its way into a futex wait ({@link VirtualWaits#futexWaitNanos()}) waits for this token. */
+        private final Object entering = new Object();
+
+        /**
+         * A contended acquirer goes into a futex wait: when the lock is released before the wait reaches the kernel's
+         * check ({@link VirtualWaits#futexWaitNanos()}, model charging) it returns at once and takes the lock;
+         * otherwise it sleeps until a release wakes it, then tries again.
+         */
         @Override
         long acquire(VirtualWaits v) {
             if (lock.tryLock()) {
                 return -1;
             }
             long start = v.now();
-            do {
+            while (true) {
+                long entry = v.futexWaitNanos();
+                if (entry > 0) {
+                    long until = v.now() + entry;
+                    while (lock.isLocked() && v.now() < until) {
+                        v.awaitNanos(entering, until - v.now());
+                    }
+                    if (lock.tryLock()) {
+                        break;
+                    }
+                }
                 v.await(this);
-            } while (!lock.tryLock());
+                if (lock.tryLock()) {
+                    break;
+                }
+            }
             return v.now() - start;
         }
 
         @Override
         void release(VirtualWaits v) {
             lock.unlock();
+            v.wake(entering, 0); // a futex wait not yet in the kernel sees the word change and returns
             v.wake(this, v.wakeUpNanos()); // the waiters (if any) were blocked: each pays a wake-up, then tries again
         }
     }
@@ -271,11 +312,13 @@ abstract class TrackedLock {
         private volatile int holder = NO_CONTEXT;
         private Node head;
         private Node tail;
+        /** Whether a contender of this lock queued without spinning once under model charging; under the guard. */
+        private boolean convoyStarted;
         /** Who spins in virtual time waits for this token; every release wakes them to look again. */
         private final Object spinners = new Object();
 
-        Yielding(LockCounters stats) {
-            super(stats);
+        Yielding(LockCounters stats, boolean shared) {
+            super(stats, shared);
         }
 
         @Override
@@ -357,6 +400,13 @@ abstract class TrackedLock {
                     }
                     if (head != null || holder == d.context || (v == null ? turns >= SPIN_ITERATIONS
                             : v.now() >= spinEnd)) {
+                        link(d);
+                        return false;
+                    }
+                    if (v != null && !convoyStarted && v.modelCharging()) {
+                        // Model charging: the run's first contender queues as one whose spin ran out (a holder the
+                        // host delayed past the spin); the model has no such delay of its own (docs/seeds.md, 004).
+                        convoyStarted = true;
                         link(d);
                         return false;
                     }
@@ -455,7 +505,11 @@ abstract class TrackedLock {
          */
         @Override
         void release(VirtualWaits v) {
-            handOver(handOff(), v);
+            Node next = handOff();
+            if (next instanceof Deferred) {
+                v.chargeCoroutineSchedule(); // model charging: aio_co_schedule, the lock handed over meanwhile
+            }
+            handOver(next, v);
             v.wake(spinners, 0); // a spinner sees the lock free, or passed to a holder on its own context, at once
         }
 

@@ -533,7 +533,7 @@ public final class TrackedRequests {
             int n = kind == TrackedLockKind.SHARDED ? shardCount : 1;
             shards = new Shard[n];
             for (int i = 0; i < n; i++) {
-                shards[i] = new Shard(this, TrackedLock.create(kind, lockStats));
+                shards[i] = new Shard(this, TrackedLock.create(kind, lockStats, n == 1 && shardCount > 1));
             }
         }
 

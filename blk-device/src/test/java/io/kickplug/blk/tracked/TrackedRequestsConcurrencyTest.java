@@ -298,7 +298,7 @@ class TrackedRequestsConcurrencyTest {
     void mutualExclusionOfEachLock() throws Exception {
         for (TrackedLockKind kind : TrackedLockKind.values()) {
             LockCounters stats = new LockCounters();
-            TrackedLock lock = TrackedLock.create(kind, stats);
+            TrackedLock lock = TrackedLock.create(kind, stats, false);
             int[] counter = {0};
             int threads = 4;
             int rounds = 20_000;

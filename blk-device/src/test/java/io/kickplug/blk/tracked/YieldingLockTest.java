@@ -21,7 +21,7 @@ class YieldingLockTest {
     /** The lock statistics of {@link #lock}. */
     private final LockCounters stats = new LockCounters();
     /** A fresh yielding lock per test. */
-    private final TrackedLock.Yielding lock = new TrackedLock.Yielding(stats);
+    private final TrackedLock.Yielding lock = new TrackedLock.Yielding(stats, false);
 
     private void awaitQueued(int n) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -119,7 +119,7 @@ class YieldingLockTest {
 
     @Test
     void theMutexNeverQueuesItBlocks() {
-        TrackedLock mutex = TrackedLock.create(TrackedLockKind.MUTEX, new LockCounters());
+        TrackedLock mutex = TrackedLock.create(TrackedLockKind.MUTEX, new LockCounters(), false);
         Queued waiter = new Queued();
         assertTrue(mutex.lockOrQueue(waiter), "a QemuMutex waiter blocks its thread: free here, so taken");
         mutex.unlock();

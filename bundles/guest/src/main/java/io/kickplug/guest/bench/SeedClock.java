@@ -51,6 +51,17 @@ record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, bool
         return new SeedClock(virtual, charging, seed, ioeventfd, reason + "; " + why, pinCpus);
     }
 
+    /**
+     * The system property that replaces some of the model's costs for a sensitivity run
+     * ({@code -Dkickplug.model.costs=trackedSectionNs=200,coScheduleNs=0}; {@link VirtualTime.Costs#with}).
+     */
+    static final String COSTS_PROPERTY = "kickplug.model.costs";
+
+    /** The virtual time's costs: the defaults, with what {@link #COSTS_PROPERTY} replaces. */
+    static VirtualTime.Costs modelCosts() {
+        return VirtualTime.Costs.DEFAULTS.with(System.getProperty(COSTS_PROPERTY));
+    }
+
     String describe() {
         return describe(1);
     }
@@ -60,7 +71,13 @@ record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, bool
         return virtual ? "virtual time (" + charging.label() + " charging, seed " + seed
                 + (rounds > 1 ? " (" + seed + "-" + (seed + rounds - 1) + ", one per round)" : "")
                 + (pinCpus == null ? "" : ", actors alone on CPU " + pinCpus + " on the wall clock") + "; " + reason
-                + ")" : "real threads (" + reason + ")";
+                + overridden() + ")" : "real threads (" + reason + ")";
+    }
+
+    /** "; model costs replaced: ..." when {@link #COSTS_PROPERTY} is set, else "". */
+    private static String overridden() {
+        String o = System.getProperty(COSTS_PROPERTY);
+        return o == null || o.isBlank() ? "" : "; model costs replaced: " + o.trim();
     }
 
     /** Host cores not busy with other work: processors minus the 1-minute load average (0 when unknown). */

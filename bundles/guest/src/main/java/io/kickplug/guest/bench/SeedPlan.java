@@ -2,6 +2,7 @@ package io.kickplug.guest.bench;
 
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.notify.CompletionNotifier;
+import io.kickplug.guest.engine.VirtualTime;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -69,6 +70,9 @@ final class SeedPlan {
      * for it.
      */
     static List<String> warmUps002(SeedsOptions o) {
+        if (!warmsUp(o, "002")) {
+            return List.of();
+        }
         return o.quick() ? strategies002(o) : strategies002(o).subList(0, 1);
     }
 
@@ -87,6 +91,20 @@ final class SeedPlan {
         return Math.max(1, o.runtimeNanos() / o.rounds());
     }
 
+    /** A round's runtime of seed {@code id}: its runtime ({@link SeedsOptions#runtimeOf}) shared among its rounds. */
+    static long roundNanos(SeedsOptions o, String id) {
+        return Math.max(1, o.runtimeOf(id) / o.rounds());
+    }
+
+    /**
+     * Whether seed {@code id} runs its discarded warm-ups: not when its charging is the model's, where nothing of the
+     * host's code is measured, so a cold JIT costs wall time and no virtual time (seed 001, always model-charged in
+     * virtual time, warms up as before when {@code --charging measured} asks for measured charging).
+     */
+    static boolean warmsUp(SeedsOptions o, String id) {
+        return o.clock().equals(SeedsOptions.REAL) || o.chargingOf(id) != VirtualTime.Charging.MODEL;
+    }
+
     /** The variant without the " round 2/3" tag {@link SeedRounds#interleave} adds to it. */
     static String variant(String label) {
         return label.replaceFirst(" round \\d+/\\d+$", "");
@@ -99,13 +117,12 @@ final class SeedPlan {
      */
     static List<Step> of(SeedsOptions o, boolean offRuns) {
         List<Step> steps = new ArrayList<>();
-        long runtime = o.runtimeNanos();
-        long warm = warmUpNanos(runtime);
-        long round = roundNanos(o);
         if (o.runs("000")) {
+            long warm = warmUpNanos(o.runtimeOf("000"));
+            long round = roundNanos(o, "000");
             List<Long> exits = exits000(o);
             List<Boolean> ioeventfds = ioeventfds000(o, offRuns);
-            for (String policy : KickBench.POLICIES) {
+            for (String policy : warmsUp(o, "000") ? KickBench.POLICIES : List.<String>of()) {
                 steps.add(new Step("000", Step.WARM_UP + label000(policy, exits.get(0), ioeventfds.get(0)), warm));
             }
             for (boolean ioeventfd : ioeventfds) {
@@ -118,14 +135,17 @@ final class SeedPlan {
             }
         }
         if (o.runs("001")) {
-            for (String policy : KickBench.POLICIES) {
-                steps.add(new Step("001", Step.WARM_UP + policy, warm));
+            long runtime = o.runtimeOf("001");
+            for (String policy : warmsUp(o, "001") ? KickBench.POLICIES : List.<String>of()) {
+                steps.add(new Step("001", Step.WARM_UP + policy, warmUpNanos(runtime)));
             }
             for (String policy : KickBench.POLICIES) {
                 steps.add(new Step("001", policy, runtime));
             }
         }
         if (o.runs("002")) {
+            long warm = warmUpNanos(o.runtimeOf("002"));
+            long round = roundNanos(o, "002");
             List<Integer> depths = iodepths002(o);
             List<String> strategies = strategies002(o);
             for (String strategy : warmUps002(o)) {
@@ -136,16 +156,19 @@ final class SeedPlan {
             }
         }
         if (o.runs("003")) {
-            for (boolean hipri : List.of(false, true)) {
+            long warm = warmUpNanos(o.runtimeOf("003"));
+            for (boolean hipri : warmsUp(o, "003") ? List.of(false, true) : List.<Boolean>of()) {
                 steps.add(new Step("003", Step.WARM_UP + label003(hipri), warm));
             }
-            rounds(steps, o, "003", round, List.of(label003(false), label003(true)));
+            rounds(steps, o, "003", roundNanos(o, "003"), List.of(label003(false), label003(true)));
         }
         if (o.runs("004")) {
-            for (TrackedLockKind kind : lockKinds004(o)) {
+            long warm = warmUpNanos(o.runtimeOf("004"));
+            for (TrackedLockKind kind : warmsUp(o, "004") ? lockKinds004(o) : List.<TrackedLockKind>of()) {
                 steps.add(new Step("004", Step.WARM_UP + kind.label(), warm));
             }
-            rounds(steps, o, "004", round, lockKinds004(o).stream().map(TrackedLockKind::label).toList());
+            rounds(steps, o, "004", roundNanos(o, "004"), lockKinds004(o).stream().map(TrackedLockKind::label)
+                    .toList());
         }
         return steps;
     }

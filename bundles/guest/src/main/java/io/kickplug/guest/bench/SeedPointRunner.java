@@ -66,9 +66,10 @@ final class SeedPointRunner {
             long tieBreak) {
         // Pinned: every other thread leaves the actors' CPU for the point, and the actors' clock is the wall clock.
         CpuPinning.Reservation core = how.virtual() && how.pinCpus() != null ? CpuPinning.reserve(how.pinCpus()) : null;
+        VirtualTime.Costs costs = SeedClock.modelCosts();
         VirtualTime time = !how.virtual() ? null : core != null ? VirtualTime.pinned(tieBreak, how.charging(),
-                VirtualTime.Costs.DEFAULTS, how.ioeventfd(), how.pinCpus())
-                : new VirtualTime(tieBreak, how.charging(), VirtualTime.Costs.DEFAULTS, how.ioeventfd());
+                costs, how.ioeventfd(), how.pinCpus())
+                : new VirtualTime(tieBreak, how.charging(), costs, how.ioeventfd());
         if (time == null && !how.ioeventfd() && ioThreads != null) {
             disks.attach(spec, new SynchronousNotify(ioThreads)); // ioeventfd off in real threads
         } else if (time == null) {

@@ -157,28 +157,31 @@ public final class SeedsBench {
         progress = new SeedProgress(SeedPlan.of(o, ioeventfdOffRuns(clockFor("000", KickBench.VCPUS, 1))), System::nanoTime,
                 progressOut);
         if (o.runs("000")) {
-            seeds.add(seed000(o.runtimeNanos()));
+            seeds.add(seed000(o.runtimeOf("000")));
         }
         if (o.runs("001")) {
-            seeds.add(seed001(o.runtimeNanos()));
+            seeds.add(seed001(o.runtimeOf("001")));
         }
         if (o.runs("002")) {
-            seeds.add(seed002(o.runtimeNanos()));
+            seeds.add(seed002(o.runtimeOf("002")));
         }
         if (o.runs("003")) {
-            seeds.add(seed003(o.runtimeNanos()));
+            seeds.add(seed003(o.runtimeOf("003")));
         }
         if (o.runs("004")) {
-            seeds.add(seed004(o.runtimeNanos()));
+            seeds.add(seed004(o.runtimeOf("004")));
         }
         HostLoad load = HostLoad.between(before, HostLoad.sample());
+        // The heading's runtime per point: the longest a seed ran (model-charged seeds run less without --runtime).
+        long runtime = SeedsOptions.SEEDS.stream().filter(o::runs).mapToLong(o::runtimeOf).max()
+                .orElse(o.runtimeNanos());
         if (o.html() != null) {
-            TextFiles.write(o.html(), SeedsHtml.write(seeds, o.runtimeNanos(), load, started, o.quick()));
+            TextFiles.write(o.html(), SeedsHtml.write(seeds, runtime, load, started, o.quick()));
         }
-        String text = SeedsJson.write(seeds, o.runtimeNanos(), load, started, provenance, o.quick());
+        String text = SeedsJson.write(seeds, runtime, load, started, provenance, o.quick());
         Path json = o.json() != null ? o.json() : defaultJson();
         TextFiles.write(json, text);
-        return new Report(seeds, o.runtimeNanos(), load, started, json.toAbsolutePath(), text, o.quick());
+        return new Report(seeds, runtime, load, started, json.toAbsolutePath(), text, o.quick());
     }
 
     private static Path defaultJson() {
@@ -214,7 +217,7 @@ public final class SeedsBench {
         if (!ioeventfdOffRuns(clock)) {
             notes.add("ioeventfd off (the seed's configuration) needs the runtime's I/O thread service in real threads");
         }
-        for (String policy : KickBench.POLICIES) {
+        for (String policy : SeedPlan.warmsUp(options, "000") ? KickBench.POLICIES : List.<String>of()) {
             point(spec, base.withLatencies(exits.get(0), base.injectLatencyNs()).withKickPolicy(policy),
                     KickBench.jobs(SeedPlan.warmUpNanos(runtime)), n -> { }, clock.withIoeventfd(ioeventfds.get(0)),
                     "000", SeedPlan.Step.WARM_UP + SeedPlan.label000(policy, exits.get(0), ioeventfds.get(0)));
@@ -303,7 +306,7 @@ public final class SeedsBench {
         Map<String, LockStatRow> rows = new LinkedHashMap<>();
         MachineConfig base = machine(spec.name(), vcpus).withLatencies(SEED001_EXIT_NS,
                 MachineConfig.DEFAULT_INJECT_LATENCY_NS);
-        for (String policy : KickBench.POLICIES) {
+        for (String policy : SeedPlan.warmsUp(options, "001") ? KickBench.POLICIES : List.<String>of()) {
             // Both policies warm up: a first use (class loading, compilation) inside the lock would be its max hold.
             warmUp(spec, base.withKickPolicy(policy), policy, "seed001", "read", "psync", 1, 4, null, runtime);
         }
@@ -467,7 +470,7 @@ public final class SeedsBench {
         MachineConfig config = machine(spec.name(), vcpus).withPollQueues(0);
         List<SeedResult.Point> points = new ArrayList<>();
         Map<Boolean, SeedPoint> runs = new LinkedHashMap<>();
-        for (boolean hipri : List.of(false, true)) {
+        for (boolean hipri : SeedPlan.warmsUp(options, "003") ? List.of(false, true) : List.<Boolean>of()) {
             warmUp(spec, config, SeedPlan.label003(hipri), "seed003", "randread", "io_uring", 1, 1, hipri, runtime);
         }
         Map<Boolean, SeedRounds> rounds = interleaved(List.of(false, true), (hipri, round) -> point(spec, config,
@@ -518,7 +521,7 @@ public final class SeedsBench {
         String jobs = jobFile("seed004", "randread", "libaio", 64, 8, null, roundRuntime(runtime));
         MachineConfig config = machine(name, vcpus);
         List<TrackedLockKind> kinds = SeedPlan.lockKinds004(options);
-        for (TrackedLockKind kind : kinds) {
+        for (TrackedLockKind kind : SeedPlan.warmsUp(options, "004") ? kinds : List.<TrackedLockKind>of()) {
             // Every kind warms up: each runs its own lock code, which the JIT compiles during its first run.
             warmUp(nullDisk(name, queues, ioThreads, kind), config, kind.label(), "seed004", "randread", "libaio", 64,
                     8, null, runtime);

@@ -27,9 +27,11 @@ import java.util.Set;
  *     only the configurations the verdicts compare: seed 000 at its largest exit with ioeventfd off, seed 002's
  *     immediate and defer-call at iodepth 64, seed 004's yielding and mutex locks; see {@link SeedPlan}); every
  *     verdict of the report is marked quick
+ * @param runtimeGiven whether {@code --runtime} was given: without it a seed under model charging runs
+ *     {@link #MODEL_ROUND_NANOS} per round ({@link #runtimeOf})
  */
 public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
-        Path html, Set<String> only, int rounds, String pin, boolean quick) {
+        Path html, Set<String> only, int rounds, String pin, boolean quick, boolean runtimeGiven) {
 
     /** The seed ids, in the order they run. */
     public static final List<String> SEEDS = List.of("000", "001", "002", "003", "004");
@@ -96,10 +98,40 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         return cpus != null && CpuPinning.leavesOthers(cpus) ? cpus : null;
     }
 
+    /** With the runtime given ({@code runtimeNanos} for every seed). */
+    public SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
+            Path html, Set<String> only, int rounds, String pin, boolean quick) {
+        this(runtimeNanos, json, clock, charging, seed, html, only, rounds, pin, quick, true);
+    }
+
     /** A full run (not {@code --quick}). */
     public SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
             Path html, Set<String> only, int rounds, String pin) {
         this(runtimeNanos, json, clock, charging, seed, html, only, rounds, pin, false);
+    }
+
+    /**
+     * A round's runtime of a seed under model charging in a full run without {@code --runtime}: the rounds differ only
+     * in their tie-break seed, and nothing of the host enters, so a round needs the I/Os that make its ratios settle
+     * (tens of thousands), not the seconds that average a measured host's noise; every modelled cost is a hand-over
+     * between threads, which makes a model run's wall time its virtual time times 50-150 on a 2-core machine.
+     */
+    public static final long MODEL_ROUND_NANOS = 100_000_000L;
+
+    /**
+     * Whether seed {@code id} runs under model charging in virtual time (unless {@code --clock auto} finds free cores
+     * for real threads): its charging is the model's ({@link #chargingOf}; seed 001's always, in virtual time).
+     */
+    public boolean modelled(String id) {
+        return !clock.equals(REAL) && (id.equals("001") || chargingOf(id) == VirtualTime.Charging.MODEL);
+    }
+
+    /**
+     * Seed {@code id}'s runtime per point: {@code --runtime} (or {@code --quick}'s), or for a seed under model charging
+     * in a full run without {@code --runtime} {@link #MODEL_ROUND_NANOS} per round.
+     */
+    public long runtimeOf(String id) {
+        return !runtimeGiven && !quick && modelled(id) ? MODEL_ROUND_NANOS * rounds : runtimeNanos;
     }
 
     /** Without {@code --only}: all five seeds. */
@@ -109,12 +141,12 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     }
 
     /**
-     * The seeds whose verdict runs under model charging by default ({@code --charging auto}): their magnitude is
-     * a modelled cost (an exit, an interrupt) against the request's path, which measured charging takes from the
-     * host's speed and load of the moment; 004's is the host code's own contention on the tracked lock, which the
-     * model has no figure for, so it measures. Why, seed by seed: docs/seeds.md, "What sets each seed's magnitude".
+     * The seeds whose verdict runs under model charging by default ({@code --charging auto}): all five. Their
+     * magnitude is a modelled cost (an exit, an interrupt, the tracked lock's critical section and hand-off) against
+     * the request's path, which measured charging takes from the host's speed and load of the moment. Why, seed by
+     * seed: docs/seeds.md, "What sets each seed's magnitude".
      */
-    public static final Set<String> MODEL_CHARGING_SEEDS = Set.of("000", "001", "002", "003");
+    public static final Set<String> MODEL_CHARGING_SEEDS = Set.of("000", "001", "002", "003", "004");
 
     /** What virtual time charges in seed {@code id}: {@code --charging}, or (auto) the seed's own. */
     public VirtualTime.Charging chargingOf(String id) {
@@ -215,7 +247,8 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         // Explicit options win over --quick's.
         runtime = quick && !parsed.options().containsKey("--runtime") ? QUICK_RUNTIME_NANOS : runtime;
         rounds = quick && !parsed.options().containsKey("--rounds") ? QUICK_ROUNDS : rounds;
-        return new SeedsOptions(runtime, json, clock, charging, seed, html, only, rounds, pin, quick);
+        return new SeedsOptions(runtime, json, clock, charging, seed, html, only, rounds, pin, quick,
+                parsed.options().containsKey("--runtime"));
     }
 
     /** "002", "2,4", "000,003": seed ids or their numbers, comma-separated. */
@@ -274,7 +307,8 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
                     + QUICK_RUNTIME_MS + " ms each in " + QUICK_ROUNDS + " rounds, every verdict marked quick; "
                     + "--runtime or --rounds given with it win"),
             OptionTable.Option.valued("--runtime", "S", SeedsBench.DEFAULT_RUNTIME_NANOS / 1_000_000_000L + "s",
-                    "runtime of each measured point: seconds (0.2) or with fio's suffixes (200ms); at most 1h"),
+                    "runtime of each measured point: seconds (0.2) or with fio's suffixes (200ms); at most 1h;"
+                    + " not given, a seed under model charging runs " + MODEL_ROUND_NANOS / 1_000_000 + " ms per round"),
             OptionTable.Option.valued("--json", "FILE", "kickplug-seeds-TIME.json in the temporary folder",
                     "where to write the JSON result"),
             OptionTable.Option.valued("--html", "FILE", "", "also write the report as one HTML page"),
@@ -282,7 +316,7 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
                     + "seed's vCPU count and the host's free cores say"),
             OptionTable.Option.valued("--charging", "auto|measured|model", AUTO, "what virtual time charges: the "
                     + "measured CPU time of the code that ran plus the hardware model, or only the model "
-                    + "(deterministic); auto: model for 000-003, measured for 004"),
+                    + "(deterministic, no warm-ups); auto: model for every seed"),
             OptionTable.Option.valued("--seed", "N", Long.toString(DEFAULT_SEED), "seed of virtual time's tie "
                     + "breaks between threads due at the same time"),
             OptionTable.Option.valued("--only", "LIST", String.join(",", SEEDS), "the seeds to run: ids or "

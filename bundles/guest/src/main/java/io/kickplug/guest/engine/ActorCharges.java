@@ -30,6 +30,11 @@ final class ActorCharges {
     private final AtomicLong deviceNanos = new AtomicLong();
     /** Requests the device completed so far (used-ring entries), for the model's device cost; set at boot. */
     private volatile LongSupplier deviceWork = () -> 0;
+    /**
+     * The device's completed-request count when an actor last collected it ({@link #collectWork}): what was completed
+     * since then was completed by the actor that holds the baton now. Written by the running actor only.
+     */
+    private long workSeen;
 
     ActorCharges(Charging charging, Costs costs, LongSupplier cpuClock, long cpuReadCostNs) {
         if (cpuReadCostNs < 0) {
@@ -86,26 +91,38 @@ final class ActorCharges {
         return deviceNanos.get();
     }
 
-    /** Where the device's completed-request count comes from. */
+    /** Where the device's completed-request count comes from (read from now on). */
     void deviceWork(LongSupplier work) {
         this.deviceWork = Objects.requireNonNull(work, "work");
-    }
-
-    /** The device's completed requests so far when the model charges them ({@link Charging#MODEL}), else 0. */
-    long deviceWork() {
-        return charging == Charging.MODEL ? deviceWork.getAsLong() : 0;
+        if (charging == Charging.MODEL) {
+            workSeen = work.getAsLong();
+        }
     }
 
     /**
-     * The model's device cost of the requests completed since {@code a}'s work mark ({@link Charging#MODEL} only;
-     * measured charging measures it), which moves the mark, plus {@code extraNanos}.
+     * Model charging: the device's requests completed since the last collection are {@code a}'s, the actor that holds
+     * the baton (only one runs at a time, and the device's counters are published by the thread that completed the
+     * requests); called by the running actor before it gives up the baton. A vCPU outside an exit runs no device code
+     * and collects nothing. So with several I/O threads each is charged for its own requests only.
+     */
+    void collectWork(Actor a) {
+        if (charging == Charging.MODEL && (!a.guest || a.inExit)) {
+            long work = deviceWork.getAsLong();
+            a.pendingWork += Math.max(0, work - workSeen);
+            workSeen = Math.max(workSeen, work);
+        }
+    }
+
+    /**
+     * The model's device cost of the requests {@code a} completed and was not charged for ({@link Charging#MODEL}
+     * only; measured charging measures it), plus {@code extraNanos}.
      */
     long deviceNanos(Actor a, long extraNanos) {
         long done = 0;
         if (charging == Charging.MODEL) {
-            long work = deviceWork.getAsLong();
-            done = Math.max(0, work - a.workMark);
-            a.workMark = work;
+            collectWork(a);
+            done = a.pendingWork;
+            a.pendingWork = 0;
         }
         return done * costs.deviceRequestNs() + extraNanos;
     }

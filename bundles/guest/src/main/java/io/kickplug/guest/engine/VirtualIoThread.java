@@ -176,7 +176,6 @@ final class VirtualIoThread implements IoThread {
 
     /** One iteration: the signalled sources, the tasks, the end-of-iteration tasks; charged as the device's. */
     private boolean runIteration() {
-        actor.workMark = time.deviceWork();
         boolean any = false;
         handling = true;
         try {
@@ -232,7 +231,6 @@ final class VirtualIoThread implements IoThread {
             }
             time.advance(vcpu, busy - now); // a scheduling point: the loop may have begun an iteration meanwhile
         }
-        vcpu.workMark = time.deviceWork();
         inline = Thread.currentThread();
         handling = true;
         try {
@@ -252,7 +250,7 @@ final class VirtualIoThread implements IoThread {
         }
     }
 
-    /** The model's device cost of the requests completed since {@code who}'s work mark, on its clock. */
+    /** The model's device cost of the requests {@code who} completed and was not charged for, on its clock. */
     private void charge(VirtualTime.Actor who) {
         time.chargeDeviceWork(who, 0);
     }

@@ -83,17 +83,67 @@ public final class VirtualTime implements IoThreadFactory {
      *     (QEMU's {@code virtio_notify_irqfd}), charged to the sending I/O thread
      * @param spinIterationNs {@link Charging#MODEL} only: one turn of a lock's spin loop ({@code cpu_relax()}, the
      *     x86 PAUSE instruction, and two reads of the lock word); measured charging measures it on the host
+     * @param trackedSectionNs {@link Charging#MODEL} only: one critical section of the tracked-requests list (an
+     *     insert or a removal with the lock held), charged while the lock is held
+     * @param coroutineSwitchNs {@link Charging#MODEL} only: one coroutine switch, a yielding lock's waiter's yield
+     *     when it queues and its re-entry after the hand-off
+     * @param coScheduleNs {@link Charging#MODEL} only: the releaser's scheduling of a yielding lock's waiter on its
+     *     own thread ({@code aio_co_schedule}), charged while the lock is handed over
+     * @param futexWaitNs {@link Charging#MODEL} only: a contended mutex acquirer's futex wait until the kernel checks
+     *     the lock word (a system call's entry); a release before then lets it take the lock without sleeping
      */
     public record Costs(long ioeventfdWakeNs, long guestSubmitNs, long vqAddNs, long guestCompleteNs,
-            long deviceRequestNs, long pollNs, long threadWakeNs, long irqfdNs, long spinIterationNs) {
+            long deviceRequestNs, long pollNs, long threadWakeNs, long irqfdNs, long spinIterationNs,
+            long trackedSectionNs, long coroutineSwitchNs, long coScheduleNs, long futexWaitNs) {
 
-        public static final Costs DEFAULTS = new Costs(5_000, 1_500, 200, 1_000, 2_500, 200, 5_000, 1_000, 20);
+        /** Each figure's source: docs/seeds.md, "Virtual time". */
+        public static final Costs DEFAULTS = new Costs(5_000, 1_500, 200, 1_000, 2_500, 200, 5_000, 1_000, 20, 400, 100,
+                600, 300);
 
         public Costs {
             if (ioeventfdWakeNs < 0 || vqAddNs < 0 || guestSubmitNs < 0 || guestCompleteNs < 0 || deviceRequestNs < 0
-                    || pollNs <= 0 || threadWakeNs < 0 || irqfdNs < 0 || spinIterationNs < 0) {
+                    || pollNs <= 0 || threadWakeNs < 0 || irqfdNs < 0 || spinIterationNs < 0 || trackedSectionNs < 0
+                    || coroutineSwitchNs < 0 || coScheduleNs < 0 || futexWaitNs < 0) {
                 throw new IllegalArgumentException("costs must not be negative (poll positive): " + this);
             }
+        }
+
+        /** The names {@link #with} takes, in the record's order. */
+        public static final java.util.List<String> NAMES = java.util.Arrays.stream(Costs.class.getRecordComponents())
+                .map(java.lang.reflect.RecordComponent::getName).toList();
+
+        /**
+         * These costs with some replaced: {@code "trackedSectionNs=200,coScheduleNs=0"} (the names of {@link #NAMES});
+         * for a sensitivity run of the model ({@code -Dkickplug.model.costs=...}).
+         *
+         * @throws IllegalArgumentException on an unknown name or a value that is not a non-negative integer
+         */
+        public Costs with(String overrides) {
+            long[] v = new long[NAMES.size()];
+            java.lang.reflect.RecordComponent[] parts = Costs.class.getRecordComponents();
+            try {
+                for (int i = 0; i < v.length; i++) {
+                    v[i] = (long) parts[i].getAccessor().invoke(this);
+                }
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+            if (overrides != null && !overrides.isBlank()) {
+                for (String pair : overrides.split(",")) {
+                    String[] kv = pair.trim().split("=", 2);
+                    int i = NAMES.indexOf(kv[0].trim());
+                    if (i < 0 || kv.length != 2) {
+                        throw new IllegalArgumentException("model cost '" + pair + "': expected NAME=NS, NAME one of "
+                                + NAMES);
+                    }
+                    try {
+                        v[i] = Long.parseLong(kv[1].trim());
+                    } catch (NumberFormatException e) {
+                        throw new IllegalArgumentException("model cost '" + pair + "': not a number of ns");
+                    }
+                }
+            }
+            return new Costs(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]);
         }
     }
 
@@ -186,11 +236,6 @@ public final class VirtualTime implements IoThreadFactory {
     /** Where the device's completed-request count comes from (the model's per-request device cost). */
     public void deviceWork(LongSupplier work) {
         charges.deviceWork(work);
-    }
-
-    /** The device's completed requests so far when the model charges them ({@link Charging#MODEL}), else 0. */
-    long deviceWork() {
-        return charges.deviceWork();
     }
 
     /**
@@ -287,8 +332,11 @@ public final class VirtualTime implements IoThreadFactory {
         final List<Runnable> afterExit = new ArrayList<>();
         /** The thread's CPU list before {@link #pinActors} pinned it, restored when it retires; null if unpinned. */
         String unpinTo;
-        /** The device's completed requests when this actor's device work was last charged (model charging). */
-        long workMark;
+        /**
+         * Model charging: the device's requests this actor completed (published while it held the baton) and was not
+         * charged for yet.
+         */
+        long pendingWork;
 
         Actor(String name, int index) {
             this.name = name;
@@ -368,6 +416,38 @@ public final class VirtualTime implements IoThreadFactory {
         @Override
         public long wakeUpNanos() {
             return costs.threadWakeNs();
+        }
+
+        @Override
+        public boolean modelCharging() {
+            return charging == Charging.MODEL;
+        }
+
+        @Override
+        public long futexWaitNanos() {
+            return charging == Charging.MODEL ? costs.futexWaitNs() : 0;
+        }
+
+        @Override
+        public void chargeCriticalSection() {
+            chargeModel(costs.trackedSectionNs());
+        }
+
+        @Override
+        public void chargeCoroutineSwitch() {
+            chargeModel(costs.coroutineSwitchNs());
+        }
+
+        @Override
+        public void chargeCoroutineSchedule() {
+            chargeModel(costs.coScheduleNs());
+        }
+
+        /** The model's cost {@code nanos} on this actor's clock, under model charging, when it runs: a scheduling point. */
+        private void chargeModel(long nanos) {
+            if (running == this && Thread.currentThread() == thread) {
+                charge(this, nanos);
+            }
         }
 
         VirtualTime time() {
@@ -550,7 +630,7 @@ public final class VirtualTime implements IoThreadFactory {
     }
 
     /**
-     * Charges {@code a} the model's device cost of the requests completed since its work mark
+     * Charges {@code a} the model's device cost of the requests it completed and was not charged for yet
      * ({@link Charging#MODEL} only; measured charging measures it), plus {@code extraNanos}: before an interrupt
      * goes out, the device's work that preceded it is on its clock, as it would be with measured charging.
      */
@@ -629,6 +709,7 @@ public final class VirtualTime implements IoThreadFactory {
 
     /** {@code a} gives up the baton until {@code wakeAt}, and gets it back when it is the earliest. */
     private void reschedule(Actor a, long wakeAt) {
+        charges.collectWork(a); // outside the monitor: the count is read from the device's registry
         Thread next;
         synchronized (this) {
             if (running != a) {

@@ -85,7 +85,9 @@ class SeedEstimateTest {
 
     @Test
     void theProgressLineNamesThePointOrTheWarmUpAndNumbersThePointsOnly() {
-        List<SeedPlan.Step> plan = SeedPlan.of(SeedsOptions.parse(List.of("--only", "003", "--rounds", "2")), true);
+        // Measured charging: seed 003 warms up (under model charging, the default, it does not).
+        List<SeedPlan.Step> plan = SeedPlan.of(SeedsOptions.parse(List.of("--only", "003", "--rounds", "2",
+                "--charging", "measured")), true);
         assertEquals(List.of("warm-up hipri=0", "warm-up hipri=1", "hipri=0", "hipri=1", "hipri=1", "hipri=0"),
                 plan.stream().map(SeedPlan.Step::variant).toList(), "the second round in reverse");
         Replay r = replay(plan, List.of(1.0, 1.0, 2.0, 2.0, 2.0, 2.0));
@@ -109,7 +111,9 @@ class SeedEstimateTest {
         // The first is one of the two runs SeedCosts' figures come from; the second was held out of them.
         for (String resource : List.of("seeds-default-run.txt", "seeds-default-run-held-out.txt")) {
             Recorded rec = recorded(resource);
-            List<SeedPlan.Step> planned = SeedPlan.of(SeedsOptions.parse(List.of()), true);
+            // They ran measured charging for every seed at 3 s per point, with warm-ups.
+            List<SeedPlan.Step> planned = SeedPlan.of(SeedsOptions.parse(List.of("--charging", "measured", "--runtime",
+                    "3")), true);
             // Recorded before every second round ran in reverse: the same runs, each round in the first order.
             assertEquals(planned.stream().map(s -> s.seed() + " " + s.variant()).sorted().toList(),
                     rec.steps.stream().sorted().toList(), resource + ": the run made the plan's runs");

@@ -148,7 +148,9 @@ class SeedSpreadTest {
         assertEquals(List.of(1.0, 2.0, 3.0), rounds.get("c").iops(), "each configuration's rounds in round order");
         assertEquals(" round 2/3", new SeedRounds.Round(2, 3).tag());
         assertEquals("", new SeedRounds.Round(1, 1).tag());
-        SeedsOptions o = SeedsOptions.parse(List.of("--only", "004", "--quick", "--rounds", "3"));
+        // Measured charging, which warms up first (model charging, the default, does not).
+        SeedsOptions o = SeedsOptions.parse(List.of("--only", "004", "--quick", "--rounds", "3", "--charging",
+                "measured"));
         assertEquals(List.of("warm-up yielding", "warm-up mutex", "yielding", "mutex", "mutex", "yielding", "yielding",
                 "mutex"), SeedPlan.of(o, true).stream().map(SeedPlan.Step::variant).toList());
     }

@@ -85,14 +85,17 @@ class SeedsReportTest {
         assertEquals(7, o.seed());
         assertEquals(Path.of("r.html"), o.html());
         assertEquals("auto", SeedsOptions.parse(List.of()).clock());
-        // The default is each seed's own charging: model where the verdict is a modelled cost, measured for 004.
+        // The default is each seed's own charging: the model's for all five (004's lock has modelled costs).
         SeedsOptions auto = SeedsOptions.parse(List.of());
         assertNull(auto.charging());
         assertEquals(auto, SeedsOptions.parse(List.of("--charging", "auto")));
-        for (String seed : List.of("000", "001", "002", "003")) {
+        for (String seed : List.of("000", "001", "002", "003", "004")) {
             assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MODEL, auto.chargingOf(seed), seed);
         }
-        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, auto.chargingOf("004"));
+        // Without --runtime a model-charged seed runs 0.1 s a round; with it, what it says.
+        assertEquals(3 * SeedsOptions.MODEL_ROUND_NANOS, auto.runtimeOf("004"));
+        assertEquals(3_000_000_000L, SeedsOptions.parse(List.of("--runtime", "3")).runtimeOf("004"));
+        assertEquals(3_000_000_000L, SeedsOptions.parse(List.of("--charging", "measured")).runtimeOf("004"));
         SeedsOptions measured = SeedsOptions.parse(List.of("--charging", "measured"));
         assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, measured.chargingOf("000"));
         assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MODEL, o.chargingOf("004"));
@@ -103,9 +106,10 @@ class SeedsReportTest {
         assertNull(c003.pinCpus());
         assertTrue(c003.describe().contains("model charging") && c003.describe().contains("--charging auto"),
                 c003.describe());
-        SeedClock c004 = SeedClock.of(auto, "004", 0.0, "1", 8);
+        SeedClock c004 = SeedClock.of(measured, "004", 0.0, "1", 8);
         assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, c004.charging());
-        assertEquals("1", c004.pinCpus());
+        assertEquals("1", c004.pinCpus(), "measured charging pins its actors");
+        assertNull(SeedClock.of(auto, "004", 0.0, "1", 8).pinCpus(), "model charging reads no clock");
         assertTrue(SeedClock.of(measured, "003", 0.0, "1", 4).describe().contains("--charging measured"));
         assertEquals("--clock must be auto, real or virtual: 'fast'", parseError("--clock", "fast"));
         assertEquals("--charging must be auto, measured or model: 'cpu'", parseError("--charging", "cpu"));
@@ -188,26 +192,32 @@ class SeedsReportTest {
     void theHelpsDurationsAreComputedFromThePlans() {
         List<SeedPlan.Step> full = SeedPlan.of(SeedsOptions.parse(List.of()), true);
         List<SeedPlan.Step> quick = SeedPlan.of(SeedsOptions.parse(List.of("--quick")), true);
-        assertEquals(59 + 10, full.size(), "59 points and 10 warm-ups");
-        assertEquals(18 + 10, quick.size(), "18 point runs (2 rounds) and 10 warm-ups (002 warms up both strategies)");
-        assertEquals(List.of("warm-up immediate iodepth 64", "warm-up defer-call iodepth 64"), quick.stream()
+        // Every seed runs under model charging by default: no warm-ups (nothing of the host's code is measured).
+        assertEquals(59, full.size(), "59 points, no warm-ups");
+        assertEquals(18, quick.size(), "18 point runs (2 rounds), no warm-ups");
+        assertTrue(full.stream().noneMatch(SeedPlan.Step::warmUp), "" + full);
+        // Measured charging warms up as before: every seed but 001 (always model charging in virtual time).
+        List<SeedPlan.Step> measured = SeedPlan.of(SeedsOptions.parse(List.of("--charging", "measured")), true);
+        assertEquals(List.of("warm-up immediate iodepth 64"), measured.stream()
                 .filter(s -> s.seed().equals("002") && s.warmUp()).map(SeedPlan.Step::variant).toList());
-        assertEquals(List.of("warm-up immediate iodepth 64"), full.stream()
-                .filter(s -> s.seed().equals("002") && s.warmUp()).map(SeedPlan.Step::variant).toList());
-        // 21 configurations x 3 s (each round a third) + 10 warm-ups of 1 s.
-        assertEquals(73_000_000_000L, full.stream().mapToLong(SeedPlan.Step::virtualNanos).sum());
-        // 10 configurations x 0.2 s (each round half) + 10 warm-ups of 0.2 s.
-        assertEquals(20 * SeedsOptions.QUICK_RUNTIME_NANOS, quick.stream().mapToLong(SeedPlan.Step::virtualNanos).sum());
+        assertEquals(10, measured.stream().filter(SeedPlan.Step::warmUp).count(), "000 2, 001 2, 002 1, 003 2, 004 3");
+        // 21 configurations under model charging, 0.1 s per round (001 once for its three rounds' time).
+        assertEquals(SeedsOptions.MODEL_ROUND_NANOS * 63, full.stream().mapToLong(SeedPlan.Step::virtualNanos).sum());
+        // Under measured charging each point runs the default 3 s, shared among its rounds; 001 (model charging
+        // always, in virtual time) its rounds' 0.1 s each; the warm-ups up to 1 s (001's 0.3 s).
+        assertEquals(19 * 3_000_000_000L + 2 * 3 * SeedsOptions.MODEL_ROUND_NANOS + 8 * 1_000_000_000L
+                + 2 * 3 * SeedsOptions.MODEL_ROUND_NANOS, measured.stream().mapToLong(SeedPlan.Step::virtualNanos)
+                .sum(), "19 configurations x 3 s, 001 0.3 s, 10 warm-ups");
+        // 10 configurations x 0.2 s (each round half).
+        assertEquals(10 * SeedsOptions.QUICK_RUNTIME_NANOS, quick.stream().mapToLong(SeedPlan.Step::virtualNanos).sum());
         assertEquals(Math.round(SeedCosts.seconds(full) / 60), SeedCosts.DEFAULT_RUN_MINUTES,
                 "BenchCommand's @Descriptor states the default run's minutes");
         assertEquals(Math.round(SeedCosts.seconds(quick)), SeedCosts.QUICK_RUN_SECONDS,
                 "BenchCommand's @Descriptor states --quick's seconds");
-        // Under 3 minutes: model charging (000-003 by default) costs more wall time per runtime second than
-        // measured charging did (each modelled cost hands the baton over), which kept it under 2.
         assertTrue(SeedCosts.seconds(quick) < 180, "--quick takes under 3 minutes: " + SeedCosts.seconds(quick));
         String describe = SeedCosts.describe();
-        assertEquals("a default run: 59 points and 10 warm-ups, 73 s of runtime, about "
-                + SeedCosts.DEFAULT_RUN_MINUTES + " min; --quick: 18 points and 10 warm-ups, 4 s of runtime, about "
+        assertEquals("a default run: 59 points and 0 warm-ups, 6 s of runtime, about "
+                + SeedCosts.DEFAULT_RUN_MINUTES + " min; --quick: 18 points and 0 warm-ups, 2 s of runtime, about "
                 + SeedCosts.QUICK_RUN_SECONDS + " s (on a 2-core machine shared with builds)",
                 describe);
         // A configuration the table does not have costs its seed's mean, never nothing.
