@@ -23,7 +23,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
@@ -76,7 +75,10 @@ final class SeedPointRunner {
             disks.attach(spec);
         } else {
             disks.attach(spec, time);
-            time.deviceWork(deviceWork(spec.name()));
+        }
+        DeviceWork work = time == null ? null : new DeviceWork(notifications, spec.name());
+        if (work != null) {
+            time.deviceWork(work);
         }
         try {
             setup.accept(spec.name());
@@ -108,6 +110,9 @@ final class SeedPointRunner {
                     time == null ? 0 : time.longSliceNanos(), time == null ? 0 : time.guestCpuNanos(),
                     time == null ? 0 : time.deviceCpuNanos());
         } finally {
+            if (work != null) {
+                work.stop();
+            }
             disks.detach(spec.name());
             if (core != null) {
                 core.close();
@@ -134,19 +139,37 @@ final class SeedPointRunner {
     }
 
     /**
-     * The disk's completed requests, for the model's device cost. The disk's virtual I/O threads may run one
-     * more iteration after the point detached it (they run freely after the time shuts down): from then on
-     * the last count stands, rather than the thread dying on "no disk named".
+     * The disk's completed requests, for the model's device cost, read by the disk's virtual I/O threads. They
+     * may run one more iteration after the time shut down, while the point detaches the disk: detaching holds
+     * the disk manager's lock and waits for them to end, so from {@link #stop} on they take the last count
+     * rather than ask the disk manager (which would wait for its lock until the detach gave up on the thread).
      */
-    private LongSupplier deviceWork(String disk) {
-        AtomicLong last = new AtomicLong(); // read by several I/O threads once the time has shut down
-        return () -> {
-            try {
-                last.set(notifications.counters(disk).stream().mapToLong(QueueCounters::requests).sum());
-            } catch (DiskException gone) {
-                // detached: no more work
+    static final class DeviceWork implements LongSupplier {
+        private final NotificationControl notifications;
+        private final String disk;
+        private long last;
+        private boolean stopped;
+
+        DeviceWork(NotificationControl notifications, String disk) {
+            this.notifications = notifications;
+            this.disk = disk;
+        }
+
+        @Override
+        public synchronized long getAsLong() {
+            if (!stopped) {
+                try {
+                    last = notifications.counters(disk).stream().mapToLong(QueueCounters::requests).sum();
+                } catch (DiskException gone) {
+                    stopped = true; // detached: no more work
+                }
             }
-            return last.get();
-        };
+            return last;
+        }
+
+        /** Waits for a read under way, then answers the last count; called before the detach. */
+        synchronized void stop() {
+            stopped = true;
+        }
     }
 }

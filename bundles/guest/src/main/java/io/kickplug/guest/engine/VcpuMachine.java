@@ -115,10 +115,11 @@ final class VcpuMachine implements GuestMachine {
             throw new GuestDriverException("the guest memory of " + config.name() + " was already released: "
                     + e.getMessage(), e);
         }
-        if (time != null) {
-            // In virtual time the vCPUs are charged the CPU time of their code: the first touch of each page of
+        if (time != null && time.charging() == VirtualTime.Charging.MEASURED) {
+            // Measured charging charges the vCPUs the CPU time of their code: the first touch of each page of
             // guest memory (a page fault, a huge page zeroed) is taken here, before the driver boots, not inside a
-            // measured critical section. Zeroes, as the memory already reads.
+            // measured critical section. Zeroes, as the memory already reads. Model charging charges no CPU time
+            // (the model's costs only), so it has nothing to take out of the run.
             for (io.kickplug.api.memory.MemoryRegion r : port.memory().regions()) {
                 port.memory().fill(r.guestAddress(), r.size(), (byte) 0);
             }

@@ -250,14 +250,14 @@ class SeedsBenchTest {
 
     /**
      * With both bh and defer-call bound, seed 002 ran what it names and gives a verdict (unstable when its rounds
-     * disagree). The timeout only guards against a hang: 20 s idle, 44 s with both cores busy, past 120 s at load 7
-     * on 2 cores.
+     * disagree). 20 ms per point, as the other tests here: the verdict's presence is asserted, not its value. The
+     * timeout only guards against a hang.
      */
     @Test
     @Timeout(value = 400, unit = TimeUnit.SECONDS)
     void seed002GivesAVerdictOnlyWhenBothStrategiesRan() {
         notifiers.add("bh", new EndOfBatchNotifier(), 0, 2);
-        SeedResult r = bench.seed002(200_000_000L);
+        SeedResult r = bench.seed002(20_000_000L);
         assertEquals(List.of(), r.notes());
         assertTrue(r.directionMatches() != null, r.measured());
         assertTrue(List.of("matches", "differs", "unstable").contains(r.verdict()), r.verdict());
