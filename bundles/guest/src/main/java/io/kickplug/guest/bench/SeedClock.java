@@ -1,5 +1,7 @@
 package io.kickplug.guest.bench;
 
+import io.kickplug.guest.engine.ModelCosts;
+import io.kickplug.guest.engine.Charging;
 import io.kickplug.guest.engine.VirtualTime;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -14,18 +16,18 @@ import java.util.Locale;
  * @param pinCpus the host CPUs virtual time's actor threads run on alone ({@link VirtualTime#pinned}), or null;
  *     kept for virtual time with measured charging only (model charging reads no clock)
  */
-record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, boolean ioeventfd, String reason,
+record SeedClock(boolean virtual, Charging charging, long seed, boolean ioeventfd, String reason,
         String pinCpus) {
 
     SeedClock {
-        pinCpus = virtual && charging == VirtualTime.Charging.MEASURED ? pinCpus : null;
+        pinCpus = virtual && charging == Charging.MEASURED ? pinCpus : null;
     }
 
     SeedClock withIoeventfd(boolean on) {
         return new SeedClock(virtual, charging, seed, on, reason, pinCpus);
     }
 
-    SeedClock withCharging(VirtualTime.Charging c, String why) {
+    SeedClock withCharging(Charging c, String why) {
         return new SeedClock(virtual, c, seed, ioeventfd, reason + "; " + why, pinCpus);
     }
 
@@ -37,7 +39,7 @@ record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, bool
      */
     static SeedClock of(SeedsOptions o, String seedId, double freeCores, String pinCpus, int vcpus) {
         String free = String.format(Locale.ROOT, "%.1f", freeCores);
-        VirtualTime.Charging c = o.chargingOf(seedId);
+        Charging c = o.chargingOf(seedId);
         SeedClock clock = switch (o.clock()) {
             case SeedsOptions.VIRTUAL -> new SeedClock(true, c, o.seed(), true, "--clock virtual", pinCpus);
             case SeedsOptions.REAL -> new SeedClock(false, c, o.seed(), true, "--clock real", pinCpus);
@@ -53,13 +55,13 @@ record SeedClock(boolean virtual, VirtualTime.Charging charging, long seed, bool
 
     /**
      * The system property that replaces some of the model's costs for a sensitivity run
-     * ({@code -Dkickplug.model.costs=trackedSectionNs=200,coScheduleNs=0}; {@link VirtualTime.Costs#with}).
+     * ({@code -Dkickplug.model.costs=trackedSectionNs=200,coScheduleNs=0}; {@link ModelCosts#with}).
      */
     static final String COSTS_PROPERTY = "kickplug.model.costs";
 
     /** The virtual time's costs: the defaults, with what {@link #COSTS_PROPERTY} replaces. */
-    static VirtualTime.Costs modelCosts() {
-        return VirtualTime.Costs.DEFAULTS.with(System.getProperty(COSTS_PROPERTY));
+    static ModelCosts modelCosts() {
+        return ModelCosts.DEFAULTS.with(System.getProperty(COSTS_PROPERTY));
     }
 
     String describe() {

@@ -1,5 +1,6 @@
 package io.kickplug.guest.bench;
 
+import io.kickplug.guest.engine.Charging;
 import io.kickplug.api.blk.TrackedLockKind;
 import io.kickplug.api.notify.CompletionNotifier;
 import io.kickplug.guest.engine.VirtualTime;
@@ -102,7 +103,7 @@ final class SeedPlan {
      * virtual time, warms up as before when {@code --charging measured} asks for measured charging).
      */
     static boolean warmsUp(SeedsOptions o, String id) {
-        return o.clock().equals(SeedsOptions.REAL) || o.chargingOf(id) != VirtualTime.Charging.MODEL;
+        return o.clock().equals(SeedsOptions.REAL) || o.chargingOf(id) != Charging.MODEL;
     }
 
     /** The variant without the " round 2/3" tag {@link SeedRounds#interleave} adds to it. */

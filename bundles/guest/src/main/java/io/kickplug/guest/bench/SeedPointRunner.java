@@ -1,5 +1,6 @@
 package io.kickplug.guest.bench;
 
+import io.kickplug.guest.engine.ModelCosts;
 import io.kickplug.api.blk.DiskException;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
@@ -65,7 +66,7 @@ final class SeedPointRunner {
             long tieBreak) {
         // Pinned: every other thread leaves the actors' CPU for the point, and the actors' clock is the wall clock.
         CpuPinning.Reservation core = how.virtual() && how.pinCpus() != null ? CpuPinning.reserve(how.pinCpus()) : null;
-        VirtualTime.Costs costs = SeedClock.modelCosts();
+        ModelCosts costs = SeedClock.modelCosts();
         VirtualTime time = !how.virtual() ? null : core != null ? VirtualTime.pinned(tieBreak, how.charging(),
                 costs, how.ioeventfd(), how.pinCpus())
                 : new VirtualTime(tieBreak, how.charging(), costs, how.ioeventfd());

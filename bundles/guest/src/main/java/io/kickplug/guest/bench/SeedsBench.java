@@ -1,5 +1,6 @@
 package io.kickplug.guest.bench;
 
+import io.kickplug.guest.engine.Charging;
 import io.kickplug.api.blk.DiskManager;
 import io.kickplug.api.blk.DiskSpec;
 import io.kickplug.api.blk.TrackedLockKind;
@@ -293,11 +294,11 @@ public final class SeedsBench {
         // The seed's host (qemu-kvm-0.12.4, 2010) handled a virtio-blk notify in the vCPU thread: ioeventfd for
         // virtio-blk came to QEMU later (0.14, 2011), so in virtual time the seed runs with ioeventfd off.
         clock = clockFor("001", vcpus, 1).withIoeventfd(false);
-        if (clock.virtual() && clock.charging() == VirtualTime.Charging.MEASURED) {
+        if (clock.virtual() && clock.charging() == Charging.MEASURED) {
             // The seed's figures are maxima of lock hold and wait times: one JVM event inside a measured critical
             // section (a page fault on fresh heap, a deoptimization) sets them, which a kernel spinlock holder
             // never pays. Model charging leaves inside the vq lock only what the guest and the exit do there.
-            clock = clock.withCharging(VirtualTime.Charging.MODEL, "model charging for lock maxima");
+            clock = clock.withCharging(Charging.MODEL, "model charging for lock maxima");
         }
         seedId = "001";
         String jobs = jobFile("seed001", "read", "psync", 1, 4, null, runtime);

@@ -1,5 +1,6 @@
 package io.kickplug.guest.bench;
 
+import io.kickplug.guest.engine.Charging;
 import io.kickplug.api.command.OptionTable;
 import io.kickplug.api.guest.OptionArgs;
 import io.kickplug.guest.engine.CpuPinning;
@@ -30,7 +31,7 @@ import java.util.Set;
  * @param runtimeGiven whether {@code --runtime} was given: without it a seed under model charging runs
  *     {@link #MODEL_ROUND_NANOS} per round ({@link #runtimeOf})
  */
-public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
+public record SeedsOptions(long runtimeNanos, Path json, String clock, Charging charging, long seed,
         Path html, Set<String> only, int rounds, String pin, boolean quick, boolean runtimeGiven) {
 
     /** The seed ids, in the order they run. */
@@ -99,13 +100,13 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     }
 
     /** With the runtime given ({@code runtimeNanos} for every seed). */
-    public SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
+    public SeedsOptions(long runtimeNanos, Path json, String clock, Charging charging, long seed,
             Path html, Set<String> only, int rounds, String pin, boolean quick) {
         this(runtimeNanos, json, clock, charging, seed, html, only, rounds, pin, quick, true);
     }
 
     /** A full run (not {@code --quick}). */
-    public SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
+    public SeedsOptions(long runtimeNanos, Path json, String clock, Charging charging, long seed,
             Path html, Set<String> only, int rounds, String pin) {
         this(runtimeNanos, json, clock, charging, seed, html, only, rounds, pin, false);
     }
@@ -123,7 +124,7 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
      * for real threads): its charging is the model's ({@link #chargingOf}; seed 001's always, in virtual time).
      */
     public boolean modelled(String id) {
-        return !clock.equals(REAL) && (id.equals("001") || chargingOf(id) == VirtualTime.Charging.MODEL);
+        return !clock.equals(REAL) && (id.equals("001") || chargingOf(id) == Charging.MODEL);
     }
 
     /**
@@ -135,7 +136,7 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     }
 
     /** Without {@code --only}: all five seeds. */
-    public SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTime.Charging charging, long seed,
+    public SeedsOptions(long runtimeNanos, Path json, String clock, Charging charging, long seed,
             Path html) {
         this(runtimeNanos, json, clock, charging, seed, html, Set.copyOf(SEEDS), DEFAULT_ROUNDS, AUTO);
     }
@@ -149,11 +150,11 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
     public static final Set<String> MODEL_CHARGING_SEEDS = Set.of("000", "001", "002", "003", "004");
 
     /** What virtual time charges in seed {@code id}: {@code --charging}, or (auto) the seed's own. */
-    public VirtualTime.Charging chargingOf(String id) {
+    public Charging chargingOf(String id) {
         if (charging != null) {
             return charging;
         }
-        return MODEL_CHARGING_SEEDS.contains(id) ? VirtualTime.Charging.MODEL : VirtualTime.Charging.MEASURED;
+        return MODEL_CHARGING_SEEDS.contains(id) ? Charging.MODEL : Charging.MEASURED;
     }
 
     /** Why seed {@code id} charges as {@link #chargingOf} says, for its clock line. */
@@ -185,7 +186,7 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
         Path json = null;
         Path html = null;
         String clock = AUTO;
-        VirtualTime.Charging charging = null;
+        Charging charging = null;
         long seed = DEFAULT_SEED;
         Set<String> only = Set.copyOf(SEEDS);
         int rounds = DEFAULT_ROUNDS;
@@ -219,7 +220,7 @@ public record SeedsOptions(long runtimeNanos, Path json, String clock, VirtualTi
                 }
                 case "--charging" -> {
                     try {
-                        charging = value.equals(AUTO) ? null : VirtualTime.Charging.parse(value);
+                        charging = value.equals(AUTO) ? null : Charging.parse(value);
                     } catch (IllegalArgumentException e) {
                         throw new IllegalArgumentException("--charging must be auto, measured or model: '" + value
                                 + "'");

@@ -1,8 +1,6 @@
 package io.kickplug.guest.engine;
 
 import io.kickplug.guest.engine.VirtualTime.Actor;
-import io.kickplug.guest.engine.VirtualTime.Charging;
-import io.kickplug.guest.engine.VirtualTime.Costs;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -17,7 +15,7 @@ import java.util.function.LongSupplier;
 final class ActorCharges {
 
     private final Charging charging;
-    private final Costs costs;
+    private final ModelCosts costs;
     /** The running thread's CPU clock in ns; the host's thread CPU clock except in tests. */
     private final LongSupplier cpuClock;
     /** What one reading of {@link #cpuClock} costs, taken off every measured charge. */
@@ -36,7 +34,7 @@ final class ActorCharges {
      */
     private long workSeen;
 
-    ActorCharges(Charging charging, Costs costs, LongSupplier cpuClock, long cpuReadCostNs) {
+    ActorCharges(Charging charging, ModelCosts costs, LongSupplier cpuClock, long cpuReadCostNs) {
         if (cpuReadCostNs < 0) {
             throw new IllegalArgumentException("cpuReadCostNs must not be negative: " + cpuReadCostNs);
         }

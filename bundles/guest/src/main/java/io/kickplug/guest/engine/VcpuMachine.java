@@ -115,7 +115,7 @@ final class VcpuMachine implements GuestMachine {
             throw new GuestDriverException("the guest memory of " + config.name() + " was already released: "
                     + e.getMessage(), e);
         }
-        if (time != null && time.charging() == VirtualTime.Charging.MEASURED) {
+        if (time != null && time.charging() == Charging.MEASURED) {
             // Measured charging charges the vCPUs the CPU time of their code: the first touch of each page of
             // guest memory (a page fault, a huge page zeroed) is taken here, before the driver boots, not inside a
             // measured critical section. Zeroes, as the memory already reads. Model charging charges no CPU time

@@ -14,7 +14,7 @@ import java.util.concurrent.RejectedExecutionException;
 
 /**
  * A device I/O thread under {@link VirtualTime}: a real thread running the device's handlers and tasks, one loop
- * iteration per turn of its actor. A queue notify from a vCPU wakes it {@link VirtualTime.Costs#ioeventfdWakeNs}
+ * iteration per turn of its actor. A queue notify from a vCPU wakes it {@link ModelCosts#ioeventfdWakeNs}
  * later (ioeventfd on), or runs the queue's handler at once on the notifying vCPU, inside its exit (ioeventfd
  * off); the device's cost is charged on the clock of whichever actor ran it.
  */

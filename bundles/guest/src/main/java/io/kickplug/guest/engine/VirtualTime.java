@@ -29,13 +29,13 @@ import java.util.function.LongSupplier;
  *
  * <p><b>What time costs.</b> An actor's clock advances by (a) the CPU time its thread spent on the code it ran
  * since its last scheduling point ({@link Charging#MEASURED}; not with {@link Charging#MODEL}, which charges
- * the modelled software costs of {@link Costs} instead), and (b) the modelled hardware costs: a VM exit and an
+ * the modelled software costs of {@link ModelCosts} instead), and (b) the modelled hardware costs: a VM exit and an
  * interrupt injection ({@link MachineConfig}), the wake-up of an I/O thread by an ioeventfd, and the device's
- * service time ({@link Costs}). With {@link Charging#MODEL} nothing depends on the host: the same experiment with
+ * service time ({@link ModelCosts}). With {@link Charging#MODEL} nothing depends on the host: the same experiment with
  * the same seed gives the same counters (the determinism test).
  *
  * <p><b>ioeventfd.</b> With ioeventfd on (QEMU's default) a notify wakes the queue's I/O thread, which serves
- * the queue on its own clock after {@link Costs#ioeventfdWakeNs}. With it off, the notify exits to the VMM, which
+ * the queue on its own clock after {@link ModelCosts#ioeventfdWakeNs}. With it off, the notify exits to the VMM, which
  * runs the queue's handler during the exit, on the notifying vCPU: the device pops and submits what is available
  * and the vCPU resumes after that (the world switch of seed 000 on 2014's KVM/arm, which could not bind an
  * ioeventfd to an MMIO address). The device is one at a time (QEMU's BQL): an exit that finds it busy waits.
@@ -45,114 +45,12 @@ import java.util.function.LongSupplier;
  */
 public final class VirtualTime implements IoThreadFactory {
 
-    /** How the code that ran is charged. */
-    public enum Charging {
-        /** The thread's CPU time of the code it ran, plus the hardware model. */
-        MEASURED,
-        /** Only the model: fixed software costs per request ({@link Costs}); deterministic. */
-        MODEL;
-
-        public String label() {
-            return name().toLowerCase(java.util.Locale.ROOT);
-        }
-
-        public static Charging parse(String s) {
-            for (Charging c : values()) {
-                if (c.label().equals(s)) {
-                    return c;
-                }
-            }
-            throw new IllegalArgumentException("unknown charging '" + s + "' (expected measured or model)");
-        }
-    }
-
-    /**
-     * The modelled costs besides exit and injection (those are the machine's, {@link MachineConfig}); docs/seeds.md,
-     * "Virtual time", gives the source of each default.
-     *
-     * @param ioeventfdWakeNs from a notify to the moment a sleeping I/O thread runs (eventfd signal, wake-up of
-     *     a thread blocked in ppoll on another core)
-     * @param guestSubmitNs {@link Charging#MODEL} only: guest CPU per request submitted (fio, block layer, driver)
-     * @param vqAddNs {@link Charging#MODEL} only: guest CPU of adding one chain to the ring, under the vq lock
-     * @param guestCompleteNs {@link Charging#MODEL} only: guest CPU per request completed (handler, callback)
-     * @param deviceRequestNs {@link Charging#MODEL} only: device CPU per request (pop, parse, submit, push)
-     * @param pollNs one poll of the used ring by a vCPU that spins for a hipri completion
-     * @param threadWakeNs from a release to the moment a thread that blocked on the lock (futex wait, a yielded
-     *     coroutine's I/O thread in ppoll) runs again: the device's tracked-requests lock ({@link VirtualWaits})
-     * @param irqfdNs the device's cost of sending one used-buffer notification: the eventfd write(2) on the irqfd
-     *     (QEMU's {@code virtio_notify_irqfd}), charged to the sending I/O thread
-     * @param spinIterationNs {@link Charging#MODEL} only: one turn of a lock's spin loop ({@code cpu_relax()}, the
-     *     x86 PAUSE instruction, and two reads of the lock word); measured charging measures it on the host
-     * @param trackedSectionNs {@link Charging#MODEL} only: one critical section of the tracked-requests list (an
-     *     insert or a removal with the lock held), charged while the lock is held
-     * @param coroutineSwitchNs {@link Charging#MODEL} only: one coroutine switch, a yielding lock's waiter's yield
-     *     when it queues and its re-entry after the hand-off
-     * @param coScheduleNs {@link Charging#MODEL} only: the releaser's scheduling of a yielding lock's waiter on its
-     *     own thread ({@code aio_co_schedule}), charged while the lock is handed over
-     * @param futexWaitNs {@link Charging#MODEL} only: a contended mutex acquirer's futex wait until the kernel checks
-     *     the lock word (a system call's entry); a release before then lets it take the lock without sleeping
-     */
-    public record Costs(long ioeventfdWakeNs, long guestSubmitNs, long vqAddNs, long guestCompleteNs,
-            long deviceRequestNs, long pollNs, long threadWakeNs, long irqfdNs, long spinIterationNs,
-            long trackedSectionNs, long coroutineSwitchNs, long coScheduleNs, long futexWaitNs) {
-
-        /** Each figure's source: docs/seeds.md, "Virtual time". */
-        public static final Costs DEFAULTS = new Costs(5_000, 1_500, 200, 1_000, 2_500, 200, 5_000, 1_000, 20, 400, 100,
-                600, 300);
-
-        public Costs {
-            if (ioeventfdWakeNs < 0 || vqAddNs < 0 || guestSubmitNs < 0 || guestCompleteNs < 0 || deviceRequestNs < 0
-                    || pollNs <= 0 || threadWakeNs < 0 || irqfdNs < 0 || spinIterationNs < 0 || trackedSectionNs < 0
-                    || coroutineSwitchNs < 0 || coScheduleNs < 0 || futexWaitNs < 0) {
-                throw new IllegalArgumentException("costs must not be negative (poll positive): " + this);
-            }
-        }
-
-        /** The names {@link #with} takes, in the record's order. */
-        public static final java.util.List<String> NAMES = java.util.Arrays.stream(Costs.class.getRecordComponents())
-                .map(java.lang.reflect.RecordComponent::getName).toList();
-
-        /**
-         * These costs with some replaced: {@code "trackedSectionNs=200,coScheduleNs=0"} (the names of {@link #NAMES});
-         * for a sensitivity run of the model ({@code -Dkickplug.model.costs=...}).
-         *
-         * @throws IllegalArgumentException on an unknown name or a value that is not a non-negative integer
-         */
-        public Costs with(String overrides) {
-            long[] v = new long[NAMES.size()];
-            java.lang.reflect.RecordComponent[] parts = Costs.class.getRecordComponents();
-            try {
-                for (int i = 0; i < v.length; i++) {
-                    v[i] = (long) parts[i].getAccessor().invoke(this);
-                }
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException(e);
-            }
-            if (overrides != null && !overrides.isBlank()) {
-                for (String pair : overrides.split(",")) {
-                    String[] kv = pair.trim().split("=", 2);
-                    int i = NAMES.indexOf(kv[0].trim());
-                    if (i < 0 || kv.length != 2) {
-                        throw new IllegalArgumentException("model cost '" + pair + "': expected NAME=NS, NAME one of "
-                                + NAMES);
-                    }
-                    try {
-                        v[i] = Long.parseLong(kv[1].trim());
-                    } catch (NumberFormatException e) {
-                        throw new IllegalArgumentException("model cost '" + pair + "': not a number of ns");
-                    }
-                }
-            }
-            return new Costs(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]);
-        }
-    }
-
     static final long NEVER = Long.MAX_VALUE;
     private static final ThreadLocal<Actor> CURRENT = new ThreadLocal<>();
 
     private final long seed;
     private final Charging charging;
-    private final Costs costs;
+    private final ModelCosts costs;
     private final boolean ioeventfd;
     private final SplittableRandom random;
     /** What the actors' work costs: measured CPU time or the model's device work. */
@@ -171,7 +69,7 @@ public final class VirtualTime implements IoThreadFactory {
      * @param ioeventfd QEMU's ioeventfd property of the disk's transport: off runs a queue's handler during the
      *     notifying vCPU's exit
      */
-    public VirtualTime(long seed, Charging charging, Costs costs, boolean ioeventfd) {
+    public VirtualTime(long seed, Charging charging, ModelCosts costs, boolean ioeventfd) {
         this(seed, charging, costs, ioeventfd, HostCosts::cpu, HostCosts.CPU_CLOCK_READ_NS);
     }
 
@@ -182,7 +80,7 @@ public final class VirtualTime implements IoThreadFactory {
      * variance and cache cost would land in every charge): on a core that runs one actor at a time and nothing
      * else, the wall time an actor holds the baton is its CPU time.
      */
-    public static VirtualTime pinned(long seed, Charging charging, Costs costs, boolean ioeventfd, String cpuList) {
+    public static VirtualTime pinned(long seed, Charging charging, ModelCosts costs, boolean ioeventfd, String cpuList) {
         VirtualTime t = new VirtualTime(seed, charging, costs, ioeventfd, System::nanoTime,
                 HostCosts.NANO_TIME_READ_NS);
         t.pinActors(Objects.requireNonNull(cpuList, "cpuList"));
@@ -193,7 +91,7 @@ public final class VirtualTime implements IoThreadFactory {
      * @param cpuClock the current thread's CPU time in ns, read by measured charging
      * @param cpuReadCostNs what one reading of {@code cpuClock} costs: taken off each charge
      */
-    VirtualTime(long seed, Charging charging, Costs costs, boolean ioeventfd, LongSupplier cpuClock,
+    VirtualTime(long seed, Charging charging, ModelCosts costs, boolean ioeventfd, LongSupplier cpuClock,
             long cpuReadCostNs) {
         this.charges = new ActorCharges(charging, costs, cpuClock, cpuReadCostNs);
         this.seed = seed;
@@ -211,7 +109,7 @@ public final class VirtualTime implements IoThreadFactory {
         return charging;
     }
 
-    public Costs costs() {
+    public ModelCosts costs() {
         return costs;
     }
 
@@ -618,7 +516,7 @@ public final class VirtualTime implements IoThreadFactory {
 
     /**
      * The device sent a used-buffer notification from the current thread: its irqfd write
-     * ({@link Costs#irqfdNs}) is charged to the sender, and the charge is a scheduling point, so a vCPU the
+     * ({@link ModelCosts#irqfdNs}) is charged to the sender, and the charge is a scheduling point, so a vCPU the
      * interrupt woke handles it while the device goes on completing (its later completions then find the driver's
      * {@code used_event} moved on, and notify again, unless a strategy batched them). Not from outside virtual time.
      */

@@ -1,5 +1,6 @@
 package io.kickplug.guest.bench;
 
+import io.kickplug.guest.engine.Charging;
 import static org.junit.jupiter.api.Assertions.*;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -81,7 +82,7 @@ class SeedsReportTest {
         SeedsOptions o = SeedsOptions.parse(List.of("--clock", "virtual", "--charging=model", "--seed",
                 "7", "--html", "r.html"));
         assertEquals("virtual", o.clock());
-        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MODEL, o.charging());
+        assertEquals(io.kickplug.guest.engine.Charging.MODEL, o.charging());
         assertEquals(7, o.seed());
         assertEquals(Path.of("r.html"), o.html());
         assertEquals("auto", SeedsOptions.parse(List.of()).clock());
@@ -90,24 +91,24 @@ class SeedsReportTest {
         assertNull(auto.charging());
         assertEquals(auto, SeedsOptions.parse(List.of("--charging", "auto")));
         for (String seed : List.of("000", "001", "002", "003", "004")) {
-            assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MODEL, auto.chargingOf(seed), seed);
+            assertEquals(io.kickplug.guest.engine.Charging.MODEL, auto.chargingOf(seed), seed);
         }
         // Without --runtime a model-charged seed runs 0.1 s a round; with it, what it says.
         assertEquals(3 * SeedsOptions.MODEL_ROUND_NANOS, auto.runtimeOf("004"));
         assertEquals(3_000_000_000L, SeedsOptions.parse(List.of("--runtime", "3")).runtimeOf("004"));
         assertEquals(3_000_000_000L, SeedsOptions.parse(List.of("--charging", "measured")).runtimeOf("004"));
         SeedsOptions measured = SeedsOptions.parse(List.of("--charging", "measured"));
-        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, measured.chargingOf("000"));
-        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MODEL, o.chargingOf("004"));
+        assertEquals(io.kickplug.guest.engine.Charging.MEASURED, measured.chargingOf("000"));
+        assertEquals(io.kickplug.guest.engine.Charging.MODEL, o.chargingOf("004"));
         // The seed's clock: model charging reads no clock, so only 004's measured actors are pinned.
         SeedClock c003 = SeedClock.of(auto, "003", 0.0, "1", 4);
         assertTrue(c003.virtual());
-        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MODEL, c003.charging());
+        assertEquals(io.kickplug.guest.engine.Charging.MODEL, c003.charging());
         assertNull(c003.pinCpus());
         assertTrue(c003.describe().contains("model charging") && c003.describe().contains("--charging auto"),
                 c003.describe());
         SeedClock c004 = SeedClock.of(measured, "004", 0.0, "1", 8);
-        assertEquals(io.kickplug.guest.engine.VirtualTime.Charging.MEASURED, c004.charging());
+        assertEquals(io.kickplug.guest.engine.Charging.MEASURED, c004.charging());
         assertEquals("1", c004.pinCpus(), "measured charging pins its actors");
         assertNull(SeedClock.of(auto, "004", 0.0, "1", 8).pinCpus(), "model charging reads no clock");
         assertTrue(SeedClock.of(measured, "003", 0.0, "1", 4).describe().contains("--charging measured"));

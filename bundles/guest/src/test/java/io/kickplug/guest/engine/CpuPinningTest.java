@@ -71,7 +71,7 @@ class CpuPinningTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void virtualTimeRunsItsActorsOnThePinnedCpuAndReleasesThemWhenTheyRetire() throws Exception {
         String cpu = pinnableCpu();
-        VirtualTime time = new VirtualTime(1, VirtualTime.Charging.MODEL, VirtualTime.Costs.DEFAULTS, true);
+        VirtualTime time = new VirtualTime(1, Charging.MODEL, ModelCosts.DEFAULTS, true);
         time.pinActors(cpu);
         AtomicReference<String> asActor = new AtomicReference<>();
         VirtualTimeRuns.onOneIoThread(time, () -> asActor.set(CpuPinning.currentThreadAllowedList()));
@@ -85,10 +85,10 @@ class CpuPinningTest {
     void pinnedVirtualTimeChargesTheWallClockAnActorHoldsTheBatonFor() throws Exception {
         String cpu = pinnableCpu();
         // A wait is wall time and no CPU time: the wall clock charges it, the thread CPU clock would not.
-        assertTrue(chargeOfAWallClockWait(VirtualTime.pinned(1, VirtualTime.Charging.MEASURED,
-                VirtualTime.Costs.DEFAULTS, true, cpu)) >= TimeUnit.MILLISECONDS.toNanos(20));
-        assertTrue(chargeOfAWallClockWait(new VirtualTime(1, VirtualTime.Charging.MEASURED,
-                VirtualTime.Costs.DEFAULTS, true)) < TimeUnit.MILLISECONDS.toNanos(10));
+        assertTrue(chargeOfAWallClockWait(VirtualTime.pinned(1, Charging.MEASURED,
+                ModelCosts.DEFAULTS, true, cpu)) >= TimeUnit.MILLISECONDS.toNanos(20));
+        assertTrue(chargeOfAWallClockWait(new VirtualTime(1, Charging.MEASURED,
+                ModelCosts.DEFAULTS, true)) < TimeUnit.MILLISECONDS.toNanos(10));
     }
 
     /**

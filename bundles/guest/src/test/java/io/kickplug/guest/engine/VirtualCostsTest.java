@@ -12,20 +12,20 @@ class VirtualCostsTest {
 
     @Test
     void aSensitivityRunReplacesOnlyTheNamedCosts() {
-        VirtualTime.Costs d = VirtualTime.Costs.DEFAULTS;
+        ModelCosts d = ModelCosts.DEFAULTS;
         assertEquals(d, d.with(null));
         assertEquals(d, d.with(" "));
-        VirtualTime.Costs c = d.with("trackedSectionNs=800, coScheduleNs=0");
+        ModelCosts c = d.with("trackedSectionNs=800, coScheduleNs=0");
         assertEquals(800, c.trackedSectionNs());
         assertEquals(0, c.coScheduleNs());
         assertEquals(d.coroutineSwitchNs(), c.coroutineSwitchNs());
         assertEquals(d.deviceRequestNs(), c.deviceRequestNs());
         assertEquals(d.futexWaitNs(), c.futexWaitNs());
-        assertTrue(VirtualTime.Costs.NAMES.contains("spinIterationNs"), "" + VirtualTime.Costs.NAMES);
+        assertTrue(ModelCosts.NAMES.contains("spinIterationNs"), "" + ModelCosts.NAMES);
         IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class, () -> d.with("lockNs=1"));
         assertTrue(unknown.getMessage().contains("trackedSectionNs"), unknown.getMessage());
         assertThrows(IllegalArgumentException.class, () -> d.with("trackedSectionNs=fast"));
         assertThrows(IllegalArgumentException.class, () -> d.with("trackedSectionNs=-1"), "negative costs refused");
-        assertSame(VirtualTime.Costs.class, c.getClass());
+        assertSame(ModelCosts.class, c.getClass());
     }
 }

@@ -16,7 +16,7 @@ class VirtualExitTest {
 
     @Test
     void anInterruptRaisedInsideAnExitIsDeliveredWhenTheExitEnds() {
-        VirtualTime time = new VirtualTime(1, VirtualTime.Charging.MODEL, VirtualTime.Costs.DEFAULTS, false);
+        VirtualTime time = new VirtualTime(1, Charging.MODEL, ModelCosts.DEFAULTS, false);
         List<String> log = new CopyOnWriteArrayList<>();
         VirtualTimeRuns.onOneIoThread(time, () -> {
             VirtualTime.Actor me = time.current();

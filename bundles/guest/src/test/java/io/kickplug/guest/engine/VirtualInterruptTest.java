@@ -42,7 +42,7 @@ class VirtualInterruptTest {
 
     /** Interrupts sent per request completed, 4 vCPUs and 4 queues, randread iodepth 32, 5 ms of virtual time. */
     private double interruptsPerRequest(String strategy) {
-        VirtualTime time = new VirtualTime(3, VirtualTime.Charging.MODEL, VirtualTime.Costs.DEFAULTS, true);
+        VirtualTime time = new VirtualTime(3, Charging.MODEL, ModelCosts.DEFAULTS, true);
         String name = "irq-" + strategy;
         DiskSpec spec = DiskSpec.memory(name, 8L << 20).withBackend(new BackendSpec("null", null, 8L << 20, false))
                 .withTransport(TransportKind.PCI).withQueues(4, 256);

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Virtual time ({@link VirtualTime}) with model-only charging: the same experiment with the same seed gives the
- * same counters, however the host schedules the threads. Measured charging ({@link VirtualTime.Charging#MEASURED})
+ * same counters, however the host schedules the threads. Measured charging ({@link Charging#MEASURED})
  * charges the CPU time the code took, which varies from run to run, so only the model is deterministic.
  */
 class VirtualTimeDeterminismTest {
@@ -45,7 +45,7 @@ class VirtualTimeDeterminismTest {
     }
 
     private Counters run(long seed, boolean ioeventfd, String kick) {
-        VirtualTime time = new VirtualTime(seed, VirtualTime.Charging.MODEL, VirtualTime.Costs.DEFAULTS, ioeventfd);
+        VirtualTime time = new VirtualTime(seed, Charging.MODEL, ModelCosts.DEFAULTS, ioeventfd);
         String name = "vt" + seed + (ioeventfd ? "on" : "off") + kick;
         DiskSpec spec = DiskSpec.memory(name, 8L << 20).withBackend(new BackendSpec("null", null, 8L << 20, false))
                 .withTransport(TransportKind.MMIO);

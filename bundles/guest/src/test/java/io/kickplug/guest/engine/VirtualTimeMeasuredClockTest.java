@@ -69,7 +69,7 @@ class VirtualTimeMeasuredClockTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void anIoThreadsWorkIsTheDevicesAndLongSlicesAreLeftOut() throws Exception {
         FakeCpuClock cpu = new FakeCpuClock();
-        VirtualTime time = new VirtualTime(3, VirtualTime.Charging.MEASURED, VirtualTime.Costs.DEFAULTS, true, cpu,
+        VirtualTime time = new VirtualTime(3, Charging.MEASURED, ModelCosts.DEFAULTS, true, cpu,
                 READ_COST_NS);
         VirtualTimeRuns.onOneIoThread(time, () -> {
             VirtualWaits v = VirtualWaits.current();
@@ -89,7 +89,7 @@ class VirtualTimeMeasuredClockTest {
     /** Runs {@code readings} readings with {@code workNs} of CPU work before each; the virtual clock's advance. */
     private static long advanceOver(int readings, long workNs, long costTakenOffNs) throws Exception {
         FakeCpuClock cpu = new FakeCpuClock();
-        VirtualTime time = new VirtualTime(3, VirtualTime.Charging.MEASURED, VirtualTime.Costs.DEFAULTS, true, cpu,
+        VirtualTime time = new VirtualTime(3, Charging.MEASURED, ModelCosts.DEFAULTS, true, cpu,
                 costTakenOffNs);
         AtomicLong advance = new AtomicLong(-1);
         VirtualTimeRuns.onOneIoThread(time, () -> {

@@ -28,7 +28,7 @@ class VirtualTrackedLockTest {
 
     /** Two I/O threads of one virtual time each register and end {@link #REQUESTS} reads under {@code kind}. */
     private static Outcome run(TrackedLockKind kind, long seed) throws Exception {
-        VirtualTime time = new VirtualTime(seed, VirtualTime.Charging.MODEL, VirtualTime.Costs.DEFAULTS, true);
+        VirtualTime time = new VirtualTime(seed, Charging.MODEL, ModelCosts.DEFAULTS, true);
         TrackedRequests tracked = new TrackedRequests(kind, 2);
         List<IoThread> threads = new ArrayList<>();
         try {
@@ -71,7 +71,7 @@ class VirtualTrackedLockTest {
             assertEquals(4L * REQUESTS, o.row().acquisitions(), kind.label());
             assertTrue(o.row().contentions() > 0, kind.label() + ": the I/O threads never met on the lock: " + o);
             // A contended waiter blocked: it runs again only after the wake-up of a blocked thread.
-            assertTrue(o.row().waittimeMaxNs() >= VirtualTime.Costs.DEFAULTS.threadWakeNs(), kind.label() + ": " + o);
+            assertTrue(o.row().waittimeMaxNs() >= ModelCosts.DEFAULTS.threadWakeNs(), kind.label() + ": " + o);
         }
     }
 
@@ -101,7 +101,7 @@ class VirtualTrackedLockTest {
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void aTimedWaitEndsAtItsWakeOrAtItsTimeout() throws Exception {
-        VirtualTime time = new VirtualTime(1, VirtualTime.Charging.MODEL, VirtualTime.Costs.DEFAULTS, true);
+        VirtualTime time = new VirtualTime(1, Charging.MODEL, ModelCosts.DEFAULTS, true);
         List<IoThread> threads = List.of(time.start("io0"), time.start("io1"));
         Object token = new Object();
         long[] waited = {-1, -1, -1};
