@@ -80,7 +80,7 @@ public final class VhostBench {
     private static final long DISK_BYTES = 256L << 20;
     private static final int QUEUE_SIZE = 256;
     private static final int BLOCK = 4096;
-    private static final long CLOCK_TICK_NS = 10_000_000L; // CLK_TCK 100 on Linux x86
+    static final long CLOCK_TICK_NS = 10_000_000L; // CLK_TCK 100 on Linux x86
 
     private final Map<String, String> opts;
     private final Provenance provenance;
@@ -97,7 +97,7 @@ public final class VhostBench {
 
     /**
      * One measured point; {@code regime}: the counters that tell the regime the run settled in, by name
-     * ({@link #regimeFigures}; empty when not measured).
+     * ({@link RegimeFigures#figures}; empty when not measured).
      */
     record Point(double iops, double cpuUsPerIo, long p50ns, long p99ns, long p999ns, double kicksPerIo,
             double waitsPerIo, Map<String, Double> regime) {
@@ -612,8 +612,9 @@ public final class VhostBench {
         long[] selfEnd = RegimeProbe.selfSwitches();
         java.util.Map<String, Long> regime = RegimeProbe.delta(probeStart, s.probe.sample());
         double seconds = (now - measureStart) / 1e9;
-        lastRegime = regime(regime, ios, rounds, rechecks, selfEnd[0] - selfStart[0], selfEnd[1] - selfStart[1]);
-        Map<String, Double> figures = regimeFigures(regime, ios, rounds, selfEnd[0] - selfStart[0],
+        lastRegime = RegimeFigures.line(regime, ios, rounds, rechecks, selfEnd[0] - selfStart[0],
+                selfEnd[1] - selfStart[1]);
+        Map<String, Double> figures = RegimeFigures.figures(regime, ios, rounds, selfEnd[0] - selfStart[0],
                 selfEnd[1] - selfStart[1]);
         // Let the requests still in flight come back (none is resubmitted after the end).
         long drainDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -636,62 +637,10 @@ public final class VhostBench {
                 latency.getValueAtPercentile(99.9), perIo(kicks, ios), perIo(waits, ios), figures);
     }
 
-    /** The regime counters of a run for the JSON result, per I/O unless named otherwise. */
-    private static Map<String, Double> regimeFigures(Map<String, Long> d, long ios, long rounds, long feSleeps,
-            long fePreempted) {
-        Map<String, Double> m = new LinkedHashMap<>();
-        m.put("fe_io_per_round", perIo(ios, rounds));
-        m.put("fe_sleeps_per_io", perIo(feSleeps, ios));
-        m.put("fe_preempted_per_io", perIo(fePreempted, ios));
-        m.put("io_thread_cpu_us_per_io", perIo(d.getOrDefault("io.ticks", 0L) * (double) CLOCK_TICK_NS / 1e3, ios));
-        m.put("io_thread_sleeps_per_io", perIo(d.getOrDefault("io.sleeps", 0L), ios));
-        m.put("io_thread_preempted_per_io", perIo(d.getOrDefault("io.preempted", 0L), ios));
-        m.put("jit_ms", d.getOrDefault("jit.ticks", 0L) * 10.0);
-        m.put("vm_ms", d.getOrDefault("vm.ticks", 0L) * 10.0);
-        if (d.containsKey("kp.requests")) {
-            long req = d.get("kp.requests");
-            m.put("device_kicks_per_io", perIo(d.get("kp.avail_notifications"), req));
-            m.put("device_calls_per_io", perIo(d.get("kp.interrupts_sent"), req));
-            m.put("handler_runs_per_io", perIo(d.get("kp.batches"), req));
-            m.put("poll_hits_per_io", perIo(d.get("kp.poll_hits"), req));
-            m.put("poll_misses_per_io", perIo(d.get("kp.poll_misses"), req));
-            m.put("poll_ns_per_io", perIo(d.get("kp.poll_ns"), req));
-        }
-        return m;
-    }
-
     /** The regime line of the last {@link #measure}: counters per I/O (see {@link RegimeProbe}). */
     String lastRegime = "";
 
-    private static String regime(java.util.Map<String, Long> d, long ios, long rounds, long rechecks, long feSleeps,
-            long fePreempted) {
-        StringBuilder b = new StringBuilder();
-        b.append(String.format(Locale.ROOT, "fe: IO/round %.1f, rechecks/IO %.4f, sleeps/IO %.4f, preempted/IO %.4f",
-                perIo(ios, rounds), perIo(rechecks, ios), perIo(feSleeps, ios), perIo(fePreempted, ios)));
-        b.append(String.format(Locale.ROOT, "; io thread: CPU/IO %.3f us, sleeps/IO %.4f, preempted/IO %.4f",
-                perIo(d.getOrDefault("io.ticks", 0L) * (double) CLOCK_TICK_NS / 1e3, ios),
-                perIo(d.getOrDefault("io.sleeps", 0L), ios), perIo(d.getOrDefault("io.preempted", 0L), ios)));
-        b.append(String.format(Locale.ROOT, "; jit %d ms, vm %d ms, other %d ms",
-                d.getOrDefault("jit.ticks", 0L) * 10, d.getOrDefault("vm.ticks", 0L) * 10,
-                d.getOrDefault("other.ticks", 0L) * 10));
-        if (d.containsKey("kp.requests")) {
-            long req = d.get("kp.requests");
-            b.append(String.format(Locale.ROOT, "; kp: kicks/IO %.4f, calls/IO %.4f, runs/IO %.4f,"
-                    + " poll hits/IO %.4f, misses/IO %.5f, poll ns/IO %.0f",
-                    perIo(d.get("kp.avail_notifications"), req), perIo(d.get("kp.interrupts_sent"), req),
-                    perIo(d.get("kp.batches"), req), perIo(d.get("kp.poll_hits"), req),
-                    perIo(d.get("kp.poll_misses"), req), perIo(d.get("kp.poll_ns"), req)));
-            b.append(", batches by size");
-            d.forEach((k, v) -> {
-                if (k.startsWith("kp.batch.") && v > 0) {
-                    b.append(' ').append(k.substring(9)).append(':').append(v);
-                }
-            });
-        }
-        return b.toString();
-    }
-
-    private static double perIo(double total, long ios) {
+    static double perIo(double total, long ios) {
         return ios == 0 ? 0 : total / ios;
     }
 
