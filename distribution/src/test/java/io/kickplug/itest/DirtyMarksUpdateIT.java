@@ -91,7 +91,8 @@ class DirtyMarksUpdateIT {
             }
         }
         String log = daemon.log();
-        assertTrue(log.contains("saved for the next revision of the bundle"), log);
+        assertTrue(log.contains("saved in the bundle's data area"), log);
+        assertTrue(log.contains("read from the bundle's data area"), log);
         assertTrue(log.contains("are marked in the new dirty log"), log);
     }
 

@@ -162,7 +162,7 @@ public final class PendingMarks {
             try {
                 PendingMarksFile.write(dir.resolve(PendingMarksFile.fileName(e.export())), e);
                 LOG.log(Level.INFO, "vhost-user " + e.export() + ": " + e.marks().pages() + " uncollected dirty-log"
-                        + " pages saved for the next revision of the bundle");
+                        + " pages saved in the bundle's data area, for the export's next session");
             } catch (IOException | RuntimeException x) {
                 LOG.log(Level.ERROR, "vhost-user " + e.export() + ": cannot save " + e.marks().pages()
                         + " uncollected dirty-log pages: " + x.getMessage() + "; a live migration may miss them"
@@ -199,7 +199,7 @@ public final class PendingMarks {
                     }
                     entries.put(export, e);
                     LOG.log(Level.INFO, "vhost-user " + export + ": " + e.marks().pages() + " uncollected dirty-log"
-                            + " pages of an earlier revision of the bundle wait for the export's next session");
+                            + " pages read from the bundle's data area wait for the export's next session");
                 } catch (PendingMarksFile.Rejected r) {
                     LOG.log(Level.WARNING, "vhost-user " + export + ": pending dirty-log marks in " + f
                             + " rejected: " + r.getMessage() + "; a live migration still under way may miss them");
