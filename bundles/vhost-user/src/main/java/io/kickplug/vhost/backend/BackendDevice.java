@@ -46,7 +46,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Dirty logging for live migration (vhost-user.rst "Migration"): while VHOST_F_LOG_ALL is acked and a log base
  * was given, each start runs the device on {@link LoggedMemory} and wraps every queue view in a {@link LoggedQueue},
  * so every page the device writes is marked in the {@link DirtyLog}; otherwise the device gets the plain memory and
- * views and pays nothing. LOG_ALL on or off restarts the device like any feature change.
+ * views and pays nothing. LOG_ALL on or off restarts the device like any feature change. The marks a session's log
+ * still holds when the session ends go to the export's {@link MarksCarry}, and the next session's first log base
+ * gets them before the device writes anything.
  *
  * <p>Kicks (issue 12) reach the device through its own I/O threads or a {@link KickPoller} thread
  * ({@link KickRegistration}); the call and error eventfds are in {@link RingEventFds}, the ring debug log in
@@ -92,10 +94,13 @@ final class BackendDevice implements DeviceSignals, Closeable {
     private volatile BackendChannel backendChannel;
     /** False once a device reset failed: mappings are then never unmapped explicitly ({@link MappingRelease}). */
     private boolean resetsClean = true;
+    /** Where the marks this session leaves uncollected go, and where it finds those of earlier sessions. */
+    private final MarksCarry carry;
 
-    BackendDevice(String name, VirtioDevice device, VirtqueueFactory queueFactory, GuestMemoryFactory memoryFactory)
-            throws IOException {
+    BackendDevice(String name, VirtioDevice device, VirtqueueFactory queueFactory, GuestMemoryFactory memoryFactory,
+            MarksCarry carry) throws IOException {
         this.name = name;
+        this.carry = carry;
         this.device = device;
         this.queueFactory = queueFactory;
         this.sessionMemory = new SessionMemory(name, memoryFactory);
@@ -170,6 +175,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
      * restarts logged.
      */
     void setLogBase(DirtyLog.Bitmap bitmap) {
+        carryInto(bitmap);
         dirtyLog.replace(bitmap);
         LOG.log(Level.INFO, "vhost-user " + name + ": dirty log of " + bitmap.pages() / 8 + " bytes ("
                 + bitmap.pages() + " pages of guest physical address)");
@@ -177,6 +183,55 @@ final class BackendDevice implements DeviceSignals, Closeable {
             stopDevice();
             reconcile();
         }
+    }
+
+    /**
+     * ORs into {@code bitmap}, before any marking thread can see it, the marks earlier sessions of the export left
+     * uncollected (a bundle update during a live migration ended them); pages past the bitmap's end are not guest
+     * memory the front-end tracks any more (its memory map shrank) and are dropped with a warning.
+     */
+    private void carryInto(DirtyLog.Bitmap bitmap) {
+        DirtyMarks carried = carry.take();
+        if (carried == null) {
+            return;
+        }
+        long beyond = carried.orInto(bitmap);
+        carriedPages += carried.pages() - beyond;
+        LOG.log(Level.INFO, "vhost-user " + name + ": " + (carried.pages() - beyond) + " pages an earlier session"
+                + " marked and the front-end had not collected are marked in the new dirty log");
+        if (beyond > 0) {
+            LOG.log(Level.WARNING, "vhost-user " + name + ": " + beyond + " pages an earlier session marked lie"
+                    + " beyond the new dirty log of " + bitmap.pages() + " pages (guest memory the front-end no"
+                    + " longer has): not marked");
+        }
+    }
+
+    /** Pages carried from earlier sessions into this session's log ({@link #carryInto}). */
+    private volatile long carriedPages;
+
+    /**
+     * At the end of a session whose log is on, after the device stopped: the bits the log still holds are marks the
+     * front-end has not collected (it clears what it collects); they go to the {@link MarksCarry}.
+     */
+    private void leaveUncollectedMarks() {
+        if ((ackedFeatures & VhostUser.F_LOG_ALL) == 0 || !dirtyLog.hasBitmap()) {
+            return;
+        }
+        long[] dropped = new long[1];
+        DirtyMarks left = dirtyLog.uncollected(dropped);
+        if (dropped[0] > 0) {
+            LOG.log(Level.ERROR, "vhost-user " + name + ": the session ends with more marks in its dirty log than are"
+                    + " kept (" + DirtyMarks.MAX_WORDS + " words): " + dropped[0] + " pages are not carried to the"
+                    + " next session and a live migration may miss them");
+        }
+        if (left.isEmpty()) {
+            return;
+        }
+        LOG.log(Level.INFO, "vhost-user " + name + ": the session ends during dirty logging with " + left.pages()
+                + " pages marked that the front-end has not collected; they go into the next session's log"
+                + (resetsClean ? "" : " (a device reset gave up on a request, which may still write and mark"
+                        + " the old log)"));
+        carry.left(left);
     }
 
     /** Whether the running device marks its writes in the dirty log. */
@@ -504,6 +559,9 @@ final class BackendDevice implements DeviceSignals, Closeable {
             LOG.log(Level.WARNING, "vhost-user " + name + ": VHOST_F_LOG_ALL acked but no SET_LOG_BASE yet: the"
                     + " device does not log until one arrives");
         }
+        if ((ackedFeatures & VhostUser.F_LOG_ALL) == 0) {
+            carry.discard("the front-end started the device without dirty logging");
+        }
         GuestMemory memory = sessionMemory.memory();
         GuestMemory runOn = logNow ? new LoggedMemory(memory, dirtyLog) : memory;
         if (!featuresSet) {
@@ -657,6 +715,11 @@ final class BackendDevice implements DeviceSignals, Closeable {
         try {
             stopDevice();
         } finally {
+            try {
+                leaveUncollectedMarks();
+            } catch (RuntimeException e) {
+                LOG.log(Level.ERROR, "vhost-user " + name + ": keeping the dirty log's uncollected marks failed", e);
+            }
             for (Vring r : rings) {
                 closeRing(r);
             }
@@ -685,6 +748,6 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
         return new SessionStatus(owner, ackedFeatures, protocolFeatures, sessionMemory.regionCount(), sessionMemory.totalBytes(),
                 runningCount, nofd.toString(), messages, refusals, kicks.kicksSeen(), eventFds.interrupts(),
-                activations.get(), needsReset, lastRefusal, logging, dirtyLog.pagesMarked());
+                activations.get(), needsReset, lastRefusal, logging, dirtyLog.pagesMarked(), carriedPages);
     }
 }

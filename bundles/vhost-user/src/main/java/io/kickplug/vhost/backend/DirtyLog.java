@@ -55,6 +55,16 @@ final class DirtyLog {
             long mask = 1L << (page & 63);
             return ((long) WORD.getVolatile(bytes, (int) ((page >>> 6) << 3)) & mask) != 0;
         }
+
+        /** 64-bit word {@code i} (pages {@code 64 i} to {@code 64 i + 63}), read atomically. */
+        long word(long i) {
+            return (long) WORD.getVolatile(bytes, (int) (i << 3));
+        }
+
+        /** Atomically ORs {@code bits} into word {@code i}. */
+        void orWord(long i, long bits) {
+            WORD.getAndBitwiseOr(bytes, (int) (i << 3), bits);
+        }
     }
 
     /**
@@ -120,6 +130,17 @@ final class DirtyLog {
 
     boolean hasBitmap() {
         return current != null;
+    }
+
+    /**
+     * The marks the current bitmap holds now, which the front-end has not collected (it clears what it collects),
+     * or none without a bitmap; {@code dropped[0]} gets the pages past {@link DirtyMarks#MAX_WORDS}. For the end
+     * of a session, after the device stopped: the mapping stays valid until the garbage collector unmaps it.
+     */
+    DirtyMarks uncollected(long[] dropped) {
+        Bitmap b = current;
+        dropped[0] = 0;
+        return b == null ? DirtyMarks.none() : DirtyMarks.of(b, dropped);
     }
 
     /** Marks the pages of {@code [gpa, gpa + length)}; nothing when {@code length} is 0. Any thread. */

@@ -65,9 +65,18 @@ public final class MessageHandler implements Closeable {
      */
     public MessageHandler(String name, VirtioDevice device, VirtqueueFactory queueFactory,
             GuestMemoryFactory memoryFactory, Replier replier) throws IOException {
+        this(name, device, queueFactory, memoryFactory, replier, MarksCarry.NONE);
+    }
+
+    /**
+     * @param carry where the marks the session's dirty log holds at its end go, and where the marks earlier
+     *     sessions of the export left come from (see {@link MarksCarry})
+     */
+    public MessageHandler(String name, VirtioDevice device, VirtqueueFactory queueFactory,
+            GuestMemoryFactory memoryFactory, Replier replier, MarksCarry carry) throws IOException {
         this.name = name;
         this.replier = replier;
-        this.dev = new BackendDevice(name, device, queueFactory, memoryFactory);
+        this.dev = new BackendDevice(name, device, queueFactory, memoryFactory, carry);
     }
 
     /** Virtio features offered: the device's plus VHOST_USER_F_PROTOCOL_FEATURES. */

@@ -8,6 +8,7 @@ import io.kickplug.api.transport.ExportStatus;
 import io.kickplug.api.virtio.RingSelector;
 import io.kickplug.api.virtio.VirtqueueFactory;
 import io.kickplug.vhost.server.InheritedSocket;
+import io.kickplug.vhost.server.PendingMarks;
 import io.kickplug.vhost.server.StatusTable;
 import io.kickplug.vhost.server.VhostExports;
 import java.io.IOException;
@@ -69,7 +70,19 @@ public final class VhostCommands {
     /** How long a saved export waits for its disk to be attached again. */
     private static final long RESTORE_WAIT_MILLIS = 30_000;
 
+    /**
+     * The dirty-log marks sessions left uncollected (a bundle update during a live migration), per export: one store
+     * for as long as this bundle's classes live, so that exports made again after an update of the disk manager or
+     * the rings hand them to their next sessions. An update of this bundle saves them to its data area
+     * ({@link #deactivate}), where the next revision loads them.
+     */
+    private static final PendingMarks PENDING_MARKS = new PendingMarks();
+    /** The directory in this bundle's persistent data area that holds the pending marks across its update. */
+    static final String PENDING_MARKS_DIR = "pending-dirty-marks";
+
     private final VhostExports exports;
+    /** {@link #PENDING_MARKS_DIR} in the bundle's data area, or {@code null} without one. */
+    private final Path marksDir;
     private final List<ServiceRegistration<?>> registrations = new ArrayList<>();
     private final Thread restorer;
     /** Optional (static): without ConfigAdmin, exports do not outlive this component. */
@@ -85,8 +98,16 @@ public final class VhostCommands {
             @Reference(name = "guestMemoryFactory") GuestMemoryFactory memory,
             @Reference(name = "configurationAdmin", cardinality = ReferenceCardinality.OPTIONAL)
             ConfigurationAdmin configAdmin) {
+        java.io.File data = context.getDataFile(PENDING_MARKS_DIR);
+        this.marksDir = data == null ? null : data.toPath();
+        if (marksDir != null) {
+            PENDING_MARKS.load(marksDir); // before any export: what the previous revision (or activation) saved
+        } else {
+            LOG.log(System.Logger.Level.INFO, "no persistent data area: pending dirty-log marks do not outlive an"
+                    + " update of this bundle");
+        }
         // Front-ends that ask for the packed ring (QEMU packed=on) get it when its bundle is there.
-        this.exports = new VhostExports(disks, RingSelector.of(queues, packedQueues), memory);
+        this.exports = new VhostExports(disks, RingSelector.of(queues, packedQueues), memory, PENDING_MARKS);
         this.configAdmin = configAdmin;
         register(context, "vhost", (session, args) -> vhost(exports, strings(args), this::remember));
         register(context, "vhost-stop", (session, args) -> stop(strings(args)));
@@ -118,6 +139,7 @@ public final class VhostCommands {
     /** For tests: the commands over {@code exports}, without ConfigAdmin, services or saved exports. */
     VhostCommands(VhostExports exports) {
         this.exports = exports;
+        this.marksDir = null;
         this.configAdmin = null;
         this.restorer = null;
     }
@@ -305,6 +327,11 @@ public final class VhostCommands {
             }
         });
         exports.close();
+        // The sessions ended above: what they left uncollected goes to the data area, for this component's next
+        // activation (in memory, too) or the next revision of the bundle (an update: only the file survives).
+        if (marksDir != null) {
+            PENDING_MARKS.save(marksDir);
+        }
     }
 
     private static List<String> strings(List<Object> args) {

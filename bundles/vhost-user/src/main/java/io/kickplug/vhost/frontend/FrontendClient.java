@@ -330,9 +330,18 @@ public class FrontendClient implements AutoCloseable {
      * vhost_dev_sync_region): the marked pages (guest physical address / 4096), ascending.
      */
     public java.util.SortedSet<Long> takeDirtyPages() {
+        return dirtyPages(true);
+    }
+
+    /** The pages marked in the dirty log now, ascending, without clearing them (a front-end that did not collect). */
+    public java.util.SortedSet<Long> peekDirtyPages() {
+        return dirtyPages(false);
+    }
+
+    private java.util.SortedSet<Long> dirtyPages(boolean clear) {
         java.util.SortedSet<Long> pages = new java.util.TreeSet<>();
         for (int w = 0; w < logMap.capacity() / 8; w++) {
-            long bits = (long) LOG_WORD.getAndSet(logMap, w * 8, 0L);
+            long bits = clear ? (long) LOG_WORD.getAndSet(logMap, w * 8, 0L) : (long) LOG_WORD.getVolatile(logMap, w * 8);
             while (bits != 0) {
                 int b = Long.numberOfTrailingZeros(bits);
                 pages.add(w * 64L + b);
@@ -431,6 +440,14 @@ public class FrontendClient implements AutoCloseable {
 
     /** Sends queue {@code index}'s setup again (NUM, BASE, ADDR, KICK, CALL, ENABLE), keeping its driver state. */
     public Queue restartQueue(int index, int base, boolean noCallFd) throws IOException {
+        return restartQueue(index, base, noCallFd, true);
+    }
+
+    /**
+     * {@link #restartQueue(int, int, boolean)}, leaving out SET_VRING_ENABLE when {@code enable} is false: QEMU's
+     * vhost_dev_start sets the rings up, then the log base, then enables them ({@link #enableQueue}).
+     */
+    public Queue restartQueue(int index, int base, boolean noCallFd, boolean enable) throws IOException {
         Queue q = queue(index);
         QueueLayout layout = layoutOf(q);
         check(sendAck(VhostUser.SET_VRING_NUM, Message.vringState(index, q.size)), "SET_VRING_NUM");
@@ -451,8 +468,15 @@ public class FrontendClient implements AutoCloseable {
                 q.startCallReader();
             }
         }
-        check(sendAck(VhostUser.SET_VRING_ENABLE, Message.vringState(index, 1)), "SET_VRING_ENABLE");
+        if (enable) {
+            enableQueue(index, true);
+        }
         return q;
+    }
+
+    /** SET_VRING_ENABLE of queue {@code index}. */
+    public void enableQueue(int index, boolean on) throws IOException {
+        check(sendAck(VhostUser.SET_VRING_ENABLE, Message.vringState(index, on ? 1 : 0)), "SET_VRING_ENABLE");
     }
 
     /**

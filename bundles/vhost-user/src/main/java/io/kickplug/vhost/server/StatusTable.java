@@ -28,11 +28,17 @@ public final class StatusTable {
         for (VhostUserServer.Status s : list) {
             SessionStatus c = s.connection();
             if (c != null) {
-                sb.append(String.format("%s: %s, features 0x%x, protocol features 0x%x, %d memory regions%s%s%s%n",
+                sb.append(String.format("%s: %s, features 0x%x, protocol features 0x%x, %d memory regions%s%s%s%s%n",
                         s.name(), s.peer(), c.features(), c.protocolFeatures(), c.memoryRegions(),
                         c.pollQueues().isEmpty() ? "" : ", no interrupt (NOFD) on queues " + c.pollQueues(),
+                        c.pagesCarried() == 0 ? "" : ", " + c.pagesCarried()
+                                + " dirty-log pages carried from an earlier session",
                         c.needsReset() ? ", NEEDS RESET" : "",
                         c.lastRefusal() == null ? "" : ", last refused: " + c.lastRefusal()));
+            }
+            if (s.pendingMarks() > 0) {
+                sb.append(String.format("%s: %d dirty-log pages an earlier session left uncollected wait for the next"
+                        + " session's log%n", s.name(), s.pendingMarks()));
             }
         }
         return sb.toString().stripTrailing();
@@ -40,8 +46,9 @@ public final class StatusTable {
 
     /**
      * {@code kp:vhost-list --json} (one line): {@code {"exports":[{"disk","socket","state","sessions","rejected",
-     * "peer","connection":null|{"features","protocol_features","memory_regions","memory_bytes","running_queues",
-     * "poll_queues","messages","refusals","kicks","interrupts","activations","needs_reset","last_refusal"}}]}}.
+     * "peer","pending_marks","connection":null|{"features","protocol_features","memory_regions","memory_bytes",
+     * "running_queues","poll_queues","messages","refusals","kicks","interrupts","activations","needs_reset",
+     * "last_refusal","pages_carried"}}]}}.
      */
     public static String json(List<VhostUserServer.Status> list) {
         StringBuilder sb = new StringBuilder("{\"exports\":[");
@@ -53,7 +60,8 @@ public final class StatusTable {
                     .append(",\"socket\":").append(JsonText.quote(String.valueOf(s.socket())))
                     .append(",\"state\":").append(JsonText.quote(state(s))).append(",\"sessions\":").append(s.sessions())
                     .append(",\"rejected\":").append(s.rejected()).append(",\"peer\":")
-                    .append(s.peer() == null ? "null" : JsonText.quote(s.peer())).append(",\"connection\":");
+                    .append(s.peer() == null ? "null" : JsonText.quote(s.peer())).append(",\"pending_marks\":")
+                    .append(s.pendingMarks()).append(",\"connection\":");
             if (c == null) {
                 sb.append("null");
             } else {
@@ -65,7 +73,8 @@ public final class StatusTable {
                         .append(",\"kicks\":").append(c.kicks()).append(",\"interrupts\":").append(c.interrupts())
                         .append(",\"activations\":").append(c.activations()).append(",\"needs_reset\":")
                         .append(c.needsReset()).append(",\"last_refusal\":")
-                        .append(c.lastRefusal() == null ? "null" : JsonText.quote(c.lastRefusal())).append('}');
+                        .append(c.lastRefusal() == null ? "null" : JsonText.quote(c.lastRefusal()))
+                        .append(",\"pages_carried\":").append(c.pagesCarried()).append('}');
             }
             sb.append('}');
         }

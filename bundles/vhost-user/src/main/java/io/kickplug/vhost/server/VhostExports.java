@@ -25,11 +25,24 @@ public final class VhostExports implements AutoCloseable {
     private final VirtqueueFactory queueFactory;
     private final GuestMemoryFactory memoryFactory;
     private final Map<String, Export> exports = new LinkedHashMap<>();
+    /** The dirty-log marks sessions left uncollected, for the exports' next sessions. */
+    private final PendingMarks pendingMarks;
 
     private record Export(VhostUserServer server, VirtioDevice device) {
     }
 
     public VhostExports(DiskManager disks, VirtqueueFactory queueFactory, GuestMemoryFactory memoryFactory) {
+        this(disks, queueFactory, memoryFactory, new PendingMarks());
+    }
+
+    /**
+     * With the store of pending dirty-log marks the exports share; it outlives them (the vhost-user bundle keeps one
+     * while it runs, {@code VhostCommands}), so that an export made again after a bundle update gives its next
+     * session the marks the last one left.
+     */
+    public VhostExports(DiskManager disks, VirtqueueFactory queueFactory, GuestMemoryFactory memoryFactory,
+            PendingMarks pendingMarks) {
+        this.pendingMarks = pendingMarks;
         this.disks = disks;
         this.queueFactory = queueFactory;
         this.memoryFactory = memoryFactory;
@@ -78,8 +91,8 @@ public final class VhostExports implements AutoCloseable {
         VirtioDevice device = disks.exportDevice(disk, numQueues);
         try {
             VhostUserServer server = fd >= 0
-                    ? VhostUserServer.inherited(disk, fd, device, queueFactory, memoryFactory)
-                    : new VhostUserServer(disk, socket, device, queueFactory, memoryFactory);
+                    ? VhostUserServer.inherited(disk, fd, device, queueFactory, memoryFactory, pendingMarks)
+                    : new VhostUserServer(disk, socket, device, queueFactory, memoryFactory, pendingMarks);
             exports.put(disk, new Export(server, device));
             return server.status();
         } catch (IOException | RuntimeException e) {

@@ -37,9 +37,12 @@ public final class VhostUserServer implements Closeable {
         LISTENING, CONNECTED, CLOSED
     }
 
-    /** A snapshot for the shell. */
+    /**
+     * A snapshot for the shell; {@code pendingMarks}: dirty-log pages an earlier session left uncollected that wait
+     * for the next session's log ({@link PendingMarks}).
+     */
     public record Status(String name, Path socket, State state, long sessions, long rejected, String peer,
-            SessionStatus connection) {
+            SessionStatus connection, long pendingMarks) {
     }
 
     private final String name;
@@ -59,6 +62,8 @@ public final class VhostUserServer implements Closeable {
     private final AtomicLong pagesMarkedBefore = new AtomicLong();
     private volatile boolean closed;
     private volatile Session session;
+    /** Where sessions leave their uncollected dirty-log marks, and the next session finds them. */
+    private final PendingMarks pendingMarks;
 
     /**
      * Creates the socket (mode 0600) and starts accepting.
@@ -67,7 +72,17 @@ public final class VhostUserServer implements Closeable {
      */
     public VhostUserServer(String name, Path socketPath, VirtioDevice device, VirtqueueFactory queueFactory,
             GuestMemoryFactory memoryFactory) throws IOException {
-        this(name, socketPath.toAbsolutePath(), -1, device, queueFactory, memoryFactory);
+        this(name, socketPath, device, queueFactory, memoryFactory, new PendingMarks());
+    }
+
+    /**
+     * As {@link #VhostUserServer(String, Path, VirtioDevice, VirtqueueFactory, GuestMemoryFactory)}, the dirty-log
+     * marks its sessions leave uncollected kept in {@code pendingMarks}, which outlives the export (a bundle update
+     * ends it and makes it again) and gives them to the export's next session.
+     */
+    public VhostUserServer(String name, Path socketPath, VirtioDevice device, VirtqueueFactory queueFactory,
+            GuestMemoryFactory memoryFactory, PendingMarks pendingMarks) throws IOException {
+        this(name, socketPath.toAbsolutePath(), -1, device, queueFactory, memoryFactory, pendingMarks);
     }
 
     /**
@@ -79,13 +94,14 @@ public final class VhostUserServer implements Closeable {
      * @throws IOException when {@code fd} is not a listening Unix socket
      */
     public static VhostUserServer inherited(String name, int fd, VirtioDevice device, VirtqueueFactory queueFactory,
-            GuestMemoryFactory memoryFactory) throws IOException {
-        return new VhostUserServer(name, Path.of("fd:" + fd), fd, device, queueFactory, memoryFactory);
+            GuestMemoryFactory memoryFactory, PendingMarks pendingMarks) throws IOException {
+        return new VhostUserServer(name, Path.of("fd:" + fd), fd, device, queueFactory, memoryFactory, pendingMarks);
     }
 
     private VhostUserServer(String name, Path socketPath, int fd, VirtioDevice device, VirtqueueFactory queueFactory,
-            GuestMemoryFactory memoryFactory) throws IOException {
+            GuestMemoryFactory memoryFactory, PendingMarks pendingMarks) throws IOException {
         this.name = name;
+        this.pendingMarks = pendingMarks;
         this.socketPath = socketPath;
         this.inheritedFd = fd;
         this.device = device;
@@ -125,7 +141,7 @@ public final class VhostUserServer implements Closeable {
         State state = closed ? State.CLOSED : s == null ? State.LISTENING : State.CONNECTED;
         MessageHandler b = s == null ? null : s.backend;
         return new Status(name, socketPath, state, sessions.get(), rejected.get(), s == null ? null : s.peer,
-                b == null ? null : b.status());
+                b == null ? null : b.status(), pendingMarks.pendingPages(name));
     }
 
     /**
@@ -215,7 +231,8 @@ public final class VhostUserServer implements Closeable {
             String end = "front-end disconnected";
             try {
                 MessageChannel channel = new MessageChannel(socket);
-                backend = new MessageHandler(name, device, queueFactory, memoryFactory, channel::reply);
+                backend = new MessageHandler(name, device, queueFactory, memoryFactory, channel::reply,
+                        pendingMarks.carry(name, socketPath.toString()));
                 Message m;
                 while ((m = channel.read()) != null) {
                     backend.handle(m);

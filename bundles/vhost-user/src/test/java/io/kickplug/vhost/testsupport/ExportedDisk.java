@@ -5,6 +5,7 @@ import io.kickplug.api.iothread.IoThread;
 import io.kickplug.blk.backend.MemoryBackend;
 import io.kickplug.blk.device.BlkDeviceSpec;
 import io.kickplug.blk.device.VirtioBlkDevice;
+import io.kickplug.vhost.server.PendingMarks;
 import io.kickplug.vhost.server.VhostUserServer;
 import io.kickplug.virtio.ds.GuestMemoryFactoryComponent;
 import io.kickplug.virtio.queue.ds.VirtqueueFactoryComponent;
@@ -34,14 +35,22 @@ public final class ExportedDisk implements AutoCloseable {
     /** With the given rings (both formats: {@code RingSelector.of(split, packed)}, as in the runtime). */
     public ExportedDisk(String name, BlockBackend backend, int numQueues, int ioThreads, Path socket,
             io.kickplug.api.virtio.VirtqueueFactory rings) throws IOException {
+        this(name, backend, numQueues, ioThreads, socket, rings, new PendingMarks());
+    }
+
+    /**
+     * With the store of pending dirty-log marks {@code marks}: an export made again with the same store (as the
+     * vhost-user bundle does after a bundle update) gives its next session the marks the last one left.
+     */
+    public ExportedDisk(String name, BlockBackend backend, int numQueues, int ioThreads, Path socket,
+            io.kickplug.api.virtio.VirtqueueFactory rings, PendingMarks marks) throws IOException {
         this.backend = backend;
         for (int i = 0; i < ioThreads; i++) {
             threads.add(new EventLoopThread("test-" + name + "-io" + i));
         }
         this.device = new VirtioBlkDevice(BlkDeviceSpec.of(name, backend, false, numQueues, 256,
                 name.getBytes(StandardCharsets.US_ASCII), threads));
-        this.server = new VhostUserServer(name, socket, device, rings,
-                new GuestMemoryFactoryComponent());
+        this.server = new VhostUserServer(name, socket, device, rings, new GuestMemoryFactoryComponent(), marks);
     }
 
     /** A memory disk of {@code bytes} exported on {@code dir}/vhost.sock: the plain export most tests start from. */
