@@ -24,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestReporter;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -205,7 +206,8 @@ class VirtioBlkDevicePollTest {
 
     @ParameterizedTest(name = "eventIdx={0}")
     @ValueSource(booleans = {false, true})
-    void requestsRacingTheSwitchBetweenPollingAndNotificationsAreNeverLost(boolean eventIdx) throws Exception {
+    void requestsRacingTheSwitchBetweenPollingAndNotificationsAreNeverLost(boolean eventIdx, TestReporter reporter)
+            throws Exception {
         start(eventIdx ? ALL : ALL & ~VirtioFeatures.RING_EVENT_IDX);
         rig.device.setPollPolicy(random());
         // Windows of 0..100 us against gaps of 0..100 us after the guest saw the previous completion: adds
@@ -220,6 +222,7 @@ class VirtioBlkDevicePollTest {
         // A window ends in a hit, a miss, or a kick (neither; kicks in windows were the EVENT_IDX bug of
         // aRequestAddedWhileTheDevicePollsIsFoundByPollingWithoutAKick); a drain's tail takes some requests.
         String seen = s + ", kicks " + kicks();
+        reporter.publishEntry("poll", seen); // in the test report: how far from the edge a passing run was
         assertTrue(s.queues().get(0).hits() > 0, "some requests were found by polling: " + seen);
         assertTrue(s.queues().get(0).misses() > 0, "some windows expired: " + seen);
         assertEquals(20_000, rig.device.stats().requestsCompleted());
