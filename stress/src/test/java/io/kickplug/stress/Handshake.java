@@ -61,7 +61,7 @@ public final class Handshake {
 
     /**
      * Available side: one chain went round already (kicked, taken and used), the device then had notifications
-     * off while it worked ({@code avail_event} still names the first chain, or NO_NOTIFY is set), took the
+     * off while it worked ({@code avail_event} behind the first chain, or NO_NOTIFY set), took the
      * chain, and now goes to sleep while the driver adds the next one.
      */
     public static Handshake availSide(boolean eventIdx) {
@@ -73,7 +73,7 @@ public final class Handshake {
         h.device.pushUsed(c.head(), 0);
         h.device.needsNotification();
         h.driver.getUsed();
-        // State now: device nextAvail 1, avail_event still 0 (EVENT_IDX) or NO_NOTIFY set: a second chain
+        // State now: device nextAvail 1, avail_event 0xffff (EVENT_IDX) or NO_NOTIFY set: a second chain
         // published now would not be kicked unless the device's re-enable is seen.
         return h;
     }

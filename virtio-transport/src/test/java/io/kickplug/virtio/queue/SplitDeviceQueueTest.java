@@ -319,6 +319,48 @@ class SplitDeviceQueueTest {
         assertFalse(d2.kickPrepare(), "section 2.7.10: NO_NOTIFY set by the device");
     }
 
+    /**
+     * Section 2.7.10 with EVENT_IDX: notifications turned off after a re-enable are off. The I/O thread's sequence
+     * when it polls: a drain ends with enableNotification() (avail_event = the driver's next entry), then its poll
+     * window begins with disableNotification(). That left avail_event where it was, so the driver's next add
+     * notified while the device polled (VirtioBlkDevicePollTest, eventIdx=true: no request found by polling, the
+     * kick got there first). Off means no notification until the device re-enables, in both avail_event modes.
+     */
+    @Test
+    void disableNotificationAfterAReEnableStopsTheNextKickWithEventIdx() {
+        long base = 0;
+        for (AvailEventMode mode : AvailEventMode.values()) {
+            RawRing ring = new RawRing(mem, 64, base);
+            base += 0x8000;
+            SplitDriverQueue drv = new SplitDriverQueue(mem, ring.layout(), VirtioFeatures.RING_EVENT_IDX, -1, 0);
+            SplitDeviceQueue dev = new SplitDeviceQueue(mem, 0, ring.layout(), VirtioFeatures.RING_EVENT_IDX);
+            dev.setAvailEventMode(mode);
+            int taken = 0;
+            for (int i = 0; i < 3; i++) {
+                addRequest(drv, i);
+                assertTrue(drv.kickPrepare(), mode.id() + ": request " + i + " added while the device sleeps");
+                drainAndSleep(dev, false);
+                taken++;
+                assertEquals(taken, ring.availEvent(), mode.id() + ": re-enabled at the driver's next entry");
+                dev.disableNotification(); // the poll window begins
+                addRequest(drv, 100 + i);
+                assertFalse(drv.kickPrepare(), mode.id() + ": an add while notifications are off is not kicked "
+                        + "(avail_event " + ring.availEvent() + ", next entry " + taken + ")");
+                addRequest(drv, 200 + i);
+                addRequest(drv, 300 + i);
+                assertFalse(drv.kickPrepare(), mode.id() + ": nor a batch of two after it");
+                assertTrue(dev.hasAvailable(), mode.id() + ": the poll finds them");
+                // The window ends: notifications on, the re-check finds the entries, the drain takes them.
+                assertTrue(dev.enableNotification(), mode.id());
+                drainAndSleep(dev, false);
+                taken += 3;
+                assertEquals(taken, dev.nextAvail(), mode.id());
+            }
+            addRequest(drv, 400);
+            assertTrue(drv.kickPrepare(), mode.id() + ": re-enabled, the next add is kicked again");
+        }
+    }
+
     @Test
     void enableCallbacksDelayedAsksForThreeQuarters() {
         QueueLayout layout = QueueLayout.contiguous(16, 0);

@@ -301,11 +301,23 @@ public final class SplitDeviceQueue extends QueueBase {
         if (broken) {
             return;
         }
-        if (!eventIdx) {
-            // Section 2.7.10.2: without EVENT_IDX the device sets used.flags to 1 (NO_NOTIFY).
-            memory.writeU16(used, (short) Ring.USED_F_NO_NOTIFY);
+        try {
+            if (!eventIdx) {
+                // Section 2.7.10.2: without EVENT_IDX the device sets used.flags to 1 (NO_NOTIFY).
+                memory.writeU16(used, (short) Ring.USED_F_NO_NOTIFY);
+                return;
+            }
+            // Section 2.7.10 with EVENT_IDX: the driver notifies when the entries it publishes include avail_event.
+            // Leaving the field alone is not enough: after enableNotification() (or a pop in POP mode) it names the
+            // driver's next entry, so the next add notified while the I/O thread polled, and that kick, not the
+            // poll, found the request. One behind the next entry the device takes is behind everything the driver
+            // can publish until its index wraps (2^16 entries later: one notification more at most). A plain
+            // store, no fence: a driver that still reads the old value notifies once more, which loses nothing, and
+            // enableNotification() publishes the next value with its full fence before the device may sleep.
+            memory.writeU16(Ring.availEvent(used, size), (short) (nextAvail - 1));
+        } catch (GuestMemoryException e) {
+            throw fault("2.7.10", e.getMessage());
         }
-        // With EVENT_IDX, leaving avail_event behind the driver's index suppresses notifications.
     }
 
     @Override
