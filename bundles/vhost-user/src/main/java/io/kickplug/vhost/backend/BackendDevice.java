@@ -89,18 +89,18 @@ final class BackendDevice implements DeviceSignals, Closeable {
     private volatile boolean needsReset;
     private volatile String lastFault;
     private final AtomicLong activations = new AtomicLong();
-    private boolean configChangeLogged;
-    /** The back-end request channel from SET_BACKEND_REQ_FD, or {@code null}. */
-    private volatile BackendChannel backendChannel;
+    /** The back-end request channel from SET_BACKEND_REQ_FD. */
+    private final BackendRequests backendRequests;
     /** False once a device reset failed: mappings are then never unmapped explicitly ({@link MappingRelease}). */
     private boolean resetsClean = true;
-    /** Where the marks this session leaves uncollected go, and where it finds those of earlier sessions. */
-    private final MarksCarry carry;
+    /** The marks earlier sessions left uncollected (into this session's log) and those this one leaves. */
+    private final LogHandover handover;
 
     BackendDevice(String name, VirtioDevice device, VirtqueueFactory queueFactory, GuestMemoryFactory memoryFactory,
             MarksCarry carry) throws IOException {
         this.name = name;
-        this.carry = carry;
+        this.handover = new LogHandover(name, carry);
+        this.backendRequests = new BackendRequests(name);
         this.device = device;
         this.queueFactory = queueFactory;
         this.sessionMemory = new SessionMemory(name, memoryFactory);
@@ -175,7 +175,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
      * restarts logged.
      */
     void setLogBase(DirtyLog.Bitmap bitmap) {
-        carryInto(bitmap);
+        handover.carryInto(bitmap);
         dirtyLog.replace(bitmap);
         LOG.log(Level.INFO, "vhost-user " + name + ": dirty log of " + bitmap.pages() / 8 + " bytes ("
                 + bitmap.pages() + " pages of guest physical address)");
@@ -183,55 +183,6 @@ final class BackendDevice implements DeviceSignals, Closeable {
             stopDevice();
             reconcile();
         }
-    }
-
-    /**
-     * ORs into {@code bitmap}, before any marking thread can see it, the marks earlier sessions of the export left
-     * uncollected (a bundle update during a live migration ended them); pages past the bitmap's end are not guest
-     * memory the front-end tracks any more (its memory map shrank) and are dropped with a warning.
-     */
-    private void carryInto(DirtyLog.Bitmap bitmap) {
-        DirtyMarks carried = carry.take();
-        if (carried == null) {
-            return;
-        }
-        long beyond = carried.orInto(bitmap);
-        carriedPages += carried.pages() - beyond;
-        LOG.log(Level.INFO, "vhost-user " + name + ": " + (carried.pages() - beyond) + " pages an earlier session"
-                + " marked and the front-end had not collected are marked in the new dirty log");
-        if (beyond > 0) {
-            LOG.log(Level.WARNING, "vhost-user " + name + ": " + beyond + " pages an earlier session marked lie"
-                    + " beyond the new dirty log of " + bitmap.pages() + " pages (guest memory the front-end no"
-                    + " longer has): not marked");
-        }
-    }
-
-    /** Pages carried from earlier sessions into this session's log ({@link #carryInto}). */
-    private volatile long carriedPages;
-
-    /**
-     * At the end of a session whose log is on, after the device stopped: the bits the log still holds are marks the
-     * front-end has not collected (it clears what it collects); they go to the {@link MarksCarry}.
-     */
-    private void leaveUncollectedMarks() {
-        if ((ackedFeatures & VhostUser.F_LOG_ALL) == 0 || !dirtyLog.hasBitmap()) {
-            return;
-        }
-        long[] dropped = new long[1];
-        DirtyMarks left = dirtyLog.uncollected(dropped);
-        if (dropped[0] > 0) {
-            LOG.log(Level.ERROR, "vhost-user " + name + ": the session ends with more marks in its dirty log than are"
-                    + " kept (" + DirtyMarks.MAX_WORDS + " words): " + dropped[0] + " pages are not carried to the"
-                    + " next session and a live migration may miss them");
-        }
-        if (left.isEmpty()) {
-            return;
-        }
-        LOG.log(Level.INFO, "vhost-user " + name + ": the session ends during dirty logging with " + left.pages()
-                + " pages marked that the front-end has not collected; they go into the next session's log"
-                + (resetsClean ? "" : " (a device reset gave up on a request, which may still write and mark"
-                        + " the old log)"));
-        carry.left(left);
     }
 
     /** Whether the running device marks its writes in the dirty log. */
@@ -560,7 +511,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
                     + " device does not log until one arrives");
         }
         if ((ackedFeatures & VhostUser.F_LOG_ALL) == 0) {
-            carry.discard("the front-end started the device without dirty logging");
+            handover.deviceStartsUnlogged();
         }
         GuestMemory memory = sessionMemory.memory();
         GuestMemory runOn = logNow ? new LoggedMemory(memory, dirtyLog) : memory;
@@ -662,31 +613,12 @@ final class BackendDevice implements DeviceSignals, Closeable {
 
     @Override
     public void configChanged() {
-        BackendChannel c = backendChannel;
-        if (c != null && c.configChanged()) {
-            return;
-        }
-        if (!configChangeLogged) {
-            configChangeLogged = true;
-            LOG.log(Level.INFO, "vhost-user " + name + ": configuration change not signalled (no back-end"
-                    + " request channel" + (c == null ? " was set up)" : ": " + c.closeReason() + ")"));
-        }
+        backendRequests.configChanged();
     }
 
     /** SET_BACKEND_REQ_FD: replaces the back-end request channel. */
     void setBackendChannel(FileDescriptor fd, boolean replyAck) throws Refused {
-        BackendChannel fresh;
-        try {
-            fresh = BackendChannel.open(name, fd, replyAck, BackendChannel.REPLY_TIMEOUT_MILLIS);
-        } catch (IOException e) {
-            throw new Refused(e.getMessage(), e);
-        }
-        BackendChannel old = backendChannel;
-        backendChannel = fresh;
-        configChangeLogged = false;
-        if (old != null) {
-            old.close();
-        }
+        backendRequests.replace(fd, replyAck);
     }
 
     @Override
@@ -716,7 +648,9 @@ final class BackendDevice implements DeviceSignals, Closeable {
             stopDevice();
         } finally {
             try {
-                leaveUncollectedMarks();
+                if ((ackedFeatures & VhostUser.F_LOG_ALL) != 0 && dirtyLog.hasBitmap()) {
+                    handover.leave(dirtyLog, resetsClean);
+                }
             } catch (RuntimeException e) {
                 LOG.log(Level.ERROR, "vhost-user " + name + ": keeping the dirty log's uncollected marks failed", e);
             }
@@ -724,11 +658,7 @@ final class BackendDevice implements DeviceSignals, Closeable {
                 closeRing(r);
             }
             kicks.close();
-            BackendChannel c = backendChannel;
-            backendChannel = null;
-            if (c != null) {
-                c.close();
-            }
+            backendRequests.close();
             releaseMemory();
         }
     }
@@ -748,6 +678,6 @@ final class BackendDevice implements DeviceSignals, Closeable {
         }
         return new SessionStatus(owner, ackedFeatures, protocolFeatures, sessionMemory.regionCount(), sessionMemory.totalBytes(),
                 runningCount, nofd.toString(), messages, refusals, kicks.kicksSeen(), eventFds.interrupts(),
-                activations.get(), needsReset, lastRefusal, logging, dirtyLog.pagesMarked(), carriedPages);
+                activations.get(), needsReset, lastRefusal, logging, dirtyLog.pagesMarked(), handover.carriedPages());
     }
 }
