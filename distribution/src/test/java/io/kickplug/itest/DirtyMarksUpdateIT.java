@@ -35,15 +35,7 @@ class DirtyMarksUpdateIT {
 
     @AfterEach
     void stop() throws Exception {
-        try {
-            if (daemon != null) {
-                daemon.close();
-            }
-        } finally {
-            if (work != null) {
-                RealGuestHarness.deleteTree(work);
-            }
-        }
+        StateDaemon.stopAndDelete(daemon, work);
     }
 
     @Test

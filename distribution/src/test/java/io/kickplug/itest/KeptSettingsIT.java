@@ -41,15 +41,7 @@ class KeptSettingsIT {
 
     @AfterEach
     void stopDaemon() throws Exception {
-        try {
-            if (daemon != null) {
-                daemon.close();
-            }
-        } finally {
-            if (work != null) {
-                RealGuestHarness.deleteTree(work);
-            }
-        }
+        StateDaemon.stopAndDelete(daemon, work);
     }
 
     @Test

@@ -43,15 +43,7 @@ class PluginIT {
 
     @AfterEach
     void stopDaemon() throws Exception {
-        try {
-            if (daemon != null) {
-                daemon.close();
-            }
-        } finally {
-            if (work != null) {
-                RealGuestHarness.deleteTree(work);
-            }
-        }
+        StateDaemon.stopAndDelete(daemon, work);
     }
 
     @Test

@@ -83,6 +83,19 @@ final class StateDaemon implements AutoCloseable {
         return sb.toString();
     }
 
+    /** A test's end: stops {@code daemon} (when one was made) and deletes {@code work} (when one was made). */
+    static void stopAndDelete(StateDaemon daemon, Path work) throws Exception {
+        try {
+            if (daemon != null) {
+                daemon.close();
+            }
+        } finally {
+            if (work != null) {
+                RealGuestHarness.deleteTree(work);
+            }
+        }
+    }
+
     /** Stops a daemon still running: SIGTERM, then SIGKILL. */
     @Override
     public void close() throws InterruptedException {
