@@ -75,17 +75,7 @@ class CarriedDirtyMarksTest {
     void everyPageTheOldSessionMarkedIsMarkedInTheNewSessionsLog(String end) throws Exception {
         PendingMarks marks = new PendingMarks();
         Path socket = dir.resolve("vhost.sock");
-        backend = new MemoryBackend(1 << 20, false);
-        first = new ExportedDisk("carry", backend, 2, 2, socket, rings, marks);
-        client = new FrontendClient(socket, dir.resolve("guest-ram"));
-        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
-        Queue[] qs = {client.startQueue(0, 0, false), client.startQueue(1, 0, false)};
-
-        // The migration starts (vhost_migration_log): the log base, LOG_ALL and the rings' log flags; QEMU's first
-        // sync collects what the restart marked.
-        client.setLogBase(dir.resolve("log1"));
-        client.setLogging(true);
-        client.takeDirtyPages();
+        Queue[] qs = startLoggingSession("carry", marks, socket);
         SortedSet<Long> written = submitRequests(qs);
 
         // The session ends; QEMU does not collect what its log still holds.
@@ -116,14 +106,7 @@ class CarriedDirtyMarksTest {
             serving = second;
         }
 
-        // QEMU reconnects and starts the device with logging on: LOG_ALL, the rings (not enabled yet), a new log.
-        client.reconnect(socket);
-        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
-        client.setLogging(true);
-        for (Queue q : qs) {
-            client.restartQueue(q.index, usedIdx(q.index), false, false);
-        }
-        client.setLogBase(dir.resolve("log2"));
+        restartLogged(socket);
         SortedSet<Long> carried = client.peekDirtyPages();
         assertEquals(left, carried, "the new log holds every mark the old session left, before the device runs");
         assertEquals(left.size(), serving.server.status().connection().pagesCarried(), "kp:vhost-list counts them");
@@ -147,14 +130,7 @@ class CarriedDirtyMarksTest {
     void marksPendingWhenTheNextSessionStartsWithoutLoggingAreDropped() throws Exception {
         PendingMarks marks = new PendingMarks();
         Path socket = dir.resolve("vhost.sock");
-        backend = new MemoryBackend(1 << 20, false);
-        first = new ExportedDisk("carry-off", backend, 2, 2, socket, rings, marks);
-        client = new FrontendClient(socket, dir.resolve("guest-ram"));
-        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
-        Queue[] qs = {client.startQueue(0, 0, false), client.startQueue(1, 0, false)};
-        client.setLogBase(dir.resolve("log1"));
-        client.setLogging(true);
-        client.takeDirtyPages();
+        Queue[] qs = startLoggingSession("carry-off", marks, socket);
         SortedSet<Long> written = submitRequests(qs);
         client.disconnect();
         assertTrue(first.server.awaitNoFrontend(TIMEOUT_MS, TimeUnit.MILLISECONDS));
@@ -181,14 +157,7 @@ class CarriedDirtyMarksTest {
     @Test
     void marksLeftOnAnotherSocketAreNotCarried() throws Exception {
         PendingMarks marks = new PendingMarks();
-        backend = new MemoryBackend(1 << 20, false);
-        first = new ExportedDisk("carry-sock", backend, 2, 2, dir.resolve("a.sock"), rings, marks);
-        client = new FrontendClient(dir.resolve("a.sock"), dir.resolve("guest-ram"));
-        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
-        Queue[] qs = {client.startQueue(0, 0, false), client.startQueue(1, 0, false)};
-        client.setLogBase(dir.resolve("log1"));
-        client.setLogging(true);
-        client.takeDirtyPages();
+        Queue[] qs = startLoggingSession("carry-sock", marks, dir.resolve("a.sock"));
         submitRequests(qs);
         first.server.close();
         assertTrue(first.server.awaitNoFrontend(TIMEOUT_MS, TimeUnit.MILLISECONDS));
@@ -196,14 +165,40 @@ class CarriedDirtyMarksTest {
         assertNotNull(marks.entry("carry-sock"));
 
         second = new ExportedDisk("carry-sock", backend, 2, 2, dir.resolve("b.sock"), rings, marks);
-        client.reconnect(dir.resolve("b.sock"));
-        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
-        client.setLogging(true);
-        client.restartQueue(0, usedIdx(0), false, false);
-        client.restartQueue(1, usedIdx(1), false, false);
-        client.setLogBase(dir.resolve("log2"));
+        restartLogged(dir.resolve("b.sock"));
         assertEquals(new TreeSet<Long>(), client.peekDirtyPages(), "nothing carried to another socket's session");
         assertEquals(0, marks.pendingPages("carry-sock"));
+    }
+
+    /**
+     * Exports {@code export} at {@code socket} with {@code marks} as its store, connects the test front-end with two
+     * queues and starts a migration as vhost_migration_log does (the log base, LOG_ALL and the rings' log flags);
+     * QEMU's first sync collects what the restart marked. Returns the two queues.
+     */
+    private Queue[] startLoggingSession(String export, PendingMarks marks, Path socket) throws Exception {
+        backend = new MemoryBackend(1 << 20, false);
+        first = new ExportedDisk(export, backend, 2, 2, socket, rings, marks);
+        client = new FrontendClient(socket, dir.resolve("guest-ram"));
+        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
+        Queue[] qs = {client.startQueue(0, 0, false), client.startQueue(1, 0, false)};
+        client.setLogBase(dir.resolve("log1"));
+        client.setLogging(true);
+        client.takeDirtyPages();
+        return qs;
+    }
+
+    /**
+     * QEMU reconnects at {@code socket} and starts the device with logging on, as vhost_dev_start does: LOG_ALL,
+     * both rings (not enabled yet), then a new log base.
+     */
+    private void restartLogged(Path socket) throws Exception {
+        client.reconnect(socket);
+        client.negotiate(VirtioFeatures.RING_EVENT_IDX);
+        client.setLogging(true);
+        for (int q = 0; q < 2; q++) {
+            client.restartQueue(q, usedIdx(q), false, false);
+        }
+        client.setLogBase(dir.resolve("log2"));
     }
 
     /**
