@@ -47,6 +47,11 @@ measure() { # kind
     local kind=$1 sock=$work/export.sock ready=$work/export.sock
     rm -f "$work"/*.sock
     serve_gosh "$sock"
+    # `read -t` on a FIFO nobody writes sleeps without a process: a `sleep` per poll would take CPU from the
+    # starting server on a 2-core machine. The ready moment is the socket's modification time (when it is bound).
+    rm -f "$work/tick"
+    mkfifo "$work/tick"
+    exec 9<>"$work/tick"
     local t0
     t0=$(date +%s%N)
     case $kind in
@@ -71,9 +76,10 @@ measure() { # kind
             cat "$work/$kind.log" >&2
             exit 1
         fi
-        sleep 0.005
+        read -r -t 0.005 -u 9 _
     done
-    local ready_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    exec 9<&-
+    local ready_ms=$(( ($(date -r "$ready" +%s%N) - t0) / 1000000 ))
     sleep 5
     local rss_idle thr_idle
     rss_idle=$(status_kb "$backend_pid" VmRSS)
