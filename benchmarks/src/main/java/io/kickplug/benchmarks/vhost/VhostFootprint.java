@@ -193,6 +193,8 @@ public final class VhostFootprint {
         long t0 = System.nanoTime();
         Process p = pb.redirectErrorStream(true).redirectOutput(dir.resolve(server + ".log").toFile()).start();
         try (VhostBench.Server s = new VhostBench.Server(server, p, socket)) {
+            // The window's regime counters (VhostBench.measure reads them): threads, and kp:stats on the control socket.
+            s.probe = new RegimeProbe(p.pid(), server.equals("qsd") ? null : control);
             while (!Files.exists(ready)) {
                 if (!p.isAlive() || System.nanoTime() - t0 > TimeUnit.SECONDS.toNanos(60)) {
                     throw new IOException(server + " did not become ready: " + Files.readString(dir.resolve(server
