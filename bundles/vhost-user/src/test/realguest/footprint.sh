@@ -76,7 +76,7 @@ measure() { # kind
             cat "$work/$kind.log" >&2
             exit 1
         fi
-        read -r -t 0.005 -u 9 _
+        read -r -t 0.005 -u 9 _ || true # times out: nobody writes
     done
     exec 9<&-
     local ready_ms=$(( ($(date -r "$ready" +%s%N) - t0) / 1000000 ))
