@@ -77,18 +77,25 @@ public final class PendingMarks {
     /** Keeps {@code marks}, ORed with those the export has pending already. */
     synchronized void left(String export, String socket, DirtyMarks marks) {
         Entry old = entries.get(export);
-        DirtyMarks all = marks;
+        long now = clock.getAsLong();
+        Entry e = new Entry(export, socket, marks, now);
         if (old != null && old.socket().equals(socket) && fresh(old)) {
-            long[] dropped = new long[1];
-            all = old.marks().or(marks, dropped);
-            if (dropped[0] > 0) {
-                LOG.log(Level.ERROR, "vhost-user " + export + ": more dirty-log marks pending than are kept: "
-                        + dropped[0] + " pages dropped; a live migration may miss them");
-            }
+            e = merged(old, e, now);
         } else if (old != null) {
             warnDropped(old, fresh(old) ? "another session on " + socket + " left marks" : stale(old));
         }
-        entries.put(export, new Entry(export, socket, all, clock.getAsLong()));
+        entries.put(export, e);
+    }
+
+    /** {@code old} and {@code e} of one export and socket as one entry, left at {@code leftAtMillis}. */
+    private static Entry merged(Entry old, Entry e, long leftAtMillis) {
+        long[] dropped = new long[1];
+        DirtyMarks all = old.marks().or(e.marks(), dropped);
+        if (dropped[0] > 0) {
+            LOG.log(Level.ERROR, "vhost-user " + e.export() + ": more dirty-log marks pending than are kept: "
+                    + dropped[0] + " pages dropped; a live migration may miss them");
+        }
+        return new Entry(e.export(), e.socket(), all, leftAtMillis);
     }
 
     /** Removes and returns the export's pending marks, or {@code null}; stale or foreign ones are dropped. */
@@ -127,7 +134,16 @@ public final class PendingMarks {
     }
 
     private boolean fresh(Entry e) {
-        long age = clock.getAsLong() - e.leftAtMillis();
+        return fresh(e.leftAtMillis(), clock.getAsLong());
+    }
+
+    /**
+     * Whether marks left at {@code leftAtMillis} may still be applied at {@code nowMillis}: at most
+     * {@link #MAX_AGE_MILLIS} old, and not from further in the future than a clock stepped back a little
+     * ({@link PendingMarksFile#CLOCK_SLACK_MILLIS}). The store and its files apply the same rule.
+     */
+    static boolean fresh(long leftAtMillis, long nowMillis) {
+        long age = nowMillis - leftAtMillis;
         return age >= -PendingMarksFile.CLOCK_SLACK_MILLIS && age <= MAX_AGE_MILLIS;
     }
 
@@ -193,9 +209,7 @@ public final class PendingMarks {
                     Entry e = PendingMarksFile.read(f, export, clock.getAsLong());
                     Entry old = entries.get(export);
                     if (old != null && old.socket().equals(e.socket())) {
-                        long[] dropped = new long[1];
-                        e = new Entry(export, e.socket(), old.marks().or(e.marks(), dropped),
-                                Math.max(old.leftAtMillis(), e.leftAtMillis()));
+                        e = merged(old, e, Math.max(old.leftAtMillis(), e.leftAtMillis()));
                     }
                     entries.put(export, e);
                     LOG.log(Level.INFO, "vhost-user " + export + ": " + e.marks().pages() + " uncollected dirty-log"

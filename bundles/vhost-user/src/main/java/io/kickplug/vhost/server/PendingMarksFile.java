@@ -151,9 +151,8 @@ public final class PendingMarksFile {
                 throw new Rejected("it holds the marks of export '" + name + "', not of '" + export + "'");
             }
             long leftAt = b.getLong();
-            long age = now - leftAt;
-            if (age > PendingMarks.MAX_AGE_MILLIS || age < -CLOCK_SLACK_MILLIS) {
-                throw new Rejected("its marks were left " + age / 1000 + " s ago, outside 0 to "
+            if (!PendingMarks.fresh(leftAt, now)) {
+                throw new Rejected("its marks were left " + (now - leftAt) / 1000 + " s ago, outside 0 to "
                         + PendingMarks.MAX_AGE_MILLIS / 1000 + " s (stale)");
             }
             int words = b.getInt();
