@@ -159,6 +159,11 @@ iops_number() {
         printf "%.0f", v * m }'
 }
 
+# CPU microseconds per I/O of TICKS clock ticks over IOS I/Os ("-" without I/O).
+us_per_io() { # ticks ios
+    awk -v t="$1" -v hz="$hz" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", t * 1e6 / hz / n; else print "-" }'
+}
+
 results=$work/results.tsv
 : >"$results"
 
@@ -193,12 +198,12 @@ run_one() { # kind disk iodepth numjobs run
     p99=$(grep -o '99.00th=\[ *[0-9]*\]' "$out" | tail -1 | grep -o '[0-9]*\]' | tr -d ']')
     local unit
     unit=$(grep -o 'clat percentiles ([mun]sec)' "$out" | tail -1 | grep -o '[mun]sec' || true)
-    cpu_us=$(awk -v t=$((t1 - t0)) -v hz="$hz" -v n="$ios" 'BEGIN { if (n > 0) printf "%.1f", t * 1e6 / hz / n; else print "-" }')
+    cpu_us=$(us_per_io $((t1 - t0)) "$ios")
     # Without the JIT's compiler threads: what the server costs once its code is compiled (a daemon serves for
     # hours; each run here starts a fresh one).
     local jit nojit_us
     jit=$(jit_ticks "$work/threads0" "$work/threads1")
-    nojit_us=$(awk -v t=$((t1 - t0 - jit)) -v hz="$hz" -v n="$ios" 'BEGIN { if (n > 0) printf "%.1f", t * 1e6 / hz / n; else print "-" }')
+    nojit_us=$(us_per_io $((t1 - t0 - jit)) "$ios")
     printf "%-4s %-9s %-5s %-8s %-8s %-6s %-9s %-12s %-12s %-17s %s\n" "$run" "$kind" "$disk" "$depth" "$jobs" "$accel" \
         "$iops" "$p50 $unit" "$p99 $unit" "$cpu_us" "$nojit_us"
     [ -z "$threads" ] || echo "     threads: $(thread_top "$work/threads0" "$work/threads1")"
